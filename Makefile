@@ -1,0 +1,104 @@
+# gputap build.  make [O=dir] [DEBUG=1] [SAN=1]; make check; make lint; make fuzz
+#
+# Sources are found by folder, so adding a file needs no edit here:
+#   src/core/*.c      compiled into both the CLI and libgputap.so
+#   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
+#                     constructors or CUDA globals and are unit-tested too
+#   src/{analyze,run,cli}/*.c   the gputap CLI
+#   tests/unit/*.c    one unit-test binary; tests/fuzz/fuzz_<name>.c one fuzz target each
+
+O ?= build
+CC ?= gcc
+CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda /usr/local/cuda-13.0 /usr/local/cuda-12))
+PYTHON ?= python3
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wcast-qual -Wundef -Wvla -Wno-unused-parameter -Wno-format-truncation
+CFLAGS ?= -O2 -g
+ifeq ($(DEBUG),1)
+CFLAGS := -O0 -g3
+WARN += -Werror
+endif
+ifeq ($(SAN),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+endif
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc -I$(CUDA_HOME)/include -DGT_CUDA_HOME='"$(CUDA_HOME)"'
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
+LIBS := -lyajl -lsqlite3 -lz -ldl -lpthread -lm
+
+CORE_SRC := $(wildcard src/core/*.c)
+TAP_SRC := $(wildcard src/tap/*.c)
+TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c record.c apis.c))
+CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/cli/*.c)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+
+obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
+pic = $(patsubst %.c,$(O)/pic/%.o,$(1))
+
+GPUTAP := $(O)/gputap
+LIBTAP := $(O)/libgputap.so
+UNIT := $(O)/unit-tests
+FUZZ_BINS := $(addprefix $(O)/fuzz/,$(FUZZ_NAMES))
+
+all: $(GPUTAP) $(LIBTAP)
+
+$(O)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The library: hidden by default, exports only what src/tap/exports.map lists.
+$(O)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -DGT_IN_LIBRARY=1 -c $< -o $@
+
+$(GPUTAP): $(call obj,$(CORE_SRC) $(CLI_SRC))
+	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
+LIB_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,nodelete -Wl,-z,now
+ifneq ($(wildcard src/tap/exports.map),)
+LIB_LDFLAGS += -Wl,--version-script=src/tap/exports.map
+endif
+$(LIBTAP): $(call pic,$(CORE_SRC) $(TAP_SRC))
+	$(CC) $(filter-out -fsanitize=%,$(LDSAN)) -o $@ $^ $(LIB_LDFLAGS) -ldl -lpthread -lm
+
+UNIT_OBJ := $(call obj,$(UNIT_SRC) $(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)) $(TAP_PURE))
+$(UNIT): $(UNIT_OBJ)
+	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
+$(O)/fuzz/%: $(O)/obj/tests/fuzz/fuzz_%.o $(O)/obj/tests/fuzz/regress_main.o $(call obj,$(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
+# libFuzzer builds (clang): make fuzz FUZZ=name
+fuzz:
+	$(MAKE) O=$(O)/libfuzzer CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
+		LDSAN="-fsanitize=fuzzer,address,undefined" $(O)/libfuzzer/fuzz/$(FUZZ)
+
+tests-bin: $(GPUTAP) $(LIBTAP) $(UNIT) $(FUZZ_BINS)
+
+# All CPU tests: the normal build, then unit and fuzz regressions under ASan+UBSan.
+check: tests-bin
+	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
+	@O=$(O) PYTHON=$(PYTHON) tests/run-tests.sh
+
+lint:
+	@$(MAKE) --no-print-directory O=$(O)/lint WERROR=1 $(O)/lint/gputap $(O)/lint/libgputap.so $(O)/lint/unit-tests
+	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
+		--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -Iinclude -Isrc src
+	tests/lint/banned-in-tap.sh
+	@echo "lint: clean"
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(O)
+
+.PHONY: all check lint fuzz format clean tests-bin
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

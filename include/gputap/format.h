@@ -1,0 +1,243 @@
+/*
+ * gputap/format.h — the on-disk contract of gputap's binary trace (trace.gtr).
+ *
+ * Owns: the file header, the record header and every record layout, the
+ * record type numbers and the copy-kind numbers.  Nothing else in the tree
+ * may define an on-disk layout.  See docs/trace-format.md for the prose.
+ *
+ * Invariants:
+ *  - little-endian, every record starts 8-byte aligned and its size is a
+ *    multiple of 8 (so a record never straddles into the next one);
+ *  - a record's `size` includes its header; readers skip types they do not
+ *    know (forward compatibility) and reject a size < 8 or past end of file;
+ *  - timestamps are nanoseconds since the Unix epoch (CLOCK_REALTIME), the
+ *    same clock on the host and for GPU records (the tap hands CUPTI this
+ *    clock), so traces of several processes merge on one time axis;
+ *  - strings are interned: a GT_REC_STRING with id N precedes any record
+ *    that refers to N; id 0 means "no string".
+ *  - a new field is appended to the end of a record and bumps
+ *    GT_TRACE_VERSION; readers accept records longer than they know.
+ */
+#ifndef GPUTAP_FORMAT_H
+#define GPUTAP_FORMAT_H
+
+#include <stdint.h>
+
+#define GT_TRACE_MAGIC "GPUTAPTR" /* 8 bytes, no terminator on disk */
+#define GT_TRACE_VERSION 1u
+
+/* file header flags */
+#define GT_FILE_PARTIAL 0x1u    /* writer did not close cleanly or lost data */
+#define GT_FILE_LOST 0x2u       /* some records were dropped (see lost_records) */
+#define GT_FILE_METRICS_ONLY 0x4u
+
+struct gt_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size; /* sizeof(struct gt_file_header) of the writer */
+	uint32_t flags;       /* GT_FILE_* */
+	uint32_t pid;
+	uint64_t start_ns; /* when the tap started */
+	uint64_t end_ns;   /* 0 while the file is being written */
+	uint64_t records;  /* records written (0 while being written) */
+	uint64_t lost_records; /* records dropped by the tap's bounded buffers */
+	uint64_t cupti_dropped; /* records CUPTI reported as dropped */
+	char proc[32];          /* "rank3" or "pid1234", NUL-terminated */
+	char host[64];          /* NUL-terminated */
+};
+
+enum gt_rec_type {
+	GT_REC_STRING = 1,
+	GT_REC_API = 2,
+	GT_REC_KERNEL = 3,
+	GT_REC_MEMCPY = 4,
+	GT_REC_MEMSET = 5,
+	GT_REC_MEMORY = 6,
+	GT_REC_RANGE = 7,
+	GT_REC_COUNTER = 8,
+	GT_REC_DROPPED = 9,
+	GT_REC_DEVICE = 10,
+	GT_REC_THREAD = 11,
+	GT_REC_TYPE_MAX
+};
+
+struct gt_rec_hdr {
+	uint16_t type; /* enum gt_rec_type */
+	uint16_t size; /* bytes, header included, multiple of 8 */
+	uint32_t tid;  /* OS thread id of the recording thread, 0 for GPU records */
+};
+
+/* An interned string. `len` bytes follow, not NUL-terminated, padded to 8. */
+struct gt_rec_string {
+	struct gt_rec_hdr h;
+	uint32_t id;
+	uint32_t len;
+	/* char data[len]; */
+};
+
+/* API domains */
+enum gt_api_domain { GT_DOM_DRIVER = 1, GT_DOM_RUNTIME = 2, GT_DOM_TAP = 3 };
+
+/* A host-side call of the CUDA driver or runtime, timed by the tap. */
+struct gt_rec_api {
+	struct gt_rec_hdr h;
+	uint32_t name_id;   /* interned function name, e.g. "cuLaunchKernel" */
+	uint8_t domain;     /* enum gt_api_domain */
+	int8_t copy_kind;   /* cudaMemcpyKind numbering (0 HtoH .. 4 default), -1 none */
+	uint16_t flags;     /* GT_API_* */
+	int32_t result;     /* CUresult / cudaError_t returned */
+	uint32_t pad;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;   /* bytes moved or allocated, 0 if none */
+	uint64_t corr_id; /* CUPTI correlation id, 0 if unknown */
+	uint64_t ptr;     /* device pointer allocated/freed, 0 if none */
+};
+#define GT_API_FAILED 0x1u /* the call returned an error */
+
+/* seed-000 / cudaMemcpyKind numbering, used in GT_REC_API.copy_kind */
+enum gt_host_copy_kind {
+	GT_HCOPY_H2H = 0,
+	GT_HCOPY_H2D = 1,
+	GT_HCOPY_D2H = 2,
+	GT_HCOPY_D2D = 3,
+	GT_HCOPY_DEFAULT = 4,
+};
+
+/* A kernel as executed on the GPU (CUPTI activity). */
+struct gt_rec_kernel {
+	struct gt_rec_hdr h;
+	uint32_t name_id; /* demangled name as CUPTI reports it */
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t corr_id; /* links to the GT_REC_API that launched it */
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t registers;      /* per thread */
+	uint32_t static_smem;    /* bytes per block */
+	uint32_t dynamic_smem;   /* bytes per block */
+	uint32_t graph_id;       /* 0 unless launched from a CUDA graph */
+	uint64_t graph_node_id;  /* 0 unless launched from a CUDA graph */
+};
+
+/* GPU copy kinds, numbered as CUpti_ActivityMemcpyKind */
+enum gt_copy_kind {
+	GT_COPY_UNKNOWN = 0,
+	GT_COPY_HTOD = 1,
+	GT_COPY_DTOH = 2,
+	GT_COPY_HTOA = 3,
+	GT_COPY_ATOH = 4,
+	GT_COPY_ATOA = 5,
+	GT_COPY_ATOD = 6,
+	GT_COPY_DTOA = 7,
+	GT_COPY_DTOD = 8,
+	GT_COPY_HTOH = 9,
+	GT_COPY_PTOP = 10,
+	GT_COPY_KIND_MAX
+};
+
+struct gt_rec_memcpy {
+	struct gt_rec_hdr h;
+	uint8_t copy_kind; /* enum gt_copy_kind */
+	uint8_t src_kind;  /* CUpti_ActivityMemoryKind of source */
+	uint8_t dst_kind;  /* CUpti_ActivityMemoryKind of destination */
+	uint8_t flags;     /* bit 0: async */
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint64_t corr_id;
+	uint32_t graph_id;
+	uint32_t dst_device; /* peer copies; == device otherwise */
+};
+
+struct gt_rec_memset {
+	struct gt_rec_hdr h;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t value;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint64_t corr_id;
+	uint32_t graph_id;
+	uint32_t pad;
+};
+
+/* Device memory allocated or freed (CUPTI memory2 activity, or the tap). */
+enum gt_mem_op { GT_MEM_ALLOC = 1, GT_MEM_FREE = 2 };
+struct gt_rec_memory {
+	struct gt_rec_hdr h;
+	uint8_t op;       /* enum gt_mem_op */
+	uint8_t mem_kind; /* CUpti_ActivityMemoryKind */
+	uint16_t pad;
+	uint32_t device;
+	uint64_t ts_ns;
+	uint64_t address;
+	uint64_t bytes;
+	uint64_t corr_id;
+	uint32_t stream; /* for stream-ordered allocations, else 0 */
+	uint32_t pad2;
+};
+
+/* An NVTX range or mark. */
+enum gt_range_kind { GT_RANGE_PUSHPOP = 1, GT_RANGE_STARTEND = 2, GT_RANGE_MARK = 3, GT_RANGE_USER = 4 };
+struct gt_rec_range {
+	struct gt_rec_hdr h;    /* tid: thread that opened the range */
+	uint32_t name_id;
+	uint32_t domain_id;     /* interned domain name, 0 = default domain */
+	uint8_t kind;           /* enum gt_range_kind */
+	uint8_t level;          /* nesting depth for push/pop, 0 = outermost */
+	uint16_t pad;
+	uint32_t end_tid;       /* thread that closed it (start/end ranges) */
+	uint64_t start_ns;
+	uint64_t end_ns;        /* == start_ns for marks */
+	uint64_t range_id;      /* unique within the file, from 1 */
+	uint64_t parent_id;     /* enclosing push/pop range on the thread, 0 if none */
+};
+
+/* A sampled or derived value, e.g. "memory_used_bytes" or "power_W". */
+struct gt_rec_counter {
+	struct gt_rec_hdr h;
+	uint32_t name_id;
+	uint32_t device; /* UINT32_MAX if not per-device */
+	uint64_t ts_ns;
+	double value;
+};
+
+enum gt_drop_source { GT_DROP_TAP_BUFFER = 1, GT_DROP_CUPTI = 2 };
+struct gt_rec_dropped {
+	struct gt_rec_hdr h;
+	uint32_t source; /* enum gt_drop_source */
+	uint32_t pad;
+	uint64_t count;
+};
+
+struct gt_rec_device {
+	struct gt_rec_hdr h;
+	uint32_t device;
+	uint32_t name_id;
+	uint64_t global_memory_bytes;
+	uint32_t cc_major;
+	uint32_t cc_minor;
+	uint32_t sm_count;
+	uint32_t pad;
+};
+
+struct gt_rec_thread {
+	struct gt_rec_hdr h; /* tid: the thread */
+	uint32_t name_id;
+	uint32_t pad;
+};
+
+#define GT_REC_ALIGN 8u
+#define GT_REC_PADDED(n) (((n) + (GT_REC_ALIGN - 1)) & ~(uint32_t)(GT_REC_ALIGN - 1))
+#define GT_REC_MAX_SIZE 65528u /* largest size representable in the u16, aligned */
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * core/trace_io.h — writing and reading gputap's binary trace (trace.gtr).
+ *
+ * Owns: file creation as "<path>.partial" and the rename to <path> on a clean
+ * close (so a complete file is never confused with a torn one), the header
+ * rewrite at close, and a streaming, validating reader.
+ *
+ * The writer is used by the tap's writer thread only (never in a hot path)
+ * and by tests; it does plain write(2)s of whole records.  The reader keeps
+ * the string table (id -> text) and hands out one record at a time; it never
+ * trusts sizes from the file and reports the byte offset of any damage.
+ */
+#ifndef GT_TRACE_IO_H
+#define GT_TRACE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gputap/format.h"
+
+struct gt_trace_writer {
+	int fd;
+	uint32_t flags;
+	uint64_t records;
+	uint64_t bytes;
+	char path[4096];
+	char tmp_path[4096 + 16];
+};
+
+/* Create <path>.partial (mode 0644, O_CLOEXEC) and write the header. 0 or -errno. */
+int gt_tw_open(struct gt_trace_writer *w, const char *path, const char *proc, const char *host,
+	       uint32_t pid, uint64_t start_ns, uint32_t flags);
+/* Append `len` bytes holding `nrec` whole records. 0 or -errno. */
+int gt_tw_write(struct gt_trace_writer *w, const void *recs, size_t len, uint64_t nrec);
+/* Append one GT_REC_STRING record. */
+int gt_tw_string(struct gt_trace_writer *w, uint32_t id, const char *s, size_t len);
+/* Finish: rewrite the header with the totals and flags, fsync, rename to the
+ * final path.  If `partial` is set the file keeps GT_FILE_PARTIAL. */
+int gt_tw_close(struct gt_trace_writer *w, uint64_t end_ns, uint64_t lost, uint64_t cupti_dropped,
+		uint32_t extra_flags);
+
+struct gt_trace_reader {
+	FILE *f;
+	struct gt_file_header hdr;
+	int partial;       /* header says partial, file was *.partial, or it ends mid-record */
+	uint64_t offset;   /* byte offset of the next record */
+	uint64_t nrecords; /* records returned so far */
+	unsigned char *buf;
+	size_t cap;
+	char **strings; /* id -> NUL-terminated text (NULL if not seen) */
+	uint32_t nstrings;
+	char path[4096];
+	char err[512];
+};
+
+/* Open `path` (or `path`.partial when only that exists). 0 or -1 with r->err set. */
+int gt_tr_open(struct gt_trace_reader *r, const char *path);
+/* Next record: 1 and *rec set (valid until the next call), 0 at end, -1 with
+ * r->err naming the file and byte offset.  String records are returned too,
+ * after they have been added to the table. */
+int gt_tr_next(struct gt_trace_reader *r, const struct gt_rec_hdr **rec);
+/* Text of string `id`, "" if unknown. */
+const char *gt_tr_str(const struct gt_trace_reader *r, uint32_t id);
+void gt_tr_close(struct gt_trace_reader *r);
+
+/* Minimum size of each record type (0 for unknown types). */
+size_t gt_rec_min_size(unsigned type);
+
+#endif

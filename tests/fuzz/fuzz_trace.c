@@ -1,0 +1,33 @@
+/* Fuzz target: the binary trace reader must reject or read any bytes without crashing. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/trace_io.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[] = "/tmp/gputap-fuzz-trace-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	close(fd);
+	struct gt_trace_reader r;
+	if (gt_tr_open(&r, path) == 0) {
+		const struct gt_rec_hdr *h;
+		while (gt_tr_next(&r, &h) > 0)
+			if (h->type == GT_REC_KERNEL)
+				(void)gt_tr_str(&r, ((const struct gt_rec_kernel *)h)->name_id);
+		gt_tr_close(&r);
+	}
+	unlink(path);
+	return 0;
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every CPU test and ends with one line "N passed, N failed".
+# Each test prints "ok NAME" or "not ok NAME"; this script counts them.
+#   unit tests (normal and ASan+UBSan builds), fuzz regressions on their
+#   corpora (both builds), CLI tests (tests/cli/*.sh), Python tests.
+set -u
+O=${O:-build}
+PYTHON=${PYTHON:-python3}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export GT_TEST_SRCDIR="$top/tests"
+export GPUTAP="$top/$O/gputap" LIBGPUTAP="$top/$O/libgputap.so"
+export GT_SHARED="${GT_SHARED:-$top/../shared}"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run() { # NAME CMD...: run a test program, keep its ok/not ok lines
+	local name=$1
+	shift
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(not ok|ok) ' >>"$log"
+	printf '%s\n' "$out" | grep -E '^(not ok|ok) |^[a-z-]+: [0-9]+ passed'
+	if [ $rc -ne 0 ] || printf '%s\n' "$out" | grep -q '^not ok '; then
+		printf '%s\n' "$out" | grep -v -E '^(not ok|ok) ' | tail -n 60 | sed 's/^/    /'
+		if ! printf '%s\n' "$out" | grep -q '^not ok '; then
+			echo "not ok $name (exit status $rc)" | tee -a "$log"
+		fi
+	fi
+	return 0
+}
+
+run unit "$O/unit-tests"
+[ -x "$O/san/unit-tests" ] && ASAN_OPTIONS=detect_leaks=1 run unit-san sh -c "'$O/san/unit-tests' | sed 's/^\(not ok\|ok\) unit\//\1 unit-san\//'"
+
+for f in "$O"/fuzz/*; do
+	[ -x "$f" ] || continue
+	n=$(basename "$f")
+	run "fuzz/$n" "$f" "tests/fuzz/corpus/$n"
+	[ -x "$O/san/fuzz/$n" ] && run "fuzz-san/$n" sh -c "'$O/san/fuzz/$n' 'tests/fuzz/corpus/$n' | sed 's/^\(not ok\|ok\) fuzz\//\1 fuzz-san\//'"
+done
+
+for t in tests/cli/t_*.sh; do
+	[ -f "$t" ] || continue
+	run "cli/$(basename "$t" .sh)" bash "$t"
+done
+
+if [ -d python/tests ] && "$PYTHON" -c 'import pytest' 2>/dev/null; then
+	run python sh -c "cd python && PYTHONPATH=. GPUTAP_LIB='$top/$LIBGPUTAP' '$PYTHON' -m pytest -q -rA tests 2>&1 | sed -n 's/^PASSED \(.*\)/ok python\/\1/p; s/^FAILED \(.*\)/not ok python\/\1/p; s/^ERROR \(.*\)/not ok python\/\1/p'"
+fi
+
+passed=$(grep -c '^ok ' "$log")
+failed=$(grep -c '^not ok ' "$log")
+if [ "$passed" -eq 0 ]; then
+	echo "no test ran"
+	failed=$((failed + 1))
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what gputap needs to build and test on a fresh Debian/Ubuntu machine.
+# Idempotent: installs only what is missing.  The CUDA toolkit (headers, CUPTI)
+# is expected under /usr/local/cuda (set CUDA_HOME otherwise); the driver is
+# only needed at run time on a GPU machine.
+set -eu
+pkgs="build-essential pkg-config libyajl-dev libsqlite3-dev zlib1g-dev cppcheck python3 python3-pip sqlite3"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	SUDO=""
+	[ "$(id -u)" -ne 0 ] && SUDO=sudo
+	echo "gputap setup: installing$missing"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import pytest' 2>/dev/null; then
+	"$PY" -m pip install -q pytest 2>/dev/null || "$PY" -m pip install -q --break-system-packages pytest
+fi
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$cuda/include/cupti.h" ]; then
+	echo "gputap setup: warning: $cuda/include/cupti.h not found; install the CUDA toolkit or set CUDA_HOME" >&2
+fi
+echo "gputap setup: dependencies present"
