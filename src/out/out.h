@@ -1,0 +1,33 @@
+/*
+ * out/out.h — turning a binary trace into the files users read.
+ *
+ * Owns: trace.json (Chrome/Perfetto), the nsys-compatible CSVs
+ * (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,
+ * cuda_api_sum, nvtx_sum, nvtx_gpu_proj_trace), metrics.log/timeline.log
+ * rebuilt from a trace, and the end-of-run summary.  Reads traces only
+ * through core/trace_io.h.  Every file is written to "<name>.partial" and
+ * renamed when complete.
+ */
+#ifndef GT_OUT_H
+#define GT_OUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Which outputs gt_out_write_all makes. */
+#define GT_OUT_JSON 0x1u
+#define GT_OUT_CSV 0x2u
+#define GT_OUT_SEEDLOGS 0x4u /* metrics.log + timeline.log (convert only; the tap writes its own) */
+#define GT_OUT_ALL (GT_OUT_JSON | GT_OUT_CSV | GT_OUT_SEEDLOGS)
+
+/* Read `trace_path` once and write the outputs selected by `what` into
+ * `outdir` (created if missing).  0, or -1 with `err` naming the file. */
+int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, char *err, size_t errlen);
+
+/* Print the end-of-run summary of one or more traces (several processes):
+ * top kernels by GPU time, API time, bytes per copy direction, peak memory,
+ * lost records, and where the files are (`rundir`). 0 or -1 with err. */
+int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, int ntraces, char *err,
+		   size_t errlen);
+
+#endif
