@@ -94,11 +94,14 @@ lint:
 	tests/lint/banned-in-tap.sh
 	@echo "lint: clean"
 
+demo: all
+	tools/demo.sh
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
 	rm -rf $(O)
 
-.PHONY: all check lint fuzz format clean tests-bin
+.PHONY: all check lint fuzz format clean tests-bin demo
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
