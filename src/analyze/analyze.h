@@ -1,0 +1,135 @@
+/*
+ * analyze/analyze.h — `gputap analyze`: per-iteration tables from nsys CSV/SQLite, PyTorch-profiler
+ * (Kineto) traces and gputap run directories, with measured compute/communication overlap.
+ *
+ * Owns: the library-level API other parts (report, convert) call, and the result structure.
+ * The result is plain data, owned by the caller once returned, freed with gt_an_free().
+ *
+ * Invariants:
+ *  - times are nanoseconds (double: sums of ns stay exact below 2^53 ns, about 104 days);
+ *  - `classes[0]` is always "others"; then the map's classes in map order (lower-cased, as the seed);
+ *  - NCCL kernels are never in `classes`: they are in `nccl`, one row per collective;
+ *  - timeline numbers (`gpus`, `iters` of each gpu, `total`) exist only when an input had a
+ *    timeline (SQLite, Kineto, gputap run): `has_timeline` says so.  Summary CSVs have none.
+ *  - definitions of every quantity are in docs/analyze.md (they match HTA's merged intervals).
+ */
+#ifndef GT_ANALYZE_H
+#define GT_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GT_AN_SCHEMA_VERSION 1 /* "schema_version" of the JSON output */
+
+/* One row of a table: a kernel class, an NCCL collective, or a memory operation. */
+struct gt_an_stat {
+	char *name;
+	double time_ns;          /* total over the whole input (all iterations, all GPUs) */
+	uint64_t count;          /* instances over the whole input */
+	double time_per_iter_ns; /* time_ns / (iters * gpus) */
+	uint64_t count_per_iter; /* sum over kernel names of floor(count / (iters * gpus)), as the seed */
+};
+
+/* Measured numbers of one GPU over one window (an iteration or the whole input). */
+struct gt_an_window {
+	uint64_t start_ns, end_ns; /* the window (iteration range or whole input) */
+	uint64_t first_ns, last_ns; /* first start / last end of GPU work inside the window (0 if none) */
+	double span_ns;       /* last_ns - first_ns: HTA's "kernel_time" */
+	double busy_ns;       /* |union of kernel, memcpy and memset intervals| */
+	double idle_ns;       /* span_ns - busy_ns */
+	double kernel_ns;     /* sum of kernel durations (not merged) */
+	uint64_t kernels;     /* kernels that started in the window */
+	uint64_t memops;      /* memcpy/memset that started in the window */
+	double compute_ns;    /* |union of non-NCCL kernel intervals| */
+	double comm_ns;       /* |union of NCCL kernel intervals| */
+	double overlap_ns;    /* |compute union ∩ comm union| */
+	double exposed_ns;    /* comm_ns - overlap_ns */
+	double memop_ns;      /* |union of memcpy/memset intervals| */
+	double non_compute_ns; /* span_ns - compute_ns - idle_ns (HTA's non_compute_time) */
+};
+
+/* One GPU of one input ("rank0/gpu0"). */
+struct gt_an_gpu {
+	char label[64];
+	int source;    /* index of the input (rank) it came from */
+	int device;
+	struct gt_an_window total;
+	struct gt_an_window *iters; /* per iteration (empty when no iteration is known) */
+	size_t niters;
+};
+
+struct gt_an_result {
+	char *title;
+	int iters;      /* divisor of the per-iteration columns */
+	int gpus;       /* divisor of the per-iteration columns */
+	char iter_source[32]; /* "nvtx", "profiler-step", "--iters", "config", "none" */
+
+	struct gt_an_stat *classes; /* kernel classes, NCCL excluded; classes[0] = "others" */
+	size_t nclasses;
+	double kernel_time_ns, kernel_time_per_iter_ns; /* sums over `classes` */
+	uint64_t kernel_count, kernel_count_per_iter;
+
+	struct gt_an_stat *nccl; /* one row per collective, in order of first appearance */
+	size_t nnccl;
+	double nccl_time_ns, nccl_time_per_iter_ns;
+	uint64_t nccl_count, nccl_count_per_iter;
+
+	int has_mem; /* memory operations were read (the seed prints the table only then) */
+	struct gt_an_stat *memops;
+	size_t nmemops;
+
+	int has_nvtx;           /* an NVTX (or ProfilerStep) source was read */
+	char *nvtx_tag;         /* the iteration tag looked for */
+	uint64_t nvtx_count;    /* ranges with that tag */
+	double nvtx_total_ns;   /* their total (projected, for nsys CSV) duration */
+
+	int has_timeline;
+	struct gt_an_gpu *gpu; /* one per (input, device) */
+	size_t ngpu;
+	struct gt_an_window total; /* sums over all GPUs (first/last: earliest and latest) */
+
+	char **notes; /* messages for the reader of the report, e.g. a missing NVTX tag */
+	size_t nnotes;
+};
+
+/* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */
+struct gt_an_map;
+
+struct gt_an_opts {
+	const struct gt_an_map *map; /* NULL: every non-NCCL kernel is "others" */
+	int iters;                   /* >0: divide by this (and split timelines into N even windows) */
+	int gpus;                    /* >0: divide by this instead of the number of GPUs seen */
+	const char *nvtx_tag;        /* iteration range name; NULL: ProfilerStep#N, then none */
+	const char *title;           /* NULL: derived from the first input */
+	int progress;                /* print progress on stderr for long inputs */
+	/* nsys CSV inputs given by explicit files (the seed config); NULL: derived from the input */
+	const char *csv_kern, *csv_nvtx, *csv_mem;
+};
+
+/* Load a map from a JSON file: either an object {"key": "class", ...} or a seed config whose
+ * "kernel_to_class_map" is used.  `//` comments and trailing commas are accepted.
+ * 0, or -1 with `err` naming the file (and line) and what is wrong. */
+int gt_an_map_load(struct gt_an_map **out, const char *path, char *err, size_t errlen);
+/* Build from parallel arrays (keys and classes, n entries); checks conflicts. */
+int gt_an_map_new(struct gt_an_map **out, const char *const *keys, const char *const *classes, size_t n,
+		  const char *origin, char *err, size_t errlen);
+void gt_an_map_free(struct gt_an_map *m);
+
+/* Analyze the inputs (see `gputap help analyze` for what an input may be).
+ * A gputap run directory is one input.  Returns 0 and *out, or -1 with `err`
+ * ("FILE:LINE: what is wrong") for bad input, -2 for an input that cannot be read at all. */
+int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *opts, struct gt_an_result **out,
+	      char *err, size_t errlen);
+void gt_an_free(struct gt_an_result *r);
+
+/* Output.  0 or -1 (write error). */
+int gt_an_print_text(const struct gt_an_result *r, FILE *f);
+int gt_an_print_json(const struct gt_an_result *const *r, size_t n, FILE *f);
+int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
+
+/* Seed-001 config mode: run every input of the config and print each (text/json/csv).
+ * Returns the command's exit status (0, 1). */
+int gt_an_config_run(const char *config_path, const char *format, FILE *f);
+
+#endif
