@@ -1,13 +1,156 @@
-/* gputap analyze — placeholder until the command lands; see commands.h. */
+/* gputap analyze — per-iteration tables from nsys, PyTorch-profiler and gputap recordings. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
 #include "cli/commands.h"
 #include "core/log.h"
 
-const char cmd_analyze_help[] = "usage: gputap analyze ...\n\n(not built yet)\n";
+const char cmd_analyze_help[] =
+    "usage: gputap analyze --config FILE [--format text|json|csv]\n"
+    "       gputap analyze [--map F] [--iters N] [--gpus N] [--nvtx TAG] [--format text|json|csv]\n"
+    "                      [--title T] [--progress] INPUT...\n"
+    "\n"
+    "Summarise where GPU time goes: kernel time by class, NCCL time by collective, memory\n"
+    "operations, NVTX iterations, and, for inputs with a timeline, the measured overlap of\n"
+    "communication with compute, exposed communication and idle time, per GPU and per iteration.\n"
+    "\n"
+    "INPUT is one of:\n"
+    "  DIR                a gputap run directory (every DIR/<proc>/trace.gtr; one rank per <proc>)\n"
+    "  FILE.gtr           one gputap trace\n"
+    "  PREFIX             nsys summary CSVs PREFIX_cuda_gpu_kern_sum.csv (required),\n"
+    "                     PREFIX_cuda_gpu_mem_time_sum.csv, PREFIX_nvtx_gpu_proj_trace.csv (optional;\n"
+    "                     older names _gpukernsum, _gpumemtimesum, _nvtx_sum, _nvtxppsum too)\n"
+    "  PREFIX_*.csv       one of those files: its siblings are found the same way\n"
+    "  FILE.sqlite        an nsys SQLite export (nsys export --type sqlite)\n"
+    "  FILE.nsys-rep      converted with 'nsys export' when nsys is on PATH (an error says so if not)\n"
+    "  FILE.json[.gz]     a PyTorch profiler / Kineto Chrome trace; several files = several ranks\n"
+    "\n"
+    "Options:\n"
+    "  --config FILE      run the inputs of a GPU Performance Analyzer config (inputs[], format csv or\n"
+    "                     nsys-rep, analysis_args, kernel_to_class_map); // comments and trailing\n"
+    "                     commas are accepted; paths are relative to the config's folder\n"
+    "  --map FILE         kernel-name -> class map: a JSON object {\"part_of_name\": \"class\", ...} or a\n"
+    "                     config with a kernel_to_class_map.  Keys match case-insensitively as\n"
+    "                     substrings; NCCL kernels always go to the NCCL table; the rest is 'others'\n"
+    "  --iters N          divide per-iteration columns by N; for timelines without iteration ranges,\n"
+    "                     also split each rank's timeline into N windows of equal time\n"
+    "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1)\n"
+    "  --nvtx TAG         the NVTX range that marks one iteration (default: ProfilerStep#N ranges)\n"
+    "  --format F         text (default, the seed's layout plus the measured tables), json (stable,\n"
+    "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
+    "  --title T          title of the report (default: the first input's name)\n"
+    "  --progress         show progress on stderr (default: only when stderr is a terminal)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "Definitions (docs/analyze.md): busy = |union of kernel, memcpy and memset intervals| of a GPU;\n"
+    "idle = (last end - first start) - busy; compute = |union of non-NCCL kernels|; comm = |union of\n"
+    "NCCL kernels|; overlap = |compute ∩ comm|; exposed = comm - overlap.  These are the merged\n"
+    "intervals of Holistic Trace Analysis (get_temporal_breakdown, get_comm_comp_overlap).\n"
+    "\n"
+    "Exit status: 0 ok; 1 bad input (the message names the file and line or row); 2 usage.\n"
+    "\n"
+    "Examples:\n"
+    "  gputap analyze --config config.json\n"
+    "  gputap analyze --map classes.json --nvtx train_step myrun/\n"
+    "  gputap analyze --format json rank0.pt.trace.json.gz rank1.pt.trace.json.gz\n";
+
+static int parse_pos(const char *s, int *out)
+{
+	char *e;
+	long v = strtol(s, &e, 10);
+	if (*s == '\0' || *e || v <= 0 || v > 1000000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
 
 int cmd_analyze(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	gt_error("'gputap analyze' is not built yet");
-	return 2;
+	static const struct option opts[] = {
+	    {"config", required_argument, 0, 'c'}, {"map", required_argument, 0, 'm'},
+	    {"iters", required_argument, 0, 'i'},  {"gpus", required_argument, 0, 'g'},
+	    {"nvtx", required_argument, 0, 'n'},   {"format", required_argument, 0, 'f'},
+	    {"title", required_argument, 0, 't'},  {"progress", no_argument, 0, 'p'},
+	    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+	};
+	const char *config = NULL, *mapf = NULL, *format = "text";
+	struct gt_an_opts o;
+	memset(&o, 0, sizeof(o));
+	o.progress = isatty(2);
+	optind = 1;
+	opterr = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': config = optarg; break;
+		case 'm': mapf = optarg; break;
+		case 'i':
+			if (parse_pos(optarg, &o.iters) < 0) {
+				gt_error("--iters wants a positive integer, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'g':
+			if (parse_pos(optarg, &o.gpus) < 0) {
+				gt_error("--gpus wants a positive integer, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'n': o.nvtx_tag = optarg; break;
+		case 'f': format = optarg; break;
+		case 't': o.title = optarg; break;
+		case 'p': o.progress = 1; break;
+		case 'h': fputs(cmd_analyze_help, stdout); return gt_finish_stdout(0);
+		default:
+			gt_error("analyze: unknown or incomplete option '%s'; see 'gputap help analyze'",
+				 argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv")) {
+		gt_error("--format is text, json or csv, not '%s'", format);
+		return 2;
+	}
+	if (config) {
+		if (optind < argc || mapf || o.iters || o.gpus || o.nvtx_tag) {
+			gt_error("--config takes everything from the config file: no INPUT, --map, --iters, --gpus "
+				 "or --nvtx with it");
+			return 2;
+		}
+		return gt_finish_stdout(gt_an_config_run(config, format, stdout));
+	}
+	if (optind >= argc) {
+		gt_error("analyze: no INPUT given; see 'gputap help analyze'");
+		return 2;
+	}
+	char err[1024] = "";
+	struct gt_an_map *map = NULL;
+	if (mapf && gt_an_map_load(&map, mapf, err, sizeof(err)) < 0) {
+		gt_error("%s", err);
+		return 1;
+	}
+	o.map = map;
+	struct gt_an_result *r = NULL;
+	int rc = gt_an_run((const char *const *)argv + optind, argc - optind, &o, &r, err, sizeof(err));
+	if (rc < 0) {
+		gt_error("%s", err);
+		gt_an_map_free(map);
+		return 1;
+	}
+	for (size_t i = 0; i < r->nnotes; i++)
+		gt_warn("%s", r->notes[i]);
+	int werr;
+	if (strcmp(format, "json") == 0)
+		werr = gt_an_print_json((const struct gt_an_result *const *)&r, 1, stdout);
+	else if (strcmp(format, "csv") == 0)
+		werr = gt_an_print_csv(r, stdout);
+	else
+		werr = gt_an_print_text(r, stdout);
+	gt_an_free(r);
+	gt_an_map_free(map);
+	return gt_finish_stdout(werr ? 1 : 0);
 }

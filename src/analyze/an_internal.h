@@ -1,0 +1,152 @@
+/*
+ * analyze/an_internal.h — what the analyzer's readers share (not for other modules).
+ *
+ * Owns: the name table (one row per distinct kernel / memory-operation name, the only thing that
+ * grows with the input besides the iteration list), the CSV reader, the timeline engine (external
+ * sort of GPU intervals, then one sweep in time order per GPU), and the reader entry points.
+ *
+ * Invariants: readers feed the engine through gt_tl_event() in any order; memory is bounded by
+ * the number of distinct names + one sort chunk; every error message starts with "FILE:LINE:" or
+ * "FILE: row N:" and is written into the caller's buffer.
+ */
+#ifndef GT_AN_INTERNAL_H
+#define GT_AN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/analyze.h"
+
+/* ---- name table ---- */
+enum gt_nkind { GT_NK_KERNEL = 1, GT_NK_MEMOP = 2 };
+enum gt_ncat { GT_CAT_COMPUTE = 0, GT_CAT_COMM = 1, GT_CAT_MEMOP = 2 };
+
+struct gt_name {
+	char *name;
+	uint8_t kind; /* enum gt_nkind */
+	uint8_t cat;  /* enum gt_ncat */
+	double time_ns;
+	uint64_t count;
+};
+
+struct gt_names {
+	struct gt_name *v;
+	size_t n, cap;
+	uint32_t *slots; /* open addressing: index+1, 0 empty */
+	size_t nslots;
+};
+
+void gt_names_init(struct gt_names *t);
+void gt_names_free(struct gt_names *t);
+/* Index of (kind, name), added if new.  -1 on allocation failure. */
+long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len);
+
+/* ---- classification ---- */
+int gt_an_is_nccl(const char *name);
+/* Collective of an NCCL kernel name ("AllGather", "SendRecv", ...) into buf. */
+void gt_an_nccl_collective(const char *name, char *buf, size_t len);
+/* Seed spelling of a memory-operation name ("[CUDA memcpy H2D]"), into buf. */
+void gt_an_memop_name(const char *name, char *buf, size_t len);
+/* Seed name of a CUPTI copy kind (enum gt_copy_kind numbering). */
+const char *gt_an_copykind_name(unsigned kind);
+/* Class index (0 = others) for a kernel name.  When keys of two different classes match, the first
+ * key in map order wins and *k1, *k2 (if not NULL) name the two keys; else they are set to NULL. */
+size_t gt_an_map_classify(const struct gt_an_map *m, const char *name, const char **k1, const char **k2);
+size_t gt_an_map_nclasses(const struct gt_an_map *m);
+const char *gt_an_map_class(const struct gt_an_map *m, size_t i);
+/* Parse JSON text with // comments and trailing commas removed (in place copy). */
+char *gt_an_strip_json(const char *text, size_t len);
+
+/* ---- CSV ---- */
+struct gt_csv {
+	FILE *f;
+	const char *path;
+	long line;      /* line where the current row starts (1-based) */
+	long next_line;
+	char *buf;      /* row text, fields point into it */
+	size_t cap;
+	char **fields;
+	size_t nfields, fcap;
+	int first;
+};
+int gt_csv_open(struct gt_csv *c, const char *path, char *err, size_t errlen);
+/* 1 row read, 0 end of file, -1 error (err set). Fields are NUL-terminated, unquoted. */
+int gt_csv_next(struct gt_csv *c, char *err, size_t errlen);
+void gt_csv_close(struct gt_csv *c);
+
+/* ---- timeline engine ---- */
+struct gt_ev {
+	uint64_t start, end;
+	uint32_t gpu; /* index into the engine's GPU list */
+	uint8_t cat;  /* enum gt_ncat */
+	uint8_t pad[3];
+};
+
+struct gt_range {
+	uint64_t start, end;
+	int source;
+};
+
+struct gt_tl {
+	/* sorting */
+	struct gt_ev *chunk;
+	size_t nchunk, chunk_cap;
+	FILE *spill;
+	size_t nruns;
+	uint64_t *run_off; /* event offset of each run in the spill file */
+	uint64_t *run_len;
+	uint64_t nevents;
+	/* GPUs: (source, device) */
+	struct {
+		int source, device;
+	} *gpus;
+	size_t ngpus;
+	/* iteration ranges, per source */
+	struct gt_range *ranges;
+	size_t nranges, ranges_cap;
+	char err[512];
+};
+
+int gt_tl_init(struct gt_tl *tl, size_t chunk_events);
+void gt_tl_free(struct gt_tl *tl);
+/* GPU index for (source, device), -1 on allocation failure. */
+long gt_tl_gpu(struct gt_tl *tl, int source, int device);
+int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat);
+int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);
+/* Sweep all events in time order and fill r->gpu / r->total.  `iters` > 0: split each source's
+ * [first, last] evenly in time into that many windows when no range was given. */
+int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen);
+
+/* ---- readers: each adds to names / tl / ranges; 0 or -1 with err ---- */
+struct gt_an_ctx {
+	const struct gt_an_opts *o;
+	struct gt_names names;
+	struct gt_tl tl;
+	int has_tl, has_mem, has_nvtx;
+	uint64_t nvtx_count;
+	double nvtx_total_ns;
+	int nsources;
+	int tag_is_profiler_step; /* no tag given: ProfilerStep#N ranges count */
+	const char *tag;
+	char **notes;
+	size_t nnotes;
+	int progress;
+};
+void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 if `name` is an iteration range for this run (the tag, or ProfilerStep#N when no tag). */
+int gt_an_is_iter_range(const struct gt_an_ctx *c, const char *name);
+void gt_an_progress(struct gt_an_ctx *c, const char *path, uint64_t done, uint64_t total);
+
+int gt_an_read_nsys_csv(struct gt_an_ctx *c, const char *kern, const char *nvtx, const char *mem, char *err,
+			size_t errlen);
+int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t errlen);
+int gt_an_read_kineto(struct gt_an_ctx *c, const char *path, char *err, size_t errlen);
+int gt_an_read_kineto_mem(struct gt_an_ctx *c, const char *label, const char *data, size_t len, char *err,
+			  size_t errlen);
+int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, char *err, size_t errlen);
+
+/* Parse an unsigned decimal with optional fraction, scaled by 10^scale (e.g. µs -> ns: 3). */
+int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out);
+
+#endif

@@ -1,0 +1,501 @@
+/*
+ * analyze/analyze.c — gt_an_run(): recognise each input, hand it to its reader, then turn the name
+ * table into the class tables and the timeline into per-GPU, per-iteration numbers.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze/an_internal.h"
+#include "core/log.h"
+
+void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char **n = realloc(c->notes, (c->nnotes + 1) * sizeof(*n));
+	if (!n)
+		return;
+	c->notes = n;
+	if ((n[c->nnotes] = strdup(buf)))
+		c->nnotes++;
+}
+
+int gt_an_is_iter_range(const struct gt_an_ctx *c, const char *name)
+{
+	if (c->tag)
+		return strcmp(name, c->tag) == 0;
+	if (c->tag_is_profiler_step)
+		return strncmp(name, "ProfilerStep#", 13) == 0;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void gt_an_progress(struct gt_an_ctx *c, const char *path, uint64_t done, uint64_t total)
+{
+	static double t0, last;
+	if (!c->progress)
+		return;
+	double t = now_s();
+	if (done == 0 || t0 == 0) {
+		t0 = t;
+		last = t;
+		return;
+	}
+	if (t - t0 < 1.0 || t - last < 0.5)
+		return;
+	last = t;
+	if (total)
+		fprintf(stderr, "\rgputap: reading %s: %3.0f%%", path, 100.0 * (double)done / (double)total);
+	else
+		fprintf(stderr, "\rgputap: reading %s: %llu records", path, (unsigned long long)done);
+	if (done >= total && total)
+		fputc('\n', stderr);
+}
+
+int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+	int neg = 0;
+	if (i < len && s[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	if (i == len || s[i] < '0' || s[i] > '9')
+		return -1;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	int frac = 0;
+	uint64_t fv = 0;
+	if (i < len && s[i] == '.') {
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			if (frac < scale) {
+				fv = fv * 10 + (uint64_t)(s[i] - '0');
+				frac++;
+			}
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) { /* rare: fall back to a double */
+		char tmp[64];
+		if (len >= sizeof(tmp))
+			return -1;
+		memcpy(tmp, s, len);
+		tmp[len] = '\0';
+		double d = strtod(tmp, NULL);
+		for (int k = 0; k < scale; k++)
+			d *= 10;
+		if (d < 0)
+			d = 0;
+		*out = (uint64_t)(d + 0.5);
+		return 0;
+	}
+	if (i != len)
+		return -1;
+	for (; frac < scale; frac++)
+		fv *= 10;
+	uint64_t m = 1;
+	for (int k = 0; k < scale; k++)
+		m *= 10;
+	if (v > (UINT64_MAX - fv) / m)
+		return -1;
+	*out = neg ? 0 : v * m + fv;
+	return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* nsys summary file names, newest first */
+static const char *const kern_sfx[] = {"_cuda_gpu_kern_sum.csv", "_gpukernsum.csv", NULL};
+static const char *const mem_sfx[] = {"_cuda_gpu_mem_time_sum.csv", "_gpumemtimesum.csv", NULL};
+static const char *const nvtx_sfx[] = {"_nvtx_gpu_proj_trace.csv", "_nvtx_sum.csv", "_nvtxppsum.csv",
+				       "_nvtx_pushpop_sum.csv", NULL};
+
+static char *with_first_existing(const char *prefix, const char *const *sfx)
+{
+	char p[4200];
+	for (const char *const *s = sfx; *s; s++) {
+		snprintf(p, sizeof(p), "%s%s", prefix, *s);
+		if (access(p, F_OK) == 0)
+			return strdup(p);
+	}
+	return NULL;
+}
+
+/* A CSV input: a prefix, or one of the files (its siblings are found from its prefix). */
+static int read_csv_input(struct gt_an_ctx *c, const char *in, char *err, size_t errlen)
+{
+	char prefix[4096];
+	snprintf(prefix, sizeof(prefix), "%s", in);
+	const char *const *all[] = {kern_sfx, mem_sfx, nvtx_sfx};
+	for (size_t k = 0; k < 3; k++)
+		for (const char *const *s = all[k]; *s; s++)
+			if (has_suffix(prefix, *s))
+				prefix[strlen(prefix) - strlen(*s)] = '\0';
+	char *kern = with_first_existing(prefix, kern_sfx);
+	if (!kern) {
+		snprintf(err, errlen, "%s: no such file, and no %s%s (nor an older %s%s) next to it", in, prefix,
+			 kern_sfx[0], prefix, kern_sfx[1]);
+		return -1;
+	}
+	char *mem = with_first_existing(prefix, mem_sfx), *nvtx = with_first_existing(prefix, nvtx_sfx);
+	int rc = gt_an_read_nsys_csv(c, kern, nvtx, mem, err, errlen);
+	free(kern);
+	free(mem);
+	free(nvtx);
+	return rc;
+}
+
+static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	int found = 0, rc = 0;
+	for (int i = 0; i < n; i++) {
+		char p[4400];
+		if (rc == 0 && ents[i]->d_name[0] != '.') {
+			snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, ents[i]->d_name);
+			char pp[4500];
+			snprintf(pp, sizeof(pp), "%s.partial", p);
+			if (access(p, F_OK) == 0 || access(pp, F_OK) == 0) {
+				found++;
+				rc = gt_an_read_gtr(c, p, err, errlen);
+			}
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (rc == 0 && !found) {
+		snprintf(err, errlen, "%s: a folder with no <proc>/trace.gtr in it (not a gputap run directory)", dir);
+		return -1;
+	}
+	return rc;
+}
+
+static int run_nsys_export(struct gt_an_ctx *c, const char *rep, char *err, size_t errlen)
+{
+	const char *path = getenv("PATH");
+	int found = 0;
+	if (path) {
+		char *dup = strdup(path), *save = NULL;
+		for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+			char p[4200];
+			snprintf(p, sizeof(p), "%s/nsys", d);
+			if (access(p, X_OK) == 0) {
+				found = 1;
+				break;
+			}
+		}
+		free(dup);
+	}
+	if (!found) {
+		snprintf(err, errlen,
+			 "%s: reading an .nsys-rep needs Nsight Systems' 'nsys' on PATH, and there is none; run "
+			 "'nsys export --type sqlite %s' where nsys is installed and analyze the .sqlite file",
+			 rep, rep);
+		return -2;
+	}
+	char tmpl[] = "/tmp/gputap-nsys-XXXXXX";
+	if (!mkdtemp(tmpl)) {
+		snprintf(err, errlen, "cannot create a temporary folder: %s", strerror(errno));
+		return -1;
+	}
+	char out[256], cmd[9000];
+	snprintf(out, sizeof(out), "%s/report.sqlite", tmpl);
+	/* quote the report path for the shell */
+	char q[8200];
+	size_t o = 0;
+	q[o++] = '\'';
+	for (const char *s = rep; *s && o + 5 < sizeof(q); s++) {
+		if (*s == '\'') {
+			memcpy(q + o, "'\\''", 4);
+			o += 4;
+		} else {
+			q[o++] = *s;
+		}
+	}
+	q[o++] = '\'';
+	q[o] = '\0';
+	snprintf(cmd, sizeof(cmd), "nsys export --type sqlite --force-overwrite true -o '%s' %s >/dev/null 2>&1", out, q);
+	int st = system(cmd);
+	int rc;
+	if (st != 0 || access(out, R_OK) != 0) {
+		snprintf(err, errlen, "%s: 'nsys export --type sqlite' failed (status %d)", rep, st);
+		rc = -1;
+	} else {
+		rc = gt_an_read_sqlite(c, out, err, errlen);
+	}
+	unlink(out);
+	rmdir(tmpl);
+	return rc;
+}
+
+static int read_input(struct gt_an_ctx *c, const char *in, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(in, &st) == 0 && S_ISDIR(st.st_mode))
+		return read_rundir(c, in, err, errlen);
+	if (has_suffix(in, ".gtr") || has_suffix(in, ".gtr.partial"))
+		return gt_an_read_gtr(c, in, err, errlen);
+	if (has_suffix(in, ".sqlite") || has_suffix(in, ".db"))
+		return gt_an_read_sqlite(c, in, err, errlen);
+	if (has_suffix(in, ".nsys-rep") || has_suffix(in, ".qdrep"))
+		return run_nsys_export(c, in, err, errlen);
+	if (has_suffix(in, ".json") || has_suffix(in, ".json.gz") || has_suffix(in, ".pt.trace.json"))
+		return gt_an_read_kineto(c, in, err, errlen);
+	if (has_suffix(in, ".csv") || access(in, F_OK) != 0)
+		return read_csv_input(c, in, err, errlen);
+	/* an unknown file: sniff its first bytes */
+	FILE *f = fopen(in, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", in, strerror(errno));
+		return -1;
+	}
+	unsigned char b[16] = {0};
+	size_t n = fread(b, 1, sizeof(b), f);
+	fclose(f);
+	if (n >= 8 && memcmp(b, "GPUTAPTR", 8) == 0)
+		return gt_an_read_gtr(c, in, err, errlen);
+	if (n >= 15 && memcmp(b, "SQLite format 3", 15) == 0)
+		return gt_an_read_sqlite(c, in, err, errlen);
+	if (n >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || b[0] == '{' || b[0] == '['))
+		return gt_an_read_kineto(c, in, err, errlen);
+	snprintf(err, errlen, "%s: not a format gputap analyze reads (nsys CSV/SQLite/.nsys-rep, Kineto JSON, "
+			      "gputap run directory or trace.gtr)", in);
+	return -1;
+}
+
+/* ---- from names to tables ---- */
+
+static int name_time_cmp(const void *a, const void *b)
+{
+	const struct gt_name *x = a, *y = b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns > y->time_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static struct gt_an_stat *stat_find(struct gt_an_stat **v, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*v)[i].name, name) == 0)
+			return &(*v)[i];
+	struct gt_an_stat *nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return NULL;
+	*v = nv;
+	memset(&nv[*n], 0, sizeof(nv[*n]));
+	if (!(nv[*n].name = strdup(name)))
+		return NULL;
+	return &nv[(*n)++];
+}
+
+static void stat_add(struct gt_an_stat *s, double t, uint64_t n, uint64_t div)
+{
+	s->time_ns += t;
+	s->count += n;
+	s->time_per_iter_ns += t / (double)div;
+	s->count_per_iter += n / div;
+}
+
+static int summarize(struct gt_an_ctx *c, struct gt_an_result *r)
+{
+	const struct gt_an_map *m = c->o->map;
+	uint64_t div = (uint64_t)r->iters * (uint64_t)r->gpus;
+	if (div == 0)
+		div = 1;
+	size_t nc = gt_an_map_nclasses(m);
+	r->classes = calloc(nc, sizeof(*r->classes));
+	if (!r->classes)
+		return -1;
+	for (size_t i = 0; i < nc; i++)
+		if (!(r->classes[i].name = strdup(gt_an_map_class(m, i))))
+			return -1;
+	r->nclasses = nc;
+	size_t namb = 0;
+	const char *amb_name = NULL, *ak1 = NULL, *ak2 = NULL;
+	for (size_t i = 0; i < c->names.n; i++) {
+		const struct gt_name *e = &c->names.v[i];
+		if (e->kind == GT_NK_MEMOP) {
+			struct gt_an_stat *s = stat_find(&r->memops, &r->nmemops, e->name);
+			if (!s)
+				return -1;
+			stat_add(s, e->time_ns, e->count, div);
+			continue;
+		}
+		if (e->cat == GT_CAT_COMM) {
+			char coll[128];
+			gt_an_nccl_collective(e->name, coll, sizeof(coll));
+			struct gt_an_stat *s = stat_find(&r->nccl, &r->nnccl, coll);
+			if (!s)
+				return -1;
+			stat_add(s, e->time_ns, e->count, div);
+			r->nccl_time_ns += e->time_ns;
+			r->nccl_count += e->count;
+			r->nccl_time_per_iter_ns += e->time_ns / (double)div;
+			r->nccl_count_per_iter += e->count / div;
+			continue;
+		}
+		const char *k1, *k2;
+		size_t ci = gt_an_map_classify(m, e->name, &k1, &k2);
+		if (k1 && namb++ == 0) {
+			amb_name = e->name;
+			ak1 = k1;
+			ak2 = k2;
+		}
+		stat_add(&r->classes[ci], e->time_ns, e->count, div);
+	}
+	for (size_t i = 0; i < r->nclasses; i++) {
+		r->kernel_time_ns += r->classes[i].time_ns;
+		r->kernel_time_per_iter_ns += r->classes[i].time_per_iter_ns;
+		r->kernel_count += r->classes[i].count;
+		r->kernel_count_per_iter += r->classes[i].count_per_iter;
+	}
+	if (namb)
+		gt_an_note(c,
+			   "%zu kernel name(s) match keys of two classes; the first key in map order wins, e.g. "
+			   "\"%.80s\" matches \"%s\" and \"%s\"",
+			   namb, amb_name, ak1, ak2);
+	return 0;
+}
+
+void gt_an_free(struct gt_an_result *r)
+{
+	if (!r)
+		return;
+	struct gt_an_stat *tabs[] = {r->classes, r->nccl, r->memops};
+	size_t ns[] = {r->nclasses, r->nnccl, r->nmemops};
+	for (int t = 0; t < 3; t++) {
+		for (size_t i = 0; i < ns[t]; i++)
+			free(tabs[t][i].name);
+		free(tabs[t]);
+	}
+	for (size_t i = 0; i < r->ngpu; i++)
+		free(r->gpu[i].iters);
+	free(r->gpu);
+	for (size_t i = 0; i < r->nnotes; i++)
+		free(r->notes[i]);
+	free(r->notes);
+	free(r->title);
+	free(r->nvtx_tag);
+	free(r);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s && s[1] ? s + 1 : p;
+}
+
+int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o, struct gt_an_result **out,
+	      char *err, size_t errlen)
+{
+	struct gt_an_ctx c;
+	memset(&c, 0, sizeof(c));
+	c.o = o;
+	c.tag = o->nvtx_tag && o->nvtx_tag[0] ? o->nvtx_tag : NULL;
+	c.tag_is_profiler_step = c.tag == NULL;
+	c.progress = o->progress;
+	gt_names_init(&c.names);
+	int rc = -1;
+	struct gt_an_result *r = calloc(1, sizeof(*r));
+	if (!r || gt_tl_init(&c.tl, 0) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (o->csv_kern) {
+		if (gt_an_read_nsys_csv(&c, o->csv_kern, o->csv_nvtx, o->csv_mem, err, errlen) < 0)
+			goto out;
+	}
+	for (int i = 0; i < ninputs; i++) {
+		int k = read_input(&c, inputs[i], err, errlen);
+		if (k < 0) {
+			rc = k;
+			goto out;
+		}
+	}
+	/* iterations and GPUs */
+	size_t max_ranges = 0;
+	if (c.tl.nranges) {
+		size_t *per = calloc((size_t)c.nsources + 1, sizeof(size_t));
+		if (per) {
+			for (size_t i = 0; i < c.tl.nranges; i++)
+				if (c.tl.ranges[i].source <= c.nsources && ++per[c.tl.ranges[i].source] > max_ranges)
+					max_ranges = per[c.tl.ranges[i].source];
+			free(per);
+		}
+	}
+	if (o->iters > 0) {
+		r->iters = o->iters;
+		snprintf(r->iter_source, sizeof(r->iter_source), "%s", o->csv_kern ? "config" : "--iters");
+	} else if (max_ranges) {
+		r->iters = (int)max_ranges;
+		snprintf(r->iter_source, sizeof(r->iter_source), "%s", c.tag ? "nvtx" : "profiler-step");
+	} else if (!c.has_tl && c.nvtx_count) {
+		r->iters = (int)c.nvtx_count;
+		snprintf(r->iter_source, sizeof(r->iter_source), "nvtx");
+	} else {
+		r->iters = 1;
+		snprintf(r->iter_source, sizeof(r->iter_source), "none");
+	}
+	r->gpus = o->gpus > 0 ? o->gpus : (c.has_tl && c.tl.ngpus ? (int)c.tl.ngpus : 1);
+	if (c.has_tl) {
+		/* nsys sorts kernels by total time; do the same for names read from timelines */
+		qsort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
+			goto out;
+		r->has_timeline = 1;
+	}
+	if (summarize(&c, r) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	r->has_mem = c.has_mem;
+	r->has_nvtx = c.has_nvtx;
+	r->nvtx_count = c.nvtx_count;
+	r->nvtx_total_ns = c.nvtx_total_ns;
+	r->nvtx_tag = strdup(c.tag ? c.tag : "ProfilerStep#N");
+	r->title = strdup(o->title ? o->title : ninputs > 0 ? base_name(inputs[0]) : "nsys");
+	if (c.has_nvtx && c.nvtx_count && !c.has_tl && (uint64_t)r->iters != c.nvtx_count)
+		gt_an_note(&c, "%llu NVTX ranges \"%s\" but %d iterations: per-iteration numbers may be off",
+			   (unsigned long long)c.nvtx_count, r->nvtx_tag, r->iters);
+	r->notes = c.notes;
+	r->nnotes = c.nnotes;
+	c.notes = NULL;
+	c.nnotes = 0;
+	*out = r;
+	r = NULL;
+	rc = 0;
+out:
+	for (size_t i = 0; i < c.nnotes; i++)
+		free(c.notes[i]);
+	free(c.notes);
+	gt_names_free(&c.names);
+	gt_tl_free(&c.tl);
+	gt_an_free(r);
+	return rc;
+}

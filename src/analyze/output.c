@@ -1,0 +1,346 @@
+/*
+ * analyze/output.c — the three output formats.  Text keeps the seed's sections and column layout
+ * byte for byte (header cells padded to 17/15/23 columns, numbers right-aligned), then adds the
+ * measured tables when a timeline was read.  JSON (schema in docs/analyze.md) and CSV (long
+ * format: one value per row) carry the same numbers.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "analyze/analyze.h"
+
+#define MS(ns) ((ns) / 1e6)
+
+static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
+
+static void print_window(FILE *f, const char *label, const struct gt_an_window *w)
+{
+	fprintf(f, "%-17s%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.2f\n", label, MS(w->span_ns),
+		MS(w->busy_ns), MS(w->idle_ns), MS(w->compute_ns), MS(w->comm_ns), MS(w->overlap_ns),
+		MS(w->exposed_ns), pct(w->overlap_ns, w->comm_ns));
+}
+
+static void window_header(FILE *f, const char *first)
+{
+	fprintf(f, "%-17s%12s%12s%12s%12s%12s%12s%12s%12s\n", first, "Span(ms)", "Busy(ms)", "Idle(ms)",
+		"Compute(ms)", "Comm(ms)", "Overlap(ms)", "Exposed(ms)", "Overlap(%)");
+}
+
+int gt_an_print_text(const struct gt_an_result *r, FILE *f)
+{
+	fprintf(f, "===== %s =====\n", r->title);
+	fprintf(f, "Kernel time per iteration: %.3f (ms)\n", MS(r->kernel_time_per_iter_ns));
+	fprintf(f, "Kernel instances per iteration: %llu\n", (unsigned long long)r->kernel_count_per_iter);
+	fprintf(f, "Kernel total time: %.3f (ms)\n", MS(r->kernel_time_ns));
+	fprintf(f, "Kernel total instances: %llu\n", (unsigned long long)r->kernel_count);
+	fprintf(f, "Kernel Statistic:\n");
+	fprintf(f, "%-17s%-17s%-17s%-17s%-17s%-15s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter",
+		"TimePerIter(%)", "TotalTime(ms)", "TotalInstance", "TotalTime(%)");
+	for (size_t i = 0; i < r->nclasses; i++) {
+		const struct gt_an_stat *s = &r->classes[i];
+		fprintf(f, "%-17s%15.2f%17llu%16.2f%16.2f%17llu%14.2f\n", s->name, MS(s->time_per_iter_ns),
+			(unsigned long long)s->count_per_iter, pct(s->time_per_iter_ns, r->kernel_time_per_iter_ns),
+			MS(s->time_ns), (unsigned long long)s->count, pct(s->time_ns, r->kernel_time_ns));
+	}
+	fprintf(f, "\n");
+	fprintf(f, "NCCL time per iteration: %.3f (ms)\n", MS(r->nccl_time_per_iter_ns));
+	fprintf(f, "NCCL instances per iteration: %llu\n", (unsigned long long)r->nccl_count_per_iter);
+	fprintf(f, "NCCL total time: %.3f (ms)\n", MS(r->nccl_time_ns));
+	fprintf(f, "NCCL total instances: %llu\n", (unsigned long long)r->nccl_count);
+	fprintf(f, "NCCL Statistic:\n");
+	fprintf(f, "%-17s%-17s%-17s%-17s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter", "TotalTime(ms)",
+		"TotalInstance");
+	for (size_t i = 0; i < r->nnccl; i++) {
+		const struct gt_an_stat *s = &r->nccl[i];
+		fprintf(f, "%-17s%15.2f%17llu%15.2f%17llu\n", s->name, MS(s->time_per_iter_ns),
+			(unsigned long long)s->count_per_iter, MS(s->time_ns), (unsigned long long)s->count);
+	}
+	if (r->has_mem) {
+		fprintf(f, "\n");
+		fprintf(f, "Mem Ops Statistic:\n");
+		fprintf(f, "%-23s%-17s%-17s%-17s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter",
+			"TotalTime(ms)", "TotalInstance");
+		for (size_t i = 0; i < r->nmemops; i++) {
+			const struct gt_an_stat *s = &r->memops[i];
+			fprintf(f, "%-23s%15.2f%17llu%15.2f%17llu\n", s->name, MS(s->time_per_iter_ns),
+				(unsigned long long)s->count_per_iter, MS(s->time_ns), (unsigned long long)s->count);
+		}
+	}
+	fprintf(f, "\n");
+	if (r->nvtx_count > 0) {
+		double total = MS(r->nvtx_total_ns), avg = total / (double)r->nvtx_count;
+		double kpi = MS(r->kernel_time_per_iter_ns), kt = MS(r->kernel_time_ns);
+		fprintf(f, "NVTX range count: %llu\n", (unsigned long long)r->nvtx_count);
+		fprintf(f, "NVTX average range time: %.3f (ms)\n", avg);
+		fprintf(f, "NVTX total range time: %.3f (ms)\n", total);
+		fprintf(f, "\n");
+		fprintf(f, "Estimated non-hidden NCCL, mem ops and bubble time per range: %.3f (ms)\n", avg - kpi);
+		fprintf(f, "Estimated non-hidden NCCL, mem ops and bubble time per range: %.2f (%%)\n",
+			avg > 0 ? (avg - kpi) / avg * 100 : 0.0);
+		fprintf(f, "Estimated non-hidden NCCL, mem ops and bubble total time: %.3f (ms)\n", total - kt);
+		fprintf(f, "Estimated non-hidden NCCL, mem ops and bubble total time: %.2f (%%)\n",
+			total > 0 ? (total - kt) / total * 100 : 0.0);
+	}
+	if (r->has_timeline) {
+		fprintf(f, "\nMeasured GPU time (merged intervals; overlap = communication hidden by compute):\n");
+		window_header(f, "GPU");
+		for (size_t i = 0; i < r->ngpu; i++)
+			print_window(f, r->gpu[i].label, &r->gpu[i].total);
+		if (r->ngpu > 1)
+			print_window(f, "total", &r->total);
+		int any = 0;
+		for (size_t i = 0; i < r->ngpu; i++)
+			any |= r->gpu[i].niters > 0;
+		if (any) {
+			fprintf(f, "\nMeasured per iteration (%s):\n", r->iter_source);
+			window_header(f, "Iteration/GPU");
+			for (size_t i = 0; i < r->ngpu; i++)
+				for (size_t j = 0; j < r->gpu[i].niters; j++) {
+					char lab[96];
+					snprintf(lab, sizeof(lab), "%zu %s", j, r->gpu[i].label);
+					print_window(f, lab, &r->gpu[i].iters[j]);
+				}
+		}
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+/* ---- JSON ---- */
+
+#define GS(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
+
+static void jnum(yajl_gen g, const char *k, double v)
+{
+	GS(g, k);
+	yajl_gen_double(g, v);
+}
+
+static void jint(yajl_gen g, const char *k, unsigned long long v)
+{
+	GS(g, k);
+	yajl_gen_integer(g, (long long)v);
+}
+
+static void jstats(yajl_gen g, const char *k, const struct gt_an_stat *v, size_t n)
+{
+	GS(g, k);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++) {
+		yajl_gen_map_open(g);
+		GS(g, "name");
+		GS(g, v[i].name);
+		jnum(g, "time_ms", MS(v[i].time_ns));
+		jint(g, "count", v[i].count);
+		jnum(g, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
+		jint(g, "count_per_iter", v[i].count_per_iter);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+static void jwindow(yajl_gen g, const struct gt_an_window *w)
+{
+	yajl_gen_map_open(g);
+	jint(g, "start_ns", w->start_ns);
+	jint(g, "end_ns", w->end_ns);
+	jint(g, "first_ns", w->first_ns);
+	jint(g, "last_ns", w->last_ns);
+	jnum(g, "span_ms", MS(w->span_ns));
+	jnum(g, "busy_ms", MS(w->busy_ns));
+	jnum(g, "idle_ms", MS(w->idle_ns));
+	jnum(g, "kernel_sum_ms", MS(w->kernel_ns));
+	jint(g, "kernels", w->kernels);
+	jint(g, "memops", w->memops);
+	jnum(g, "compute_ms", MS(w->compute_ns));
+	jnum(g, "comm_ms", MS(w->comm_ns));
+	jnum(g, "overlap_ms", MS(w->overlap_ns));
+	jnum(g, "exposed_comm_ms", MS(w->exposed_ns));
+	jnum(g, "memop_ms", MS(w->memop_ns));
+	jnum(g, "non_compute_ms", MS(w->non_compute_ns));
+	jnum(g, "overlap_pct", pct(w->overlap_ns, w->comm_ns));
+	jnum(g, "idle_pct", pct(w->idle_ns, w->span_ns));
+	jnum(g, "compute_pct", pct(w->compute_ns, w->span_ns));
+	jnum(g, "non_compute_pct", pct(w->non_compute_ns, w->span_ns));
+	yajl_gen_map_close(g);
+}
+
+static void jresult(yajl_gen g, const struct gt_an_result *r)
+{
+	yajl_gen_map_open(g);
+	GS(g, "title");
+	GS(g, r->title);
+	jint(g, "iterations", (unsigned)r->iters);
+	jint(g, "gpus", (unsigned)r->gpus);
+	GS(g, "iteration_source");
+	GS(g, r->iter_source);
+	GS(g, "kernels");
+	yajl_gen_map_open(g);
+	jnum(g, "time_ms", MS(r->kernel_time_ns));
+	jint(g, "count", r->kernel_count);
+	jnum(g, "time_per_iter_ms", MS(r->kernel_time_per_iter_ns));
+	jint(g, "count_per_iter", r->kernel_count_per_iter);
+	jstats(g, "classes", r->classes, r->nclasses);
+	yajl_gen_map_close(g);
+	GS(g, "nccl");
+	yajl_gen_map_open(g);
+	jnum(g, "time_ms", MS(r->nccl_time_ns));
+	jint(g, "count", r->nccl_count);
+	jnum(g, "time_per_iter_ms", MS(r->nccl_time_per_iter_ns));
+	jint(g, "count_per_iter", r->nccl_count_per_iter);
+	jstats(g, "collectives", r->nccl, r->nnccl);
+	yajl_gen_map_close(g);
+	GS(g, "memops");
+	if (r->has_mem)
+		jstats(g, "memops", r->memops, r->nmemops), (void)0;
+	else
+		yajl_gen_null(g);
+	GS(g, "nvtx");
+	if (r->nvtx_count) {
+		yajl_gen_map_open(g);
+		GS(g, "tag");
+		GS(g, r->nvtx_tag);
+		jint(g, "count", r->nvtx_count);
+		jnum(g, "total_ms", MS(r->nvtx_total_ns));
+		jnum(g, "average_ms", MS(r->nvtx_total_ns) / (double)r->nvtx_count);
+		jnum(g, "estimated_non_hidden_ms", MS(r->nvtx_total_ns - r->kernel_time_ns));
+		yajl_gen_map_close(g);
+	} else {
+		yajl_gen_null(g);
+	}
+	GS(g, "timeline");
+	if (r->has_timeline) {
+		yajl_gen_map_open(g);
+		GS(g, "total");
+		jwindow(g, &r->total);
+		GS(g, "gpus");
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < r->ngpu; i++) {
+			yajl_gen_map_open(g);
+			GS(g, "label");
+			GS(g, r->gpu[i].label);
+			jint(g, "source", (unsigned)r->gpu[i].source);
+			jint(g, "device", (unsigned)r->gpu[i].device);
+			GS(g, "total");
+			jwindow(g, &r->gpu[i].total);
+			GS(g, "iterations");
+			yajl_gen_array_open(g);
+			for (size_t j = 0; j < r->gpu[i].niters; j++)
+				jwindow(g, &r->gpu[i].iters[j]);
+			yajl_gen_array_close(g);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		yajl_gen_map_close(g);
+	} else {
+		yajl_gen_null(g);
+	}
+	GS(g, "notes");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < r->nnotes; i++)
+		GS(g, r->notes[i]);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
+int gt_an_print_json(const struct gt_an_result *const *rs, size_t n, FILE *f)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+	if (!g)
+		return -1;
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	yajl_gen_config(g, yajl_gen_indent_string, "  ");
+	yajl_gen_map_open(g);
+	jint(g, "schema_version", GT_AN_SCHEMA_VERSION);
+	GS(g, "tool");
+	GS(g, "gputap analyze");
+	GS(g, "results");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++)
+		jresult(g, rs[i]);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	const unsigned char *buf;
+	size_t len;
+	int rc = 0;
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || fwrite(buf, 1, len, f) != len)
+		rc = -1;
+	yajl_gen_free(g);
+	return rc;
+}
+
+/* ---- CSV: title,section,gpu,iteration,name,metric,value ---- */
+
+static void csv_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
+		    const char *metric, double v)
+{
+	csv_str(f, title);
+	fprintf(f, ",%s,", sec);
+	csv_str(f, gpu);
+	if (it >= 0)
+		fprintf(f, ",%ld,", it);
+	else
+		fputs(",,", f);
+	csv_str(f, name);
+	fprintf(f, ",%s,%.6f\n", metric, v);
+}
+
+static void csv_stats(FILE *f, const char *title, const char *sec, const struct gt_an_stat *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		csv_row(f, title, sec, "", -1, v[i].name, "time_ms", MS(v[i].time_ns));
+		csv_row(f, title, sec, "", -1, v[i].name, "count", (double)v[i].count);
+		csv_row(f, title, sec, "", -1, v[i].name, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
+		csv_row(f, title, sec, "", -1, v[i].name, "count_per_iter", (double)v[i].count_per_iter);
+	}
+}
+
+static void csv_window(FILE *f, const char *title, const char *gpu, long it, const struct gt_an_window *w)
+{
+	static const char *const names[] = {"span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms",
+					    "overlap_ms", "exposed_comm_ms", "memop_ms", "kernel_sum_ms"};
+	double v[] = {w->span_ns, w->busy_ns, w->idle_ns, w->compute_ns, w->comm_ns,
+		      w->overlap_ns, w->exposed_ns, w->memop_ns, w->kernel_ns};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", names[i], MS(v[i]));
+	csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", "kernels", (double)w->kernels);
+}
+
+int gt_an_print_csv(const struct gt_an_result *r, FILE *f)
+{
+	const char *t = r->title;
+	fputs("title,section,gpu,iteration,name,metric,value\n", f);
+	csv_stats(f, t, "class", r->classes, r->nclasses);
+	csv_stats(f, t, "nccl", r->nccl, r->nnccl);
+	if (r->has_mem)
+		csv_stats(f, t, "memop", r->memops, r->nmemops);
+	if (r->nvtx_count) {
+		csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "count", (double)r->nvtx_count);
+		csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "total_ms", MS(r->nvtx_total_ns));
+	}
+	if (r->has_timeline) {
+		for (size_t i = 0; i < r->ngpu; i++) {
+			csv_window(f, t, r->gpu[i].label, -1, &r->gpu[i].total);
+			for (size_t j = 0; j < r->gpu[i].niters; j++)
+				csv_window(f, t, r->gpu[i].label, (long)j, &r->gpu[i].iters[j]);
+		}
+		csv_window(f, t, "total", -1, &r->total);
+	}
+	return ferror(f) ? -1 : 0;
+}

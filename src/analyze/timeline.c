@@ -1,0 +1,544 @@
+/*
+ * analyze/timeline.c — GPU intervals in, merged-interval numbers out.
+ *
+ * Readers hand intervals in any order.  They are collected in a chunk of fixed size; a full chunk
+ * is sorted by start and written to a temporary file as a run; at the end the runs are merged
+ * (k-way, one small buffer per run).  So memory is one chunk plus k buffers whatever the input size.
+ *
+ * The sweep sees every interval in start order and keeps, per GPU and per class of work (all,
+ * kernels, compute, communication, memory operations), the one merged interval still open: a new
+ * interval either extends it or closes it (its length is added) and opens the next.  This is the
+ * merge HTA does with pandas, in O(1) memory per GPU.  Iterations cut the open intervals at their
+ * boundaries.  overlap = |compute| + |comm| - |kernels|, since kernels = compute ∪ comm.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/an_internal.h"
+
+enum { U_ALL, U_KERN, U_COMP, U_COMM, U_MEM, U_N };
+
+int gt_tl_init(struct gt_tl *tl, size_t chunk_events)
+{
+	memset(tl, 0, sizeof(*tl));
+	tl->chunk_cap = chunk_events ? chunk_events : (1u << 20);
+	tl->chunk = malloc(tl->chunk_cap * sizeof(*tl->chunk));
+	return tl->chunk ? 0 : -ENOMEM;
+}
+
+void gt_tl_free(struct gt_tl *tl)
+{
+	free(tl->chunk);
+	if (tl->spill)
+		fclose(tl->spill);
+	free(tl->run_off);
+	free(tl->run_len);
+	free(tl->gpus);
+	free(tl->ranges);
+	memset(tl, 0, sizeof(*tl));
+}
+
+long gt_tl_gpu(struct gt_tl *tl, int source, int device)
+{
+	for (size_t i = 0; i < tl->ngpus; i++)
+		if (tl->gpus[i].source == source && tl->gpus[i].device == device)
+			return (long)i;
+	void *g = realloc(tl->gpus, (tl->ngpus + 1) * sizeof(*tl->gpus));
+	if (!g)
+		return -1;
+	tl->gpus = g;
+	tl->gpus[tl->ngpus].source = source;
+	tl->gpus[tl->ngpus].device = device;
+	return (long)tl->ngpus++;
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct gt_ev *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return 0;
+}
+
+static int spill_chunk(struct gt_tl *tl)
+{
+	if (!tl->spill && !(tl->spill = tmpfile())) {
+		snprintf(tl->err, sizeof(tl->err), "cannot create a temporary file for sorting: %s",
+			 strerror(errno));
+		return -1;
+	}
+	qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+	uint64_t *o = realloc(tl->run_off, (tl->nruns + 1) * sizeof(*o));
+	if (o)
+		tl->run_off = o;
+	uint64_t *l = realloc(tl->run_len, (tl->nruns + 1) * sizeof(*l));
+	if (l)
+		tl->run_len = l;
+	if (!o || !l)
+		return -1;
+	uint64_t off = 0;
+	for (size_t i = 0; i < tl->nruns; i++)
+		off += tl->run_len[i];
+	tl->run_off[tl->nruns] = off;
+	tl->run_len[tl->nruns] = tl->nchunk;
+	if (fwrite(tl->chunk, sizeof(*tl->chunk), tl->nchunk, tl->spill) != tl->nchunk) {
+		snprintf(tl->err, sizeof(tl->err), "writing the temporary sort file failed: %s", strerror(errno));
+		return -1;
+	}
+	tl->nruns++;
+	tl->nchunk = 0;
+	return 0;
+}
+
+int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat)
+{
+	if (end < start)
+		end = start;
+	if (tl->nchunk == tl->chunk_cap && spill_chunk(tl) < 0)
+		return -1;
+	struct gt_ev *e = &tl->chunk[tl->nchunk++];
+	e->start = start;
+	e->end = end;
+	e->gpu = gpu;
+	e->cat = (uint8_t)cat;
+	memset(e->pad, 0, sizeof(e->pad));
+	tl->nevents++;
+	return 0;
+}
+
+int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end)
+{
+	if (tl->nranges == tl->ranges_cap) {
+		size_t nc = tl->ranges_cap ? tl->ranges_cap * 2 : 64;
+		struct gt_range *r = realloc(tl->ranges, nc * sizeof(*r));
+		if (!r)
+			return -1;
+		tl->ranges = r;
+		tl->ranges_cap = nc;
+	}
+	tl->ranges[tl->nranges++] = (struct gt_range){start, end < start ? start : end, source};
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct gt_range *x = a, *y = b;
+	if (x->source != y->source)
+		return x->source < y->source ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* ---- the sweep ---- */
+
+struct acc { /* one merged interval per class, and the window it accumulates into */
+	uint64_t cs[U_N], ce[U_N];
+	int open[U_N];
+};
+
+struct gstate {
+	struct acc tot, it;
+	long w;               /* current iteration window, -1 before the first */
+	const uint64_t *bnd;  /* window starts of this GPU's source */
+	size_t nbnd;
+	struct gt_an_window *win; /* nbnd windows */
+};
+
+static void add_piece(struct gt_an_window *w, int u, uint64_t a, uint64_t b)
+{
+	double d = (double)(b - a);
+	switch (u) {
+	case U_ALL:
+		w->busy_ns += d;
+		if (!w->first_ns || a < w->first_ns)
+			w->first_ns = a;
+		if (b > w->last_ns)
+			w->last_ns = b;
+		break;
+	case U_KERN: w->idle_ns += d; break; /* |kernels| parked here until finish_window */
+	case U_COMP: w->compute_ns += d; break;
+	case U_COMM: w->comm_ns += d; break;
+	case U_MEM: w->memop_ns += d; break;
+	}
+}
+
+static void flush(struct acc *a, int u, struct gt_an_window *w)
+{
+	if (a->open[u] && w)
+		add_piece(w, u, a->cs[u], a->ce[u]);
+	a->open[u] = 0;
+}
+
+static void feed(struct acc *a, int u, uint64_t s, uint64_t e, struct gt_an_window *w)
+{
+	if (a->open[u] && s <= a->ce[u]) {
+		if (e > a->ce[u])
+			a->ce[u] = e;
+		return;
+	}
+	flush(a, u, w);
+	a->open[u] = 1;
+	a->cs[u] = s;
+	a->ce[u] = e;
+}
+
+/* Close window g->w at boundary b: pieces before b go to it, the rest stays open from b. */
+static void close_window(struct gstate *g, uint64_t b)
+{
+	struct gt_an_window *w = g->w >= 0 ? &g->win[g->w] : NULL;
+	for (int u = 0; u < U_N; u++) {
+		if (!g->it.open[u])
+			continue;
+		if (g->it.cs[u] >= b)
+			continue;
+		uint64_t end = g->it.ce[u] < b ? g->it.ce[u] : b;
+		if (w)
+			add_piece(w, u, g->it.cs[u], end);
+		if (g->it.ce[u] > b)
+			g->it.cs[u] = b;
+		else
+			g->it.open[u] = 0;
+	}
+	g->w++;
+}
+
+static void finish_window(struct gt_an_window *w)
+{
+	double kern = w->idle_ns;
+	w->span_ns = w->last_ns > w->first_ns ? (double)(w->last_ns - w->first_ns) : 0;
+	w->idle_ns = w->span_ns - w->busy_ns;
+	if (w->idle_ns < 0)
+		w->idle_ns = 0;
+	w->overlap_ns = w->compute_ns + w->comm_ns - kern;
+	if (w->overlap_ns < 0)
+		w->overlap_ns = 0;
+	w->exposed_ns = w->comm_ns - w->overlap_ns;
+	w->non_compute_ns = w->span_ns - w->compute_ns - w->idle_ns;
+}
+
+static void sum_window(struct gt_an_window *t, const struct gt_an_window *w)
+{
+	if (w->first_ns && (!t->first_ns || w->first_ns < t->first_ns))
+		t->first_ns = w->first_ns;
+	if (w->last_ns > t->last_ns)
+		t->last_ns = w->last_ns;
+	if (w->start_ns && (!t->start_ns || w->start_ns < t->start_ns))
+		t->start_ns = w->start_ns;
+	if (w->end_ns > t->end_ns)
+		t->end_ns = w->end_ns;
+	t->span_ns += w->span_ns;
+	t->busy_ns += w->busy_ns;
+	t->idle_ns += w->idle_ns;
+	t->kernel_ns += w->kernel_ns;
+	t->kernels += w->kernels;
+	t->memops += w->memops;
+	t->compute_ns += w->compute_ns;
+	t->comm_ns += w->comm_ns;
+	t->overlap_ns += w->overlap_ns;
+	t->exposed_ns += w->exposed_ns;
+	t->memop_ns += w->memop_ns;
+	t->non_compute_ns += w->non_compute_ns;
+}
+
+static void sweep_one(struct gstate *gs, struct gt_an_gpu *gpus, const struct gt_ev *e)
+{
+	struct gstate *g = &gs[e->gpu];
+	struct gt_an_window *tw = &gpus[e->gpu].total;
+	while ((size_t)(g->w + 1) < g->nbnd && e->start >= g->bnd[g->w + 1])
+		close_window(g, g->bnd[g->w + 1]);
+	struct gt_an_window *iw = g->w >= 0 ? &g->win[g->w] : NULL;
+	int us[3], nu = 0;
+	us[nu++] = U_ALL;
+	if (e->cat == GT_CAT_MEMOP) {
+		us[nu++] = U_MEM;
+	} else {
+		us[nu++] = U_KERN;
+		us[nu++] = e->cat == GT_CAT_COMM ? U_COMM : U_COMP;
+	}
+	for (int i = 0; i < nu; i++) {
+		feed(&g->tot, us[i], e->start, e->end, tw);
+		feed(&g->it, us[i], e->start, e->end, iw);
+	}
+	double d = (double)(e->end - e->start);
+	if (e->cat == GT_CAT_MEMOP) {
+		tw->memops++;
+		if (iw)
+			iw->memops++;
+	} else {
+		tw->kernels++;
+		tw->kernel_ns += d;
+		if (iw) {
+			iw->kernels++;
+			iw->kernel_ns += d;
+		}
+	}
+}
+
+struct run_rd {
+	uint64_t next, left; /* next event index in file, events left */
+	struct gt_ev *buf;
+	size_t n, pos;
+};
+
+static int run_fill(struct gt_tl *tl, struct run_rd *r, size_t bufn)
+{
+	size_t want = r->left < bufn ? (size_t)r->left : bufn;
+	if (fseeko(tl->spill, (off_t)(r->next * sizeof(struct gt_ev)), SEEK_SET) != 0 ||
+	    fread(r->buf, sizeof(struct gt_ev), want, tl->spill) != want) {
+		snprintf(tl->err, sizeof(tl->err), "reading the temporary sort file failed");
+		return -1;
+	}
+	r->next += want;
+	r->left -= want;
+	r->n = want;
+	r->pos = 0;
+	return 0;
+}
+
+int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen)
+{
+	int rc = -1;
+	struct gstate *gs = NULL;
+	uint64_t *bnd_all = NULL;
+	struct run_rd *rd = NULL;
+	size_t *heap = NULL;
+	uint64_t *smin = NULL, *smax = NULL;
+	size_t *rfirst = NULL, *rcount = NULL;
+	size_t ng = tl->ngpus;
+
+	r->gpu = calloc(ng ? ng : 1, sizeof(*r->gpu));
+	gs = calloc(ng ? ng : 1, sizeof(*gs));
+	if (!r->gpu || !gs)
+		goto nomem;
+	r->ngpu = ng;
+	qsort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
+
+	/* Windows must be known before the sweep.  With --iters and no ranges, a source's extent
+	 * (first start, last end) is needed first: one extra pass over the chunk or the spill file. */
+	size_t nsrc = 0;
+	for (size_t i = 0; i < ng; i++)
+		if ((size_t)tl->gpus[i].source + 1 > nsrc)
+			nsrc = (size_t)tl->gpus[i].source + 1;
+	for (size_t i = 0; i < tl->nranges; i++)
+		if ((size_t)tl->ranges[i].source + 1 > nsrc)
+			nsrc = (size_t)tl->ranges[i].source + 1;
+	smin = calloc(nsrc + 1, sizeof(uint64_t));
+	smax = calloc(nsrc + 1, sizeof(uint64_t));
+	rfirst = calloc(nsrc + 1, sizeof(size_t));
+	rcount = calloc(nsrc + 1, sizeof(size_t));
+	if (!smin || !smax || !rfirst || !rcount)
+		goto nomem;
+	for (size_t i = 0; i < tl->nranges; i++) {
+		size_t s = (size_t)tl->ranges[i].source;
+		if (rcount[s]++ == 0)
+			rfirst[s] = i;
+	}
+	int need_extent = 0;
+	for (size_t s = 0; s < nsrc; s++)
+		if (!rcount[s] && iters > 0)
+			need_extent = 1;
+	if (need_extent) {
+		/* the extent is known only after reading everything: one extra pass over the runs */
+		if (tl->nruns == 0) {
+			for (size_t i = 0; i < tl->nchunk; i++) {
+				size_t s = (size_t)tl->gpus[tl->chunk[i].gpu].source;
+				if (!smin[s] || tl->chunk[i].start < smin[s])
+					smin[s] = tl->chunk[i].start;
+				if (tl->chunk[i].end > smax[s])
+					smax[s] = tl->chunk[i].end;
+			}
+		} else {
+			if (tl->nchunk && spill_chunk(tl) < 0)
+				goto fail_extent;
+			rewind(tl->spill);
+			struct gt_ev ev;
+			while (fread(&ev, sizeof(ev), 1, tl->spill) == 1) {
+				size_t s = (size_t)tl->gpus[ev.gpu].source;
+				if (!smin[s] || ev.start < smin[s])
+					smin[s] = ev.start;
+				if (ev.end > smax[s])
+					smax[s] = ev.end;
+			}
+		}
+	}
+	/* window starts per source */
+	size_t nb = 0;
+	for (size_t s = 0; s < nsrc; s++)
+		nb += rcount[s] ? rcount[s] : (iters > 0 ? (size_t)iters : 0);
+	bnd_all = calloc(nb + 1, sizeof(uint64_t));
+	uint64_t **sb = calloc(nsrc + 1, sizeof(uint64_t *));
+	uint64_t **se = calloc(nsrc + 1, sizeof(uint64_t *));
+	uint64_t *ends = calloc(nb + 1, sizeof(uint64_t));
+	size_t *snb = calloc(nsrc + 1, sizeof(size_t));
+	if (!bnd_all || !sb || !se || !ends || !snb) {
+		free(sb);
+		free(se);
+		free(ends);
+		free(snb);
+		goto fail_extent;
+	}
+	size_t k = 0;
+	for (size_t s = 0; s < nsrc; s++) {
+		sb[s] = bnd_all + k;
+		se[s] = ends + k;
+		if (rcount[s]) {
+			for (size_t i = 0; i < rcount[s]; i++) {
+				bnd_all[k] = tl->ranges[rfirst[s] + i].start;
+				ends[k++] = tl->ranges[rfirst[s] + i].end;
+			}
+			snb[s] = rcount[s];
+		} else if (iters > 0 && smax[s] > smin[s]) {
+			uint64_t span = smax[s] - smin[s];
+			for (int i = 0; i < iters; i++) {
+				bnd_all[k] = smin[s] + (uint64_t)((double)span * i / iters);
+				ends[k++] = smin[s] + (uint64_t)((double)span * (i + 1) / iters);
+			}
+			snb[s] = (size_t)iters;
+		}
+	}
+	for (size_t i = 0; i < ng; i++) {
+		size_t s = (size_t)tl->gpus[i].source;
+		struct gt_an_gpu *gp = &r->gpu[i];
+		snprintf(gp->label, sizeof(gp->label), "rank%d/gpu%d", tl->gpus[i].source, tl->gpus[i].device);
+		gp->source = tl->gpus[i].source;
+		gp->device = tl->gpus[i].device;
+		gs[i].w = -1;
+		gs[i].bnd = sb[s];
+		gs[i].nbnd = snb[s];
+		if (snb[s]) {
+			gp->iters = calloc(snb[s], sizeof(*gp->iters));
+			if (!gp->iters) {
+				free(sb);
+				free(se);
+				free(ends);
+				free(snb);
+				goto fail_extent;
+			}
+			gp->niters = snb[s];
+			for (size_t j = 0; j < snb[s]; j++) {
+				gp->iters[j].start_ns = sb[s][j];
+				gp->iters[j].end_ns = j + 1 < snb[s] ? sb[s][j + 1] : se[s][j];
+			}
+		}
+		gs[i].win = gp->iters;
+	}
+	free(sb);
+	free(se);
+	free(ends);
+	free(snb);
+
+	/* the sweep, in start order */
+	if (tl->nruns == 0) {
+		qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+		for (size_t i = 0; i < tl->nchunk; i++)
+			sweep_one(gs, r->gpu, &tl->chunk[i]);
+	} else {
+		if (tl->nchunk && spill_chunk(tl) < 0)
+			goto fail_extent;
+		fflush(tl->spill);
+		size_t nr = tl->nruns, bufn = tl->chunk_cap / nr;
+		if (bufn < 1)
+			bufn = 1;
+		rd = calloc(nr, sizeof(*rd));
+		heap = calloc(nr, sizeof(*heap));
+		if (!rd || !heap)
+			goto fail_extent;
+		size_t hn = 0;
+		for (size_t i = 0; i < nr; i++) {
+			rd[i].buf = tl->chunk + i * bufn; /* the chunk's memory is free now: reuse it */
+			rd[i].next = tl->run_off[i];
+			rd[i].left = tl->run_len[i];
+			if (run_fill(tl, &rd[i], bufn) < 0)
+				goto fail_extent;
+			if (rd[i].n) {
+				/* sift up */
+				size_t c = hn++;
+				heap[c] = i;
+				while (c && ev_cmp(&rd[heap[c]].buf[rd[heap[c]].pos],
+						   &rd[heap[(c - 1) / 2]].buf[rd[heap[(c - 1) / 2]].pos]) < 0) {
+					size_t t = heap[c];
+					heap[c] = heap[(c - 1) / 2];
+					heap[(c - 1) / 2] = t;
+					c = (c - 1) / 2;
+				}
+			}
+		}
+		while (hn) {
+			struct run_rd *top = &rd[heap[0]];
+			sweep_one(gs, r->gpu, &top->buf[top->pos]);
+			if (++top->pos == top->n) {
+				if (top->left) {
+					if (run_fill(tl, top, bufn) < 0)
+						goto fail_extent;
+				} else {
+					heap[0] = heap[--hn];
+				}
+			}
+			/* sift down */
+			size_t c = 0;
+			for (;;) {
+				size_t l = 2 * c + 1, m = c;
+				if (l < hn && ev_cmp(&rd[heap[l]].buf[rd[heap[l]].pos], &rd[heap[m]].buf[rd[heap[m]].pos]) < 0)
+					m = l;
+				if (l + 1 < hn &&
+				    ev_cmp(&rd[heap[l + 1]].buf[rd[heap[l + 1]].pos], &rd[heap[m]].buf[rd[heap[m]].pos]) < 0)
+					m = l + 1;
+				if (m == c)
+					break;
+				size_t t = heap[c];
+				heap[c] = heap[m];
+				heap[m] = t;
+				c = m;
+			}
+		}
+	}
+
+	/* close what is still open */
+	memset(&r->total, 0, sizeof(r->total));
+	for (size_t i = 0; i < ng; i++) {
+		struct gstate *g = &gs[i];
+		struct gt_an_gpu *gp = &r->gpu[i];
+		for (int u = 0; u < U_N; u++)
+			flush(&g->tot, u, &gp->total);
+		while ((size_t)(g->w + 1) < g->nbnd) {
+			int any = 0;
+			for (int u = 0; u < U_N; u++)
+				any |= g->it.open[u];
+			if (!any)
+				break;
+			close_window(g, g->bnd[g->w + 1]);
+		}
+		for (int u = 0; u < U_N; u++)
+			flush(&g->it, u, g->w >= 0 ? &g->win[g->w] : NULL);
+		finish_window(&gp->total);
+		gp->total.start_ns = gp->total.first_ns;
+		gp->total.end_ns = gp->total.last_ns;
+		for (size_t j = 0; j < gp->niters; j++) {
+			finish_window(&gp->iters[j]);
+			if (j + 1 == gp->niters && gp->iters[j].last_ns > gp->iters[j].end_ns)
+				gp->iters[j].end_ns = gp->iters[j].last_ns;
+		}
+		sum_window(&r->total, &gp->total);
+	}
+	rc = 0;
+	goto out;
+fail_extent:
+	snprintf(err, errlen, "%s", tl->err[0] ? tl->err : "out of memory while sorting the timeline");
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory while sorting the timeline");
+out:
+	free(smin);
+	free(smax);
+	free(rfirst);
+	free(rcount);
+	free(gs);
+	free(bnd_all);
+	free(rd);
+	free(heap);
+	return rc;
+}
