@@ -1,13 +1,139 @@
-/* gputap libperf — placeholder until the command lands; see commands.h. */
+/* gputap libperf — replay recorded library calls (GEMMs) and time them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
 #include "core/log.h"
+#include "libtrace/libtrace.h"
 
-const char cmd_libperf_help[] = "usage: gputap libperf ...\n\n(not built yet)\n";
+const char cmd_libperf_help[] =
+	"usage: gputap libperf [-o OUT] [--iters N] [--warmup N] [--algos N] [--device N] [--quiet] INPUT\n"
+	"\n"
+	"Replay every GEMM configuration recorded in a library_trace.csv with cuBLASLt on a\n"
+	"GPU, time each algorithm that cuBLASLt's heuristic offers for it, and write one row\n"
+	"per configuration to OUT (default: library_perf.csv beside INPUT):\n"
+	"  the recorded algorithm's time (when the log recorded an algoId and the library\n"
+	"  offers it; otherwise the heuristic's first choice, and the timed_as column says\n"
+	"  so), the best algorithm's id and time, TFLOP/s, the gain of the best over the\n"
+	"  recorded one in percent, and the time the best would save over all recorded calls.\n"
+	"NCCL collectives are listed as skipped (single GPU, or NCCL replay not built);\n"
+	"cuDNN calls and non-GEMM BLAS calls as skipped.\n"
+	"\n"
+	"INPUT is a library_trace.csv (from 'gputap run --tools cublaslt_trace,...') or a\n"
+	"folder of library logs (cuBLAS, cuBLASLt, cuDNN, NCCL), which is first turned into\n"
+	"library_trace.csv beside OUT.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output OUT   where to write library_perf.csv\n"
+	"  --iters N          timed runs per algorithm; the median is reported (default 20)\n"
+	"  --warmup N         untimed runs before timing each algorithm (default 5)\n"
+	"  --algos N          algorithms to ask of cuBLASLt's heuristic, at most 64 (default 16)\n"
+	"  --device N         CUDA device to use (default 0)\n"
+	"  --quiet            no progress lines on stderr\n"
+	"\n"
+	"Buffers hold a constant non-zero pattern (byte 0x3C), beta is 0, workspace 32 MiB.\n"
+	"Needs an NVIDIA GPU, its driver (libcuda.so.1) and cuBLASLt (libcublasLt.so.13 or\n"
+	".12); without them it exits with status 1.  Columns: see docs/libtrace.md.\n"
+	"\n"
+	"exit status: 0 done, 1 bad input or no GPU, 2 usage.\n";
+
+static int int_arg(const char *opt, const char *v, int lo, int hi, int *out)
+{
+	char *e;
+	long x = v ? strtol(v, &e, 10) : 0;
+	if (!v || *e || x < lo || x > hi) {
+		gt_error("%s needs an integer from %d to %d", opt, lo, hi);
+		return -1;
+	}
+	*out = (int)x;
+	return 0;
+}
 
 int cmd_libperf(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	gt_error("'gputap libperf' is not built yet");
-	return 2;
+	const char *in = NULL, *out = NULL;
+	struct gt_libperf_opts o = {20, 5, 16, 0, stderr};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+			if (!v) {
+				gt_error("%s needs a file name", a);
+				return 2;
+			}
+			out = v;
+			i++;
+		} else if (strcmp(a, "--iters") == 0) {
+			if (int_arg(a, v, 1, 100000, &o.iters) < 0)
+				return 2;
+			i++;
+		} else if (strcmp(a, "--warmup") == 0) {
+			if (int_arg(a, v, 0, 100000, &o.warmup) < 0)
+				return 2;
+			i++;
+		} else if (strcmp(a, "--algos") == 0) {
+			if (int_arg(a, v, 1, 64, &o.max_algos) < 0)
+				return 2;
+			i++;
+		} else if (strcmp(a, "--device") == 0) {
+			if (int_arg(a, v, 0, 1023, &o.device) < 0)
+				return 2;
+			i++;
+		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			o.progress = NULL;
+		} else if (a[0] == '-' && a[1]) {
+			gt_error("libperf: unknown option '%s'; see 'gputap help libperf'", a);
+			return 2;
+		} else if (!in) {
+			in = a;
+		} else {
+			gt_error("libperf: one INPUT only ('%s' and '%s')", in, a);
+			return 2;
+		}
+	}
+	if (!in) {
+		gt_error("libperf: no INPUT; usage: gputap libperf library_trace.csv -o library_perf.csv");
+		return 2;
+	}
+	char outbuf[4096], csvbuf[4096], err[1024];
+	struct stat sb;
+	if (stat(in, &sb) < 0) {
+		gt_error("%s: %s", in, strerror(errno));
+		return 1;
+	}
+	if (!out) {
+		const char *slash = strrchr(in, '/');
+		if (S_ISDIR(sb.st_mode))
+			snprintf(outbuf, sizeof(outbuf), "%s/library_perf.csv", in);
+		else if (slash)
+			snprintf(outbuf, sizeof(outbuf), "%.*s/library_perf.csv", (int)(slash - in), in);
+		else
+			snprintf(outbuf, sizeof(outbuf), "library_perf.csv");
+		out = outbuf;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		const char *slash = strrchr(out, '/');
+		if (slash)
+			snprintf(csvbuf, sizeof(csvbuf), "%.*s/library_trace.csv", (int)(slash - out), out);
+		else
+			snprintf(csvbuf, sizeof(csvbuf), "library_trace.csv");
+		if (gt_libtrace_collect(in, csvbuf, "", "", err, sizeof(err)) < 0) {
+			gt_error("%s", err);
+			return 1;
+		}
+		if (o.progress)
+			fprintf(o.progress, "libperf: logs of %s written as %s\n", in, csvbuf);
+		in = csvbuf;
+	}
+	int rc = gt_libperf_run(in, out, &o, err, sizeof(err));
+	if (rc < 0) {
+		gt_error("%s", err);
+		return 1;
+	}
+	printf("%s\n", out);
+	return gt_finish_stdout(0);
 }
