@@ -441,8 +441,14 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 			goto fail_extent;
 		fflush(tl->spill);
 		size_t nr = tl->nruns, bufn = tl->chunk_cap / nr;
-		if (bufn < 1)
+		if (bufn < 1) { /* more runs than chunk slots: grow the chunk to one slot per run */
 			bufn = 1;
+			struct gt_ev *nc = realloc(tl->chunk, nr * sizeof(*nc));
+			if (!nc)
+				goto fail_extent;
+			tl->chunk = nc;
+			tl->chunk_cap = nr;
+		}
 		rd = calloc(nr, sizeof(*rd));
 		heap = calloc(nr, sizeof(*heap));
 		if (!rd || !heap)

@@ -1,0 +1,117 @@
+/*
+ * analyze/gtr.c — a gputap trace (trace.gtr) as analyzer input: KERNEL, MEMCPY and MEMSET records
+ * feed the timeline, RANGE records with the iteration tag give the iterations.  One trace = one
+ * source (rank); its devices are its GPUs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/an_internal.h"
+#include "core/trace_io.h"
+
+/* string id -> name-table index + 1 (0: not looked up yet); grows with the string table only */
+struct idcache {
+	uint32_t *v;
+	size_t n;
+};
+
+static long cached_name(struct gt_an_ctx *c, struct idcache *ic, const struct gt_trace_reader *r, uint32_t id,
+			int kind)
+{
+	if (id >= ic->n) {
+		size_t nn = ic->n ? ic->n : 256;
+		while (nn <= id)
+			nn *= 2;
+		uint32_t *v = realloc(ic->v, nn * sizeof(*v));
+		if (!v)
+			return -1;
+		memset(v + ic->n, 0, (nn - ic->n) * sizeof(*v));
+		ic->v = v;
+		ic->n = nn;
+	}
+	if (!ic->v[id]) {
+		const char *s = gt_tr_str(r, id);
+		if (!s[0])
+			s = "(unnamed kernel)";
+		long i = gt_names_get(&c->names, kind, s, strlen(s));
+		if (i < 0)
+			return -1;
+		ic->v[id] = (uint32_t)i + 1;
+	}
+	return (long)ic->v[id] - 1;
+}
+
+static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e)
+{
+	long g = gt_tl_gpu(&c->tl, source, (int)device);
+	if (g < 0 || ni < 0)
+		return -1;
+	struct gt_name *n = &c->names.v[ni];
+	n->time_ns += (double)(e > s ? e - s : 0);
+	n->count++;
+	return gt_tl_event(&c->tl, (uint32_t)g, s, e, n->cat);
+}
+
+int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, char *err, size_t errlen)
+{
+	struct gt_trace_reader r;
+	if (gt_tr_open(&r, path) < 0) {
+		snprintf(err, errlen, "%s", r.err);
+		return -1;
+	}
+	int source = c->nsources++;
+	struct idcache ic = {0};
+	const struct gt_rec_hdr *h;
+	int rc, bad = 0;
+	c->has_tl = 1;
+	c->has_mem = 1;
+	while ((rc = gt_tr_next(&r, &h)) > 0) {
+		switch (h->type) {
+		case GT_REC_KERNEL: {
+			const struct gt_rec_kernel *k = (const void *)h;
+			bad |= add(c, source, cached_name(c, &ic, &r, k->name_id, GT_NK_KERNEL), k->device, k->start_ns,
+				   k->end_ns) < 0;
+			break;
+		}
+		case GT_REC_MEMCPY: {
+			const struct gt_rec_memcpy *m = (const void *)h;
+			const char *nm = gt_an_copykind_name(m->copy_kind);
+			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, nm, strlen(nm)), m->device,
+				   m->start_ns, m->end_ns) < 0;
+			break;
+		}
+		case GT_REC_MEMSET: {
+			const struct gt_rec_memset *m = (const void *)h;
+			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, "[CUDA memset]", 13), m->device,
+				   m->start_ns, m->end_ns) < 0;
+			break;
+		}
+		case GT_REC_RANGE: {
+			const struct gt_rec_range *g = (const void *)h;
+			if (g->kind == GT_RANGE_MARK || !gt_an_is_iter_range(c, gt_tr_str(&r, g->name_id)))
+				break;
+			c->has_nvtx = 1;
+			c->nvtx_count++;
+			c->nvtx_total_ns += (double)(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
+			bad |= gt_tl_range(&c->tl, source, g->start_ns, g->end_ns) < 0;
+			break;
+		}
+		default: break;
+		}
+		if (bad) {
+			snprintf(err, errlen, "%s: byte %llu: %s", path, (unsigned long long)r.offset,
+				 c->tl.err[0] ? c->tl.err : "out of memory");
+			rc = -1;
+			break;
+		}
+		if ((r.nrecords & 0xfffff) == 0)
+			gt_an_progress(c, path, r.offset, 0);
+	}
+	if (rc < 0 && !bad)
+		snprintf(err, errlen, "%s", r.err);
+	if (rc == 0 && r.partial)
+		gt_an_note(c, "%s: the trace is partial (the run did not end cleanly or lost records)", path);
+	free(ic.v);
+	gt_tr_close(&r);
+	return rc < 0 ? -1 : 0;
+}

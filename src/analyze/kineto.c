@@ -1,0 +1,379 @@
+/*
+ * analyze/kineto.c — PyTorch profiler / Kineto Chrome traces (.json or .json.gz), streamed with
+ * yajl_parse callbacks: only the fields of the current event are held, never the document.
+ *
+ * Used: traceEvents[] with cat "kernel" (GPU kernels), "gpu_memcpy", "gpu_memset" (memory
+ * operations), and ProfilerStep#N (or the --nvtx tag) on cat "user_annotation"/"cpu_op" as the
+ * iterations; ts/dur in µs (decimal, converted to ns exactly); the GPU is args.device (else pid).
+ * distributedInfo.rank is noted; each file is one source (rank).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "analyze/an_internal.h"
+
+enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK };
+
+struct kst {
+	struct gt_an_ctx *c;
+	const char *path;
+	int source;
+	int depth;
+	int in_events;   /* inside the traceEvents array */
+	int events_key;  /* the last root key was traceEvents */
+	int dist_key;    /* the last root key was distributedInfo */
+	int in_args;     /* depth of the args object, 0 if not inside */
+	enum fld fld;
+	uint64_t nev;
+	/* current event */
+	char name[1024];
+	size_t name_len;
+	int name_trunc;
+	char cat[32], ph[4];
+	uint64_t ts, dur;
+	int has_ts, has_dur, has_dev;
+	long pid, device;
+	char err[512];
+	int failed;
+};
+
+static int fail(struct kst *k, const char *what)
+{
+	snprintf(k->err, sizeof(k->err), "%s: event %llu (\"%.60s\"): %s", k->path, (unsigned long long)k->nev,
+		 k->name, what);
+	k->failed = 1;
+	return 0;
+}
+
+static void reset_event(struct kst *k)
+{
+	k->name[0] = '\0';
+	k->name_len = 0;
+	k->name_trunc = 0;
+	k->cat[0] = k->ph[0] = '\0';
+	k->has_ts = k->has_dur = k->has_dev = 0;
+	k->pid = k->device = 0;
+	k->ts = k->dur = 0;
+	k->in_args = 0;
+}
+
+static int k_start_map(void *ctx)
+{
+	struct kst *k = ctx;
+	k->depth++;
+	if (k->in_events && k->depth == 3) {
+		reset_event(k);
+		k->nev++;
+	}
+	if (k->fld == F_NONE && k->in_events && k->depth == 4 && k->in_args == -1)
+		k->in_args = 4;
+	k->fld = F_NONE;
+	return 1;
+}
+
+static int handle_event(struct kst *k)
+{
+	struct gt_an_ctx *c = k->c;
+	int kind = 0;
+	if (strcmp(k->cat, "kernel") == 0)
+		kind = GT_NK_KERNEL;
+	else if (strcmp(k->cat, "gpu_memcpy") == 0 || strcmp(k->cat, "gpu_memset") == 0)
+		kind = GT_NK_MEMOP;
+	if (kind) {
+		if (!k->has_ts || !k->has_dur)
+			return fail(k, "a GPU event without \"ts\" or \"dur\"");
+		char mn[256];
+		const char *nm = k->name;
+		if (kind == GT_NK_MEMOP) {
+			gt_an_memop_name(k->name, mn, sizeof(mn));
+			nm = mn;
+		}
+		long ni = gt_names_get(&c->names, kind, nm, strlen(nm));
+		long g = gt_tl_gpu(&c->tl, k->source, (int)(k->has_dev ? k->device : k->pid));
+		if (ni < 0 || g < 0)
+			return fail(k, "out of memory");
+		c->names.v[ni].time_ns += (double)k->dur;
+		c->names.v[ni].count++;
+		if (gt_tl_event(&c->tl, (uint32_t)g, k->ts, k->ts + k->dur, c->names.v[ni].cat) < 0)
+			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
+		if (kind == GT_NK_MEMOP)
+			c->has_mem = 1;
+		return 1;
+	}
+	if ((strcmp(k->cat, "user_annotation") == 0 || strcmp(k->cat, "cpu_op") == 0 ||
+	     strcmp(k->cat, "Trace") == 0) && strcmp(k->ph, "X") == 0 && gt_an_is_iter_range(c, k->name)) {
+		if (!k->has_ts)
+			return fail(k, "an iteration range without \"ts\"");
+		c->has_nvtx = 1;
+		c->nvtx_count++;
+		c->nvtx_total_ns += (double)k->dur;
+		if (gt_tl_range(&c->tl, k->source, k->ts, k->ts + k->dur) < 0)
+			return fail(k, "out of memory");
+	}
+	return 1;
+}
+
+static int k_end_map(void *ctx)
+{
+	struct kst *k = ctx;
+	if (k->in_args == k->depth)
+		k->in_args = 0;
+	if (k->in_events && k->depth == 3 && !handle_event(k))
+		return 0;
+	k->depth--;
+	k->fld = F_NONE;
+	return 1;
+}
+
+static int k_start_array(void *ctx)
+{
+	struct kst *k = ctx;
+	k->depth++;
+	if (k->depth == 2 && k->events_key)
+		k->in_events = 1;
+	k->fld = F_NONE;
+	return 1;
+}
+
+static int k_end_array(void *ctx)
+{
+	struct kst *k = ctx;
+	if (k->depth == 2 && k->in_events)
+		k->in_events = 0;
+	k->depth--;
+	return 1;
+}
+
+static int k_map_key(void *ctx, const unsigned char *s, size_t len)
+{
+	struct kst *k = ctx;
+	k->fld = F_NONE;
+#define IS(lit) (len == sizeof(lit) - 1 && memcmp(s, lit, len) == 0)
+	if (k->depth == 1) {
+		k->events_key = IS("traceEvents");
+		k->dist_key = IS("distributedInfo");
+	} else if (k->depth == 2 && k->dist_key && IS("rank")) {
+		k->fld = F_RANK;
+	} else if (k->in_events && k->depth == 3) {
+		k->in_args = IS("args") ? -1 : 0; /* -1: armed, the next map opened is args */
+		if (IS("name"))
+			k->fld = F_NAME;
+		else if (IS("cat"))
+			k->fld = F_CAT;
+		else if (IS("ph"))
+			k->fld = F_PH;
+		else if (IS("ts"))
+			k->fld = F_TS;
+		else if (IS("dur"))
+			k->fld = F_DUR;
+		else if (IS("pid"))
+			k->fld = F_PID;
+	} else if (k->in_events && k->depth == 4 && k->in_args == 4) {
+		if (IS("device"))
+			k->fld = F_DEVICE;
+	}
+#undef IS
+	return 1;
+}
+
+static int k_string(void *ctx, const unsigned char *s, size_t len)
+{
+	struct kst *k = ctx;
+	switch (k->fld) {
+	case F_NAME: {
+		size_t n = len < sizeof(k->name) - 1 ? len : sizeof(k->name) - 1;
+		memcpy(k->name, s, n);
+		k->name[n] = '\0';
+		k->name_len = n;
+		break;
+	}
+	case F_CAT: {
+		size_t n = len < sizeof(k->cat) - 1 ? len : sizeof(k->cat) - 1;
+		memcpy(k->cat, s, n);
+		k->cat[n] = '\0';
+		break;
+	}
+	case F_PH: {
+		size_t n = len < sizeof(k->ph) - 1 ? len : sizeof(k->ph) - 1;
+		memcpy(k->ph, s, n);
+		k->ph[n] = '\0';
+		break;
+	}
+	case F_PID: { /* "pid": "Spans" etc.: not a GPU track */
+		k->pid = -1;
+		break;
+	}
+	case F_TS:
+	case F_DUR:
+		if (gt_an_parse_fixed((const char *)s, len, 3, k->fld == F_TS ? &k->ts : &k->dur) < 0)
+			return fail(k, "\"ts\"/\"dur\" is not a number");
+		if (k->fld == F_TS)
+			k->has_ts = 1;
+		else
+			k->has_dur = 1;
+		break;
+	default: break;
+	}
+	k->fld = F_NONE;
+	return 1;
+}
+
+static int k_number(void *ctx, const char *s, size_t len)
+{
+	struct kst *k = ctx;
+	uint64_t v = 0;
+	switch (k->fld) {
+	case F_TS:
+	case F_DUR:
+		if (gt_an_parse_fixed(s, len, 3, &v) < 0)
+			return fail(k, "\"ts\"/\"dur\" is not a number");
+		if (k->fld == F_TS) {
+			k->ts = v;
+			k->has_ts = 1;
+		} else {
+			k->dur = v;
+			k->has_dur = 1;
+		}
+		break;
+	case F_PID:
+	case F_DEVICE:
+	case F_RANK:
+		if (gt_an_parse_fixed(s, len, 0, &v) < 0 || v > 1000000)
+			v = 0;
+		if (k->fld == F_PID)
+			k->pid = (long)v;
+		else if (k->fld == F_DEVICE) {
+			k->device = (long)v;
+			k->has_dev = 1;
+		}
+		break;
+	default: break;
+	}
+	k->fld = F_NONE;
+	return 1;
+}
+
+static int k_null(void *ctx)
+{
+	((struct kst *)ctx)->fld = F_NONE;
+	return 1;
+}
+static int k_bool(void *ctx, int b)
+{
+	(void)b;
+	((struct kst *)ctx)->fld = F_NONE;
+	return 1;
+}
+
+static const yajl_callbacks kcb = {
+    k_null, k_bool, NULL, NULL, k_number, k_string, k_start_map, k_map_key, k_end_map, k_start_array, k_end_array,
+};
+
+struct ksrc { /* a file or a memory buffer */
+	gzFile gz;
+	const char *mem;
+	size_t memlen, mempos;
+};
+
+static long ksrc_read(struct ksrc *s, unsigned char *buf, size_t n)
+{
+	if (s->gz)
+		return gzread(s->gz, buf, (unsigned)n);
+	size_t k = s->memlen - s->mempos < n ? s->memlen - s->mempos : n;
+	memcpy(buf, s->mem + s->mempos, k);
+	s->mempos += k;
+	return (long)k;
+}
+
+static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src, uint64_t total, char *err,
+			size_t errlen)
+{
+	struct kst *k = calloc(1, sizeof(*k));
+	unsigned char *buf = malloc(1 << 16);
+	yajl_handle h = k && buf ? yajl_alloc(&kcb, NULL, k) : NULL;
+	if (!h) {
+		free(k);
+		free(buf);
+		snprintf(err, errlen, "%s: out of memory", label);
+		return -1;
+	}
+	k->c = c;
+	k->path = label;
+	k->source = c->nsources++;
+	c->has_tl = 1;
+	long line = 1, n;
+	uint64_t done = 0;
+	int rc = 0;
+	gt_an_progress(c, label, 0, total);
+	while ((n = ksrc_read(src, buf, 1 << 16)) > 0) {
+		yajl_status st = yajl_parse(h, buf, (size_t)n);
+		if (st != yajl_status_ok) {
+			size_t at = yajl_get_bytes_consumed(h);
+			for (size_t i = 0; i < at && i < (size_t)n; i++)
+				line += buf[i] == '\n';
+			if (k->failed) {
+				snprintf(err, errlen, "%s (line %ld)", k->err, line);
+			} else {
+				unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n);
+				snprintf(err, errlen, "%s:%ld: invalid JSON: %s", label, line, m ? (char *)m : "?");
+				if (m)
+					yajl_free_error(h, m);
+			}
+			rc = -1;
+			break;
+		}
+		for (long i = 0; i < n; i++)
+			line += buf[i] == '\n';
+		done += (uint64_t)n;
+		gt_an_progress(c, label, src->gz ? (uint64_t)gzoffset(src->gz) : done, total);
+	}
+	if (rc == 0 && n < 0) {
+		int e;
+		const char *m = gzerror(src->gz, &e);
+		snprintf(err, errlen, "%s:%ld: read error: %s", label, line, e == Z_ERRNO ? strerror(errno) : m);
+		rc = -1;
+	}
+	if (rc == 0 && yajl_complete_parse(h) != yajl_status_ok) {
+		if (k->failed)
+			snprintf(err, errlen, "%s", k->err);
+		else
+			snprintf(err, errlen, "%s:%ld: invalid JSON: truncated or empty", label, line);
+		rc = -1;
+	}
+	if (rc == 0 && k->nev == 0)
+		gt_an_note(c, "%s: no traceEvents (not a Kineto trace?)", label);
+	yajl_free(h);
+	free(buf);
+	free(k);
+	return rc;
+}
+
+int gt_an_read_kineto(struct gt_an_ctx *c, const char *path, char *err, size_t errlen)
+{
+	struct ksrc s = {0};
+	s.gz = gzopen(path, "rb");
+	if (!s.gz) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	gzbuffer(s.gz, 1 << 17);
+	struct stat st;
+	uint64_t total = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	int rc = kineto_parse(c, path, &s, total, err, errlen);
+	gzclose(s.gz);
+	return rc;
+}
+
+int gt_an_read_kineto_mem(struct gt_an_ctx *c, const char *label, const char *data, size_t len, char *err,
+			  size_t errlen)
+{
+	struct ksrc s = {0};
+	s.mem = data;
+	s.memlen = len;
+	return kineto_parse(c, label, &s, len, err, errlen);
+}

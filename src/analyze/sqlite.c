@@ -1,0 +1,270 @@
+/*
+ * analyze/sqlite.c — an nsys SQLite export (`nsys export --type sqlite`).
+ *
+ * Tables used (each may be absent): CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId,
+ * demangledName/shortName -> StringIds), CUPTI_ACTIVITY_KIND_MEMCPY (copyKind), ..._MEMSET,
+ * NVTX_EVENTS (text or textId -> StringIds).  Rows are iterated one at a time; the engine sorts.
+ * One file = one source; its deviceIds are its GPUs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "analyze/an_internal.h"
+
+static int has_table(sqlite3 *db, const char *t)
+{
+	sqlite3_stmt *st;
+	int yes = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+static int has_column(sqlite3 *db, const char *t, const char *col)
+{
+	char sql[256];
+	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", t);
+	sqlite3_stmt *st;
+	int yes = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	while (!yes && sqlite3_step(st) == SQLITE_ROW) {
+		const char *n = (const char *)sqlite3_column_text(st, 1);
+		yes = n && strcmp(n, col) == 0;
+	}
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* value of a name column: text as is, an integer through StringIds */
+static void name_expr(char *buf, size_t len, const char *col, int strings)
+{
+	if (strings)
+		snprintf(buf, len,
+			 "CASE WHEN typeof(%s) = 'integer' THEN (SELECT value FROM StringIds WHERE id = %s) ELSE %s END",
+			 col, col, col);
+	else
+		snprintf(buf, len, "%s", col);
+}
+
+struct sq {
+	struct gt_an_ctx *c;
+	sqlite3 *db;
+	const char *path;
+	int source;
+	char *err;
+	size_t errlen;
+	uint64_t rows, total_rows;
+};
+
+static int col_u64(struct sq *q, sqlite3_stmt *st, int i, const char *table, uint64_t row, const char *what,
+		   uint64_t *out)
+{
+	if (sqlite3_column_type(st, i) != SQLITE_INTEGER) {
+		snprintf(q->err, q->errlen, "%s: table %s row %llu: %s is not an integer", q->path, table,
+			 (unsigned long long)row, what);
+		return -1;
+	}
+	sqlite3_int64 v = sqlite3_column_int64(st, i);
+	*out = v < 0 ? 0 : (uint64_t)v;
+	return 0;
+}
+
+/* SELECT start, end, deviceId, name */
+static int read_gpu_table(struct sq *q, const char *table, const char *sql, int kind, int copykind)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(q->err, q->errlen, "%s: table %s: %s", q->path, table, sqlite3_errmsg(q->db));
+		return -1;
+	}
+	struct gt_an_ctx *c = q->c;
+	uint64_t row = 0;
+	int rc;
+	long last_dev = -1, last_g = -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row++;
+		uint64_t s, e, dev;
+		if (col_u64(q, st, 0, table, row, "start", &s) < 0 || col_u64(q, st, 1, table, row, "end", &e) < 0 ||
+		    col_u64(q, st, 2, table, row, "deviceId", &dev) < 0)
+			goto fail;
+		const char *nm;
+		size_t nl;
+		if (copykind) {
+			uint64_t ck = (uint64_t)sqlite3_column_int64(st, 3);
+			nm = gt_an_copykind_name((unsigned)(ck > 255 ? 0 : ck));
+			nl = strlen(nm);
+		} else if (kind == GT_NK_MEMOP) {
+			nm = "[CUDA memset]";
+			nl = 13;
+		} else {
+			nm = (const char *)sqlite3_column_text(st, 3);
+			nl = (size_t)sqlite3_column_bytes(st, 3);
+			if (!nm) {
+				nm = "(unnamed kernel)";
+				nl = strlen(nm);
+			}
+		}
+		long ni = gt_names_get(&c->names, kind, nm, nl);
+		long g = (long)dev == last_dev ? last_g : gt_tl_gpu(&c->tl, q->source, (int)dev);
+		if (ni < 0 || g < 0) {
+			snprintf(q->err, q->errlen, "%s: table %s row %llu: out of memory", q->path, table,
+				 (unsigned long long)row);
+			goto fail;
+		}
+		last_dev = (long)dev;
+		last_g = g;
+		c->names.v[ni].time_ns += (double)(e > s ? e - s : 0);
+		c->names.v[ni].count++;
+		if (gt_tl_event(&c->tl, (uint32_t)g, s, e, c->names.v[ni].cat) < 0) {
+			snprintf(q->err, q->errlen, "%s: %s", q->path, c->tl.err);
+			goto fail;
+		}
+		if ((++q->rows & 0xfffff) == 0)
+			gt_an_progress(c, q->path, q->rows, q->total_rows);
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(q->err, q->errlen, "%s: table %s row %llu: %s", q->path, table, (unsigned long long)row + 1,
+			 sqlite3_errmsg(q->db));
+		goto fail;
+	}
+	sqlite3_finalize(st);
+	return 0;
+fail:
+	sqlite3_finalize(st);
+	return -1;
+}
+
+static int read_nvtx(struct sq *q, int strings)
+{
+	struct gt_an_ctx *c = q->c;
+	int has_text = has_column(q->db, "NVTX_EVENTS", "text"), has_id = has_column(q->db, "NVTX_EVENTS", "textId");
+	char expr[512], sql[1024];
+	if (has_text && has_id && strings)
+		snprintf(expr, sizeof(expr), "COALESCE(text, (SELECT value FROM StringIds WHERE id = textId))");
+	else if (has_text)
+		snprintf(expr, sizeof(expr), "text");
+	else if (has_id && strings)
+		snprintf(expr, sizeof(expr), "(SELECT value FROM StringIds WHERE id = textId)");
+	else
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT start, end, %s FROM NVTX_EVENTS WHERE end IS NOT NULL", expr);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(q->err, q->errlen, "%s: table NVTX_EVENTS: %s", q->path, sqlite3_errmsg(q->db));
+		return -1;
+	}
+	uint64_t row = 0;
+	int rc;
+	c->has_nvtx = 1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row++;
+		const char *t = (const char *)sqlite3_column_text(st, 2);
+		if (!t || !gt_an_is_iter_range(c, t))
+			continue;
+		uint64_t s, e;
+		if (col_u64(q, st, 0, "NVTX_EVENTS", row, "start", &s) < 0 ||
+		    col_u64(q, st, 1, "NVTX_EVENTS", row, "end", &e) < 0) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+		c->nvtx_count++;
+		c->nvtx_total_ns += (double)(e > s ? e - s : 0);
+		if (gt_tl_range(&c->tl, q->source, s, e) < 0) {
+			snprintf(q->err, q->errlen, "%s: out of memory", q->path);
+			sqlite3_finalize(st);
+			return -1;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		snprintf(q->err, q->errlen, "%s: table NVTX_EVENTS row %llu: %s", q->path, (unsigned long long)row + 1,
+			 sqlite3_errmsg(q->db));
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t count_rows(sqlite3 *db, const char *t)
+{
+	char sql[128];
+	snprintf(sql, sizeof(sql), "SELECT max(rowid) FROM %s", t);
+	sqlite3_stmt *st;
+	uint64_t n = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = (uint64_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return n;
+}
+
+int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
+		sqlite3_close(db);
+		return -1;
+	}
+	struct sq q = {c, db, path, 0, err, errlen, 0, 0};
+	int rc = -1;
+	/* a file that is not a database fails here, on the first read */
+	if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: not an SQLite database: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	int strings = has_table(db, "StringIds");
+	int hk = has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL"), hc = has_table(db, "CUPTI_ACTIVITY_KIND_MEMCPY"),
+	    hs = has_table(db, "CUPTI_ACTIVITY_KIND_MEMSET");
+	if (!hk && !hc && !hs && !has_table(db, "NVTX_EVENTS")) {
+		snprintf(err, errlen, "%s: no CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET or NVTX_EVENTS table "
+				      "(not an nsys export?)", path);
+		goto out;
+	}
+	q.source = c->nsources++;
+	c->has_tl = 1;
+	q.total_rows = (hk ? count_rows(db, "CUPTI_ACTIVITY_KIND_KERNEL") : 0) +
+		       (hc ? count_rows(db, "CUPTI_ACTIVITY_KIND_MEMCPY") : 0);
+	gt_an_progress(c, path, 0, q.total_rows);
+	char sql[1024], expr[512];
+	if (hk) {
+		const char *col = has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "demangledName") ? "demangledName"
+				  : has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "shortName")   ? "shortName"
+												: NULL;
+		if (!col) {
+			snprintf(err, errlen, "%s: table CUPTI_ACTIVITY_KIND_KERNEL has no demangledName or shortName column",
+				 path);
+			goto out;
+		}
+		name_expr(expr, sizeof(expr), col, strings);
+		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, %s FROM CUPTI_ACTIVITY_KIND_KERNEL", expr);
+		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_KERNEL", sql, GT_NK_KERNEL, 0) < 0)
+			goto out;
+	}
+	if (hc) {
+		c->has_mem = 1;
+		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMCPY",
+				   "SELECT start, end, deviceId, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY", GT_NK_MEMOP,
+				   1) < 0)
+			goto out;
+	}
+	if (hs) {
+		c->has_mem = 1;
+		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMSET",
+				   "SELECT start, end, deviceId FROM CUPTI_ACTIVITY_KIND_MEMSET", GT_NK_MEMOP, 0) < 0)
+			goto out;
+	}
+	if (has_table(db, "NVTX_EVENTS") && read_nvtx(&q, strings) < 0)
+		goto out;
+	rc = 0;
+out:
+	sqlite3_close(db);
+	return rc;
+}
