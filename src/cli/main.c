@@ -6,8 +6,6 @@
 #include "cli/commands.h"
 #include "core/log.h"
 
-const char gt_version[] = "0.1.0";
-
 struct gt_cmd {
 	const char *name;
 	int (*fn)(int, char **);
@@ -20,16 +18,7 @@ static const struct gt_cmd commands[] = {GT_COMMANDS(GT_CMD_ENTRY)};
 #undef GT_CMD_ENTRY
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-int gt_is_help_flag(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
-
-int gt_finish_stdout(int status)
-{
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		gt_error("writing to standard output failed: %s", strerror(errno));
-		return status ? status : 1;
-	}
-	return status;
-}
+/* gt_version, gt_is_help_flag, gt_finish_stdout: see common.c */
 
 static void usage(FILE *f)
 {

@@ -1,0 +1,260 @@
+/* run/nvml.c — NVML, libcuda and CUPTI probes by dlopen.  See nvml.h. */
+#include "run/nvml.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The few NVML types we need, as nvml.h declares them (not present where gputap builds). */
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct {
+	unsigned long long total, free, used;
+} nvmlMemory_t;
+typedef struct {
+	unsigned int gpu, memory;
+} nvmlUtilization_t;
+#define NVML_SUCCESS 0
+#define NVML_CLOCK_SM 1
+#define NVML_TEMPERATURE_GPU 0
+#define NVML_DEVICE_UUID_BUFFER_SIZE 80
+
+static struct {
+	void *lib;
+	int ok;
+	int ndev;
+	nvmlDevice_t dev[64];
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	const char *(*error_string)(nvmlReturn_t);
+	nvmlReturn_t (*count)(unsigned *);
+	nvmlReturn_t (*handle)(unsigned, nvmlDevice_t *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*power)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*cc)(nvmlDevice_t, int *, int *);
+	nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*driver_version)(char *, unsigned);
+	nvmlReturn_t (*nvml_version)(char *, unsigned);
+	nvmlReturn_t (*cuda_version)(int *);
+} N;
+
+/* Resolve the first name that exists: versioned names come first. */
+static void *sym(void *lib, const char *a, const char *b, const char *c)
+{
+	void *p = NULL;
+	if (a && (p = dlsym(lib, a)))
+		return p;
+	if (b && (p = dlsym(lib, b)))
+		return p;
+	if (c)
+		p = dlsym(lib, c);
+	return p;
+}
+
+#define LOAD(field, ...) (*(void **)&N.field = sym(N.lib, __VA_ARGS__))
+
+int gt_nvml_open(char *err, size_t errlen)
+{
+	if (N.ok)
+		return 0;
+	const char *path = getenv("GPUTAP_NVML_LIB");
+	if (!path || !*path)
+		path = "libnvidia-ml.so.1";
+	N.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!N.lib) {
+		snprintf(err, errlen, "NVML is not available (%s could not be loaded: no NVIDIA driver?)", path);
+		return -1;
+	}
+	LOAD(init, "nvmlInit_v2", "nvmlInit", NULL);
+	LOAD(shutdown, "nvmlShutdown", NULL, NULL);
+	LOAD(error_string, "nvmlErrorString", NULL, NULL);
+	LOAD(count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", NULL);
+	LOAD(handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", NULL);
+	LOAD(name, "nvmlDeviceGetName", NULL, NULL);
+	LOAD(uuid, "nvmlDeviceGetUUID", NULL, NULL);
+	LOAD(memory, "nvmlDeviceGetMemoryInfo", NULL, NULL);
+	LOAD(power, "nvmlDeviceGetPowerUsage", NULL, NULL);
+	LOAD(energy, "nvmlDeviceGetTotalEnergyConsumption", NULL, NULL);
+	LOAD(util, "nvmlDeviceGetUtilizationRates", NULL, NULL);
+	LOAD(clock, "nvmlDeviceGetClockInfo", NULL, NULL);
+	LOAD(temp, "nvmlDeviceGetTemperature", NULL, NULL);
+	LOAD(cc, "nvmlDeviceGetCudaComputeCapability", NULL, NULL);
+	LOAD(power_limit, "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit", NULL);
+	LOAD(driver_version, "nvmlSystemGetDriverVersion", NULL, NULL);
+	LOAD(nvml_version, "nvmlSystemGetNVMLVersion", NULL, NULL);
+	LOAD(cuda_version, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion", NULL);
+	if (!N.init || !N.count || !N.handle) {
+		snprintf(err, errlen, "NVML is not usable (%s lacks nvmlInit/nvmlDeviceGetCount)", path);
+		goto fail;
+	}
+	nvmlReturn_t r = N.init();
+	if (r != NVML_SUCCESS) {
+		snprintf(err, errlen, "NVML could not start (nvmlInit: %s): no NVIDIA driver or no GPU",
+			 N.error_string ? N.error_string(r) : "error");
+		goto fail;
+	}
+	unsigned n = 0;
+	if (N.count(&n) != NVML_SUCCESS)
+		n = 0;
+	if (n > sizeof(N.dev) / sizeof(N.dev[0]))
+		n = sizeof(N.dev) / sizeof(N.dev[0]);
+	N.ndev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (N.handle(i, &N.dev[i]) != NVML_SUCCESS)
+			break;
+		N.ndev = (int)i + 1;
+	}
+	N.ok = 1;
+	return 0;
+fail:
+	dlclose(N.lib);
+	memset(&N, 0, sizeof(N));
+	return -1;
+}
+
+void gt_nvml_close(void)
+{
+	if (N.ok && N.shutdown)
+		N.shutdown();
+	if (N.lib)
+		dlclose(N.lib);
+	memset(&N, 0, sizeof(N));
+}
+
+int gt_nvml_device_count(void)
+{
+	return N.ok ? N.ndev : 0;
+}
+
+int gt_nvml_static(int dev, struct gt_gpu_static *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->cc_major = s->cc_minor = -1;
+	if (!N.ok || dev < 0 || dev >= N.ndev)
+		return -1;
+	nvmlDevice_t d = N.dev[dev];
+	if (N.name && N.name(d, s->name, sizeof(s->name)) != NVML_SUCCESS)
+		s->name[0] = '\0';
+	if (N.uuid && N.uuid(d, s->uuid, sizeof(s->uuid)) != NVML_SUCCESS)
+		s->uuid[0] = '\0';
+	nvmlMemory_t m;
+	if (N.memory && N.memory(d, &m) == NVML_SUCCESS)
+		s->mem_total = m.total;
+	int ma, mi;
+	if (N.cc && N.cc(d, &ma, &mi) == NVML_SUCCESS)
+		s->cc_major = ma, s->cc_minor = mi;
+	unsigned pl;
+	if (N.power_limit && N.power_limit(d, &pl) == NVML_SUCCESS)
+		s->power_limit_mw = pl;
+	s->name[sizeof(s->name) - 1] = s->uuid[sizeof(s->uuid) - 1] = '\0';
+	return 0;
+}
+
+int gt_nvml_sample(int dev, struct gt_gpu_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!N.ok || dev < 0 || dev >= N.ndev)
+		return -1;
+	nvmlDevice_t d = N.dev[dev];
+	unsigned u;
+	unsigned long long e;
+	nvmlMemory_t m;
+	nvmlUtilization_t ut;
+	if (N.power && N.power(d, &u) == NVML_SUCCESS)
+		s->power_w = u / 1000.0, s->valid |= GT_S_POWER;
+	if (N.energy && N.energy(d, &e) == NVML_SUCCESS)
+		s->energy_mj = e, s->valid |= GT_S_ENERGY;
+	if (N.memory && N.memory(d, &m) == NVML_SUCCESS)
+		s->mem_used = m.used, s->mem_total = m.total, s->valid |= GT_S_MEM;
+	if (N.util && N.util(d, &ut) == NVML_SUCCESS)
+		s->sm_util_pct = ut.gpu, s->mem_util_pct = ut.memory, s->valid |= GT_S_UTIL;
+	if (N.clock && N.clock(d, NVML_CLOCK_SM, &u) == NVML_SUCCESS)
+		s->sm_clock_mhz = u, s->valid |= GT_S_CLOCK;
+	if (N.temp && N.temp(d, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS)
+		s->temp_c = u, s->valid |= GT_S_TEMP;
+	return 0;
+}
+
+void gt_nvml_driver_version(char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	if (N.ok && N.driver_version && N.driver_version(buf, (unsigned)len) != NVML_SUCCESS)
+		buf[0] = '\0';
+}
+
+void gt_nvml_version(char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	if (N.ok && N.nvml_version && N.nvml_version(buf, (unsigned)len) != NVML_SUCCESS)
+		buf[0] = '\0';
+}
+
+int gt_nvml_cuda_driver_version(void)
+{
+	int v = 0;
+	if (N.ok && N.cuda_version && N.cuda_version(&v) != NVML_SUCCESS)
+		v = 0;
+	return v;
+}
+
+int gt_cuda_driver_version(void)
+{
+	const char *path = getenv("GPUTAP_CUDA_LIB");
+	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return 0;
+	int (*fn)(int *) = NULL;
+	*(void **)&fn = dlsym(lib, "cuDriverGetVersion");
+	int v = 0;
+	if (!fn || fn(&v) != 0)
+		v = 0;
+	dlclose(lib);
+	return v;
+}
+
+unsigned gt_cupti_version(char *path, size_t len)
+{
+	static const char *const names[] = {
+		"libcupti.so", "libcupti.so.13", "libcupti.so.12",
+		GT_CUDA_HOME "/extras/CUPTI/lib64/libcupti.so", GT_CUDA_HOME "/targets/x86_64-linux/lib/libcupti.so",
+		GT_CUDA_HOME "/lib64/libcupti.so", NULL,
+	};
+	if (len)
+		path[0] = '\0';
+	const char *env = getenv("GPUTAP_CUPTI_LIB");
+	for (int i = -1; i < 0 || names[i]; i++) {
+		const char *n = i < 0 ? env : names[i];
+		if (!n || !*n)
+			continue;
+		void *lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+		if (!lib)
+			continue;
+		int (*fn)(uint32_t *) = NULL;
+		*(void **)&fn = dlsym(lib, "cuptiGetVersion");
+		uint32_t v = 0;
+		if (fn && fn(&v) == 0) {
+			snprintf(path, len, "%s", n);
+			dlclose(lib);
+			return v;
+		}
+		dlclose(lib);
+	}
+	return 0;
+}
+
+void gt_cuda_version_str(int v, char *buf, size_t len)
+{
+	if (v <= 0)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+}

@@ -1,0 +1,71 @@
+/*
+ * run/nvml.h — NVML (and libcuda/CUPTI version probes) loaded at run time.
+ *
+ * Owns: dlopen of libnvidia-ml.so.1 (or $GPUTAP_NVML_LIB, used by tests
+ * with a fake library), a table of function pointers resolved with the
+ * versioned names first (nvmlInit_v2, nvmlDeviceGetHandleByIndex_v2, ...),
+ * static device facts, and one sample of a device's metrics.
+ *
+ * Invariant: every metric carries a validity bit; a query that fails or is
+ * "not supported" leaves the bit clear and the value 0, and printers write
+ * an empty field for it, never a 0.
+ * Nothing here is thread-safe except gt_nvml_sample(), which NVML allows
+ * from any thread once gt_nvml_open() succeeded.
+ */
+#ifndef GT_RUN_NVML_H
+#define GT_RUN_NVML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* validity bits of struct gt_gpu_sample */
+#define GT_S_POWER 0x1u
+#define GT_S_ENERGY 0x2u
+#define GT_S_MEM 0x4u
+#define GT_S_UTIL 0x8u
+#define GT_S_CLOCK 0x10u
+#define GT_S_TEMP 0x20u
+
+struct gt_gpu_sample {
+	uint32_t valid;
+	double power_w;
+	uint64_t energy_mj; /* total energy counter since driver load */
+	uint64_t mem_used;  /* bytes */
+	uint64_t mem_total; /* bytes */
+	unsigned sm_util_pct;
+	unsigned mem_util_pct;
+	unsigned sm_clock_mhz;
+	unsigned temp_c;
+};
+
+struct gt_gpu_static {
+	char name[96];
+	char uuid[96];
+	uint64_t mem_total; /* bytes, 0 if unknown */
+	int cc_major, cc_minor; /* -1 if unknown */
+	unsigned power_limit_mw; /* 0 if unknown */
+};
+
+/* Load NVML and initialise it.  0, or -1 with err saying why (no library,
+ * no driver, init failed) in one sentence. */
+int gt_nvml_open(char *err, size_t errlen);
+void gt_nvml_close(void);
+int gt_nvml_device_count(void);
+int gt_nvml_static(int dev, struct gt_gpu_static *s);
+int gt_nvml_sample(int dev, struct gt_gpu_sample *s);
+/* Versions; empty string / 0 when unknown. */
+void gt_nvml_driver_version(char *buf, size_t len);
+void gt_nvml_version(char *buf, size_t len);
+int gt_nvml_cuda_driver_version(void); /* e.g. 13000, 0 if unknown */
+
+/* cuDriverGetVersion through dlopen(libcuda.so.1), without creating a
+ * context.  0 if libcuda cannot be loaded. */
+int gt_cuda_driver_version(void);
+/* cuptiGetVersion through dlopen of libcupti; 0 if not found.  `path`
+ * receives what was loaded. */
+unsigned gt_cupti_version(char *path, size_t len);
+
+/* Format a CUDA version number (13000 -> "13.0"). */
+void gt_cuda_version_str(int v, char *buf, size_t len);
+
+#endif

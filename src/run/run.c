@@ -1,0 +1,683 @@
+/* run/run.c — one `gputap run`, from the tool stack to the summary.  See run.h. */
+#include "run/run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/trace_io.h"
+#include "libtrace/libtrace.h"
+#include "out/out.h"
+#include "report/report.h"
+#include "run/child.h"
+
+extern char **environ;
+
+/* Traces larger than this get a progress line while they are converted. */
+#define GT_BIG_TRACE_BYTES (16ull << 20)
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void warnf(struct gt_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(struct gt_run *r, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	gt_warn("%s", msg);
+	if (r->nwarnings < GT_RUN_MAX_WARN)
+		r->warnings[r->nwarnings++] = strdup(msg);
+}
+
+int gt_run_default_dir(const char *parent, time_t t, char *out, size_t len)
+{
+	struct tm tm;
+	localtime_r(&t, &tm);
+	char base[64];
+	strftime(base, sizeof(base), "gputap-%Y%m%d-%H%M%S", &tm);
+	for (int i = 1; i < 10000; i++) {
+		if (i == 1)
+			snprintf(out, len, "%s/%s", parent, base);
+		else
+			snprintf(out, len, "%s/%s-%d", parent, base, i);
+		struct stat st;
+		if (lstat(out, &st) < 0 && errno == ENOENT)
+			return 0;
+	}
+	return -1;
+}
+
+int gt_run_find_lib(const char *exe, char *out, size_t len)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", exe ? exe : "");
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		const char *const rel[] = {"libgputap.so", "../lib/libgputap.so", "../lib/gputap/libgputap.so"};
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			char cand[PATH_MAX + 64], real[PATH_MAX];
+			snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]);
+			if (access(cand, R_OK) == 0 && realpath(cand, real)) {
+				snprintf(out, len, "%s", real);
+				return 0;
+			}
+		}
+	}
+	const char *env = getenv("GPUTAP_LIB");
+	char real[PATH_MAX];
+	if (env && *env && access(env, R_OK) == 0 && realpath(env, real)) {
+		snprintf(out, len, "%s", real);
+		return 0;
+	}
+	return -1;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	return strcmp(((const struct gt_run_proc *)a)->name, ((const struct gt_run_proc *)b)->name);
+}
+
+int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs)
+{
+	*procs = NULL;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, "samplers") == 0 || strcmp(e->d_name, "libs") == 0)
+			continue;
+		char p[4400], q[4400];
+		snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, e->d_name);
+		snprintf(q, sizeof(q), "%s/%s/trace.gtr.partial", dir, e->d_name);
+		int trace = access(p, F_OK) == 0 || access(q, F_OK) == 0;
+		snprintf(q, sizeof(q), "%s/%s/metrics.log", dir, e->d_name);
+		if (!trace && access(q, F_OK) != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			struct gt_run_proc *np = realloc(*procs, cap * sizeof(*np));
+			if (!np)
+				break;
+			*procs = np;
+		}
+		struct gt_run_proc *pr = &(*procs)[n++];
+		memset(pr, 0, sizeof(*pr));
+		snprintf(pr->name, sizeof(pr->name), "%s", e->d_name);
+		pr->has_trace = trace;
+		if (trace) {
+			struct gt_trace_reader rd;
+			if (gt_tr_open(&rd, p) == 0) {
+				pr->partial = rd.partial || (rd.hdr.flags & GT_FILE_PARTIAL) != 0;
+				pr->lost_records = rd.hdr.lost_records;
+				pr->cupti_dropped = rd.hdr.cupti_dropped;
+				pr->records = rd.hdr.records;
+				gt_tr_close(&rd);
+			} else {
+				pr->partial = 1;
+			}
+		}
+	}
+	closedir(d);
+	if (n)
+		qsort(*procs, n, sizeof(**procs), cmp_proc);
+	return (int)n;
+}
+
+static int read_file(const char *path, char **out)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap);
+	while (b) {
+		size_t m = fread(b + n, 1, cap - n - 1, f);
+		n += m;
+		if (n + 1 < cap)
+			break;
+		cap *= 2;
+		char *nb = realloc(b, cap);
+		if (!nb) {
+			free(b);
+			b = NULL;
+		}
+		b = nb;
+	}
+	fclose(f);
+	if (!b)
+		return -ENOMEM;
+	b[n] = '\0';
+	*out = b;
+	return 0;
+}
+
+/* The tool list from the options; 0, 1 (help printed) or -1 (message printed). */
+static int get_tools(const struct gt_run_opts *o, struct gt_tool_list *l)
+{
+	char err[1024];
+	memset(l, 0, sizeof(*l));
+	if (o->tools && strcmp(o->tools, "help") == 0) {
+		gt_tool_print_help(stdout);
+		return 1;
+	}
+	if (o->tools && strcmp(o->tools, "none") == 0)
+		return 0;
+	if (o->tools) {
+		if (gt_tools_parse_list(o->tools, l, err, sizeof(err)) < 0)
+			goto bad;
+	} else if (o->context || o->context_file) {
+		char *text = NULL;
+		const char *what = "--context";
+		if (o->context_file) {
+			int r = read_file(o->context_file, &text);
+			if (r < 0) {
+				gt_error("--context-file %s: %s", o->context_file, strerror(-r));
+				return -1;
+			}
+			what = o->context_file;
+		}
+		int r = gt_tools_parse_context(text ? text : o->context, what, l, err, sizeof(err));
+		free(text);
+		if (r < 0)
+			goto bad;
+	}
+	if (l->n == 0 && !(o->tools || o->context || o->context_file))
+		if (gt_tools_parse_list("kernel_trace", l, err, sizeof(err)) < 0)
+			goto bad;
+	return 0;
+bad:
+	gt_error("%s", err);
+	return -1;
+}
+
+static const char *plain_getenv(const char *k)
+{
+	return getenv(k);
+}
+
+static int is_uint(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* The model column of library_trace.csv: the script for "python x.py", else the program. */
+static void model_name(char **argv, char *out, size_t len)
+{
+	const char *p = argv[0];
+	const char *b = strrchr(p, '/');
+	b = b ? b + 1 : p;
+	if (strncmp(b, "python", 6) == 0 && argv[1] && argv[1][0] != '-') {
+		b = strrchr(argv[1], '/');
+		b = b ? b + 1 : argv[1];
+	}
+	snprintf(out, len, "%s", b);
+	char *dot = strrchr(out, '.');
+	if (dot && strcmp(dot, ".py") == 0)
+		*dot = '\0';
+}
+
+/* Group sampler tools that share DEVICE and SAMPLING_RATE into one thread. */
+static int make_samplers(struct gt_run *r)
+{
+	size_t n = r->plan.nsamplers;
+	if (!n)
+		return 0;
+	r->samplers = calloc(n, sizeof(*r->samplers));
+	if (!r->samplers)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct gt_sampler_cfg *c = &r->plan.samplers[i];
+		struct gt_run_sampler *g = NULL;
+		for (size_t k = 0; k < r->nsamplers; k++) {
+			const struct gt_sampler_cfg *c0 = &r->plan.samplers[r->samplers[k].tools[3]];
+			if (strcmp(c0->device, c->device) == 0 && c0->period_s == c->period_s &&
+			    r->samplers[k].ntools < 3)
+				g = &r->samplers[k];
+		}
+		if (!g) {
+			g = &r->samplers[r->nsamplers++];
+			g->tools[3] = (int)i; /* slot 3 keeps the config index of the group */
+		}
+		g->tools[g->ntools++] = c->tool;
+		g->s.outputs |= c->mode == GT_SAMPLE_POWER ? GT_SO_POWER : GT_SO_VRAM;
+	}
+	/* The finest period also writes gpu_samples.csv and samplers/trace.gtr. */
+	size_t best = 0;
+	for (size_t k = 1; k < r->nsamplers; k++)
+		if (r->plan.samplers[r->samplers[k].tools[3]].period_s <
+		    r->plan.samplers[r->samplers[best].tools[3]].period_s)
+			best = k;
+	r->samplers[best].s.outputs |= GT_SO_RICH;
+	for (size_t k = 0; k < r->nsamplers; k++)
+		snprintf(r->samplers[k].status, sizeof(r->samplers[k].status), "not started");
+	return 0;
+}
+
+static struct gt_run_sampler *sampler_of_tool(struct gt_run *r, int tool)
+{
+	for (size_t k = 0; k < r->nsamplers; k++)
+		for (int j = 0; j < r->samplers[k].ntools; j++)
+			if (r->samplers[k].tools[j] == tool)
+				return &r->samplers[k];
+	return NULL;
+}
+
+static void setup_sampler(struct gt_run *r, int tool)
+{
+	struct gt_run_sampler *g = sampler_of_tool(r, tool);
+	if (!g || g->started || strcmp(g->status, "not started") != 0)
+		return;
+	const struct gt_sampler_cfg *c = &r->plan.samplers[g->tools[3]];
+	char names[128] = "", err[512];
+	for (int j = 0; j < g->ntools; j++) {
+		size_t l = strlen(names);
+		snprintf(names + l, sizeof(names) - l, "%s%s", j ? ", " : "", r->plan.tools.t[g->tools[j]].def->name);
+	}
+	if (r->nvml_error[0]) {
+		snprintf(g->status, sizeof(g->status), "not run: %s", r->nvml_error);
+		warnf(r, "%s: %s; the run goes on without %s", names, r->nvml_error,
+		      g->ntools > 1 ? "them" : "it");
+		return;
+	}
+	int devs[GT_SAMPLER_MAXDEV];
+	int nd = gt_sampler_parse_devices(c->device, gt_nvml_device_count(), devs, GT_SAMPLER_MAXDEV, err,
+					  sizeof(err));
+	if (nd < 0) {
+		snprintf(g->status, sizeof(g->status), "not run: %s", err);
+		warnf(r, "%s: %s; the run goes on without %s", names, err, g->ntools > 1 ? "them" : "it");
+		return;
+	}
+	unsigned outputs = g->s.outputs;
+	memset(&g->s, 0, sizeof(g->s));
+	if (gt_sampler_init(&g->s, r->outdir, devs, nd, c->period_s, outputs, r->start_ns, err, sizeof(err)) < 0 ||
+	    gt_sampler_start(&g->s) < 0) {
+		snprintf(g->status, sizeof(g->status), "not run: %s", err);
+		warnf(r, "%s: %s", names, err);
+		gt_sampler_stop(&g->s);
+		return;
+	}
+	g->started = 1;
+	snprintf(g->status, sizeof(g->status), "ok");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every DIR/<x>/trace.gtr, the samplers' included, sorted. */
+static size_t list_traces(const char *dir, char ***out)
+{
+	*out = NULL;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[4400];
+		snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, e->d_name);
+		struct stat st;
+		if (stat(p, &st) < 0) {
+			snprintf(p, sizeof(p), "%s/%s/trace.gtr.partial", dir, e->d_name);
+			if (stat(p, &st) < 0)
+				continue;
+			snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, e->d_name);
+		}
+		char **np = realloc(*out, (n + 1) * sizeof(*np));
+		if (!np)
+			break;
+		*out = np;
+		if (!(np[n] = strdup(p)))
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(*out, n, sizeof(**out), cmp_str);
+	return n;
+}
+
+static void convert_one(struct gt_run *r, const char *trace)
+{
+	char err[1024], outdir[4400];
+	snprintf(outdir, sizeof(outdir), "%s", trace);
+	char *slash = strrchr(outdir, '/');
+	if (slash)
+		*slash = '\0';
+	struct stat st;
+	uint64_t size = 0;
+	if (stat(trace, &st) == 0)
+		size = (uint64_t)st.st_size;
+	else {
+		char p[4400];
+		snprintf(p, sizeof(p), "%s.partial", trace);
+		if (stat(p, &st) == 0)
+			size = (uint64_t)st.st_size;
+	}
+	const char *rel = trace + strlen(r->outdir) + 1;
+	uint64_t t0 = now_ns();
+	if (size >= GT_BIG_TRACE_BYTES)
+		fprintf(stderr, "gputap: converting %s (%.0f MiB)...\n", rel, (double)size / 1048576.0);
+	if (gt_out_write_all(trace, outdir, GT_OUT_JSON | GT_OUT_CSV, err, sizeof(err)) < 0)
+		warnf(r, "%s", err);
+	else if (size >= GT_BIG_TRACE_BYTES)
+		fprintf(stderr, "gputap: converted %s in %.1f s\n", rel, (double)(now_ns() - t0) / 1e9);
+}
+
+static void convert_proc_traces(struct gt_run *r)
+{
+	char **traces;
+	size_t n = list_traces(r->outdir, &traces);
+	for (size_t i = 0; i < n; i++) {
+		if (!strstr(traces[i], "/samplers/trace.gtr"))
+			convert_one(r, traces[i]);
+		free(traces[i]);
+	}
+	free(traces);
+}
+
+static void record_action(struct gt_run *r, enum gt_action_kind k, int tool)
+{
+	static char texts[64][96];
+	if (r->nactions_done >= 64)
+		return;
+	snprintf(texts[r->nactions_done], sizeof(texts[0]), "%s %s", k == GT_ACT_SETUP ? "setup" : "teardown",
+		 r->plan.tools.t[tool].def->name);
+	r->actions_done[r->nactions_done] = texts[r->nactions_done];
+	r->nactions_done++;
+}
+
+static void teardown(struct gt_run *r, int tool, int *tap_done, int nliblog_left)
+{
+	const struct gt_tool_def *d = r->plan.tools.t[tool].def;
+	char err[1024];
+	if (d->kind == GT_TOOL_SAMPLER) {
+		struct gt_run_sampler *g = sampler_of_tool(r, tool);
+		if (g && g->started) {
+			gt_sampler_stop(&g->s);
+			g->started = 0;
+			if (g->s.outputs & GT_SO_RICH) {
+				char p[4400];
+				snprintf(p, sizeof(p), "%s/samplers/trace.gtr", r->outdir);
+				convert_one(r, p);
+			}
+		}
+	} else if (d->kind == GT_TOOL_TAP) {
+		if (!*tap_done)
+			convert_proc_traces(r);
+		*tap_done = 1;
+	} else if (d->kind == GT_TOOL_LIBLOG && nliblog_left == 0) {
+		/* the outermost library tool collects every library's logs at once */
+		char libs[4400], csv[4400], model[256];
+		snprintf(libs, sizeof(libs), "%s/libs", r->outdir);
+		snprintf(csv, sizeof(csv), "%s/library_trace.csv", r->outdir);
+		const char *jobid = strrchr(r->outdir, '/');
+		jobid = jobid ? jobid + 1 : r->outdir;
+		model_name(r->argv, model, sizeof(model));
+		if (gt_libtrace_collect(libs, csv, jobid, model, err, sizeof(err)) < 0)
+			warnf(r, "%s", err);
+	}
+}
+
+static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
+{
+	char path[PATH_MAX];
+	if (o->outdir) {
+		snprintf(path, sizeof(path), "%s", o->outdir);
+		struct stat st;
+		if (stat(path, &st) == 0) {
+			char rj[PATH_MAX + 16];
+			snprintf(rj, sizeof(rj), "%s/run.json", path);
+			if (!S_ISDIR(st.st_mode)) {
+				gt_error("-o %s: exists and is not a directory", path);
+				return 2;
+			}
+			if (access(rj, F_OK) == 0) {
+				gt_error("-o %s: already holds a run (run.json); choose another directory or remove it",
+					 path);
+				return 2;
+			}
+		}
+	} else if (gt_run_default_dir(".", time(NULL), path, sizeof(path)) < 0) {
+		gt_error("could not find a free name for the run directory");
+		return 125;
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		gt_error("cannot create run directory %s: %s", path, strerror(errno));
+		return 125;
+	}
+	char real[PATH_MAX];
+	if (!realpath(path, real)) {
+		gt_error("%s: %s", path, strerror(errno));
+		return 125;
+	}
+	snprintf(r->outdir, sizeof(r->outdir), "%s", real);
+	return 0;
+}
+
+static void probe_gpus(struct gt_run *r)
+{
+	if (gt_nvml_open(r->nvml_error, sizeof(r->nvml_error)) < 0)
+		return;
+	r->ngpu = gt_nvml_device_count();
+	if (r->ngpu > GT_RUN_MAX_GPUS)
+		r->ngpu = GT_RUN_MAX_GPUS;
+	for (int i = 0; i < r->ngpu; i++)
+		gt_nvml_static(i, &r->gpu[i]);
+	gt_nvml_driver_version(r->driver_version, sizeof(r->driver_version));
+	gt_nvml_version(r->nvml_version, sizeof(r->nvml_version));
+	r->cuda_driver_version = gt_nvml_cuda_driver_version();
+}
+
+static void write_json(struct gt_run *r)
+{
+	char err[1024];
+	if (gt_runjson_write(r, err, sizeof(err)) < 0)
+		gt_warn("%s", err);
+}
+
+static void free_run(struct gt_run *r)
+{
+	gt_plan_free(&r->plan);
+	free(r->exec_argv);
+	free(r->samplers);
+	free(r->procs);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+}
+
+int gt_run_execute(const struct gt_run_opts *o)
+{
+	static struct gt_run run; /* large: keep it off the stack */
+	struct gt_run *r = &run;
+	memset(r, 0, sizeof(*r));
+	r->argv = o->argv;
+	r->argc = o->argc;
+	r->start_ns = now_ns();
+	struct gt_tool_list tl;
+	int t = get_tools(o, &tl);
+	if (t != 0)
+		return t > 0 ? 0 : 2;
+	const char *const num_opts[][2] = {{"--buffer-mb", o->buffer_mb}, {"--hold", o->hold}};
+	for (size_t i = 0; i < 2; i++)
+		if (num_opts[i][1] && !is_uint(num_opts[i][1])) {
+			gt_error("%s '%s': expected a whole number", num_opts[i][0], num_opts[i][1]);
+			gt_tools_free(&tl);
+			return 2;
+		}
+	int st = prepare_dir(o, r);
+	if (st) {
+		gt_tools_free(&tl);
+		return st;
+	}
+	char err[1024];
+	if (gt_plan_build(&r->plan, &tl, r->outdir, plain_getenv, err, sizeof(err)) < 0) {
+		gt_error("%s", err);
+		rmdir(r->outdir); /* only removes it if we left it empty */
+		return 2;
+	}
+	if (!getcwd(r->cwd, sizeof(r->cwd)))
+		r->cwd[0] = '\0';
+	gethostname(r->host, sizeof(r->host) - 1);
+	struct passwd *pw = getpwuid(getuid());
+	snprintf(r->user, sizeof(r->user), "%s", pw ? pw->pw_name : (getenv("USER") ? getenv("USER") : ""));
+
+	/* What gputap itself sets for the command. */
+	gt_plan_setenv(&r->plan, "GPUTAP_OUT", r->outdir);
+	if (r->plan.has_tap) {
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		if (gt_run_find_lib(exe, r->tap_lib, sizeof(r->tap_lib)) == 0) {
+			gt_plan_setenv(&r->plan, "LD_PRELOAD", r->tap_lib);
+			gt_plan_setenv(&r->plan, "CUDA_INJECTION64_PATH", r->tap_lib);
+			gt_plan_setenv(&r->plan, "NVTX_INJECTION64_PATH", r->tap_lib);
+		} else {
+			warnf(r, "libgputap.so not found next to %s, in ../lib/ or in $GPUTAP_LIB: "
+				 "the command runs without the tap", exe);
+		}
+	}
+	if (o->trace)
+		gt_plan_setenv(&r->plan, "GPUTAP_TRACE", o->trace);
+	if (o->buffer_mb)
+		gt_plan_setenv(&r->plan, "GPUTAP_BUFFER_MB", o->buffer_mb);
+	if (o->hold) {
+		gt_plan_setenv(&r->plan, "GPUTAP_HOLD", o->hold);
+		if (!r->plan.has_tap)
+			warnf(r, "--hold needs the tap (kernel_trace, api_trace or metrics); it has no effect");
+	}
+	if (r->plan.has_liblog) {
+		char libs[4400];
+		snprintf(libs, sizeof(libs), "%s/libs", r->outdir);
+		if (mkdir(libs, 0755) < 0 && errno != EEXIST)
+			warnf(r, "cannot create %s: %s", libs, strerror(errno));
+	}
+
+	/* The command line: wrappers (outermost first), then the command. */
+	r->exec_argc = r->plan.nwrapper + (size_t)o->argc;
+	r->exec_argv = calloc(r->exec_argc + 1, sizeof(char *));
+	if (!r->exec_argv) {
+		gt_error("out of memory");
+		free_run(r);
+		return 125;
+	}
+	for (size_t i = 0; i < r->plan.nwrapper; i++)
+		r->exec_argv[i] = r->plan.wrapper[i];
+	for (int i = 0; i < o->argc; i++)
+		r->exec_argv[r->plan.nwrapper + (size_t)i] = o->argv[i];
+
+	probe_gpus(r);
+	if (make_samplers(r) < 0) {
+		gt_error("out of memory");
+		free_run(r);
+		return 125;
+	}
+	write_json(r);
+
+	gt_child_signals_install();
+	for (size_t i = 0; i < r->plan.nactions; i++) {
+		const struct gt_action *a = &r->plan.actions[i];
+		if (a->kind != GT_ACT_SETUP)
+			continue;
+		record_action(r, a->kind, a->tool);
+		if (r->plan.tools.t[a->tool].def->kind == GT_TOOL_SAMPLER)
+			setup_sampler(r, a->tool);
+	}
+	char **envp = gt_env_build(environ, r->plan.env, r->plan.nenv);
+	pid_t pid = -1;
+	if (envp)
+		pid = gt_child_start(r->exec_argv, envp, &r->exec_errno);
+	else
+		r->exec_errno = ENOMEM;
+	if (pid > 0) {
+		int ws = gt_child_wait(pid, &r->child_ru);
+		r->wstatus = ws < 0 ? 0 : ws;
+		r->exit_code = ws < 0 ? 1 : gt_exit_code(ws);
+	} else {
+		r->exit_code = gt_exec_failure_code(r->exec_errno);
+		if (r->exec_errno == ENOENT)
+			gt_error("%s: command not found", r->exec_argv[0]);
+		else
+			gt_error("%s: cannot run: %s", r->exec_argv[0], strerror(r->exec_errno));
+	}
+	r->end_ns = now_ns();
+	r->forwarded_signal = gt_child_last_forwarded();
+	gt_env_free(envp);
+	/* The samples describe the command: stop them now, before any tear-down work. */
+	for (size_t k = 0; k < r->nsamplers; k++)
+		if (r->samplers[k].started) {
+			pthread_mutex_lock(&r->samplers[k].s.mu);
+			r->samplers[k].s.stop = 1;
+			pthread_cond_broadcast(&r->samplers[k].s.cv);
+			pthread_mutex_unlock(&r->samplers[k].s.mu);
+		}
+	r->finished = 1;
+	int np = gt_run_scan_procs(r->outdir, &r->procs);
+	r->nprocs = np > 0 ? (size_t)np : 0;
+	write_json(r);
+	/* From here a Ctrl-C ends gputap; the traces stay for 'gputap convert'. */
+	gt_child_signals_restore();
+
+	int tap_done = 0, nliblog = 0;
+	for (size_t i = 0; i < r->plan.tools.n; i++)
+		nliblog += r->plan.tools.t[i].def->kind == GT_TOOL_LIBLOG;
+	for (size_t i = 0; i < r->plan.nactions; i++) {
+		const struct gt_action *a = &r->plan.actions[i];
+		if (a->kind != GT_ACT_TEARDOWN)
+			continue;
+		record_action(r, a->kind, a->tool);
+		if (r->plan.tools.t[a->tool].def->kind == GT_TOOL_LIBLOG)
+			nliblog--;
+		teardown(r, a->tool, &tap_done, nliblog);
+	}
+	write_json(r);
+
+	if (gt_report_write(r->outdir, NULL, err, sizeof(err)) < 0)
+		warnf(r, "%s", err);
+	char **traces;
+	size_t nt = list_traces(r->outdir, &traces);
+	if (nt && gt_out_summary(stderr, r->outdir, (const char *const *)traces, (int)nt, err, sizeof(err)) < 0)
+		gt_warn("%s", err);
+	for (size_t i = 0; i < nt; i++)
+		free(traces[i]);
+	free(traces);
+	if (r->nwarnings)
+		write_json(r);
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof(rel), "%s", r->outdir);
+	if (strncmp(r->outdir, r->cwd, strlen(r->cwd)) == 0 && r->outdir[strlen(r->cwd)] == '/')
+		snprintf(rel, sizeof(rel), "%s", r->outdir + strlen(r->cwd) + 1);
+	fprintf(stderr, "gputap: run written to %s (exit status %d)\n", rel, r->exit_code);
+	gt_nvml_close();
+	int code = r->exit_code;
+	free_run(r);
+	return code;
+}

@@ -1,0 +1,120 @@
+/*
+ * run/run.h — one `gputap run`: the run directory, the tool stack around
+ * the command, the child, the samplers, run.json and what is written after
+ * the command ended.
+ *
+ * Owns: DIR/run.json (written through run.json.tmp + rename, once before
+ * the command starts and again at the end, so a killed gputap still leaves
+ * a valid one), the default run directory name, finding libgputap.so, and
+ * the order of work after the child exits: samplers stop at once, then
+ * tear-downs from the innermost tool out (trace conversion, library-log
+ * collection), then report.html and the summary.
+ *
+ * Invariant: the exit status of `gputap run` is the command's own (128+N
+ * when a signal N ended it; 127/126 when it could not be started, as env(1)),
+ * except for usage errors found before anything runs (2) and a run
+ * directory that cannot be created (125).  Failures of the writers become
+ * one warning each.
+ */
+#ifndef GT_RUN_RUN_H
+#define GT_RUN_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "run/sampler.h"
+#include "run/tools.h"
+
+struct gt_run_opts {
+	const char *outdir;       /* -o, NULL = gputap-<YYYYmmdd-HHMMSS> */
+	const char *tools;        /* --tools LIST */
+	const char *context;      /* --context JSON */
+	const char *context_file; /* --context-file F */
+	const char *trace;        /* --trace KINDS -> GPUTAP_TRACE */
+	const char *buffer_mb;    /* --buffer-mb N -> GPUTAP_BUFFER_MB */
+	const char *hold;         /* --hold N -> GPUTAP_HOLD */
+	char **argv;              /* the command, NULL-terminated */
+	int argc;
+};
+
+/* Run everything; returns the exit status of `gputap run`. */
+int gt_run_execute(const struct gt_run_opts *o);
+
+/* One process directory found after the run. */
+struct gt_run_proc {
+	char name[64];
+	int has_trace;
+	int partial;
+	uint64_t lost_records;
+	uint64_t cupti_dropped;
+	uint64_t records;
+};
+
+/* A sampler thread and the tools it serves. */
+struct gt_run_sampler {
+	struct gt_sampler s;
+	int tools[4];
+	int ntools;
+	int started;
+	char status[256]; /* "ok" or why it did not run */
+};
+
+#define GT_RUN_MAX_GPUS 64
+#define GT_RUN_MAX_WARN 32
+
+/* Everything run.json says. */
+struct gt_run {
+	char **argv;
+	int argc;
+	char **exec_argv; /* wrappers + argv */
+	size_t exec_argc;
+	char outdir[4096]; /* absolute */
+	char cwd[4096];
+	char host[256];
+	char user[128];
+	uint64_t start_ns, end_ns;
+	int finished;
+	int wstatus;
+	int exit_code;
+	int exec_errno;
+	int forwarded_signal;
+	struct rusage child_ru;
+	struct gt_plan plan;
+	char tap_lib[4096];
+	/* GPUs */
+	char nvml_error[256];
+	int ngpu;
+	struct gt_gpu_static gpu[GT_RUN_MAX_GPUS];
+	char driver_version[96];
+	char nvml_version[96];
+	int cuda_driver_version;
+	/* samplers */
+	struct gt_run_sampler *samplers;
+	size_t nsamplers;
+	/* processes */
+	struct gt_run_proc *procs;
+	size_t nprocs;
+	const char *actions_done[64];
+	size_t nactions_done;
+	char *warnings[GT_RUN_MAX_WARN];
+	size_t nwarnings;
+};
+
+/* Write DIR/run.json for the state in `r`.  0 or -1 with err. */
+int gt_runjson_write(const struct gt_run *r, char *err, size_t errlen);
+
+/* "gputap-20261121-085120" for `t` (local time), with "-2", "-3"... added
+ * until the name does not exist in `parent`. */
+int gt_run_default_dir(const char *parent, time_t t, char *out, size_t len);
+/* Find libgputap.so: next to the gputap executable `exe`, then ../lib/,
+ * then $GPUTAP_LIB.  0 and `out` set, or -1. */
+int gt_run_find_lib(const char *exe, char *out, size_t len);
+/* Scan DIR for process directories (DIR/<proc>/trace.gtr or metrics.log;
+ * not samplers/ or libs/).  Returns how many (malloc'd into *procs). */
+int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs);
+/* ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:51:20.123Z */
+void gt_iso8601(uint64_t ns, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,451 @@
+/* run/sampler.c — the sampling loop and its files.  See sampler.h. */
+#include "run/sampler.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Text of one tick, per file, built without stdio and written at once. */
+struct lbuf {
+	char b[8192];
+	size_t n;
+};
+struct gt_sampler_lines {
+	struct lbuf l[3]; /* power CSV, vram CSV, gpu_samples.csv */
+};
+
+static uint64_t ts_ns(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t real_mono(void *ctx)
+{
+	(void)ctx;
+	return ts_ns(CLOCK_MONOTONIC);
+}
+
+static uint64_t real_real(void *ctx)
+{
+	(void)ctx;
+	return ts_ns(CLOCK_REALTIME);
+}
+
+/* An absolute wait on CLOCK_MONOTONIC that gt_sampler_stop() can cut short. */
+static int real_wait(void *ctx, uint64_t deadline)
+{
+	struct gt_sampler *s = ctx;
+	struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+	pthread_mutex_lock(&s->mu);
+	while (!s->stop) {
+		int r = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+		if (r == ETIMEDOUT)
+			break;
+	}
+	int stop = s->stop;
+	pthread_mutex_unlock(&s->mu);
+	return stop;
+}
+
+struct gt_sampler_clock gt_sampler_default_clock(struct gt_sampler *s)
+{
+	return (struct gt_sampler_clock){real_mono, real_real, real_wait, s};
+}
+
+static int nvml_sample(void *ctx, int dev, struct gt_gpu_sample *out)
+{
+	(void)ctx;
+	return gt_nvml_sample(dev, out);
+}
+
+struct gt_sampler_source gt_sampler_nvml_source(void)
+{
+	return (struct gt_sampler_source){nvml_sample, NULL};
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int gt_sampler_parse_devices(const char *spec, int count, int *devs, int max, char *err, size_t errlen)
+{
+	int n = 0;
+	if (strcmp(spec, "all") == 0) {
+		for (int i = 0; i < count && n < max; i++)
+			devs[n++] = i;
+		return n;
+	}
+	const char *p = spec;
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (!*p)
+			break;
+		char *end = NULL;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 0) {
+			snprintf(err, errlen, "DEVICE '%s': expected 0, 0,1,2 or all", spec);
+			return -1;
+		}
+		if (v >= count) {
+			snprintf(err, errlen, "DEVICE '%s': GPU %ld does not exist (%d GPU%s found)", spec, v, count,
+				 count == 1 ? "" : "s");
+			return -1;
+		}
+		int dup = 0;
+		for (int i = 0; i < n; i++)
+			if (devs[i] == (int)v)
+				dup = 1;
+		if (!dup && n < max)
+			devs[n++] = (int)v;
+		p = end;
+	}
+	qsort(devs, (size_t)n, sizeof(int), cmp_int);
+	if (n == 0)
+		snprintf(err, errlen, "DEVICE '%s': no GPU selected", spec);
+	return n ? n : -1;
+}
+
+static const char *const counter_names[] = {"power_W",	    "energy_J",	    "mem_used_MiB", "sm_util_pct",
+					    "mem_util_pct", "sm_clock_MHz", "temperature_C"};
+#define NCOUNTERS (sizeof(counter_names) / sizeof(counter_names[0]))
+
+static FILE *open_csv(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return f;
+}
+
+int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int ndev, double period_s,
+		    unsigned outputs, uint64_t t0_real_ns, char *err, size_t errlen)
+{
+	struct gt_sampler_clock clk = s->clock;
+	struct gt_sampler_source src = s->source;
+	uint64_t max = s->max_samples;
+	memset(s, 0, sizeof(*s));
+	s->clock = clk;
+	s->source = src;
+	s->max_samples = max;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (!s->clock.mono_ns)
+		s->clock = gt_sampler_default_clock(s);
+	if (!s->source.sample)
+		s->source = gt_sampler_nvml_source();
+	s->lines = calloc(1, sizeof(*s->lines));
+	if (!s->lines) {
+		snprintf(err, errlen, "sampler: out of memory");
+		return -1;
+	}
+	if (ndev < 1 || ndev > GT_SAMPLER_MAXDEV) {
+		snprintf(err, errlen, "sampler: %d devices (1 to %d)", ndev, GT_SAMPLER_MAXDEV);
+		return -1;
+	}
+	s->ndev = ndev;
+	memcpy(s->dev, devs, (size_t)ndev * sizeof(int));
+	s->period_ns = (uint64_t)(period_s * 1e9 + 0.5);
+	if (s->period_ns < 1000)
+		s->period_ns = 1000;
+	s->outputs = outputs;
+	s->t0_real_ns = t0_real_ns;
+	snprintf(s->dir, sizeof(s->dir), "%s", dir);
+	if (outputs & GT_SO_POWER) {
+		if (!(s->power = open_csv(dir, "gpu_info_power_profiler_output.csv", err, errlen)))
+			goto fail;
+		fputs("time", s->power);
+		for (int i = 0; i < ndev; i++)
+			fprintf(s->power, ",Power(Watt) GPU%d", devs[i]);
+		fputc('\n', s->power);
+		fflush(s->power);
+	}
+	if (outputs & GT_SO_VRAM) {
+		if (!(s->vram = open_csv(dir, "gpu_info_vram_profiler_output.csv", err, errlen)))
+			goto fail;
+		fputs("time", s->vram);
+		for (int i = 0; i < ndev; i++)
+			fprintf(s->vram, ",vram(%%) GPU%d", devs[i]);
+		fputc('\n', s->vram);
+		fflush(s->vram);
+	}
+	if (outputs & GT_SO_RICH) {
+		if (!(s->rich = open_csv(dir, "gpu_samples.csv", err, errlen)))
+			goto fail;
+		fputs("time_ns,device,power_W,energy_J,mem_used_MiB,mem_total_MiB,sm_util_pct,mem_util_pct,"
+		      "sm_clock_MHz,temperature_C\n",
+		      s->rich);
+		fflush(s->rich);
+		char tdir[4200], tpath[4300], host[64] = "";
+		snprintf(tdir, sizeof(tdir), "%s/samplers", dir);
+		if (mkdir(tdir, 0755) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "%s: %s", tdir, strerror(errno));
+			goto fail;
+		}
+		snprintf(tpath, sizeof(tpath), "%s/trace.gtr", tdir);
+		gethostname(host, sizeof(host) - 1);
+		int r = gt_tw_open(&s->tw, tpath, "samplers", host, (uint32_t)getpid(), s->clock.real_ns(s->clock.ctx),
+				   0);
+		if (r < 0) {
+			snprintf(err, errlen, "%s: %s", tpath, strerror(-r));
+			goto fail;
+		}
+		s->tw_open = 1;
+		for (size_t i = 0; i < NCOUNTERS; i++) {
+			s->name_ids[i] = (uint32_t)i + 1;
+			gt_tw_string(&s->tw, s->name_ids[i], counter_names[i], strlen(counter_names[i]));
+		}
+	}
+	return 0;
+fail:
+	gt_sampler_stop(s);
+	return -1;
+}
+
+static void put_counter(unsigned char *buf, size_t *off, uint32_t tid, uint32_t name, uint32_t dev, uint64_t ts,
+			double v)
+{
+	struct gt_rec_counter c;
+	memset(&c, 0, sizeof(c));
+	c.h.type = GT_REC_COUNTER;
+	c.h.size = sizeof(c);
+	c.h.tid = tid;
+	c.name_id = name;
+	c.device = dev;
+	c.ts_ns = ts;
+	c.value = v;
+	memcpy(buf + *off, &c, sizeof(c));
+	*off += sizeof(c);
+}
+
+/* Fixed-point text without stdio: the sampler formats ~100 numbers per tick. */
+
+static void put_ch(struct lbuf *l, char c)
+{
+	if (l->n < sizeof(l->b))
+		l->b[l->n++] = c;
+}
+
+static void put_u64(struct lbuf *l, uint64_t v)
+{
+	char t[24];
+	int k = 0;
+	do
+		t[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < 24);
+	while (k)
+		put_ch(l, t[--k]);
+}
+
+static void put_fixed(struct lbuf *l, double v, int decimals)
+{
+	static const uint64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+	if (v < 0) {
+		put_ch(l, '-');
+		v = -v;
+	}
+	if (!(v < 1e15)) { /* out of range or NaN: leave the field empty */
+		if (l->n && l->b[l->n - 1] == '-')
+			l->n--;
+		return;
+	}
+	uint64_t scaled = (uint64_t)(v * (double)pow10[decimals] + 0.5);
+	put_u64(l, scaled / pow10[decimals]);
+	if (decimals) {
+		put_ch(l, '.');
+		uint64_t frac = scaled % pow10[decimals];
+		for (int d = decimals - 1; d >= 0; d--)
+			put_ch(l, (char)('0' + (frac / pow10[d]) % 10));
+	}
+}
+
+static void flush_line(FILE *f, const struct lbuf *l)
+{
+	if (!f || !l->n)
+		return;
+	fwrite(l->b, 1, l->n, f);
+	fflush(f);
+}
+
+/* One tick: every device once; each file gets one write. */
+static void tick(struct gt_sampler *s)
+{
+	struct lbuf *lines = s->lines->l;
+	struct lbuf *pw = &lines[0], *vr = &lines[1], *rich = &lines[2];
+	pw->n = vr->n = rich->n = 0;
+	uint64_t t = s->clock.real_ns(s->clock.ctx);
+	if (!s->samples)
+		s->first_ns = t;
+	s->last_ns = t;
+	double rel = t >= s->t0_real_ns ? (double)(t - s->t0_real_ns) / 1e9 : 0.0;
+	put_fixed(pw, rel, 6);
+	put_fixed(vr, rel, 6);
+	/* every device's counters go out in one write */
+	unsigned char recs[GT_SAMPLER_MAXDEV * NCOUNTERS * sizeof(struct gt_rec_counter)];
+	size_t off = 0;
+	if (!s->tid)
+		s->tid = (uint32_t)gettid();
+	for (int i = 0; i < s->ndev; i++) {
+		struct gt_gpu_sample g;
+		uint64_t td = i == 0 ? t : s->clock.real_ns(s->clock.ctx);
+		if (s->source.sample(s->source.ctx, s->dev[i], &g) < 0)
+			memset(&g, 0, sizeof(g));
+		int d = s->dev[i];
+		put_ch(pw, ',');
+		if (g.valid & GT_S_POWER)
+			put_fixed(pw, g.power_w, 3);
+		int mem_ok = (g.valid & GT_S_MEM) && g.mem_total > 0;
+		put_ch(vr, ',');
+		if (mem_ok)
+			put_fixed(vr, 100.0 * (double)g.mem_used / (double)g.mem_total, 2);
+		if (!s->rich)
+			continue;
+		double energy_j = 0;
+		if (g.valid & GT_S_ENERGY) {
+			if (!s->have_energy0[i]) {
+				s->energy0[i] = g.energy_mj;
+				s->have_energy0[i] = 1;
+			}
+			energy_j = (double)(g.energy_mj - s->energy0[i]) / 1000.0;
+		}
+		double used_mib = (double)g.mem_used / 1048576.0, total_mib = (double)g.mem_total / 1048576.0;
+		put_u64(rich, td);
+		put_ch(rich, ',');
+		put_u64(rich, (uint64_t)d);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_POWER)
+			put_fixed(rich, g.power_w, 3);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_ENERGY)
+			put_fixed(rich, energy_j, 3);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_MEM)
+			put_fixed(rich, used_mib, 1);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_MEM)
+			put_fixed(rich, total_mib, 1);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_UTIL)
+			put_u64(rich, g.sm_util_pct);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_UTIL)
+			put_u64(rich, g.mem_util_pct);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_CLOCK)
+			put_u64(rich, g.sm_clock_mhz);
+		put_ch(rich, ',');
+		if (g.valid & GT_S_TEMP)
+			put_u64(rich, g.temp_c);
+		put_ch(rich, '\n');
+		if (s->tw_open) {
+			if (g.valid & GT_S_POWER)
+				put_counter(recs, &off, s->tid, s->name_ids[0], (uint32_t)d, td, g.power_w);
+			if (g.valid & GT_S_ENERGY)
+				put_counter(recs, &off, s->tid, s->name_ids[1], (uint32_t)d, td, energy_j);
+			if (g.valid & GT_S_MEM)
+				put_counter(recs, &off, s->tid, s->name_ids[2], (uint32_t)d, td, used_mib);
+			if (g.valid & GT_S_UTIL) {
+				put_counter(recs, &off, s->tid, s->name_ids[3], (uint32_t)d, td, g.sm_util_pct);
+				put_counter(recs, &off, s->tid, s->name_ids[4], (uint32_t)d, td, g.mem_util_pct);
+			}
+			if (g.valid & GT_S_CLOCK)
+				put_counter(recs, &off, s->tid, s->name_ids[5], (uint32_t)d, td, g.sm_clock_mhz);
+			if (g.valid & GT_S_TEMP)
+				put_counter(recs, &off, s->tid, s->name_ids[6], (uint32_t)d, td, g.temp_c);
+		}
+	}
+	put_ch(pw, '\n');
+	put_ch(vr, '\n');
+	flush_line(s->power, pw);
+	flush_line(s->vram, vr);
+	flush_line(s->rich, rich);
+	if (off)
+		gt_tw_write(&s->tw, recs, off, off / sizeof(struct gt_rec_counter));
+	s->samples++;
+}
+
+void gt_sampler_run(struct gt_sampler *s)
+{
+	uint64_t deadline = s->clock.mono_ns(s->clock.ctx);
+	for (;;) {
+		if (s->clock.wait_until(s->clock.ctx, deadline))
+			break;
+		tick(s);
+		if (s->max_samples && s->samples >= s->max_samples)
+			break;
+		deadline += s->period_ns;
+		uint64_t now = s->clock.mono_ns(s->clock.ctx);
+		if (now > deadline) {
+			/* Late: skip every deadline already past, stay on the grid. */
+			uint64_t late = (now - deadline) / s->period_ns + 1;
+			s->missed += late;
+			deadline += late * s->period_ns;
+		}
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct gt_sampler *s = arg;
+	struct timespec w0, w1;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	gt_sampler_run(s);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	/* the scheduler's own account of this thread, in ns (getrusage is tick-sampled) */
+	struct timespec c;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c) == 0)
+		s->cpu_s = (double)c.tv_sec + (double)c.tv_nsec / 1e9;
+	s->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
+	return NULL;
+}
+
+int gt_sampler_start(struct gt_sampler *s)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int r = pthread_create(&s->thread, NULL, thread_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		return -r;
+	s->running = 1;
+	return 0;
+}
+
+void gt_sampler_stop(struct gt_sampler *s)
+{
+	if (s->running) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->thread, NULL);
+		s->running = 0;
+	}
+	if (s->power)
+		fclose(s->power);
+	if (s->vram)
+		fclose(s->vram);
+	if (s->rich)
+		fclose(s->rich);
+	s->power = s->vram = s->rich = NULL;
+	free(s->lines);
+	s->lines = NULL;
+	if (s->tw_open) {
+		gt_tw_close(&s->tw, s->clock.real_ns(s->clock.ctx), 0, 0, 0);
+		s->tw_open = 0;
+	}
+}

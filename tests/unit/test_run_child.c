@@ -1,0 +1,121 @@
+/* Child process helpers: environment building, exit codes, default run directory. */
+#include "test.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run/child.h"
+#include "run/run.h"
+#include "run/tools.h"
+
+TEST(env_build_replaces_adds_and_prepends_preload)
+{
+	char *base[] = {"A=1", "LD_PRELOAD=/x/old.so", "B=2", "GPUTAP_OUT=/stale", NULL};
+	struct gt_kv set[] = {
+		{"GPUTAP_OUT", "/run"}, {"LD_PRELOAD", "/lib/libgputap.so"}, {"C", "3"}, {"C", "4"}};
+	char **e = gt_env_build(base, set, 4);
+	ASSERT(e != NULL);
+	ASSERT_EQ_STR(gt_env_get(e, "A"), "1");
+	ASSERT_EQ_STR(gt_env_get(e, "B"), "2");
+	ASSERT_EQ_STR(gt_env_get(e, "GPUTAP_OUT"), "/run");
+	ASSERT_EQ_STR(gt_env_get(e, "LD_PRELOAD"), "/lib/libgputap.so:/x/old.so");
+	ASSERT_EQ_STR(gt_env_get(e, "C"), "4");
+	int n = 0, nout = 0;
+	for (; e[n]; n++)
+		nout += strncmp(e[n], "GPUTAP_OUT=", 11) == 0;
+	ASSERT_EQ_INT(n, 5);
+	ASSERT_EQ_INT(nout, 1);
+	gt_env_free(e);
+	/* no earlier LD_PRELOAD: just ours */
+	char *base2[] = {"A=1", NULL};
+	e = gt_env_build(base2, set + 1, 1);
+	ASSERT_EQ_STR(gt_env_get(e, "LD_PRELOAD"), "/lib/libgputap.so");
+	gt_env_free(e);
+}
+
+TEST(exit_codes_as_a_shell)
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(42);
+	int st;
+	waitpid(p, &st, 0);
+	ASSERT_EQ_INT(gt_exit_code(st), 42);
+	p = fork();
+	if (p == 0) {
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+		_exit(0);
+	}
+	waitpid(p, &st, 0);
+	ASSERT_EQ_INT(gt_exit_code(st), 128 + SIGTERM);
+	ASSERT_EQ_INT(gt_exec_failure_code(ENOENT), 127);
+	ASSERT_EQ_INT(gt_exec_failure_code(EACCES), 126);
+}
+
+TEST(child_start_reports_not_found)
+{
+	char *argv[] = {"gputap-test-no-such-program", NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	int e = 0;
+	ASSERT_EQ_INT(gt_child_start(argv, envp, &e), -1);
+	ASSERT_EQ_INT(e, ENOENT);
+	char *argv2[] = {"sh", "-c", "exit 9", NULL};
+	pid_t pid = gt_child_start(argv2, envp, &e);
+	ASSERT(pid > 0);
+	ASSERT_EQ_INT(gt_exit_code(gt_child_wait(pid, NULL)), 9);
+}
+
+TEST(default_dir_gets_a_suffix)
+{
+	const char *d = gt_test_tmpdir();
+	time_t t = 1795251379; /* fixed, so both calls name the same second */
+	char a[4200], b[4200], c[4200];
+	ASSERT_EQ_INT(gt_run_default_dir(d, t, a, sizeof(a)), 0);
+	ASSERT_CONTAINS(a, "/gputap-");
+	ASSERT_EQ_INT(mkdir(a, 0755), 0);
+	ASSERT_EQ_INT(gt_run_default_dir(d, t, b, sizeof(b)), 0);
+	ASSERT(strcmp(a, b) != 0);
+	ASSERT_EQ_INT(strncmp(a, b, strlen(a)), 0);
+	ASSERT_EQ_STR(b + strlen(a), "-2");
+	ASSERT_EQ_INT(mkdir(b, 0755), 0);
+	ASSERT_EQ_INT(gt_run_default_dir(d, t, c, sizeof(c)), 0);
+	ASSERT_EQ_STR(c + strlen(a), "-3");
+}
+
+TEST(iso8601_utc_millis)
+{
+	char b[64];
+	gt_iso8601(1795251379087547467ull, b, sizeof(b));
+	ASSERT_EQ_STR(b, "2026-11-21T08:56:19.087Z");
+}
+
+TEST(find_lib_next_to_exe_then_lib_then_env)
+{
+	const char *d = gt_test_tmpdir();
+	char bin[4200], exe[4300], out[4200];
+	snprintf(bin, sizeof(bin), "%s/bin", d);
+	mkdir(bin, 0755);
+	snprintf(exe, sizeof(exe), "%s/gputap", bin);
+	unsetenv("GPUTAP_LIB");
+	ASSERT_EQ_INT(gt_run_find_lib(exe, out, sizeof(out)), -1);
+	gt_test_write_file(d, "env.so", "x", 1);
+	char envlib[4300];
+	snprintf(envlib, sizeof(envlib), "%s/env.so", d);
+	setenv("GPUTAP_LIB", envlib, 1);
+	ASSERT_EQ_INT(gt_run_find_lib(exe, out, sizeof(out)), 0);
+	ASSERT_CONTAINS(out, "/env.so");
+	char lib[4300];
+	snprintf(lib, sizeof(lib), "%s/lib", d);
+	mkdir(lib, 0755);
+	gt_test_write_file(lib, "libgputap.so", "x", 1);
+	ASSERT_EQ_INT(gt_run_find_lib(exe, out, sizeof(out)), 0);
+	ASSERT_CONTAINS(out, "/lib/libgputap.so");
+	gt_test_write_file(bin, "libgputap.so", "x", 1);
+	ASSERT_EQ_INT(gt_run_find_lib(exe, out, sizeof(out)), 0);
+	ASSERT_CONTAINS(out, "/bin/libgputap.so");
+}
