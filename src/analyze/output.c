@@ -111,10 +111,15 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 
 #define GS(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
+/* ms with 6 decimals (= ns), trailing zeros dropped: stable text, no binary noise */
 static void jnum(yajl_gen g, const char *k, double v)
 {
+	char b[64];
+	int n = snprintf(b, sizeof(b), "%.6f", v);
+	while (n > 1 && b[n - 1] == '0' && b[n - 2] != '.')
+		b[--n] = '\0';
 	GS(g, k);
-	yajl_gen_double(g, v);
+	yajl_gen_number(g, b, (size_t)n);
 }
 
 static void jint(yajl_gen g, const char *k, unsigned long long v)
@@ -191,11 +196,12 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 	jint(g, "count_per_iter", r->nccl_count_per_iter);
 	jstats(g, "collectives", r->nccl, r->nnccl);
 	yajl_gen_map_close(g);
-	GS(g, "memops");
-	if (r->has_mem)
-		jstats(g, "memops", r->memops, r->nmemops), (void)0;
-	else
+	if (r->has_mem) {
+		jstats(g, "memops", r->memops, r->nmemops);
+	} else {
+		GS(g, "memops");
 		yajl_gen_null(g);
+	}
 	GS(g, "nvtx");
 	if (r->nvtx_count) {
 		yajl_gen_map_open(g);

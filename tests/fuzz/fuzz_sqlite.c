@@ -1,0 +1,40 @@
+/* Fuzz target: the sqlite reader and the timeline engine behind it. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[] = "/tmp/gputap-fuzz-sqlite-XXXXXX.sqlite";
+	int fd = mkstemps(path, 6 + 1);
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	close(fd);
+	struct gt_an_opts o = {0};
+	o.iters = 3; /* exercises the even split when there are no ranges */
+	struct gt_an_result *r = NULL;
+	char err[1024];
+	const char *in = path;
+	if (gt_an_run(&in, 1, &o, &r, err, sizeof(err)) == 0) {
+		FILE *f = fopen("/dev/null", "w");
+		if (f) {
+			gt_an_print_text(r, f);
+			gt_an_print_csv(r, f);
+			gt_an_print_json((const struct gt_an_result *const *)&r, 1, f);
+			fclose(f);
+		}
+		gt_an_free(r);
+	}
+	unlink(path);
+	return 0;
+}
