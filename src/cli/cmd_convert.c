@@ -1,13 +1,239 @@
-/* gputap convert — placeholder until the command lands; see commands.h. */
+/* gputap convert — a gputap trace to Chrome/Perfetto JSON, nsys-style CSVs and seed logs. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
 #include "core/log.h"
+#include "out/out.h"
 
-const char cmd_convert_help[] = "usage: gputap convert ...\n\n(not built yet)\n";
+const char cmd_convert_help[] =
+	"usage: gputap convert INPUT [-o OUT] [--format LIST]\n"
+	"\n"
+	"Turn gputap's binary trace (trace.gtr) into the files other tools read:\n"
+	"\n"
+	"  trace.json                      Chrome trace event format; open it in\n"
+	"                                  https://ui.perfetto.dev or chrome://tracing\n"
+	"  trace_cuda_gpu_kern_sum.csv     nsys-compatible summaries (same headers and\n"
+	"  trace_cuda_gpu_mem_time_sum.csv meanings as `nsys stats --format csv`), so\n"
+	"  trace_cuda_gpu_mem_size_sum.csv that OUT/trace is an nsys CSV prefix for\n"
+	"  trace_cuda_api_sum.csv          `gputap analyze` and for tools written for\n"
+	"  trace_nvtx_sum.csv              nsys\n"
+	"  trace_nvtx_gpu_proj_trace.csv\n"
+	"  metrics.log, timeline.log       the seed-000 logs rebuilt from the trace\n"
+	"\n"
+	"INPUT is one of:\n"
+	"  a trace file        DIR/<proc>/trace.gtr, or trace.gtr.partial (a process\n"
+	"                      that was killed): the outputs go to OUT, by default the\n"
+	"                      trace's own directory;\n"
+	"  a process directory DIR/<proc> holding trace.gtr: outputs to OUT or DIR/<proc>;\n"
+	"  a run directory     DIR from `gputap run -o DIR`: every DIR/<proc>/trace.gtr\n"
+	"                      is converted, into OUT/<proc>/ (by default DIR/<proc>/).\n"
+	"\n"
+	"options:\n"
+	"  -o, --output OUT    where to write (created if missing)\n"
+	"  --format LIST       comma-separated: json, csv, seed, or all\n"
+	"                      (default: json,csv; `seed` rewrites metrics.log and\n"
+	"                      timeline.log, which the tap already writes during a run)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Every file is written as NAME.partial and renamed when complete, so a file\n"
+	"with its final name is always whole; a write error (a full disk) is an error.\n"
+	"A partial trace (the process was killed, or the tap lost records) is\n"
+	"converted as far as it goes; gputap says so on stderr and trace.json carries\n"
+	"\"partial\": true in its otherData.\n"
+	"\n"
+	"exit status: 0 done (also for a partial trace), 1 bad or damaged input (the\n"
+	"message names the file and the byte offset of the damage) or a write error,\n"
+	"2 usage.\n"
+	"\n"
+	"examples:\n"
+	"  gputap convert myrun                     # every process of a run, in place\n"
+	"  gputap convert myrun/rank0/trace.gtr -o /tmp/r0 --format json\n"
+	"  gputap analyze myrun/rank0/trace         # the CSVs, read as nsys output\n"
+	"\n"
+	"docs/outputs.md describes every file and column; docs/trace-format.md the\n"
+	"binary trace.\n";
+
+static int parse_format(const char *s, unsigned *what)
+{
+	*what = 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", s);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "json") == 0)
+			*what |= GT_OUT_JSON;
+		else if (strcmp(t, "csv") == 0)
+			*what |= GT_OUT_CSV;
+		else if (strcmp(t, "seed") == 0)
+			*what |= GT_OUT_SEEDLOGS;
+		else if (strcmp(t, "all") == 0)
+			*what |= GT_OUT_ALL;
+		else
+			return -1;
+	}
+	return *what ? 0 : -1;
+}
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* DIR/trace.gtr or its .partial exists */
+static int has_trace(const char *dir, char *trace, size_t cap)
+{
+	snprintf(trace, cap, "%s/trace.gtr", dir);
+	if (is_file(trace))
+		return 1;
+	char p[4200];
+	snprintf(p, sizeof(p), "%s.partial", trace);
+	return is_file(p);
+}
+
+static int convert_one(const char *trace, const char *outdir, unsigned what)
+{
+	char err[1024] = "";
+	struct gt_out_info info;
+	if (gt_out_convert(trace, outdir, what, &info, err, sizeof(err)) < 0) {
+		gt_error("%s", err);
+		return 1;
+	}
+	if (info.partial)
+		gt_warn("%s: partial trace (the process did not finish writing it): converted the %llu records "
+			"it holds",
+			info.trace_path, (unsigned long long)info.records);
+	if (info.lost || info.cupti_dropped)
+		gt_warn("%s: %llu records were lost by the tap and %llu dropped by CUPTI: totals are lower bounds",
+			info.trace_path, (unsigned long long)info.lost, (unsigned long long)info.cupti_dropped);
+	printf("%s -> %s/%s%s%s\n", info.trace_path, outdir, (what & GT_OUT_JSON) ? "trace.json " : "",
+	       (what & GT_OUT_CSV) ? "trace_*.csv " : "", (what & GT_OUT_SEEDLOGS) ? "metrics.log timeline.log" : "");
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int convert_run_dir(const char *dir, const char *out, unsigned what)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		gt_error("%s: %s", dir, strerror(errno));
+		return 1;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char sub[4200], trace[4300];
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		if (!has_trace(sub, trace, sizeof(trace)))
+			continue;
+		char **nn = realloc(names, (n + 1) * sizeof(*nn));
+		if (!nn || !(nn[n] = strdup(e->d_name))) {
+			free(nn ? nn : names);
+			closedir(d);
+			gt_error("out of memory");
+			return 1;
+		}
+		names = nn;
+		n++;
+	}
+	closedir(d);
+	if (!n) {
+		gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
+		return 1;
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	int status = 0;
+	for (size_t i = 0; i < n; i++) {
+		char sub[4200], trace[4300], od[4200];
+		snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
+		has_trace(sub, trace, sizeof(trace));
+		snprintf(od, sizeof(od), "%s/%s", out ? out : dir, names[i]);
+		if (convert_one(trace, od, what))
+			status = 1;
+		free(names[i]);
+	}
+	free(names);
+	return status;
+}
 
 int cmd_convert(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	gt_error("'gputap convert' is not built yet");
-	return 2;
+	const char *input = NULL, *out = NULL;
+	unsigned what = GT_OUT_JSON | GT_OUT_CSV;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--format") == 0) {
+			if (i + 1 >= argc) {
+				gt_error("%s needs a value; see 'gputap help convert'", a);
+				return 2;
+			}
+			val = argv[++i];
+		} else if (strncmp(a, "--output=", 9) == 0) {
+			val = a + 9;
+			a = "-o";
+		} else if (strncmp(a, "--format=", 9) == 0) {
+			val = a + 9;
+			a = "--format";
+		} else if (a[0] == '-' && a[1]) {
+			gt_error("unknown option '%s'; see 'gputap help convert'", a);
+			return 2;
+		} else if (input) {
+			gt_error("one INPUT only ('%s' and '%s'); see 'gputap help convert'", input, a);
+			return 2;
+		} else {
+			input = a;
+			continue;
+		}
+		if (a[1] == 'o' || strcmp(a, "--output") == 0) {
+			out = val;
+		} else if (parse_format(val, &what) < 0) {
+			gt_error("--format '%s': expected a comma-separated list of json, csv, seed, all", val);
+			return 2;
+		}
+	}
+	if (!input) {
+		gt_error("no INPUT; usage: gputap convert INPUT [-o OUT] [--format LIST]");
+		return 2;
+	}
+	struct stat st;
+	char trace[4300];
+	int status;
+	if (stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (has_trace(input, trace, sizeof(trace)))
+			status = convert_one(trace, out ? out : input, what);
+		else
+			status = convert_run_dir(input, out, what);
+	} else {
+		char pp[4300];
+		snprintf(pp, sizeof(pp), "%s.partial", input);
+		if (stat(input, &st) != 0 && !is_file(pp)) {
+			gt_error("%s: %s", input, strerror(errno));
+			return gt_finish_stdout(1);
+		}
+		char dir[4200];
+		snprintf(dir, sizeof(dir), "%s", input);
+		char *slash = strrchr(dir, '/');
+		if (slash == dir)
+			dir[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+		status = convert_one(input, out ? out : dir, what);
+	}
+	return gt_finish_stdout(status);
 }

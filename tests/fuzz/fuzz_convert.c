@@ -1,0 +1,55 @@
+/* Fuzz target: every output writer and the summary, fed arbitrary bytes as a
+ * trace, must fail cleanly or write complete files, never crash. */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "out/out.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void rm_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char p[4300];
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char dir[] = "/tmp/gputap-fuzz-convert-XXXXXX";
+	if (!mkdtemp(dir))
+		return 0;
+	char trace[4200], out[4200];
+	snprintf(trace, sizeof(trace), "%s/trace.gtr", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	FILE *f = fopen(trace, "wb");
+	if (f) {
+		fwrite(data, 1, size, f);
+		fclose(f);
+		char err[1024];
+		gt_out_convert(trace, out, GT_OUT_ALL, NULL, err, sizeof(err));
+		FILE *devnull = fopen("/dev/null", "w");
+		if (devnull) {
+			const char *paths[1] = {trace};
+			gt_out_summary(devnull, dir, paths, 1, err, sizeof(err));
+			fclose(devnull);
+		}
+	}
+	rm_dir(out);
+	rm_dir(dir);
+	return 0;
+}
