@@ -501,36 +501,36 @@ static int sampler_cfg(struct gt_sampler_cfg *c, const struct gt_tool_req *t, in
 	if (getenv_fn) {
 		const char *v;
 		if ((v = getenv_fn("DEVICE")) && *v)
-			dev = v, src_dev = "environment DEVICE";
+			dev = v, src_dev = "environment variable DEVICE";
 		if ((v = getenv_fn("SAMPLING_RATE")) && *v)
-			rate = v, src_rate = "environment SAMPLING_RATE";
+			rate = v, src_rate = "environment variable SAMPLING_RATE";
 	}
 	const char *v;
 	static char where[3][160];
 	if ((v = kv_get(t->env, t->nenv, "DEVICE"))) {
 		dev = v;
-		snprintf(where[0], sizeof(where[0]), "%s.env_vars.DEVICE", t->def->name);
+		snprintf(where[0], sizeof(where[0]), "tools[%d] (%s).env_vars.DEVICE", idx, t->def->name);
 		src_dev = where[0];
 	}
 	if ((v = kv_get(t->env, t->nenv, "SAMPLING_RATE"))) {
 		rate = v;
-		snprintf(where[1], sizeof(where[1]), "%s.env_vars.SAMPLING_RATE", t->def->name);
+		snprintf(where[1], sizeof(where[1]), "tools[%d] (%s).env_vars.SAMPLING_RATE", idx, t->def->name);
 		src_rate = where[1];
 	}
 	if ((v = kv_get(t->env, t->nenv, "MODE"))) {
 		mode = v;
-		snprintf(where[2], sizeof(where[2]), "%s.env_vars.MODE", t->def->name);
+		snprintf(where[2], sizeof(where[2]), "tools[%d] (%s).env_vars.MODE", idx, t->def->name);
 		src_mode = where[2];
 	}
 	memset(c, 0, sizeof(*c));
 	c->tool = idx;
 	if (check_device(dev) < 0 || strlen(dev) >= sizeof(c->device)) {
-		seterr(err, errlen, "%s: DEVICE '%s': expected 0, 0,1,2 or all", src_dev, dev);
+		seterr(err, errlen, "%s '%s': expected 0, 0,1,2 or all", src_dev, dev);
 		return -1;
 	}
 	snprintf(c->device, sizeof(c->device), "%s", dev);
 	if (parse_rate(rate, &c->period_s) < 0) {
-		seterr(err, errlen, "%s: SAMPLING_RATE '%s': expected seconds between samples, 0.001 to 3600",
+		seterr(err, errlen, "%s '%s': expected seconds between samples, 0.001 to 3600",
 		       src_rate, rate);
 		return -1;
 	}
@@ -539,7 +539,7 @@ static int sampler_cfg(struct gt_sampler_cfg *c, const struct gt_tool_req *t, in
 	else if (strcmp(mode, "vram") == 0)
 		c->mode = GT_SAMPLE_VRAM;
 	else {
-		seterr(err, errlen, "%s: MODE '%s': expected power or vram", src_mode, mode);
+		seterr(err, errlen, "%s '%s': expected power or vram", src_mode, mode);
 		return -1;
 	}
 	return 0;

@@ -169,12 +169,12 @@ TEST(sampler_bad_settings_named)
 	ASSERT_EQ_INT(plan_of("{\"tools\":[{\"name\":\"power\",\"env_vars\":{\"SAMPLING_RATE\":\"fast\"}}]}", &p, err,
 			      sizeof(err)),
 		      -1);
-	ASSERT_CONTAINS(err, "power.env_vars.SAMPLING_RATE");
-	ASSERT_CONTAINS(err, "'fast'");
+	ASSERT_EQ_STR(err, "tools[0] (power).env_vars.SAMPLING_RATE 'fast': expected seconds between samples, "
+			   "0.001 to 3600");
 	ASSERT_EQ_INT(plan_of("{\"tools\":[{\"name\":\"vram\",\"env_vars\":{\"DEVICE\":\"gpu0\"}}]}", &p, err,
 			      sizeof(err)),
 		      -1);
-	ASSERT_CONTAINS(err, "vram.env_vars.DEVICE");
+	ASSERT_EQ_STR(err, "tools[0] (vram).env_vars.DEVICE 'gpu0': expected 0, 0,1,2 or all");
 	ASSERT_EQ_INT(plan_of("{\"tools\":[{\"name\":\"vram\",\"env_vars\":{\"MODE\":\"heat\"}}]}", &p, err,
 			      sizeof(err)),
 		      -1);

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# gputap run --tools power,vram and gputap info with a fake NVML library
+# (built here), and without any NVML (as on a machine with no driver).
+. "$(dirname "$0")/lib.sh"
+PY=${PYTHON:-python3}
+jget() { "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# No NVML: one clear message, the command still runs and its status is kept.
+GPUTAP_NVML_LIB="$T/none.so" "$GPUTAP" run -o "$T/n1" --tools power,vram -- sh -c 'exit 4' >"$T/o" 2>"$T/e"
+rc=$?
+[ $rc -eq 4 ] && ok no-nvml-status-kept || notok no-nvml-status-kept "exit $rc"
+contains no-nvml-message "$T/e" "power, vram: NVML is not available"
+[ "$(grep -c 'NVML is not available' "$T/e")" -eq 1 ] && ok no-nvml-one-message || notok no-nvml-one-message "$(cat "$T/e")"
+[ ! -e "$T/n1/gpu_info_power_profiler_output.csv" ] && ok no-nvml-no-csv || notok no-nvml-no-csv
+[ "$(jget "$T/n1/run.json" 'j["tools"][0]["status"].startswith("not run: NVML")')" = True ] &&
+	ok no-nvml-json-status || notok no-nvml-json-status
+GPUTAP_NVML_LIB="$T/none.so" GPUTAP_CUDA_LIB="$T/none.so" "$GPUTAP" info >"$T/i0" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok info-no-driver-exit-0 || notok info-no-driver-exit-0 "exit $rc"
+contains info-no-driver-line "$T/i0" "NVIDIA driver: not found"
+GPUTAP_NVML_LIB="$T/none.so" "$GPUTAP" info --format json >"$T/i0.json" 2>&1
+check info-json-valid "$PY" -m json.tool "$T/i0.json"
+expect_status info-bad-format 2 "$GPUTAP" info --format xml
+
+cat >"$T/fake_nvml.c" <<'CEOF'
+/* A fake NVML: 3 GPUs; GPU 1 does not report power; GPU 2 reports only memory. */
+#include <stdio.h>
+#include <string.h>
+typedef struct { unsigned long long total, free, used; } mem_t;
+typedef struct { unsigned gpu, memory; } util_t;
+static unsigned long long energy;
+int nvmlInit_v2(void) { return 0; }
+int nvmlShutdown(void) { return 0; }
+const char *nvmlErrorString(int r) { return r ? "Not Supported" : "Success"; }
+int nvmlDeviceGetCount_v2(unsigned *n) { *n = 3; return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) { *h = (void *)(unsigned long)(i + 1); return 0; }
+static int idx(void *h) { return (int)(unsigned long)h - 1; }
+int nvmlDeviceGetName(void *h, char *b, unsigned n) { snprintf(b, n, "Fake GPU %d", idx(h)); return 0; }
+int nvmlDeviceGetUUID(void *h, char *b, unsigned n) { snprintf(b, n, "GPU-fake-%d", idx(h)); return 0; }
+int nvmlDeviceGetMemoryInfo(void *h, mem_t *m) { m->total = 1ull << 34; m->used = (unsigned long long)(idx(h) + 1) << 32; m->free = m->total - m->used; return 0; }
+int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { if (idx(h)) return 3; *mw = 123456; return 0; }
+int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *e) { if (idx(h)) return 3; *e = 1000000 + (energy += 500); return 0; }
+int nvmlDeviceGetUtilizationRates(void *h, util_t *u) { if (idx(h) == 2) return 3; u->gpu = 90; u->memory = 30; return 0; }
+int nvmlDeviceGetClockInfo(void *h, int c, unsigned *v) { if (idx(h) == 2) return 3; *v = 1500; return 0; }
+int nvmlDeviceGetTemperature(void *h, int s, unsigned *v) { if (idx(h) == 2) return 3; *v = 50; return 0; }
+int nvmlDeviceGetCudaComputeCapability(void *h, int *a, int *b) { *a = 9; *b = 0; return 0; }
+int nvmlSystemGetDriverVersion(char *b, unsigned n) { snprintf(b, n, "999.01"); return 0; }
+int nvmlSystemGetNVMLVersion(char *b, unsigned n) { snprintf(b, n, "99.999.01"); return 0; }
+int nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = 13000; return 0; }
+CEOF
+if ! ${CC:-cc} -shared -fPIC -o "$T/libfakenvml.so" "$T/fake_nvml.c" 2>"$T/cc.err"; then
+	notok fake-nvml-build "$(cat "$T/cc.err")"
+	finish
+fi
+export GPUTAP_NVML_LIB="$T/libfakenvml.so"
+
+"$GPUTAP" info >"$T/i1" 2>&1
+contains info-driver "$T/i1" "NVIDIA driver: 999.01"
+contains info-gpu "$T/i1" "GPU 2: Fake GPU 2, 16.0 GiB, compute capability 9.0"
+"$GPUTAP" info --format json >"$T/i1.json"
+[ "$(jget "$T/i1.json" '(len(j["gpus"]), j["gpus"][1]["uuid"], j["features"]["power_sampler"])')" = "(3, 'GPU-fake-1', True)" ] &&
+	ok info-json-gpus || notok info-json-gpus "$(cat "$T/i1.json")"
+
+# 3 devices, 20 ms period, for about 0.3 s.
+DEVICE=all SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r1" --tools power,vram -- sleep 0.3 2>"$T/e1"
+rc=$?
+[ $rc -eq 0 ] && ok run-status || notok run-status "exit $rc" "$(cat "$T/e1")"
+P="$T/r1/gpu_info_power_profiler_output.csv"
+V="$T/r1/gpu_info_vram_profiler_output.csv"
+S="$T/r1/gpu_samples.csv"
+[ "$(head -n1 "$P")" = "time,Power(Watt) GPU0,Power(Watt) GPU1,Power(Watt) GPU2" ] && ok power-header-3 || notok power-header-3 "$(head -n1 "$P")"
+[ "$(head -n1 "$V")" = "time,vram(%) GPU0,vram(%) GPU1,vram(%) GPU2" ] && ok vram-header-3 || notok vram-header-3 "$(head -n1 "$V")"
+[ "$(sed -n 2p "$P" | cut -d, -f2-)" = "123.456,," ] && ok power-not-supported-empty || notok power-not-supported-empty "$(sed -n 2p "$P")"
+[ "$(sed -n 2p "$V" | cut -d, -f2-)" = "25.00,50.00,75.00" ] && ok vram-values || notok vram-values "$(sed -n 2p "$V")"
+n=$(($(wc -l <"$P") - 1))
+[ "$n" -ge 8 ] && [ "$n" -le 17 ] && ok power-rows-at-rate || notok power-rows-at-rate "$n rows for 0.3 s at 20 ms"
+contains rich-header "$S" "time_ns,device,power_W,energy_J,mem_used_MiB,mem_total_MiB,sm_util_pct,mem_util_pct,sm_clock_MHz,temperature_C"
+grep -q '^[0-9]*,2,,,12288.0,16384.0,,,,$' "$S" && ok rich-gpu2-empty-fields || notok rich-gpu2-empty-fields "$(head -n 5 "$S")"
+out=$("$PY" - "$S" <<'PYEOF'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["device"] == "0"]
+t = [int(r["time_ns"]) for r in rows]
+d = [(b - a) / 1e6 for a, b in zip(t, t[1:])]
+mean = sum(d) / len(d)
+e = [float(r["energy_J"]) for r in rows]
+print("ok" if abs(mean - 20) < 3 and e[0] == 0 and e[-1] > 0 else "bad mean=%.2f e0=%s" % (mean, e[0]))
+PYEOF
+)
+[ "$out" = ok ] && ok rich-period-and-energy || notok rich-period-and-energy "$out"
+[ -f "$T/r1/samplers/trace.gtr" ] && ok samplers-trace || notok samplers-trace "$(ls "$T/r1")"
+[ "$(jget "$T/r1/run.json" '[(t["name"], t["status"], t["settings"]["DEVICE"], t["samples"] > 5) for t in j["tools"]]')" = \
+	"[('power', 'ok', 'all', True), ('vram', 'ok', 'all', True)]" ] && ok json-sampler-tools || notok json-sampler-tools "$(jget "$T/r1/run.json" 'j["tools"]')"
+[ "$(jget "$T/r1/run.json" '(len(j["gpus"]), j["gpus"][0]["name"], j["driver_version"], j["cuda_driver_version"])')" = \
+	"(3, 'Fake GPU 0', '999.01', '13.0')" ] && ok json-gpus || notok json-gpus
+[ "$(jget "$T/r1/run.json" '"DEVICE" in j["environment"] or "SAMPLING_RATE" in j["environment"]')" = False ] &&
+	ok sampler-keys-not-exported || notok sampler-keys-not-exported
+
+# A device that does not exist: one message, the run goes on.
+"$GPUTAP" run -o "$T/r2" --context '{"tools":[{"name":"gpu_info_power_profiler","env_vars":{"DEVICE":"5"}}]}' -- true 2>"$T/e2"
+rc=$?
+[ $rc -eq 0 ] && ok bad-device-run-goes-on || notok bad-device-run-goes-on "exit $rc"
+contains bad-device-message "$T/e2" "GPU 5 does not exist (3 GPUs found)"
+finish
