@@ -108,7 +108,7 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 			if (!p1) {
 				gt_error("%s: inputs[%zu]: nsys_csv_file_path.kernel_sum must be given", config_path, i);
 				status = 1;
-				continue;
+				goto next;
 			}
 			o.csv_kern = p1;
 			o.csv_nvtx = p2;
@@ -121,7 +121,7 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 			if (!p1) {
 				gt_error("%s: inputs[%zu]: nsys_report.path must be given", config_path, i);
 				status = 1;
-				continue;
+				goto next;
 			}
 			if ((v = get(rp, "with_nvtx")) && YAJL_IS_FALSE(v))
 				o.nvtx_tag = "\x01"; /* matches no range */
@@ -132,7 +132,7 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 		} else {
 			gt_error("%s: inputs[%zu]: \"format\" must be \"csv\" or \"nsys-rep\"", config_path, i);
 			status = 1;
-			continue;
+			goto next;
 		}
 		struct gt_an_result *r = NULL;
 		if (gt_an_run(&input, nin, &o, &r, err, sizeof(err)) < 0) {
@@ -149,6 +149,7 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 				gt_warn("%s", r->notes[k]);
 			res[nres++] = r;
 		}
+	next:
 		free(p1);
 		free(p2);
 		free(p3);

@@ -4,6 +4,7 @@
  * measured tables when a timeline was read.  JSON (schema in docs/analyze.md) and CSV (long
  * format: one value per row) carry the same numbers.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,11 +116,17 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 static void jnum(yajl_gen g, const char *k, double v)
 {
 	char b[64];
-	int n = snprintf(b, sizeof(b), "%.6f", v);
-	while (n > 1 && b[n - 1] == '0' && b[n - 2] != '.')
-		b[--n] = '\0';
 	GS(g, k);
-	yajl_gen_number(g, b, (size_t)n);
+	if (!isfinite(v)) { /* JSON has no inf/nan */
+		yajl_gen_null(g);
+		return;
+	}
+	snprintf(b, sizeof(b), fabs(v) < 1e15 ? "%.6f" : "%.17g", v);
+	size_t n = strlen(b);
+	if (strchr(b, '.') && !strchr(b, 'e'))
+		while (n > 1 && b[n - 1] == '0' && b[n - 2] != '.')
+			b[--n] = '\0';
+	yajl_gen_number(g, b, n);
 }
 
 static void jint(yajl_gen g, const char *k, unsigned long long v)
