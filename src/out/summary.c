@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "out/model.h"
 #include "out/out.h"
@@ -82,6 +83,39 @@ static void human_bytes(char *buf, size_t cap, double b)
 	snprintf(buf, cap, i ? "%.2f %s" : "%.0f %s", b, u[i]);
 }
 
+static int exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+/* "  rank0/  trace.gtr trace.json trace_*.csv ..." for the files that exist */
+static void files_of(FILE *f, const char *trace)
+{
+	static const char *const names[] = {"trace.gtr", "trace.json", "trace_cuda_gpu_kern_sum.csv", "metrics.log",
+					    "timeline.log"};
+	char dir[4096], p[4400];
+	snprintf(dir, sizeof(dir), "%s", trace);
+	char *sl = strrchr(dir, '/');
+	if (sl)
+		*sl = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	char line[512];
+	int len = snprintf(line, sizeof(line), "  %.40s/ ", base);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		if (!exists(p) && !(i == 0 && (snprintf(p, sizeof(p), "%s/trace.gtr.partial", dir), exists(p))))
+			continue;
+		const char *shown = i == 2 ? "trace_*.csv" : names[i];
+		if (len + 1 + (int)strlen(shown) >= 80)
+			break;
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " %s", shown);
+	}
+	fprintf(f, "%s\n", line);
+}
+
 static void print(FILE *f, const struct sum *s, const char *rundir, const char *const *paths, int n,
 		  const uint64_t *peaks, char (*procs)[32])
 {
@@ -147,11 +181,13 @@ static void print(FILE *f, const struct sum *s, const char *rundir, const char *
 	if (s->partial)
 		fputs("Partial: at least one trace was not finished (the process was killed or ran out of space)\n", f);
 	if (rundir && rundir[0]) {
+		char p[4400];
 		fprintf(f, "\nFiles in %s/:\n", rundir);
-		fputs("  run.json                  the run: command, devices, versions, settings\n", f);
+		snprintf(p, sizeof(p), "%s/run.json", rundir);
+		if (exists(p))
+			fputs("  run.json   the run: command, devices, versions, settings\n", f);
 		for (int i = 0; i < n && i < 8; i++)
-			fprintf(f, "  %s/  trace.gtr trace.json trace_*.csv metrics.log timeline.log\n",
-				procs[i][0] ? procs[i] : "?");
+			files_of(f, paths[i]);
 		if (n > 8)
 			fprintf(f, "  ... and %d more process folders\n", n - 8);
 		fprintf(f, "Open trace.json in https://ui.perfetto.dev; tables: gputap analyze %s\n", rundir);
