@@ -3,6 +3,12 @@
  *
  * Owns: the self-contained HTML page (inline SVG plots, no network) and the
  * terminal summary of a run directory.
+ *
+ * Invariants: every section of the page is present; one whose input is
+ * missing says which file it needed.  Every text from data is HTML-escaped.
+ * The page's size is bounded whatever the trace size (the timeline is drawn
+ * at pixel resolution, series are downsampled).  Reads traces only through
+ * core/trace_io.h and kernel classes / iterations only through analyze.h.
  */
 #ifndef GT_REPORT_H
 #define GT_REPORT_H
@@ -13,5 +19,8 @@
 /* Write DIR/report.html (via .partial + rename) and print the summary to `f`
  * (NULL: print nothing).  0 or -1 with err. */
 int gt_report_write(const char *rundir, FILE *f, char *err, size_t errlen);
+/* The same with a kernel-name -> class map (analyze's JSON map format) for
+ * the "time by kernel class" plot; NULL: the built-in map (docs/report.md). */
+int gt_report_write_opts(const char *rundir, const char *map_path, FILE *f, char *err, size_t errlen);
 
 #endif

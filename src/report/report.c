@@ -1,0 +1,1184 @@
+/* gputap report: read what a run directory holds, print a terminal summary
+ * and write DIR/report.html, one self-contained page with inline SVG plots.
+ * Every section is shown; one whose data are missing says which file it
+ * needed.  Traces are read only through core/trace_io.h, twice (time range,
+ * then drawing), with memory bounded by the number of lanes and pixels. */
+#include "report/report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "analyze/analyze.h"
+#include "core/trace_io.h"
+#include "libtrace/libtrace.h"
+#include "report/svg.h"
+
+#define MAX_PROCS 256
+#define MAX_LANES 48
+#define COLS 1000 /* timeline resolution: one column per pixel of the plot */
+#define MAX_POINTS 1500
+#define TOP_LIB 25
+
+/* ---------------- small helpers ---------------- */
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap);
+	size_t r;
+	while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+		n += r;
+		if (n + 1 == cap) {
+			char *nb = realloc(b, cap * 2);
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (b)
+		b[n] = 0;
+	if (len)
+		*len = n;
+	return b;
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0;
+}
+
+/* Split a CSV line in place (quotes honoured, no embedded newlines). */
+static int csv_split(char *s, char **fields, int max)
+{
+	int n = 0;
+	char *w = s;
+	while (n < max) {
+		fields[n++] = w;
+		if (*s == '"') {
+			s++;
+			while (*s && !(*s == '"' && s[1] != '"')) {
+				if (*s == '"')
+					s++;
+				*w++ = *s++;
+			}
+			if (*s == '"')
+				s++;
+			while (*s && *s != ',')
+				s++;
+		} else {
+			while (*s && *s != ',')
+				*w++ = *s++;
+		}
+		if (!*s) {
+			*w = 0;
+			return n;
+		}
+		*w = 0;
+		s++;
+		w = s;
+	}
+	return n;
+}
+
+static double num(const char *s)
+{
+	if (!s || !*s)
+		return NAN;
+	char *e;
+	double v = strtod(s, &e);
+	while (*e == ' ')
+		e++;
+	return *e ? NAN : v;
+}
+
+/* ---------------- data of the page ---------------- */
+struct series {
+	char name[64];
+	double *x, *y;
+	size_t n, cap;
+};
+
+static int series_add(struct series *s, double x, double y)
+{
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 256;
+		double *nx = realloc(s->x, nc * sizeof(double));
+		if (!nx)
+			return -1;
+		s->x = nx;
+		double *ny = realloc(s->y, nc * sizeof(double));
+		if (!ny)
+			return -1;
+		s->y = ny;
+		s->cap = nc;
+	}
+	s->x[s->n] = x;
+	s->y[s->n] = y;
+	s->n++;
+	return 0;
+}
+
+/* Keep at most MAX_POINTS points: the maximum of each bucket (peaks stay visible). */
+static void series_downsample(struct series *s)
+{
+	if (s->n <= MAX_POINTS)
+		return;
+	size_t per = (s->n + MAX_POINTS - 1) / MAX_POINTS, o = 0;
+	for (size_t i = 0; i < s->n; i += per) {
+		size_t best = i;
+		for (size_t j = i; j < i + per && j < s->n; j++)
+			if (s->y[j] > s->y[best] || isnan(s->y[best]))
+				best = j;
+		s->x[o] = s->x[i];
+		s->y[o] = s->y[best];
+		o++;
+	}
+	s->n = o;
+}
+
+struct lane {
+	int proc;
+	uint32_t device, stream;
+	uint64_t events;
+	double busy_ns;
+	uint8_t *cols;
+};
+
+struct libperf_row {
+	char *lib, *config, *status, *gain, *rec_us, *best_us, *best_algo, *rec_algo;
+};
+
+struct page {
+	const char *dir;
+	/* run.json */
+	yajl_val run;
+	char run_err[256];
+	double run_start_ns;
+	/* traces */
+	int nprocs;
+	char procs[MAX_PROCS][64];
+	char trace_err[512];
+	uint64_t kernels, copies, memsets, lost;
+	double t0, t1; /* GPU activity range, ns */
+	struct lane *lanes;
+	size_t nlanes, lanes_dropped;
+	struct series mem[16];
+	size_t nmem;
+	/* samples */
+	struct series power[16], memused[16], util[16];
+	size_t npower, nmemused, nutil;
+	char samples_src[128];
+	/* analysis */
+	struct gt_an_result *an;
+	char an_err[512];
+	/* library */
+	struct gt_libcalls *lib;
+	char lib_err[512];
+	struct libperf_row *perf;
+	size_t nperf;
+	char *perf_buf;
+	char perf_err[256];
+};
+
+static double t_base(const struct page *p)
+{
+	if (p->run_start_ns > 0)
+		return p->run_start_ns;
+	return p->t0 > 0 ? p->t0 : 0;
+}
+
+/* ---------------- run.json ---------------- */
+static void load_run(struct page *p)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/run.json", p->dir);
+	char *text = read_all(path, NULL);
+	if (!text) {
+		snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
+		return;
+	}
+	char yerr[256] = "";
+	p->run = yajl_tree_parse(text, yerr, sizeof(yerr));
+	free(text);
+	if (!p->run) {
+		snprintf(p->run_err, sizeof(p->run_err), "run.json could not be read: %.200s", yerr);
+		return;
+	}
+	const char *k[] = {"start_ns", NULL};
+	yajl_val v = yajl_tree_get(p->run, k, yajl_t_number);
+	if (v)
+		p->run_start_ns = YAJL_GET_DOUBLE(v);
+}
+
+static const char *run_str(const struct page *p, const char *key, char *buf, size_t len)
+{
+	if (!p->run)
+		return NULL;
+	const char *k[] = {key, NULL};
+	yajl_val v = yajl_tree_get(p->run, k, yajl_t_any);
+	if (!v || YAJL_IS_NULL(v))
+		return NULL;
+	if (YAJL_IS_STRING(v))
+		return YAJL_GET_STRING(v);
+	if (YAJL_IS_NUMBER(v)) {
+		snprintf(buf, len, "%s", YAJL_GET_NUMBER(v));
+		return buf;
+	}
+	if (YAJL_IS_TRUE(v))
+		return "true";
+	if (YAJL_IS_FALSE(v))
+		return "false";
+	return NULL;
+}
+
+/* ---------------- traces ---------------- */
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+static void find_procs(struct page *p)
+{
+	DIR *d = opendir(p->dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) && p->nprocs < MAX_PROCS) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(p->procs[0]))
+			continue;
+		char t[4096];
+		snprintf(t, sizeof(t), "%s/%s/trace.gtr", p->dir, e->d_name);
+		char tp[4200];
+		snprintf(tp, sizeof(tp), "%s.partial", t);
+		if (exists(t) || exists(tp))
+			snprintf(p->procs[p->nprocs++], sizeof(p->procs[0]), "%s", e->d_name);
+	}
+	closedir(d);
+	qsort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
+}
+
+/* GPU work of one record: 1 with its fields, 0 if the record is not GPU work. */
+static int gpu_work(const struct gt_rec_hdr *h, uint32_t *dev, uint32_t *stream, uint64_t *s, uint64_t *e, int *kind)
+{
+	if (h->type == GT_REC_KERNEL) {
+		const struct gt_rec_kernel *k = (const void *)h;
+		*dev = k->device, *stream = k->stream, *s = k->start_ns, *e = k->end_ns, *kind = 0;
+	} else if (h->type == GT_REC_MEMCPY) {
+		const struct gt_rec_memcpy *m = (const void *)h;
+		*dev = m->device, *stream = m->stream, *s = m->start_ns, *e = m->end_ns, *kind = 1;
+	} else if (h->type == GT_REC_MEMSET) {
+		const struct gt_rec_memset *m = (const void *)h;
+		*dev = m->device, *stream = m->stream, *s = m->start_ns, *e = m->end_ns, *kind = 2;
+	} else {
+		return 0;
+	}
+	return *e >= *s && *s > 0;
+}
+
+static struct lane *get_lane(struct page *p, int proc, uint32_t dev, uint32_t stream)
+{
+	for (size_t i = p->nlanes; i-- > 0;)
+		if (p->lanes[i].proc == proc && p->lanes[i].device == dev && p->lanes[i].stream == stream)
+			return &p->lanes[i];
+	if (p->nlanes % 16 == 0) {
+		struct lane *nl = realloc(p->lanes, (p->nlanes + 16) * sizeof(*nl));
+		if (!nl)
+			return NULL;
+		p->lanes = nl;
+	}
+	struct lane *l = &p->lanes[p->nlanes++];
+	memset(l, 0, sizeof(*l));
+	l->proc = proc, l->device = dev, l->stream = stream;
+	return l;
+}
+
+struct alloc {
+	uint64_t addr, bytes;
+};
+
+static int lane_cmp(const void *a, const void *b)
+{
+	const struct lane *x = a, *y = b;
+	if (x->proc != y->proc)
+		return x->proc - y->proc;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static int busy_cmp(const void *a, const void *b)
+{
+	const struct lane *x = a, *y = b;
+	return x->busy_ns < y->busy_ns ? 1 : x->busy_ns > y->busy_ns ? -1 : 0;
+}
+
+static void load_traces(struct page *p)
+{
+	find_procs(p);
+	if (p->nprocs == 0) {
+		snprintf(p->trace_err, sizeof(p->trace_err), "no <proc>/trace.gtr in the run directory");
+		return;
+	}
+	p->t0 = INFINITY;
+	p->t1 = -INFINITY;
+	/* pass 1: time range and lanes */
+	for (int i = 0; i < p->nprocs; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s/trace.gtr", p->dir, p->procs[i]);
+		struct gt_trace_reader r;
+		if (gt_tr_open(&r, path) < 0) {
+			snprintf(p->trace_err, sizeof(p->trace_err), "%s", r.err);
+			continue;
+		}
+		const struct gt_rec_hdr *h;
+		int rc;
+		while ((rc = gt_tr_next(&r, &h)) > 0) {
+			uint32_t dev, st;
+			uint64_t s, e;
+			int kind;
+			if (h->type == GT_REC_DROPPED)
+				p->lost += ((const struct gt_rec_dropped *)h)->count;
+			if (!gpu_work(h, &dev, &st, &s, &e, &kind))
+				continue;
+			p->t0 = fmin(p->t0, (double)s);
+			p->t1 = fmax(p->t1, (double)e);
+			struct lane *l = get_lane(p, i, dev, st);
+			if (l) {
+				l->events++;
+				l->busy_ns += (double)(e - s);
+			}
+			if (kind == 0)
+				p->kernels++;
+			else if (kind == 1)
+				p->copies++;
+			else
+				p->memsets++;
+		}
+		if (rc < 0)
+			snprintf(p->trace_err, sizeof(p->trace_err), "%s (read up to there)", r.err);
+		p->lost += r.hdr.lost_records + r.hdr.cupti_dropped;
+		gt_tr_close(&r);
+	}
+	if (p->nlanes > MAX_LANES) {
+		qsort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
+		p->lanes_dropped = p->nlanes - MAX_LANES;
+		p->nlanes = MAX_LANES;
+	}
+	qsort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
+	for (size_t i = 0; i < p->nlanes; i++)
+		p->lanes[i].cols = calloc(COLS, 1);
+	double span = p->t1 > p->t0 ? p->t1 - p->t0 : 1;
+	/* pass 2: columns of each lane, memory in use */
+	for (int i = 0; i < p->nprocs; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s/trace.gtr", p->dir, p->procs[i]);
+		struct gt_trace_reader r;
+		if (gt_tr_open(&r, path) < 0)
+			continue;
+		struct alloc *live = NULL;
+		size_t nlive = 0, caplive = 0;
+		double used[16] = {0};
+		long memidx[16];
+		for (int d = 0; d < 16; d++)
+			memidx[d] = -1;
+		const struct gt_rec_hdr *h;
+		while (gt_tr_next(&r, &h) > 0) {
+			uint32_t dev, st;
+			uint64_t s, e;
+			int kind;
+			if (h->type == GT_REC_MEMORY) {
+				const struct gt_rec_memory *m = (const void *)h;
+				if (m->device >= 16)
+					continue;
+				if (m->op == GT_MEM_ALLOC) {
+					if (nlive == caplive) {
+						size_t nc = caplive ? caplive * 2 : 64;
+						struct alloc *na = realloc(live, nc * sizeof(*na));
+						if (!na)
+							continue;
+						live = na;
+						caplive = nc;
+					}
+					live[nlive++] = (struct alloc){m->address, m->bytes};
+					used[m->device] += (double)m->bytes;
+				} else if (m->op == GT_MEM_FREE) {
+					uint64_t b = m->bytes;
+					for (size_t j = nlive; j-- > 0;)
+						if (live[j].addr == m->address) {
+							if (!b)
+								b = live[j].bytes;
+							live[j] = live[--nlive];
+							break;
+						}
+					used[m->device] -= (double)b;
+				} else {
+					continue;
+				}
+				if (memidx[m->device] < 0 && p->nmem < 16) {
+					memidx[m->device] = (long)p->nmem;
+					snprintf(p->mem[p->nmem].name, sizeof(p->mem[0].name), "%s gpu%u", p->procs[i],
+						 m->device);
+					p->nmem++;
+				}
+				if (memidx[m->device] >= 0) {
+					/* a step: the old value up to this instant, then the new one */
+					struct series *ms = &p->mem[memidx[m->device]];
+					double x = ((double)m->ts_ns - t_base(p)) / 1e9;
+					series_add(ms, x, ms->n ? ms->y[ms->n - 1] : 0);
+					series_add(ms, x, used[m->device] / 1048576.0);
+				}
+				continue;
+			}
+			if (!gpu_work(h, &dev, &st, &s, &e, &kind))
+				continue;
+			struct lane *l = NULL;
+			for (size_t j = 0; j < p->nlanes && !l; j++)
+				if (p->lanes[j].proc == i && p->lanes[j].device == dev && p->lanes[j].stream == st)
+					l = &p->lanes[j];
+			if (!l || !l->cols)
+				continue;
+			long c0 = (long)(((double)s - p->t0) / span * COLS), c1 = (long)(((double)e - p->t0) / span * COLS);
+			if (c0 < 0)
+				c0 = 0;
+			if (c1 >= COLS)
+				c1 = COLS - 1;
+			/* kernels are drawn over copies, copies over memsets */
+			uint8_t v = (uint8_t)(3 - kind);
+			for (long c = c0; c <= c1; c++)
+				if (l->cols[c] < v)
+					l->cols[c] = v;
+		}
+		free(live);
+		gt_tr_close(&r);
+	}
+	for (size_t i = 0; i < p->nmem; i++)
+		series_downsample(&p->mem[i]);
+}
+
+/* ---------------- samples ---------------- */
+static struct series *dev_series(struct series *arr, size_t *n, const char *what, int dev)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "%s gpu%d", what, dev);
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(arr[i].name, name) == 0)
+			return &arr[i];
+	if (*n >= 16)
+		return NULL;
+	struct series *s = &arr[(*n)++];
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	return s;
+}
+
+static void load_gpu_samples(struct page *p)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/gpu_samples.csv", p->dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0;
+	int ct = -1, cd = -1, cp = -1, cm = -1, cu = -1, header = 1;
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\r\n")] = 0;
+		char *fl[32];
+		int nf = csv_split(line, fl, 32);
+		if (header) {
+			for (int i = 0; i < nf; i++) {
+				if (!strcmp(fl[i], "time_ns"))
+					ct = i;
+				else if (!strcmp(fl[i], "device"))
+					cd = i;
+				else if (!strcmp(fl[i], "power_W"))
+					cp = i;
+				else if (!strcmp(fl[i], "mem_used_MiB"))
+					cm = i;
+				else if (!strcmp(fl[i], "sm_util_pct"))
+					cu = i;
+			}
+			header = 0;
+			if (ct < 0)
+				break;
+			continue;
+		}
+		double t = ct < nf ? num(fl[ct]) : NAN;
+		int dev = cd >= 0 && cd < nf && !isnan(num(fl[cd])) ? (int)num(fl[cd]) : 0;
+		if (isnan(t))
+			continue;
+		double x = (t - t_base(p)) / 1e9;
+		if (t_base(p) <= 0)
+			x = t / 1e9;
+		struct series *s;
+		if (cp >= 0 && cp < nf && !isnan(num(fl[cp])) && (s = dev_series(p->power, &p->npower, "power", dev)))
+			series_add(s, x, num(fl[cp]));
+		if (cm >= 0 && cm < nf && !isnan(num(fl[cm])) &&
+		    (s = dev_series(p->memused, &p->nmemused, "memory used", dev)))
+			series_add(s, x, num(fl[cm]));
+		if (cu >= 0 && cu < nf && !isnan(num(fl[cu])) && (s = dev_series(p->util, &p->nutil, "SM busy", dev)))
+			series_add(s, x, num(fl[cu]));
+	}
+	free(line);
+	fclose(f);
+	snprintf(p->samples_src, sizeof(p->samples_src), "gpu_samples.csv");
+}
+
+/* The seed's power / vram CSVs: time, then one column per GPU. */
+static void load_seed_csv(struct page *p, const char *file, struct series *arr, size_t *n, const char *what)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", p->dir, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0;
+	int header = 1, ncol = 0;
+	double first = NAN;
+	size_t row = 0;
+	struct series *cols[16] = {0};
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\r\n")] = 0;
+		char *fl[17];
+		int nf = csv_split(line, fl, 17);
+		if (header) {
+			ncol = nf;
+			for (int i = 1; i < nf && i < 17; i++) {
+				const char *g = strstr(fl[i], "GPU");
+				cols[i - 1] = dev_series(arr, n, what, g ? atoi(g + 3) : i - 1);
+			}
+			header = 0;
+			continue;
+		}
+		double t = num(fl[0]);
+		if (isnan(first))
+			first = t;
+		double x = isnan(t) ? (double)row : t - first;
+		row++;
+		for (int i = 1; i < nf && i < ncol && i < 17; i++)
+			if (cols[i - 1] && !isnan(num(fl[i])))
+				series_add(cols[i - 1], x, num(fl[i]));
+	}
+	free(line);
+	fclose(f);
+	if (!p->samples_src[0])
+		snprintf(p->samples_src, sizeof(p->samples_src), "%s", file);
+}
+
+/* ---------------- analysis (classes, iterations) ---------------- */
+static const char *const map_keys[] = {"flash", "fmha", "attention", "sdpa", "conv", "winograd", "implicit_convolve",
+				       "gemm", "nvjet", "cutlass", "xmma", "matmul", "splitk", "softmax", "norm",
+				       "reduce", "elementwise", "vectorized", "copy", "fill"};
+static const char *const map_classes[] = {
+	"attention", "attention", "attention", "attention", "convolution", "convolution", "convolution",
+	"gemm",      "gemm",      "gemm",      "gemm",      "gemm",        "gemm",        "softmax",
+	"normalization", "reduction", "elementwise", "elementwise", "copy/fill", "copy/fill"};
+
+static void load_analysis(struct page *p, const char *map_path)
+{
+	struct gt_an_map *m = NULL;
+	char err[512];
+	int rc = map_path ? gt_an_map_load(&m, map_path, err, sizeof(err))
+			  : gt_an_map_new(&m, map_keys, map_classes, sizeof(map_keys) / sizeof(map_keys[0]),
+					  "report default map", err, sizeof(err));
+	if (rc < 0) {
+		snprintf(p->an_err, sizeof(p->an_err), "%s", err);
+		return;
+	}
+	struct gt_an_opts o;
+	memset(&o, 0, sizeof(o));
+	o.map = m;
+	const char *in[1] = {p->dir};
+	if (gt_an_run(in, 1, &o, &p->an, err, sizeof(err)) < 0) {
+		snprintf(p->an_err, sizeof(p->an_err), "%s", err);
+		p->an = NULL;
+	}
+	gt_an_map_free(m);
+}
+
+/* ---------------- library tables ---------------- */
+static void load_lib(struct page *p)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/library_trace.csv", p->dir);
+	if (!exists(path)) {
+		snprintf(p->lib_err, sizeof(p->lib_err), "library_trace.csv not found (run with --tools "
+							 "cublas_trace,cublaslt_trace,cudnn_trace,nccl_trace)");
+	} else {
+		p->lib = gt_libcalls_new();
+		if (p->lib && gt_libcalls_read_csv(path, p->lib, p->lib_err, sizeof(p->lib_err)) < 0) {
+			gt_libcalls_free(p->lib);
+			p->lib = NULL;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/library_perf.csv", p->dir);
+	p->perf_buf = read_all(path, NULL);
+	if (!p->perf_buf)
+		return;
+	int col[8];
+	static const char *const names[8] = {"library", "config", "status", "gain_pct",
+					     "recorded_us", "best_us", "best_algo", "recorded_algo"};
+	for (int i = 0; i < 8; i++)
+		col[i] = -1;
+	char *save = NULL;
+	int header = 1;
+	size_t cap = 0;
+	for (char *line = strtok_r(p->perf_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		line[strcspn(line, "\r")] = 0;
+		char *fl[32];
+		int nf = csv_split(line, fl, 32);
+		if (header) {
+			for (int i = 0; i < nf; i++)
+				for (int j = 0; j < 8; j++)
+					if (!strcmp(fl[i], names[j]))
+						col[j] = i;
+			header = 0;
+			if (col[0] < 0 || col[1] < 0) {
+				snprintf(p->perf_err, sizeof(p->perf_err), "library_perf.csv has no library/config header");
+				return;
+			}
+			continue;
+		}
+		if (p->nperf == cap) {
+			cap = cap ? cap * 2 : 32;
+			struct libperf_row *nr = realloc(p->perf, cap * sizeof(*nr));
+			if (!nr)
+				return;
+			p->perf = nr;
+		}
+		char *v[8];
+		for (int j = 0; j < 8; j++)
+			v[j] = col[j] >= 0 && col[j] < nf ? fl[col[j]] : "";
+		p->perf[p->nperf++] = (struct libperf_row){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+	}
+}
+
+static const struct libperf_row *perf_of(const struct page *p, const char *lib, const char *cfg)
+{
+	for (size_t i = 0; i < p->nperf; i++)
+		if (!strcmp(p->perf[i].lib, lib) && !strcmp(p->perf[i].config, cfg))
+			return &p->perf[i];
+	return NULL;
+}
+
+/* ---------------- the page ---------------- */
+static void absent(FILE *f, const char *why)
+{
+	fputs("<p class=\"absent\">No data: ", f);
+	gt_html_esc(f, why);
+	fputs("</p>\n", f);
+}
+
+static void kv_row(FILE *f, const char *k, const char *v)
+{
+	fputs("<tr><th>", f);
+	gt_html_esc(f, k);
+	fputs("</th><td>", f);
+	gt_html_esc(f, v ? v : "unknown");
+	fputs("</td></tr>\n", f);
+}
+
+static const char css[] =
+	"body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;max-width:1160px}"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #ddd;"
+	"padding-bottom:4px}.sub{color:#666;font-size:13px}table{border-collapse:collapse;font-size:13px}"
+	"td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}"
+	"th{color:#555;font-weight:600;white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"code{font-size:12px;word-break:break-all}.absent{color:#a05a00;background:#fff6e5;padding:6px 10px;"
+	"border-radius:4px;font-size:13px}.note{color:#666;font-size:12px}"
+	"svg.plot{display:block;margin:6px 0;font-size:11px}svg .pt{font-size:13px;font-weight:600}"
+	"svg .frame{fill:none;stroke:#bbb}svg .grid{stroke:#eee}svg .yt{text-anchor:end;fill:#555}"
+	"svg .xt{text-anchor:middle;fill:#555}svg .xl{text-anchor:middle;fill:#333}svg .yl{text-anchor:middle;"
+	"fill:#333}svg .bl{text-anchor:end;fill:#333}svg .bv{fill:#333}svg .lg{fill:#333}"
+	"svg .ln{fill:none;stroke-width:1.5}svg .lane{fill:#f4f4f4}";
+
+static void sec_run(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"run\">Run</h2>\n", f);
+	if (!p->run) {
+		absent(f, p->run_err);
+		return;
+	}
+	char b[64], b2[64];
+	fputs("<table>\n", f);
+	kv_row(f, "command", run_str(p, "command", b, sizeof(b)));
+	kv_row(f, "host", run_str(p, "host", b, sizeof(b)));
+	kv_row(f, "start", run_str(p, "start", b, sizeof(b)));
+	const char *w = run_str(p, "wall_s", b, sizeof(b));
+	if (w)
+		snprintf(b2, sizeof(b2), "%.3f s", atof(w));
+	kv_row(f, "duration", w ? b2 : NULL);
+	const char *sig = run_str(p, "signal", b2, sizeof(b2));
+	char st[96];
+	const char *es = run_str(p, "exit_status", b, sizeof(b));
+	if (sig)
+		snprintf(st, sizeof(st), "killed by %s", sig);
+	else
+		snprintf(st, sizeof(st), "%s", es ? es : "unknown (the run did not finish)");
+	kv_row(f, "exit status", st);
+	kv_row(f, "driver", run_str(p, "driver_version", b, sizeof(b)));
+	kv_row(f, "CUDA (driver)", run_str(p, "cuda_driver_version", b, sizeof(b)));
+	const char *gk[] = {"gpus", NULL};
+	yajl_val g = yajl_tree_get(p->run, gk, yajl_t_array);
+	fputs("<tr><th>GPUs</th><td>", f);
+	if (!g || !YAJL_GET_ARRAY(g)->len)
+		fputs("none recorded", f);
+	for (size_t i = 0; g && i < YAJL_GET_ARRAY(g)->len; i++) {
+		yajl_val e = YAJL_GET_ARRAY(g)->values[i];
+		const char *nk[] = {"name", NULL}, *mk[] = {"memory_total_bytes", NULL};
+		yajl_val n = yajl_tree_get(e, nk, yajl_t_string), m = yajl_tree_get(e, mk, yajl_t_number);
+		char mb[32] = "";
+		if (m)
+			gt_fmt_bytes(mb, sizeof(mb), YAJL_GET_DOUBLE(m));
+		fprintf(f, "%s%zu: ", i ? "<br>" : "", i);
+		gt_html_esc(f, n ? YAJL_GET_STRING(n) : "?");
+		if (mb[0])
+			fprintf(f, " (%s)", mb);
+	}
+	fputs("</td></tr>\n<tr><th>tools</th><td>", f);
+	const char *tk[] = {"tools", NULL};
+	yajl_val t = yajl_tree_get(p->run, tk, yajl_t_array);
+	for (size_t i = 0; t && i < YAJL_GET_ARRAY(t)->len; i++) {
+		const char *nk[] = {"name", NULL};
+		yajl_val n = yajl_tree_get(YAJL_GET_ARRAY(t)->values[i], nk, yajl_t_string);
+		if (n) {
+			fputs(i ? ", " : "", f);
+			gt_html_esc(f, YAJL_GET_STRING(n));
+		}
+	}
+	fputs("</td></tr>\n</table>\n", f);
+}
+
+static void sec_timeline(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"timeline\">GPU streams over time</h2>\n", f);
+	if (p->nlanes == 0) {
+		absent(f, p->trace_err[0] ? p->trace_err : "the traces hold no kernel, copy or memset");
+		return;
+	}
+	struct gt_tl_lane *tl = calloc(p->nlanes, sizeof(*tl));
+	if (!tl)
+		return;
+	double span = p->t1 - p->t0, colw = span / COLS;
+	size_t rects = 0;
+	for (size_t i = 0; i < p->nlanes; i++) {
+		const struct lane *l = &p->lanes[i];
+		snprintf(tl[i].label, sizeof(tl[i].label), "%s gpu%u stream %u", p->procs[l->proc], l->device, l->stream);
+		tl[i].events = l->events;
+		if (!l->cols)
+			continue;
+		for (int c = 0; c < COLS;) {
+			if (!l->cols[c]) {
+				c++;
+				continue;
+			}
+			int e = c;
+			while (e + 1 < COLS && l->cols[e + 1] == l->cols[c])
+				e++;
+			if (tl[i].n == tl[i].cap) {
+				tl[i].cap = tl[i].cap ? tl[i].cap * 2 : 32;
+				struct gt_tl_span *ns = realloc(tl[i].spans, tl[i].cap * sizeof(*ns));
+				if (!ns)
+					break;
+				tl[i].spans = ns;
+			}
+			tl[i].spans[tl[i].n++] =
+				(struct gt_tl_span){p->t0 + c * colw, p->t0 + (e + 1) * colw, (uint8_t)(3 - l->cols[c])};
+			rects++;
+			c = e + 1;
+		}
+	}
+	char b[32];
+	gt_fmt_ns(b, sizeof(b), span);
+	fprintf(f, "<p class=\"note\">%llu kernels, %llu copies, %llu memsets over %s on %zu streams; drawn at one "
+		   "column per %.3g us (%zu rectangles).%s</p>\n",
+		(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
+		p->nlanes + p->lanes_dropped, colw / 1e3, rects,
+		p->lanes_dropped ? " Only the busiest streams are shown." : "");
+	gt_svg_timeline(f, tl, p->nlanes, p->t0, p->t1);
+	for (size_t i = 0; i < p->nlanes; i++)
+		free(tl[i].spans);
+	free(tl);
+}
+
+static int stat_cmp(const void *a, const void *b)
+{
+	const struct gt_bar *x = a, *y = b;
+	return x->value < y->value ? 1 : x->value > y->value ? -1 : 0;
+}
+
+static void sec_classes(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"classes\">GPU time by kernel class</h2>\n", f);
+	if (!p->an) {
+		absent(f, p->an_err[0] ? p->an_err : "no analysis");
+		return;
+	}
+	size_t n = p->an->nclasses + (p->an->nnccl ? 1 : 0);
+	struct gt_bar *b = calloc(n ? n : 1, sizeof(*b));
+	char(*notes)[48] = calloc(n ? n : 1, 48);
+	if (!b || !notes) {
+		free(b);
+		free(notes);
+		return;
+	}
+	size_t k = 0;
+	double total = p->an->kernel_time_ns + p->an->nccl_time_ns;
+	for (size_t i = 0; i < p->an->nclasses; i++)
+		if (p->an->classes[i].time_ns > 0)
+			b[k++] = (struct gt_bar){p->an->classes[i].name, p->an->classes[i].time_ns / 1e6, NULL};
+	if (p->an->nccl_time_ns > 0)
+		b[k++] = (struct gt_bar){"nccl (communication)", p->an->nccl_time_ns / 1e6, NULL};
+	qsort(b, k, sizeof(*b), stat_cmp);
+	for (size_t i = 0; i < k; i++) {
+		snprintf(notes[i], 48, "%.4g ms (%.1f%%)", b[i].value, total > 0 ? b[i].value * 1e6 / total * 100 : 0);
+		b[i].note = notes[i];
+	}
+	if (k == 0)
+		absent(f, "the run recorded no kernel");
+	else
+		gt_svg_hbars(f, "kernel time by class (all GPUs)", b, k, "ms");
+	free(b);
+	free(notes);
+}
+
+static void sec_iters(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"iterations\">Per-iteration breakdown</h2>\n", f);
+	if (!p->an) {
+		absent(f, p->an_err[0] ? p->an_err : "no analysis");
+		return;
+	}
+	if (!p->an->has_timeline || p->an->ngpu == 0) {
+		absent(f, "the inputs have no GPU timeline");
+		return;
+	}
+	/* one GPU's iterations (the first with iterations), or every GPU's whole run */
+	const struct gt_an_gpu *g = NULL;
+	for (size_t i = 0; i < p->an->ngpu && !g; i++)
+		if (p->an->gpu[i].niters)
+			g = &p->an->gpu[i];
+	size_t nb = g ? g->niters : p->an->ngpu;
+	if (nb > 200)
+		nb = 200;
+	static const char *const cats[4] = {"compute", "exposed communication", "memory ops and other", "idle"};
+	static const char *const cols[4] = {"#4e79a7", "#e15759", "#f28e2b", "#d0d0d0"};
+	double *v = calloc(nb * 4, sizeof(double));
+	char(*labels)[80] = calloc(nb, 80);
+	const char **lp = calloc(nb, sizeof(char *));
+	if (!v || !labels || !lp)
+		goto out;
+	for (size_t i = 0; i < nb; i++) {
+		const struct gt_an_window *w = g ? &g->iters[i] : &p->an->gpu[i].total;
+		v[i * 4 + 0] = w->compute_ns / 1e6;
+		v[i * 4 + 1] = w->exposed_ns / 1e6;
+		v[i * 4 + 2] = fmax(0, w->non_compute_ns - w->exposed_ns) / 1e6;
+		v[i * 4 + 3] = w->idle_ns / 1e6;
+		if (g)
+			snprintf(labels[i], 80, "%zu", i + 1);
+		else
+			snprintf(labels[i], 80, "%s", p->an->gpu[i].label);
+		lp[i] = labels[i];
+	}
+	if (g)
+		fprintf(f, "<p class=\"note\">%s, %zu iterations (from %s)%s.</p>\n", g->label, g->niters,
+			p->an->iter_source, g->niters > nb ? "; the first 200 are shown" : "");
+	else
+		fputs("<p class=\"note\">No iteration boundaries were found (no NVTX ranges or ProfilerStep); each bar "
+		      "is one GPU over the whole run.</p>\n",
+		      f);
+	gt_svg_stacked(f, g ? "GPU time per iteration" : "GPU time per GPU", lp, nb, cats, cols, 4, v, "ms");
+out:
+	free(v);
+	free(labels);
+	free(lp);
+}
+
+static void lines_section(FILE *f, const char *title, const char *ylabel, const struct series *s, size_t n)
+{
+	struct gt_series gs[16];
+	for (size_t i = 0; i < n && i < 16; i++)
+		gs[i] = (struct gt_series){s[i].name, s[i].x, s[i].y, s[i].n};
+	gt_svg_lines(f, title, ylabel, gs, n < 16 ? n : 16);
+}
+
+static void sec_power(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"power\">Power and memory over time</h2>\n", f);
+	if (p->npower)
+		lines_section(f, "GPU power", "W", p->power, p->npower);
+	else
+		absent(f, "no power samples (gpu_samples.csv or gpu_info_power_profiler_output.csv; run with --tools "
+			  "gpu_info_power_profiler)");
+	if (p->nmemused)
+		lines_section(f, p->memused[0].name[0] == 'm' ? "GPU memory used (driver view)" : "GPU memory (vram %)",
+			      strncmp(p->memused[0].name, "vram", 4) == 0 ? "% of total" : "MiB", p->memused, p->nmemused);
+	else
+		absent(f, "no memory samples (gpu_samples.csv or gpu_info_vram_profiler_output.csv)");
+	if (p->nmem)
+		lines_section(f, "device memory allocated by the program (from the trace)", "MiB", p->mem, p->nmem);
+	else
+		absent(f, p->nprocs ? "the traces hold no allocation record" : "no trace");
+	if (p->nutil)
+		lines_section(f, "SM busy (sampled)", "%", p->util, p->nutil);
+	if (p->samples_src[0])
+		fprintf(f, "<p class=\"note\">Samples from %s.</p>\n", p->samples_src);
+}
+
+static void sec_lib(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"library\">Library calls</h2>\n", f);
+	if (!p->lib) {
+		absent(f, p->lib_err);
+		return;
+	}
+	const struct gt_libcall_row *rows;
+	size_t n = gt_libcalls_rows(p->lib, &rows);
+	if (n == 0) {
+		absent(f, "library_trace.csv lists no call");
+		return;
+	}
+	/* most-called first, whatever the library */
+	const struct gt_libcall_row **top = calloc(n, sizeof(*top));
+	if (!top)
+		return;
+	for (size_t i = 0; i < n; i++)
+		top[i] = &rows[i];
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && top[j]->calls > top[j - 1]->calls; j--) {
+			const struct gt_libcall_row *t = top[j];
+			top[j] = top[j - 1];
+			top[j - 1] = t;
+		}
+	size_t shown = n < TOP_LIB ? n : TOP_LIB;
+	struct gt_bar bars[TOP_LIB];
+	char labels[TOP_LIB][64];
+	int have_gain = 0;
+	for (size_t i = 0; i < shown; i++) {
+		const struct libperf_row *pr = perf_of(p, gt_lib_name(top[i]->lib), top[i]->config);
+		if (pr && pr->gain[0])
+			have_gain = 1;
+	}
+	fprintf(f, "<p class=\"note\">%zu distinct configurations; the %zu most called. Gains are from "
+		   "library_perf.csv (<code>gputap libperf</code>).</p>\n",
+		n, shown);
+	fputs("<table><tr><th>#</th><th>library</th><th>calls</th>", f);
+	if (p->nperf)
+		fputs("<th>recorded us</th><th>best us</th><th>gain %</th><th>status</th>", f);
+	fputs("<th>config</th></tr>\n", f);
+	size_t nb = 0;
+	for (size_t i = 0; i < shown; i++) {
+		const struct libperf_row *pr = perf_of(p, gt_lib_name(top[i]->lib), top[i]->config);
+		fprintf(f, "<tr><td class=\"n\">%zu</td><td>%s</td><td class=\"n\">%llu</td>", i + 1,
+			gt_lib_name(top[i]->lib), (unsigned long long)top[i]->calls);
+		if (p->nperf) {
+			const char *c[4] = {pr ? pr->rec_us : "", pr ? pr->best_us : "", pr ? pr->gain : "",
+					    pr ? pr->status : "not replayed"};
+			for (int j = 0; j < 4; j++) {
+				fputs(j < 3 ? "<td class=\"n\">" : "<td>", f);
+				gt_html_esc(f, c[j]);
+				fputs("</td>", f);
+			}
+		}
+		fputs("<td><code>", f);
+		gt_html_esc(f, top[i]->config);
+		fputs("</code></td></tr>\n", f);
+		if (have_gain && pr && pr->gain[0] && nb < TOP_LIB) {
+			snprintf(labels[nb], sizeof(labels[nb]), "#%zu %s", i + 1, gt_lib_name(top[i]->lib));
+			bars[nb] = (struct gt_bar){labels[nb], atof(pr->gain), NULL};
+			nb++;
+		}
+	}
+	fputs("</table>\n", f);
+	if (nb)
+		gt_svg_hbars(f, "gain of the best algorithm over the recorded one", bars, nb, "%");
+	else if (p->nperf == 0)
+		fputs("<p class=\"note\">No library_perf.csv: run <code>gputap libperf DIR/library_trace.csv -o "
+		      "DIR/library_perf.csv</code> on a GPU to time the recorded GEMMs.</p>\n",
+		      f);
+	if (p->perf_err[0])
+		absent(f, p->perf_err);
+	free(top);
+}
+
+static int write_page(FILE *f, const struct page *p)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>gputap report: ", f);
+	gt_html_esc(f, p->dir);
+	fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>gputap report</h1>\n<p class=\"sub\">", css);
+	gt_html_esc(f, p->dir);
+	fputs(" &middot; <a href=\"#run\">run</a> &middot; <a href=\"#timeline\">timeline</a> &middot; <a "
+	      "href=\"#classes\">kernel classes</a> &middot; <a href=\"#iterations\">iterations</a> &middot; <a "
+	      "href=\"#power\">power &amp; memory</a> &middot; <a href=\"#library\">library calls</a></p>\n",
+	      f);
+	if (p->lost)
+		fprintf(f, "<p class=\"absent\">%llu records were lost while recording: numbers below are lower bounds."
+			   "</p>\n",
+			(unsigned long long)p->lost);
+	sec_run(f, p);
+	sec_timeline(f, p);
+	sec_classes(f, p);
+	sec_iters(f, p);
+	sec_power(f, p);
+	sec_lib(f, p);
+	fprintf(f, "<p class=\"note\">Made by gputap. This page is self-contained: it loads nothing.</p>\n"
+		   "</body></html>\n");
+	return ferror(f) ? -1 : 0;
+}
+
+/* ---------------- terminal summary ---------------- */
+static void summary(FILE *f, const struct page *p, const char *html)
+{
+	char b[64], b2[64];
+	fprintf(f, "gputap report: %s\n", p->dir);
+	if (p->run) {
+		const char *c = run_str(p, "command", b, sizeof(b));
+		fprintf(f, "  command      %s\n", c ? c : "?");
+		const char *w = run_str(p, "wall_s", b, sizeof(b));
+		const char *e = run_str(p, "exit_status", b2, sizeof(b2));
+		fprintf(f, "  duration     %s s, exit status %s\n", w ? w : "?", e ? e : "?");
+	} else {
+		fprintf(f, "  run          %s\n", p->run_err);
+	}
+	if (p->nlanes) {
+		gt_fmt_ns(b, sizeof(b), p->t1 - p->t0);
+		fprintf(f, "  GPU work     %llu kernels, %llu copies, %llu memsets over %s, %zu streams\n",
+			(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
+			p->nlanes + p->lanes_dropped);
+	} else {
+		fprintf(f, "  GPU work     none recorded (%s)\n", p->trace_err[0] ? p->trace_err : "no GPU activity");
+	}
+	if (p->an && p->an->nclasses) {
+		double tot = p->an->kernel_time_ns + p->an->nccl_time_ns;
+		fprintf(f, "  kernel time  %s", (gt_fmt_ns(b, sizeof(b), tot), b));
+		size_t best[3] = {0, 0, 0}, nb = 0;
+		for (size_t k = 0; k < 3; k++) {
+			size_t bi = (size_t)-1;
+			for (size_t i = 0; i < p->an->nclasses; i++) {
+				int used = 0;
+				for (size_t j = 0; j < nb; j++)
+					used |= best[j] == i;
+				if (!used && p->an->classes[i].time_ns > 0 &&
+				    (bi == (size_t)-1 || p->an->classes[i].time_ns > p->an->classes[bi].time_ns))
+					bi = i;
+			}
+			if (bi == (size_t)-1)
+				break;
+			best[nb++] = bi;
+			fprintf(f, "%s %s %.1f%%", k ? "," : ":", p->an->classes[bi].name,
+				tot > 0 ? 100 * p->an->classes[bi].time_ns / tot : 0);
+		}
+		if (p->an->nccl_time_ns > 0)
+			fprintf(f, ", nccl %.1f%%", 100 * p->an->nccl_time_ns / tot);
+		fputc('\n', f);
+	}
+	double pk = -1;
+	for (size_t i = 0; i < p->npower; i++)
+		for (size_t j = 0; j < p->power[i].n; j++)
+			pk = fmax(pk, p->power[i].y[j]);
+	if (pk >= 0)
+		fprintf(f, "  power        peak %.0f W\n", pk);
+	if (p->lib) {
+		const struct gt_libcall_row *rows;
+		size_t n = gt_libcalls_rows(p->lib, &rows);
+		uint64_t calls = 0;
+		for (size_t i = 0; i < n; i++)
+			calls += rows[i].calls;
+		fprintf(f, "  library      %zu configs, %llu calls%s\n", n, (unsigned long long)calls,
+			p->nperf ? ", library_perf.csv read" : "");
+	}
+	fprintf(f, "  report       %s\n", html);
+}
+
+int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)
+{
+	return gt_report_write_opts(rundir, NULL, out, err, errlen);
+}
+
+int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, char *err, size_t errlen)
+{
+	struct stat sb;
+	if (stat(rundir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a run directory (%s)", rundir, stat(rundir, &sb) < 0 ? strerror(errno)
+												    : "not a folder");
+		return -1;
+	}
+	struct page p;
+	memset(&p, 0, sizeof(p));
+	p.dir = rundir;
+	load_run(&p);
+	load_traces(&p);
+	load_gpu_samples(&p);
+	if (!p.npower)
+		load_seed_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
+	if (!p.nmemused)
+		load_seed_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
+	for (size_t i = 0; i < p.npower; i++)
+		series_downsample(&p.power[i]);
+	for (size_t i = 0; i < p.nmemused; i++)
+		series_downsample(&p.memused[i]);
+	for (size_t i = 0; i < p.nutil; i++)
+		series_downsample(&p.util[i]);
+	if (p.nprocs)
+		load_analysis(&p, map_path);
+	else
+		snprintf(p.an_err, sizeof(p.an_err), "no trace in the run directory (<proc>/trace.gtr)");
+	load_lib(&p);
+
+	char html[4096], tmp[4200];
+	snprintf(html, sizeof(html), "%s/report.html", rundir);
+	snprintf(tmp, sizeof(tmp), "%s.partial", html);
+	int rc = 0;
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		rc = -1;
+	} else {
+		rc = write_page(f, &p);
+		if (fclose(f) != 0 || rc < 0) {
+			snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+			unlink(tmp);
+			rc = -1;
+		} else if (rename(tmp, html) < 0) {
+			snprintf(err, errlen, "%s: %s", html, strerror(errno));
+			rc = -1;
+		}
+	}
+	if (rc == 0 && out)
+		summary(out, &p, html);
+
+	if (p.run)
+		yajl_tree_free(p.run);
+	for (size_t i = 0; i < p.nlanes; i++)
+		free(p.lanes[i].cols);
+	free(p.lanes);
+	struct series *all[4] = {p.mem, p.power, p.memused, p.util};
+	size_t cnt[4] = {p.nmem, p.npower, p.nmemused, p.nutil};
+	for (int k = 0; k < 4; k++)
+		for (size_t i = 0; i < cnt[k]; i++) {
+			free(all[k][i].x);
+			free(all[k][i].y);
+		}
+	if (p.an)
+		gt_an_free(p.an);
+	gt_libcalls_free(p.lib);
+	free(p.perf);
+	free(p.perf_buf);
+	return rc;
+}

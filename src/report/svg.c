@@ -1,0 +1,304 @@
+/* Inline SVG plots for report.html. */
+#include "report/svg.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *const gt_palette[GT_PALETTE_N] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+					      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+void gt_html_esc(FILE *f, const char *s)
+{
+	if (!s)
+		return;
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
+void gt_fmt_ns(char *buf, size_t len, double ns)
+{
+	double a = fabs(ns);
+	if (a >= 1e9)
+		snprintf(buf, len, "%.3g s", ns / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, len, "%.3g ms", ns / 1e6);
+	else if (a >= 1e3)
+		snprintf(buf, len, "%.3g us", ns / 1e3);
+	else
+		snprintf(buf, len, "%.0f ns", ns);
+}
+
+void gt_fmt_bytes(char *buf, size_t len, double b)
+{
+	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int i = 0;
+	while (fabs(b) >= 1024 && i < 4) {
+		b /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.3g %s" : "%.0f %s", b, u[i]);
+}
+
+/* A "nice" tick step covering `range` in about `n` steps. */
+static double nice_step(double range, int n)
+{
+	if (!(range > 0))
+		return 1;
+	double raw = range / n, p = pow(10, floor(log10(raw))), m = raw / p;
+	return (m < 1.5 ? 1 : m < 3 ? 2 : m < 7 ? 5 : 10) * p;
+}
+
+static void fmt_tick(char *b, size_t n, double v)
+{
+	if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
+		snprintf(b, n, "%.2g", v);
+	else
+		snprintf(b, n, "%.6g", v);
+}
+
+#define W 1100
+#define ML 70 /* left margin */
+#define MR 170
+#define MT 30
+#define MB 40
+
+static void svg_open(FILE *f, int h, const char *title)
+{
+	fprintf(f, "<svg class=\"plot\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" role=\"img\"><title>",
+		W, h, W, h);
+	gt_html_esc(f, title);
+	fputs("</title>\n", f);
+	fprintf(f, "<text x=\"%d\" y=\"18\" class=\"pt\">", ML);
+	gt_html_esc(f, title);
+	fputs("</text>\n", f);
+}
+
+static void axes(FILE *f, int h, double x0, double x1, double y0, double y1, const char *xlabel,
+		 const char *ylabel)
+{
+	int pw = W - ML - MR, ph = h - MT - MB;
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"frame\"/>\n", ML, MT, pw, ph);
+	double sy = nice_step(y1 - y0, 5);
+	char b[32];
+	for (double v = ceil(y0 / sy) * sy; v <= y1 + sy * 1e-9; v += sy) {
+		double py = MT + ph - (v - y0) / (y1 - y0) * ph;
+		fmt_tick(b, sizeof(b), v);
+		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", ML, ML + pw, py, py);
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"yt\">%s</text>\n", ML - 6, py + 4, b);
+	}
+	double sx = nice_step(x1 - x0, 8);
+	for (double v = ceil(x0 / sx) * sx; v <= x1 + sx * 1e-9; v += sx) {
+		double px = ML + (v - x0) / (x1 - x0) * pw;
+		fmt_tick(b, sizeof(b), v);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">%s</text>\n", px, MT + ph + 16, b);
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">", ML + pw / 2, h - 6);
+	gt_html_esc(f, xlabel);
+	fprintf(f, "</text><text x=\"14\" y=\"%d\" class=\"yl\" transform=\"rotate(-90 14 %d)\">", MT + ph / 2,
+		MT + ph / 2);
+	gt_html_esc(f, ylabel);
+	fputs("</text>\n", f);
+}
+
+void gt_svg_lines(FILE *f, const char *title, const char *ylabel, const struct gt_series *s, size_t ns)
+{
+	int h = 300;
+	double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
+	for (size_t i = 0; i < ns; i++)
+		for (size_t j = 0; j < s[i].n; j++) {
+			if (!isfinite(s[i].x[j]) || !isfinite(s[i].y[j]))
+				continue;
+			x0 = fmin(x0, s[i].x[j]);
+			x1 = fmax(x1, s[i].x[j]);
+			y0 = fmin(y0, s[i].y[j]);
+			y1 = fmax(y1, s[i].y[j]);
+		}
+	if (!isfinite(x0)) {
+		x0 = 0;
+		x1 = 1;
+		y1 = 1;
+	}
+	if (x1 <= x0)
+		x1 = x0 + 1;
+	if (y1 <= y0)
+		y1 = y0 + 1;
+	y1 += (y1 - y0) * 0.05;
+	svg_open(f, h, title);
+	axes(f, h, x0, x1, y0, y1, "time since start (s)", ylabel);
+	int pw = W - ML - MR, ph = h - MT - MB;
+	for (size_t i = 0; i < ns; i++) {
+		const char *col = gt_palette[i % GT_PALETTE_N];
+		fprintf(f, "<polyline class=\"ln\" stroke=\"%s\" points=\"", col);
+		for (size_t j = 0; j < s[i].n; j++) {
+			if (!isfinite(s[i].x[j]) || !isfinite(s[i].y[j]))
+				continue;
+			fprintf(f, "%.1f,%.1f ", ML + (s[i].x[j] - x0) / (x1 - x0) * pw,
+				MT + ph - (s[i].y[j] - y0) / (y1 - y0) * ph);
+		}
+		fputs("\"/>\n", f);
+		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\" "
+			   "class=\"lg\">",
+			W - MR + 12, MT + i * 18, col, W - MR + 30, MT + i * 18 + 10);
+		gt_html_esc(f, s[i].name);
+		fputs("</text>\n", f);
+	}
+	fputs("</svg>\n", f);
+}
+
+void gt_svg_hbars(FILE *f, const char *title, const struct gt_bar *b, size_t n, const char *unit)
+{
+	int row = 22, lw = 260;
+	int h = MT + (int)n * row + 20;
+	double mx = 0;
+	for (size_t i = 0; i < n; i++)
+		mx = fmax(mx, b[i].value);
+	if (mx <= 0)
+		mx = 1;
+	svg_open(f, h, title);
+	int pw = W - lw - 240;
+	for (size_t i = 0; i < n; i++) {
+		int y = MT + (int)i * row;
+		double bw = b[i].value / mx * pw;
+		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"bl\">", lw - 8, y + 15);
+		char lab[64];
+		snprintf(lab, sizeof(lab), "%.60s", b[i].label ? b[i].label : "");
+		gt_html_esc(f, lab);
+		fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>", lw, y + 3,
+			bw < 1 && b[i].value > 0 ? 1 : bw, row - 6, gt_palette[i % GT_PALETTE_N]);
+		gt_html_esc(f, b[i].label);
+		fprintf(f, "</title></rect><text x=\"%.1f\" y=\"%d\" class=\"bv\">", lw + bw + 6, y + 15);
+		gt_html_esc(f, b[i].note ? b[i].note : "");
+		if (!b[i].note)
+			fprintf(f, "%.4g %s", b[i].value, unit);
+		fputs("</text>\n", f);
+	}
+	fputs("</svg>\n", f);
+}
+
+void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
+		    const char *const *cat_names, const char *const *cat_colors, size_t ncats, const double *values,
+		    const char *unit)
+{
+	int h = 320;
+	double mx = 0;
+	for (size_t i = 0; i < nbars; i++) {
+		double s = 0;
+		for (size_t c = 0; c < ncats; c++)
+			s += fmax(0, values[i * ncats + c]);
+		mx = fmax(mx, s);
+	}
+	if (mx <= 0)
+		mx = 1;
+	svg_open(f, h, title);
+	int pw = W - ML - MR, ph = h - MT - MB;
+	char yl[64];
+	snprintf(yl, sizeof(yl), "%s", unit);
+	double sy = nice_step(mx, 5);
+	char b[32];
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"frame\"/>\n", ML, MT, pw, ph);
+	for (double v = 0; v <= mx * 1.0001; v += sy) {
+		double py = MT + ph - v / mx * ph;
+		fmt_tick(b, sizeof(b), v);
+		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/><text x=\"%d\" "
+			   "y=\"%.1f\" class=\"yt\">%s</text>\n",
+			ML, ML + pw, py, py, ML - 6, py + 4, b);
+	}
+	fprintf(f, "<text x=\"14\" y=\"%d\" class=\"yl\" transform=\"rotate(-90 14 %d)\">", MT + ph / 2, MT + ph / 2);
+	gt_html_esc(f, yl);
+	fputs("</text>\n", f);
+	double slot = (double)pw / (double)(nbars ? nbars : 1);
+	double bw = fmax(1, slot * 0.7);
+	size_t label_every = nbars > 40 ? (nbars + 39) / 40 : 1;
+	for (size_t i = 0; i < nbars; i++) {
+		double x = ML + slot * (double)i + (slot - bw) / 2, y = MT + ph;
+		for (size_t c = 0; c < ncats; c++) {
+			double v = fmax(0, values[i * ncats + c]), hh = v / mx * ph;
+			if (hh <= 0)
+				continue;
+			y -= hh;
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>", x, y, bw,
+				hh, cat_colors[c]);
+			gt_html_esc(f, bar_labels[i]);
+			fputs(": ", f);
+			gt_html_esc(f, cat_names[c]);
+			fprintf(f, " %.4g %s</title></rect>", v, unit);
+		}
+		if (i % label_every == 0) {
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">", x + bw / 2, MT + ph + 16);
+			gt_html_esc(f, bar_labels[i]);
+			fputs("</text>", f);
+		}
+		fputc('\n', f);
+	}
+	for (size_t c = 0; c < ncats; c++) {
+		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\" "
+			   "class=\"lg\">",
+			W - MR + 12, MT + c * 18, cat_colors[c], W - MR + 30, MT + c * 18 + 10);
+		gt_html_esc(f, cat_names[c]);
+		fputs("</text>\n", f);
+	}
+	fputs("</svg>\n", f);
+}
+
+void gt_svg_timeline(FILE *f, const struct gt_tl_lane *lanes, size_t nlanes, double t0, double t1)
+{
+	int lh = 18, lw = 230;
+	int h = MT + (int)nlanes * lh + 50;
+	if (t1 <= t0)
+		t1 = t0 + 1;
+	svg_open(f, h, "GPU streams over time");
+	int pw = W - lw - 30;
+	static const char *const kind_col[3] = {"#4e79a7", "#e15759", "#59a14f"};
+	static const char *const kind_name[3] = {"kernel", "copy", "memset"};
+	for (size_t i = 0; i < nlanes; i++) {
+		int y = MT + (int)i * lh;
+		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"bl\">", lw - 8, y + 13);
+		gt_html_esc(f, lanes[i].label);
+		fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"lane\"/>\n", lw, y + 2, pw,
+			lh - 4);
+		for (size_t j = 0; j < lanes[i].n; j++) {
+			const struct gt_tl_span *s = &lanes[i].spans[j];
+			double x = lw + (s->start - t0) / (t1 - t0) * pw, w = (s->end - s->start) / (t1 - t0) * pw;
+			unsigned k = s->kind < 3 ? s->kind : 0;
+			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x, y + 3,
+				w < 0.5 ? 0.5 : w, lh - 6, kind_col[k]);
+		}
+		fputc('\n', f);
+	}
+	/* time axis in seconds from t0 */
+	double span_s = (t1 - t0) / 1e9, st = nice_step(span_s, 8);
+	int ya = MT + (int)nlanes * lh + 14;
+	char b[32];
+	for (double v = 0; v <= span_s * 1.0001; v += st) {
+		double x = lw + v / span_s * pw;
+		fmt_tick(b, sizeof(b), v);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">%s</text>", x, ya, b);
+	}
+	fprintf(f, "\n<text x=\"%d\" y=\"%d\" class=\"xl\">time since first GPU activity (s)</text>\n", lw + pw / 2,
+		ya + 18);
+	for (int k = 0; k < 3; k++)
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
+			   "class=\"lg\">%s</text>\n",
+			10 + k * 90, ya + 8, kind_col[k], 26 + k * 90, ya + 18, kind_name[k]);
+	fputs("</svg>\n", f);
+}

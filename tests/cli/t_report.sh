@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# gputap report on run directories holding only some files.
+. "$(dirname "$0")/lib.sh"
+
+expect_status usage-no-dir 2 "$GPUTAP" report
+expect_status not-a-dir 1 "$GPUTAP" report "$T/none"
+contains not-a-dir-named "$T/.out" "$T/none"
+
+mkdir -p "$T/empty"
+check empty-dir "$GPUTAP" report "$T/empty"
+contains empty-summary-names-page "$T/.out" "$T/empty/report.html"
+contains empty-page-says-missing "$T/empty/report.html" "run.json not found"
+if grep -q "<svg" "$T/empty/report.html"; then notok empty-no-plots; else ok empty-no-plots; fi
+
+mkdir -p "$T/lib"
+printf 'jobid,created_date,model,library,config,calls\nj,d,m,cublasLt,op=gemm m=<script>x</script>,7\n' >"$T/lib/library_trace.csv"
+printf 'time,Power(Watt) GPU0\n0,100\n0.5,300\n1.0,250\n' >"$T/lib/gpu_info_power_profiler_output.csv"
+check lib-and-power "$GPUTAP" report --quiet "$T/lib"
+contains lib-escaped "$T/lib/report.html" "op=gemm m=&lt;script&gt;x&lt;/script&gt;"
+if grep -q "<script" "$T/lib/report.html"; then notok lib-no-raw-script; else ok lib-no-raw-script; fi
+if grep -q "http" "$T/lib/report.html"; then notok no-urls; else ok no-urls; fi
+contains power-plot "$T/lib/report.html" "power gpu0"
+[ ! -e "$T/lib/report.html.partial" ] && ok no-partial-left || notok no-partial-left
+finish
