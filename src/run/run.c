@@ -365,7 +365,7 @@ static size_t list_traces(const char *dir, char ***out)
 	return n;
 }
 
-static void convert_one(struct gt_run *r, const char *trace)
+static void convert_one(struct gt_run *r, const char *trace, unsigned what)
 {
 	char err[1024], outdir[4400];
 	snprintf(outdir, sizeof(outdir), "%s", trace);
@@ -386,7 +386,7 @@ static void convert_one(struct gt_run *r, const char *trace)
 	uint64_t t0 = now_ns();
 	if (size >= GT_BIG_TRACE_BYTES)
 		fprintf(stderr, "gputap: converting %s (%.0f MiB)...\n", rel, (double)size / 1048576.0);
-	if (gt_out_write_all(trace, outdir, GT_OUT_JSON | GT_OUT_CSV, err, sizeof(err)) < 0)
+	if (gt_out_write_all(trace, outdir, what, err, sizeof(err)) < 0)
 		warnf(r, "%s", err);
 	else if (size >= GT_BIG_TRACE_BYTES)
 		fprintf(stderr, "gputap: converted %s in %.1f s\n", rel, (double)(now_ns() - t0) / 1e9);
@@ -398,7 +398,7 @@ static void convert_proc_traces(struct gt_run *r)
 	size_t n = list_traces(r->outdir, &traces);
 	for (size_t i = 0; i < n; i++) {
 		if (!strstr(traces[i], "/samplers/trace.gtr"))
-			convert_one(r, traces[i]);
+			convert_one(r, traces[i], GT_OUT_JSON | GT_OUT_CSV);
 		free(traces[i]);
 	}
 	free(traces);
@@ -427,7 +427,7 @@ static void teardown(struct gt_run *r, int tool, int *tap_done, int nliblog_left
 			if (g->s.outputs & GT_SO_RICH) {
 				char p[4400];
 				snprintf(p, sizeof(p), "%s/samplers/trace.gtr", r->outdir);
-				convert_one(r, p);
+				convert_one(r, p, GT_OUT_JSON); /* counters only: no kernel tables */
 			}
 		}
 	} else if (d->kind == GT_TOOL_TAP) {
@@ -664,6 +664,13 @@ int gt_run_execute(const struct gt_run_opts *o)
 		warnf(r, "%s", err);
 	char **traces;
 	size_t nt = list_traces(r->outdir, &traces);
+	/* the summary is about the command's processes; the samplers' counters are in their CSVs */
+	for (size_t i = 0; i < nt; i++)
+		if (strstr(traces[i], "/samplers/trace.gtr")) {
+			free(traces[i]);
+			traces[i] = traces[--nt];
+			i--;
+		}
 	if (nt && gt_out_summary(stderr, r->outdir, (const char *const *)traces, (int)nt, err, sizeof(err)) < 0)
 		gt_warn("%s", err);
 	for (size_t i = 0; i < nt; i++)
