@@ -29,6 +29,11 @@ endif
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc -I$(CUDA_HOME)/include -DGT_CUDA_HOME='"$(CUDA_HOME)"'
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 LIBS := -lyajl -lsqlite3 -lz -ldl -lpthread -lm
+# STATIC_DEPS=1: link yajl, sqlite and zlib statically, for machines without those
+# packages (e.g. a GPU box with only the CUDA image): `make gpu-bundle`.
+ifeq ($(STATIC_DEPS),1)
+LIBS := -Wl,-Bstatic -lyajl_s -lsqlite3 -lz -Wl,-Bdynamic -ldl -lpthread -lm
+endif
 
 CORE_SRC := $(wildcard src/core/*.c)
 TAP_SRC := $(wildcard src/tap/*.c)
@@ -94,6 +99,10 @@ lint:
 	tests/lint/banned-in-tap.sh
 	@echo "lint: clean"
 
+# A self-contained build to carry to a GPU machine: .carry/build/{gputap,libgputap.so}
+gpu-bundle:
+	$(MAKE) O=.carry/build STATIC_DEPS=1 .carry/build/gputap .carry/build/libgputap.so
+
 demo: all
 	tools/demo.sh
 
@@ -103,5 +112,5 @@ format:
 clean:
 	rm -rf $(O)
 
-.PHONY: all check lint fuzz format clean tests-bin demo
+.PHONY: all check lint fuzz format clean tests-bin demo gpu-bundle
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
