@@ -25,6 +25,15 @@ struct gt_json {
 
 void gt_json_str(FILE *f, const char *s)
 {
+	const unsigned char *q = (const unsigned char *)s;
+	while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\')
+		q++;
+	if (!*q) { /* the common case: printable ASCII, nothing to escape */
+		fputc('"', f);
+		fputs(s, f);
+		fputc('"', f);
+		return;
+	}
 	char *c = gt_utf8_clean(s);
 	const unsigned char *p = (const unsigned char *)(c ? c : "");
 	fputc('"', f);

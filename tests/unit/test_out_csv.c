@@ -281,3 +281,55 @@ TEST(out_empty_trace)
 	ASSERT(strncmp(s, "name:mem_used,count:0\nname:cuInit,count:0,burst:0\n", 50) == 0);
 	free(s);
 }
+
+/* CUPTI memory records, when present, are the source of memory in use
+ * (they also see allocations the API records miss); frees of 0 bytes take
+ * the size of their allocation. */
+TEST(out_memory_records_preferred)
+{
+	const char *d = gt_test_tmpdir();
+	char path[4300];
+	snprintf(path, sizeof(path), "%s/trace.gtr", d);
+	struct gt_trace_writer w;
+	ASSERT_EQ_INT(gt_tw_open(&w, path, "pid1", "h", 1, 1000, 0), 0);
+	ASSERT_EQ_INT(gt_tw_string(&w, 1, "cuMemAlloc_v2", 13), 0);
+	struct gt_rec_api a;
+	memset(&a, 0, sizeof(a));
+	a.h.type = GT_REC_API;
+	a.h.size = sizeof(a);
+	a.name_id = 1;
+	a.start_ns = 1100;
+	a.end_ns = 1200;
+	a.bytes = 100;
+	a.ptr = 0x10;
+	ASSERT_EQ_INT(gt_tw_write(&w, &a, sizeof(a), 1), 0);
+	const uint64_t ts[] = {1100, 1300, 1400, 1500}, addr[] = {0x10, 0x20, 0x10, 0x30},
+		       bytes[] = {100, 5000, 0, 7};
+	const uint8_t op[] = {GT_MEM_ALLOC, GT_MEM_ALLOC, GT_MEM_FREE, GT_MEM_ALLOC};
+	for (int i = 0; i < 4; i++) {
+		struct gt_rec_memory m;
+		memset(&m, 0, sizeof(m));
+		m.h.type = GT_REC_MEMORY;
+		m.h.size = sizeof(m);
+		m.op = op[i];
+		m.ts_ns = ts[i];
+		m.address = addr[i];
+		m.bytes = bytes[i];
+		ASSERT_EQ_INT(gt_tw_write(&w, &m, sizeof(m), 1), 0);
+	}
+	ASSERT_EQ_INT(gt_tw_close(&w, 2000, 0, 0, 0), 0);
+	struct gt_model m;
+	char err[512];
+	ASSERT_EQ_INT(gt_model_open(&m, path, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_model_run(&m, err, sizeof(err)), 0);
+	ASSERT_EQ_U64(m.mem_peak, 5100);  /* 100 + 5000, before the free */
+	ASSERT_EQ_U64(m.mem_final, 5007); /* the free took back the 100 of its allocation */
+	gt_model_free(&m);
+	ASSERT_EQ_INT(gt_out_write_all(path, d, GT_OUT_SEEDLOGS, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/metrics.log", d);
+	char *s = gt_test_read_file(path, NULL);
+	ASSERT(s);
+	ASSERT(strncmp(s, "name:mem_used,count:5007\n", 25) == 0);
+	ASSERT_CONTAINS(s, "name:cuMemAlloc_v2,count:1,burst:0\n");
+	free(s);
+}
