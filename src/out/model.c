@@ -168,9 +168,8 @@ void gt_pool_free(struct gt_pool *p)
 
 struct gt_stat *gt_stat_add(struct gt_stattab *t, const char *name, const char *style, uint64_t v)
 {
-	uint64_t key = (uint64_t)(uintptr_t)name;
-	if (style)
-		key ^= mix64((uint64_t)(uintptr_t)style) | 1u; /* never 0, never equal to a bare name */
+	/* pool strings are malloc'd, so at least 8-aligned: the low bits can carry the style */
+	uint64_t key = (uint64_t)(uintptr_t)name | (style ? (style[0] == 'S' ? 2u : 1u) : 0u);
 	int is_new = 0;
 	uint64_t *slot = gt_map_put(&t->index, key, &is_new);
 	if (!slot)
@@ -384,6 +383,7 @@ int gt_model_open(struct gt_model *m, const char *trace_path, char *err, size_t 
 	m->partial = m->r.partial;
 	m->kern.keep_vals = m->memtime.keep_vals = m->memsize.keep_vals = 1;
 	m->api.keep_vals = m->nvtx.keep_vals = 1;
+	m->keep_links = 1;
 	gt_vec_init(&m->apis, sizeof(struct gt_m_api));
 	gt_vec_init(&m->gpuops, sizeof(struct gt_m_gpuops));
 	gt_vec_init(&m->ranges, sizeof(struct gt_m_range));
@@ -453,7 +453,7 @@ static int gpu_op(struct gt_model *m, uint64_t corr, uint64_t start, uint64_t en
 	see_ts(m, end);
 	if (see_stream(m, dev, stream) < 0)
 		return -1;
-	if (!corr)
+	if (!corr || !m->keep_links)
 		return 0;
 	int is_new = 0;
 	uint64_t *slot = gt_map_put(&m->corr, corr, &is_new);
@@ -509,7 +509,7 @@ static int on_api(struct gt_model *m, const struct gt_rec_api *a)
 		return -1;
 	if (a->domain != GT_DOM_TAP && !gt_stat_add(&m->api, name, NULL, d))
 		return -1;
-	if (a->corr_id) {
+	if (a->corr_id && m->keep_links) {
 		struct gt_m_api *c = gt_vec_push(&m->apis);
 		if (!c)
 			return -1;

@@ -67,11 +67,12 @@ struct gt_stattab {
 	struct gt_stat *s;
 	size_t n, cap;
 	int keep_vals;       /* keep every value (medians); else only sums */
-	struct gt_map index; /* (pool name pointer | style bit) -> index + 1 */
+	struct gt_map index; /* (pool name pointer | 1 PushPop, 2 StartEnd) -> index + 1 */
 };
 
-/* Add value `v` to group `name` (+ `style`, which is part of the key);
- * `name` must come from the model's pool.  NULL on ENOMEM. */
+/* Add value `v` to group `name` (+ `style`, which is part of the key:
+ * NULL, "PushPop" or "StartEnd"); `name` must come from a gt_pool.
+ * NULL on ENOMEM. */
 struct gt_stat *gt_stat_add(struct gt_stattab *t, const char *name, const char *style, uint64_t v);
 /* Sort the values and compute avg, median (mean of the two middle values
  * for an even count) and the sample standard deviation (0 for one value). */
@@ -129,6 +130,9 @@ struct gt_model {
 	char path[4096];
 	uint64_t first_ts, last_ts; /* over all timestamped records */
 	uint64_t nrecords;
+
+	int keep_links; /* keep launches and GPU work per correlation id (flows,
+			 * NVTX projection); 1 by default, the summary sets 0 */
 
 	struct gt_pool pool;
 	struct gt_stattab kern, memtime, memsize, nvtx;

@@ -33,8 +33,6 @@ static int merge(struct sum *s, struct gt_stattab *dst, const struct gt_stattab 
 	return 0;
 }
 
-/* "void f<int>(float *, int)" -> "f<int>", then cut the middle when too long */
-void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width);
 void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width)
 {
 	char *c = gt_utf8_clean(name);
@@ -214,6 +212,7 @@ int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, 
 		if (gt_model_open(&m, trace_paths[i], err, errlen) < 0)
 			goto out;
 		m.kern.keep_vals = m.memtime.keep_vals = m.memsize.keep_vals = m.api.keep_vals = m.nvtx.keep_vals = 0;
+		m.keep_links = 0;
 		if (gt_model_run(&m, err, errlen) < 0 || merge(&s, &s.kern, &m.kern) < 0 ||
 		    merge(&s, &s.api, &m.api) < 0) {
 			if (!err[0])

@@ -47,4 +47,8 @@ void gt_json_str(FILE *f, const char *s);
 void gt_seed_timeline_hook(struct gt_model *m, FILE *f, int hook_slot);
 int gt_seed_metrics(FILE *f, const struct gt_model *m); /* -1 on ENOMEM */
 
+/* A kernel name for a `width`-column table: without "void ", then without
+ * its parameter list when too long, then with its middle cut ("..."). */
+void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width);
+
 #endif

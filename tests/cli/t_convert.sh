@@ -20,6 +20,10 @@ else
 fi
 if ls "$T/o1"/*.partial >/dev/null 2>&1; then notok file-no-partial-left; else ok file-no-partial-left; fi
 
+# the CSVs are an nsys CSV prefix for gputap analyze
+expect_status analyze-reads-prefix 0 "$GPUTAP" analyze "$T/o1/trace"
+contains analyze-kernels "$T/.out" "Kernel total instances: 5"
+
 # a run directory, in place, default formats (json, csv; no seed logs)
 expect_status rundir 0 "$GPUTAP" convert "$T/run"
 if [ -f "$T/run/rank0/trace.json" ] && [ -f "$T/run/rank1/trace_cuda_gpu_kern_sum.csv" ]; then ok rundir-files; else notok rundir-files "$(ls -R "$T/run")"; fi

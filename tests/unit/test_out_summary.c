@@ -5,13 +5,13 @@
 
 #include "core/trace_io.h"
 #include "out/out.h"
+#include "out/writers.h"
 #include "test.h"
 
 const char *gt_test_out_sample(const char *dir, int close_it);
 void gt_test_out_string(struct gt_trace_writer *w, uint32_t id, const char *s);
 void gt_test_out_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
 			uint64_t corr);
-void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width);
 
 static char *summary(const char *rundir, const char *const *paths, int n)
 {
