@@ -15,6 +15,37 @@ typedef struct {
 typedef struct {
 	unsigned int gpu, memory;
 } nvmlUtilization_t;
+/* nvmlFieldValue_t and its value union (nvml.h; the second member is named
+ * scopeId in newer headers, `unused` in older ones: 0 = the GPU itself). */
+typedef union {
+	double dval;
+	unsigned int uival;
+	unsigned long ulval;
+	unsigned long long ullval;
+	long long sllval;
+	int sival;
+	unsigned short usval;
+} nvmlValue_t;
+typedef struct {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;   /* µs since the epoch */
+	long long latencyUsec;
+	int valueType;         /* nvmlValueType_t */
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+/* nvmlValueType_t */
+#define NVML_VALUE_TYPE_DOUBLE 0
+#define NVML_VALUE_TYPE_UNSIGNED_INT 1
+#define NVML_VALUE_TYPE_UNSIGNED_LONG 2
+#define NVML_VALUE_TYPE_UNSIGNED_LONG_LONG 3
+#define NVML_VALUE_TYPE_SIGNED_LONG_LONG 4
+#define NVML_VALUE_TYPE_SIGNED_INT 5
+#define NVML_VALUE_TYPE_UNSIGNED_SHORT 6
+/* Field ids, as nvml.h numbers them (ids never change, nvml.h says). */
+#define NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION 83 /* mJ since the driver was loaded */
+#define NVML_FI_DEV_POWER_INSTANT 186           /* current power, mW, all architectures */
 #define NVML_SUCCESS 0
 #define NVML_CLOCK_SM 1
 #define NVML_TEMPERATURE_GPU 0
@@ -43,6 +74,9 @@ static struct {
 	nvmlReturn_t (*driver_version)(char *, unsigned);
 	nvmlReturn_t (*nvml_version)(char *, unsigned);
 	nvmlReturn_t (*cuda_version)(int *);
+	nvmlReturn_t (*fields)(nvmlDevice_t, int, nvmlFieldValue_t *);
+	/* per device: GT_S_POWER / GT_S_ENERGY once the driver refused that field */
+	unsigned field_bad[64];
 } N;
 
 /* Resolve the first name that exists: versioned names come first. */
@@ -90,6 +124,10 @@ int gt_nvml_open(char *err, size_t errlen)
 	LOAD(driver_version, "nvmlSystemGetDriverVersion", NULL, NULL);
 	LOAD(nvml_version, "nvmlSystemGetNVMLVersion", NULL, NULL);
 	LOAD(cuda_version, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion", NULL);
+	LOAD(fields, "nvmlDeviceGetFieldValues", NULL, NULL);
+	const char *nf = getenv("GPUTAP_NVML_NO_FIELDS");
+	if (nf && *nf && strcmp(nf, "0") != 0)
+		N.fields = NULL;
 	if (!N.init || !N.count || !N.handle) {
 		snprintf(err, errlen, "NVML is not usable (%s lacks nvmlInit/nvmlDeviceGetCount)", path);
 		goto fail;
@@ -157,7 +195,73 @@ int gt_nvml_static(int dev, struct gt_gpu_static *s)
 	return 0;
 }
 
-int gt_nvml_sample(int dev, struct gt_gpu_sample *s)
+/* A field value as an unsigned number; 0 if its type is not a number we expect. */
+static int field_u64(const nvmlFieldValue_t *f, uint64_t *out)
+{
+	switch (f->valueType) {
+	case NVML_VALUE_TYPE_UNSIGNED_INT:
+		*out = f->value.uival;
+		return 1;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG:
+		*out = f->value.ulval;
+		return 1;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+		*out = f->value.ullval;
+		return 1;
+	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+		*out = (uint64_t)(f->value.sllval < 0 ? 0 : f->value.sllval);
+		return f->value.sllval >= 0;
+	case NVML_VALUE_TYPE_SIGNED_INT:
+		*out = (uint64_t)(f->value.sival < 0 ? 0 : f->value.sival);
+		return f->value.sival >= 0;
+	case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+		*out = f->value.usval;
+		return 1;
+	case NVML_VALUE_TYPE_DOUBLE:
+		*out = f->value.dval > 0 ? (uint64_t)f->value.dval : 0;
+		return f->value.dval >= 0;
+	default:
+		return 0;
+	}
+}
+
+/* Power and energy in one driver call.  Returns the bits it filled; a field
+ * the driver refuses is marked so that later samples use the plain call. */
+static unsigned sample_fields(int dev, nvmlDevice_t d, unsigned want, struct gt_gpu_sample *s)
+{
+	want &= (GT_S_POWER | GT_S_ENERGY) & ~N.field_bad[dev];
+	if (!N.fields || !want)
+		return 0;
+	nvmlFieldValue_t f[2];
+	unsigned bit[2];
+	int n = 0;
+	memset(f, 0, sizeof(f));
+	if (want & GT_S_POWER)
+		f[n].fieldId = NVML_FI_DEV_POWER_INSTANT, bit[n++] = GT_S_POWER;
+	if (want & GT_S_ENERGY)
+		f[n].fieldId = NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, bit[n++] = GT_S_ENERGY;
+	if (N.fields(d, n, f) != NVML_SUCCESS) {
+		N.field_bad[dev] |= want;
+		return 0;
+	}
+	unsigned got = 0;
+	for (int k = 0; k < n; k++) {
+		uint64_t v;
+		if (f[k].nvmlReturn != NVML_SUCCESS || !field_u64(&f[k], &v)) {
+			N.field_bad[dev] |= bit[k];
+			continue;
+		}
+		if (bit[k] == GT_S_POWER)
+			s->power_w = (double)v / 1000.0;
+		else
+			s->energy_mj = v;
+		got |= bit[k];
+	}
+	s->valid |= got;
+	return got;
+}
+
+int gt_nvml_sample(int dev, unsigned want, struct gt_gpu_sample *s)
 {
 	memset(s, 0, sizeof(*s));
 	if (!N.ok || dev < 0 || dev >= N.ndev)
@@ -167,17 +271,18 @@ int gt_nvml_sample(int dev, struct gt_gpu_sample *s)
 	unsigned long long e;
 	nvmlMemory_t m;
 	nvmlUtilization_t ut;
-	if (N.power && N.power(d, &u) == NVML_SUCCESS)
+	want &= ~sample_fields(dev, d, want, s);
+	if ((want & GT_S_POWER) && N.power && N.power(d, &u) == NVML_SUCCESS)
 		s->power_w = u / 1000.0, s->valid |= GT_S_POWER;
-	if (N.energy && N.energy(d, &e) == NVML_SUCCESS)
+	if ((want & GT_S_ENERGY) && N.energy && N.energy(d, &e) == NVML_SUCCESS)
 		s->energy_mj = e, s->valid |= GT_S_ENERGY;
-	if (N.memory && N.memory(d, &m) == NVML_SUCCESS)
+	if ((want & GT_S_MEM) && N.memory && N.memory(d, &m) == NVML_SUCCESS)
 		s->mem_used = m.used, s->mem_total = m.total, s->valid |= GT_S_MEM;
-	if (N.util && N.util(d, &ut) == NVML_SUCCESS)
+	if ((want & GT_S_UTIL) && N.util && N.util(d, &ut) == NVML_SUCCESS)
 		s->sm_util_pct = ut.gpu, s->mem_util_pct = ut.memory, s->valid |= GT_S_UTIL;
-	if (N.clock && N.clock(d, NVML_CLOCK_SM, &u) == NVML_SUCCESS)
+	if ((want & GT_S_CLOCK) && N.clock && N.clock(d, NVML_CLOCK_SM, &u) == NVML_SUCCESS)
 		s->sm_clock_mhz = u, s->valid |= GT_S_CLOCK;
-	if (N.temp && N.temp(d, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS)
+	if ((want & GT_S_TEMP) && N.temp && N.temp(d, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS)
 		s->temp_c = u, s->valid |= GT_S_TEMP;
 	return 0;
 }

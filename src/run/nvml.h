@@ -7,8 +7,13 @@
  * static device facts, and one sample of a device's metrics.
  *
  * Invariant: every metric carries a validity bit; a query that fails or is
- * "not supported" leaves the bit clear and the value 0, and printers write
- * an empty field for it, never a 0.
+ * "not supported" (or was not asked for) leaves the bit clear and the value
+ * 0, and printers write an empty field for it, never a 0.
+ *
+ * Cost: each NVML query is a driver round trip of tens to hundreds of
+ * microseconds of CPU (docs/performance.md), so gt_nvml_sample() reads only
+ * the metrics it is asked for, and power + energy together in one
+ * nvmlDeviceGetFieldValues call where the driver has it.
  * Nothing here is thread-safe except gt_nvml_sample(), which NVML allows
  * from any thread once gt_nvml_open() succeeded.
  */
@@ -25,10 +30,11 @@
 #define GT_S_UTIL 0x8u
 #define GT_S_CLOCK 0x10u
 #define GT_S_TEMP 0x20u
+#define GT_S_ALL 0x3fu
 
 struct gt_gpu_sample {
 	uint32_t valid;
-	double power_w;
+	double power_w;     /* instantaneous where the driver has it, else NVML's power usage */
 	uint64_t energy_mj; /* total energy counter since driver load */
 	uint64_t mem_used;  /* bytes */
 	uint64_t mem_total; /* bytes */
@@ -52,7 +58,14 @@ int gt_nvml_open(char *err, size_t errlen);
 void gt_nvml_close(void);
 int gt_nvml_device_count(void);
 int gt_nvml_static(int dev, struct gt_gpu_static *s);
-int gt_nvml_sample(int dev, struct gt_gpu_sample *s);
+/* Read the metrics in `want` (GT_S_* bits) of device `dev`; only those
+ * can come back valid.  Power and energy: one nvmlDeviceGetFieldValues call
+ * (NVML_FI_DEV_POWER_INSTANT, NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION); a field
+ * the driver refuses once is read from then on with nvmlDeviceGetPowerUsage /
+ * nvmlDeviceGetTotalEnergyConsumption (GPUTAP_NVML_NO_FIELDS=1 forces that).
+ * Memory: nvmlDeviceGetMemoryInfo; utilisation, SM clock, temperature: one
+ * call each.  0, or -1 if NVML is not open or dev is out of range. */
+int gt_nvml_sample(int dev, unsigned want, struct gt_gpu_sample *s);
 /* Versions; empty string / 0 when unknown. */
 void gt_nvml_driver_version(char *buf, size_t len);
 void gt_nvml_version(char *buf, size_t len);

@@ -58,10 +58,10 @@ struct gt_sampler_clock gt_sampler_default_clock(struct gt_sampler *s)
 	return (struct gt_sampler_clock){real_mono, real_real, real_wait, s};
 }
 
-static int nvml_sample(void *ctx, int dev, struct gt_gpu_sample *out)
+static int nvml_sample(void *ctx, int dev, unsigned want, struct gt_gpu_sample *out)
 {
 	(void)ctx;
-	return gt_nvml_sample(dev, out);
+	return gt_nvml_sample(dev, want, out);
 }
 
 struct gt_sampler_source gt_sampler_nvml_source(void)
@@ -127,16 +127,37 @@ static FILE *open_csv(const char *dir, const char *name, char *err, size_t errle
 	return f;
 }
 
+/* Every tick reads what the asked seed CSVs print; the rest of gpu_samples.csv
+ * is read every slow_every ticks (>= 1), device i at phase i*slow_every/ndev. */
+static void plan_reads(struct gt_sampler *s)
+{
+	unsigned fast = 0;
+	if (s->outputs & GT_SO_POWER)
+		fast |= GT_S_POWER | GT_S_ENERGY; /* one driver call for both */
+	if (s->outputs & GT_SO_VRAM)
+		fast |= GT_S_MEM;
+	if (!fast)
+		fast = GT_S_POWER | GT_S_ENERGY | GT_S_MEM;
+	s->fast_want = fast;
+	s->slow_want = (s->outputs & GT_SO_RICH) ? GT_S_ALL & ~fast : 0;
+	s->slow_every = (s->slow_period_ns + s->period_ns - 1) / s->period_ns;
+	if (s->slow_every < 1)
+		s->slow_every = 1;
+	for (int i = 0; i < s->ndev; i++)
+		s->slow_phase[i] = (uint64_t)i * s->slow_every / (uint64_t)s->ndev;
+}
+
 int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int ndev, double period_s,
 		    unsigned outputs, uint64_t t0_real_ns, char *err, size_t errlen)
 {
 	struct gt_sampler_clock clk = s->clock;
 	struct gt_sampler_source src = s->source;
-	uint64_t max = s->max_samples;
+	uint64_t max = s->max_samples, slow_ns = s->slow_period_ns;
 	memset(s, 0, sizeof(*s));
 	s->clock = clk;
 	s->source = src;
 	s->max_samples = max;
+	s->slow_period_ns = slow_ns ? slow_ns : GT_SAMPLER_SLOW_PERIOD_NS;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -163,6 +184,7 @@ int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int 
 		s->period_ns = 1000;
 	s->outputs = outputs;
 	s->t0_real_ns = t0_real_ns;
+	plan_reads(s);
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
 	if (outputs & GT_SO_POWER) {
 		if (!(s->power = open_csv(dir, "gpu_info_power_profiler_output.csv", err, errlen)))
@@ -301,8 +323,12 @@ static void tick(struct gt_sampler *s)
 	for (int i = 0; i < s->ndev; i++) {
 		struct gt_gpu_sample g;
 		uint64_t td = i == 0 ? t : s->clock.real_ns(s->clock.ctx);
-		if (s->source.sample(s->source.ctx, s->dev[i], &g) < 0)
+		unsigned want = s->fast_want;
+		if (s->samples % s->slow_every == s->slow_phase[i])
+			want |= s->slow_want;
+		if (s->source.sample(s->source.ctx, s->dev[i], want, &g) < 0)
 			memset(&g, 0, sizeof(g));
+		g.valid &= want; /* a cell not read this tick is empty, never stale */
 		int d = s->dev[i];
 		put_ch(pw, ',');
 		if (g.valid & GT_S_POWER)

@@ -15,6 +15,15 @@
  * Every row is flushed when written: a killed run keeps all rows written so
  * far.  A metric the device does not report is written as an empty field.
  *
+ * What is read when (each NVML query costs tens to hundreds of microseconds
+ * of CPU): every tick reads only what the asked tools print (power tool:
+ * power + energy, vram tool: memory).  gpu_samples.csv's other metrics
+ * (utilisation, SM clock, temperature, and power/energy or memory when their
+ * tool is not asked) are read at most every slow_period_ns (default
+ * GT_SAMPLER_SLOW_PERIOD_NS), i.e. every `slow_every` ticks, each device on its
+ * own tick of that cycle so the cost is spread; in between those cells are
+ * empty.
+ *
  * The clock and the metric source are injected (struct gt_sampler_clock,
  * struct gt_sampler_source) so tests drive the loop with a test clock and
  * fake devices; gt_sampler_default_clock() and gt_sampler_nvml_source()
@@ -41,7 +50,8 @@ struct gt_sampler_clock {
 };
 
 struct gt_sampler_source {
-	int (*sample)(void *ctx, int dev, struct gt_gpu_sample *s);
+	/* read the metrics in `want` (GT_S_* bits) of device dev */
+	int (*sample)(void *ctx, int dev, unsigned want, struct gt_gpu_sample *s);
 	void *ctx;
 };
 
@@ -51,6 +61,8 @@ struct gt_sampler_source {
 #define GT_SO_RICH 0x4u  /* gpu_samples.csv + samplers/trace.gtr */
 
 #define GT_SAMPLER_MAXDEV 64
+/* gpu_samples.csv's extra metrics at most at 10 Hz */
+#define GT_SAMPLER_SLOW_PERIOD_NS 100000000ull
 
 struct gt_sampler {
 	/* settings */
@@ -60,6 +72,7 @@ struct gt_sampler {
 	unsigned outputs;
 	uint64_t t0_real_ns;  /* origin of the seed CSVs' "time" column */
 	uint64_t max_samples; /* stop after this many (tests), 0 = until stopped */
+	uint64_t slow_period_ns; /* set before init; 0 = GT_SAMPLER_SLOW_PERIOD_NS */
 	struct gt_sampler_clock clock;
 	struct gt_sampler_source source;
 	/* results */
@@ -68,6 +81,11 @@ struct gt_sampler {
 	uint64_t first_ns, last_ns; /* CLOCK_REALTIME of the first and last tick */
 	double cpu_s;     /* CPU time of the sampling thread */
 	double wall_s;
+	/* what is read: fast_want every tick, slow_want on device i's ticks
+	 * k with k % slow_every == slow_phase[i] */
+	unsigned fast_want, slow_want;
+	uint64_t slow_every;
+	uint64_t slow_phase[GT_SAMPLER_MAXDEV];
 	/* internals */
 	FILE *power, *vram, *rich;
 	struct gt_trace_writer tw;

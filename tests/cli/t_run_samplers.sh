@@ -23,32 +23,59 @@ check info-json-valid "$PY" -m json.tool "$T/i0.json"
 expect_status info-bad-format 2 "$GPUTAP" info --format xml
 
 cat >"$T/fake_nvml.c" <<'CEOF'
-/* A fake NVML: 3 GPUs; GPU 1 does not report power; GPU 2 reports only memory. */
+/* A fake NVML: 3 GPUs; GPU 1 does not report power; GPU 2 reports only memory.
+ * Power and energy come from nvmlDeviceGetFieldValues (instant power 234.567 W)
+ * or from the plain calls (123.456 W); with -DNO_FIELDS the library lacks
+ * nvmlDeviceGetFieldValues.  At exit the number of calls goes to $FAKE_NVML_COUNTS. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 typedef struct { unsigned long long total, free, used; } mem_t;
 typedef struct { unsigned gpu, memory; } util_t;
+typedef struct { unsigned id, scope; long long ts, lat; int type, ret; union { unsigned ui; unsigned long long ull; } v; } field_t;
 static unsigned long long energy;
+static unsigned n_fields[3], n_power[3], n_energy[3], n_mem[3], n_util[3], n_clock[3], n_temp[3];
 int nvmlInit_v2(void) { return 0; }
-int nvmlShutdown(void) { return 0; }
+int nvmlShutdown(void) {
+	const char *p = getenv("FAKE_NVML_COUNTS");
+	FILE *f = p ? fopen(p, "w") : NULL;
+	for (int i = 0; f && i < 3; i++)
+		fprintf(f, "dev%d fields=%u power=%u energy=%u mem=%u util=%u clock=%u temp=%u\n", i, n_fields[i], n_power[i],
+			n_energy[i], n_mem[i], n_util[i], n_clock[i], n_temp[i]);
+	if (f) fclose(f);
+	return 0;
+}
 const char *nvmlErrorString(int r) { return r ? "Not Supported" : "Success"; }
 int nvmlDeviceGetCount_v2(unsigned *n) { *n = 3; return 0; }
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) { *h = (void *)(unsigned long)(i + 1); return 0; }
 static int idx(void *h) { return (int)(unsigned long)h - 1; }
 int nvmlDeviceGetName(void *h, char *b, unsigned n) { snprintf(b, n, "Fake GPU %d", idx(h)); return 0; }
 int nvmlDeviceGetUUID(void *h, char *b, unsigned n) { snprintf(b, n, "GPU-fake-%d", idx(h)); return 0; }
-int nvmlDeviceGetMemoryInfo(void *h, mem_t *m) { m->total = 1ull << 34; m->used = (unsigned long long)(idx(h) + 1) << 32; m->free = m->total - m->used; return 0; }
-int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { if (idx(h)) return 3; *mw = 123456; return 0; }
-int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *e) { if (idx(h)) return 3; *e = 1000000 + (energy += 500); return 0; }
-int nvmlDeviceGetUtilizationRates(void *h, util_t *u) { if (idx(h) == 2) return 3; u->gpu = 90; u->memory = 30; return 0; }
-int nvmlDeviceGetClockInfo(void *h, int c, unsigned *v) { if (idx(h) == 2) return 3; *v = 1500; return 0; }
-int nvmlDeviceGetTemperature(void *h, int s, unsigned *v) { if (idx(h) == 2) return 3; *v = 50; return 0; }
+int nvmlDeviceGetMemoryInfo(void *h, mem_t *m) { n_mem[idx(h)]++; m->total = 1ull << 34; m->used = (unsigned long long)(idx(h) + 1) << 32; m->free = m->total - m->used; return 0; }
+int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { n_power[idx(h)]++; if (idx(h)) return 3; *mw = 123456; return 0; }
+int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *e) { n_energy[idx(h)]++; if (idx(h)) return 3; *e = 1000000 + (energy += 500); return 0; }
+#ifndef NO_FIELDS
+int nvmlDeviceGetFieldValues(void *h, int n, field_t *v) {
+	n_fields[idx(h)]++;
+	for (int k = 0; k < n; k++) {
+		v[k].ret = idx(h) ? 3 : 0;
+		if (v[k].id == 186) v[k].type = 1, v[k].v.ui = 234567;
+		else if (v[k].id == 83) v[k].type = 3, v[k].v.ull = 1000000 + (energy += 500);
+		else v[k].ret = 2;
+	}
+	return 0;
+}
+#endif
+int nvmlDeviceGetUtilizationRates(void *h, util_t *u) { n_util[idx(h)]++; if (idx(h) == 2) return 3; u->gpu = 90; u->memory = 30; return 0; }
+int nvmlDeviceGetClockInfo(void *h, int c, unsigned *v) { n_clock[idx(h)]++; if (idx(h) == 2) return 3; *v = 1500; return 0; }
+int nvmlDeviceGetTemperature(void *h, int s, unsigned *v) { n_temp[idx(h)]++; if (idx(h) == 2) return 3; *v = 50; return 0; }
 int nvmlDeviceGetCudaComputeCapability(void *h, int *a, int *b) { *a = 9; *b = 0; return 0; }
 int nvmlSystemGetDriverVersion(char *b, unsigned n) { snprintf(b, n, "999.01"); return 0; }
 int nvmlSystemGetNVMLVersion(char *b, unsigned n) { snprintf(b, n, "99.999.01"); return 0; }
 int nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = 13000; return 0; }
 CEOF
-if ! ${CC:-cc} -shared -fPIC -o "$T/libfakenvml.so" "$T/fake_nvml.c" 2>"$T/cc.err"; then
+if ! ${CC:-cc} -shared -fPIC -o "$T/libfakenvml.so" "$T/fake_nvml.c" 2>"$T/cc.err" ||
+	! ${CC:-cc} -shared -fPIC -DNO_FIELDS -o "$T/libfakenvml-nofields.so" "$T/fake_nvml.c" 2>>"$T/cc.err"; then
 	notok fake-nvml-build "$(cat "$T/cc.err")"
 	finish
 fi
@@ -62,7 +89,7 @@ contains info-gpu "$T/i1" "GPU 2: Fake GPU 2, 16.0 GiB, compute capability 9.0"
 	ok info-json-gpus || notok info-json-gpus "$(cat "$T/i1.json")"
 
 # 3 devices, 20 ms period, for about 0.3 s.
-DEVICE=all SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r1" --tools power,vram -- sleep 0.3 2>"$T/e1"
+FAKE_NVML_COUNTS="$T/counts1" DEVICE=all SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r1" --tools power,vram -- sleep 0.3 2>"$T/e1"
 rc=$?
 [ $rc -eq 0 ] && ok run-status || notok run-status "exit $rc" "$(cat "$T/e1")"
 P="$T/r1/gpu_info_power_profiler_output.csv"
@@ -70,12 +97,32 @@ V="$T/r1/gpu_info_vram_profiler_output.csv"
 S="$T/r1/gpu_samples.csv"
 [ "$(head -n1 "$P")" = "time,Power(Watt) GPU0,Power(Watt) GPU1,Power(Watt) GPU2" ] && ok power-header-3 || notok power-header-3 "$(head -n1 "$P")"
 [ "$(head -n1 "$V")" = "time,vram(%) GPU0,vram(%) GPU1,vram(%) GPU2" ] && ok vram-header-3 || notok vram-header-3 "$(head -n1 "$V")"
-[ "$(sed -n 2p "$P" | cut -d, -f2-)" = "123.456,," ] && ok power-not-supported-empty || notok power-not-supported-empty "$(sed -n 2p "$P")"
+# instant power from the field values; GPU 1 refuses the fields and the plain call: empty
+[ "$(sed -n 2p "$P" | cut -d, -f2-)" = "234.567,," ] && ok power-not-supported-empty || notok power-not-supported-empty "$(sed -n 2p "$P")"
+[ "$(cut -d, -f2- "$P" | sort -u | grep -vc Power)" = 1 ] && ok power-same-source-every-row || notok power-same-source-every-row "$(cut -d, -f2- "$P" | sort -u)"
 [ "$(sed -n 2p "$V" | cut -d, -f2-)" = "25.00,50.00,75.00" ] && ok vram-values || notok vram-values "$(sed -n 2p "$V")"
 n=$(($(wc -l <"$P") - 1))
 [ "$n" -ge 8 ] && [ "$n" -le 17 ] && ok power-rows-at-rate || notok power-rows-at-rate "$n rows for 0.3 s at 20 ms"
 contains rich-header "$S" "time_ns,device,power_W,energy_J,mem_used_MiB,mem_total_MiB,sm_util_pct,mem_util_pct,sm_clock_MHz,temperature_C"
 grep -q '^[0-9]*,2,,,12288.0,16384.0,,,,$' "$S" && ok rich-gpu2-empty-fields || notok rich-gpu2-empty-fields "$(head -n 5 "$S")"
+# utilisation, clock, temperature: every 5th tick at 20 ms (100 ms), empty in between
+grep -q '^[0-9]*,0,234.567,[0-9.]*,4096.0,16384.0,90,30,1500,50$' "$S" && ok rich-slow-metrics-read || notok rich-slow-metrics-read "$(head -n 8 "$S")"
+grep -q '^[0-9]*,0,234.567,[0-9.]*,4096.0,16384.0,,,,$' "$S" && ok rich-slow-metrics-empty-between || notok rich-slow-metrics-empty-between "$(head -n 8 "$S")"
+# NVML calls: GPU 0 power+energy in one call per tick and never the plain calls; a device that
+# refused the fields is asked once; utilisation about every 5th tick (memory: +1 for run.json's GPU list)
+out=$("$PY" - "$T/counts1" "$(($(wc -l <"$P") - 1))" <<'PYEOF'
+import sys
+c = {l.split()[0]: dict(kv.split("=") for kv in l.split()[1:]) for l in open(sys.argv[1])}
+ticks = int(sys.argv[2])
+d0, d1 = {k: int(v) for k, v in c["dev0"].items()}, {k: int(v) for k, v in c["dev1"].items()}
+bad = []
+if d0["fields"] != ticks or d0["power"] or d0["energy"]: bad.append("dev0 %s ticks %d" % (d0, ticks))
+if d1["fields"] != 1 or d1["power"] != ticks: bad.append("dev1 %s ticks %d" % (d1, ticks))
+if not (ticks // 5 <= d0["util"] <= ticks // 5 + 1) or not ticks <= d0["mem"] <= ticks + 1: bad.append("slow %s ticks %d" % (d0, ticks))
+print("ok" if not bad else "; ".join(bad))
+PYEOF
+)
+[ "$out" = ok ] && ok nvml-calls-per-tick || notok nvml-calls-per-tick "$out"
 out=$("$PY" - "$S" <<'PYEOF'
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["device"] == "0"]
@@ -94,6 +141,16 @@ PYEOF
 	"(3, 'Fake GPU 0', '999.01', '13.0')" ] && ok json-gpus || notok json-gpus
 [ "$(jget "$T/r1/run.json" '"DEVICE" in j["environment"] or "SAMPLING_RATE" in j["environment"]')" = False ] &&
 	ok sampler-keys-not-exported || notok sampler-keys-not-exported
+
+# Without nvmlDeviceGetFieldValues (older drivers), or with GPUTAP_NVML_NO_FIELDS=1: the plain calls.
+for v in lib env; do
+	if [ $v = lib ]; then lib="$T/libfakenvml-nofields.so" nf=; else lib="$GPUTAP_NVML_LIB" nf=1; fi
+	GPUTAP_NVML_LIB="$lib" GPUTAP_NVML_NO_FIELDS=$nf DEVICE=all SAMPLING_RATE=0.02 \
+		"$GPUTAP" run -o "$T/nf$v" --tools power -- sleep 0.1 2>"$T/enf"
+	[ "$(sed -n 2p "$T/nf$v/gpu_info_power_profiler_output.csv" | cut -d, -f2-)" = "123.456,," ] && ok no-fields-$v-plain-calls ||
+		notok no-fields-$v-plain-calls "$(head -n 3 "$T/nf$v/gpu_info_power_profiler_output.csv")" "$(cat "$T/enf")"
+	grep -q '^[0-9]*,0,123.456,0.000,' "$T/nf$v/gpu_samples.csv" && ok no-fields-$v-energy || notok no-fields-$v-energy "$(head -n 3 "$T/nf$v/gpu_samples.csv")"
+done
 
 # A device that does not exist: one message, the run goes on.
 "$GPUTAP" run -o "$T/r2" --context '{"tools":[{"name":"gpu_info_power_profiler","env_vars":{"DEVICE":"5"}}]}' -- true 2>"$T/e2"

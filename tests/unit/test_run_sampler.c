@@ -21,6 +21,7 @@ struct fake {
 	int ndev;
 	uint32_t valid[8];
 	double power[8];
+	unsigned want[64][8]; /* what each tick asked of each device */
 };
 
 static uint64_t f_mono(void *c)
@@ -43,10 +44,12 @@ static int f_wait(void *c, uint64_t deadline)
 	return 0;
 }
 
-static int f_sample(void *c, int dev, struct gt_gpu_sample *s)
+static int f_sample(void *c, int dev, unsigned want, struct gt_gpu_sample *s)
 {
 	struct fake *f = c;
 	int tickno = f->calls / f->ndev;
+	if (tickno < 64 && dev < 8)
+		f->want[tickno][dev] = want;
 	if (f->calls % f->ndev == 0 && f->ntaken < 64)
 		f->taken[f->ntaken++] = f->mono;
 	f->calls++;
@@ -213,6 +216,104 @@ TEST(sampler_three_devices_not_supported_is_empty)
 	ASSERT_EQ_INT(n, 2 * 7 + 2);
 }
 
+/* Each tick reads only what the asked seed CSVs print. */
+TEST(sampler_reads_only_what_is_asked)
+{
+	static const struct {
+		unsigned outputs, want;
+	} cases[] = {
+		{GT_SO_POWER, GT_S_POWER | GT_S_ENERGY},
+		{GT_SO_VRAM, GT_S_MEM},
+		{GT_SO_POWER | GT_SO_VRAM, GT_S_POWER | GT_S_ENERGY | GT_S_MEM},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct gt_sampler s;
+		static struct fake f;
+		memset(&f, 0, sizeof(f));
+		setup(&s, &f, 2);
+		s.max_samples = 30;
+		char err[256];
+		int devs[2] = {0, 1};
+		ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 2, 0.01, cases[c].outputs, REAL0, err,
+					      sizeof(err)),
+			      0);
+		gt_sampler_run(&s);
+		gt_sampler_stop(&s);
+		ASSERT_EQ_U64(s.samples, 30);
+		for (int k = 0; k < 30; k++)
+			for (int d = 0; d < 2; d++)
+				ASSERT_EQ_INT(f.want[k][d], cases[c].want);
+	}
+}
+
+/* gpu_samples.csv's other metrics: every slow_every ticks, each device on its
+ * own tick of the cycle; cells empty in between. */
+TEST(sampler_slow_metrics_at_most_10hz_staggered)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	memset(&f, 0, sizeof(f));
+	for (int d = 0; d < 8; d++)
+		f.valid[d] = GT_S_ALL;
+	setup(&s, &f, 8);
+	s.max_samples = 40;
+	char err[256];
+	int devs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+	const char *dir = gt_test_tmpdir();
+	ASSERT_EQ_INT(gt_sampler_init(&s, dir, devs, 8, 0.01, GT_SO_POWER | GT_SO_RICH, REAL0, err, sizeof(err)),
+		      0);
+	gt_sampler_run(&s);
+	gt_sampler_stop(&s);
+	ASSERT_EQ_U64(s.slow_every, 10);
+	const unsigned fast = GT_S_POWER | GT_S_ENERGY, slow = GT_S_MEM | GT_S_UTIL | GT_S_CLOCK | GT_S_TEMP;
+	int slow_reads = 0;
+	for (int k = 0; k < 40; k++) {
+		int in_tick = 0;
+		for (int d = 0; d < 8; d++) {
+			int phase = d * 10 / 8; /* 0,1,2,3,5,6,7,8 */
+			unsigned want = fast | (k % 10 == phase ? slow : 0);
+			ASSERT_EQ_INT(f.want[k][d], want);
+			in_tick += (f.want[k][d] & slow) != 0;
+		}
+		ASSERT(in_tick <= 1); /* the slow reads are spread, one device per tick */
+		slow_reads += in_tick;
+	}
+	ASSERT_EQ_INT(slow_reads, 4 * 8); /* every device every 100 ms */
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/gpu_samples.csv", dir);
+	char *t = gt_test_read_file(p, NULL);
+	/* tick 0: device 0 complete, device 1 power and energy only; tick 1: device 1 complete */
+	ASSERT_CONTAINS(t, "\n1800000000000000000,0,0.000,0.000,20480.0,81920.0,97,40,1980,55\n");
+	ASSERT_CONTAINS(t, "\n1800000000000000000,1,0.000,0.000,,,,,,\n");
+	ASSERT_CONTAINS(t, "\n1800000000010000000,0,1.000,2.500,,,,,,\n");
+	ASSERT_CONTAINS(t, "\n1800000000010000000,1,1.000,2.500,20480.0,81920.0,97,40,1980,55\n");
+	free(t);
+}
+
+/* A period of 100 ms or more reads everything every tick; 30 ms every 4th. */
+TEST(sampler_slow_every_follows_period)
+{
+	static const struct {
+		double period;
+		uint64_t every;
+	} cases[] = {{0.1, 1}, {0.5, 1}, {0.03, 4}, {0.05, 2}, {0.001, 100}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct gt_sampler s;
+		static struct fake f;
+		memset(&f, 0, sizeof(f));
+		setup(&s, &f, 1);
+		char err[256];
+		int dev = 0;
+		ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), &dev, 1, cases[c].period, GT_SO_VRAM | GT_SO_RICH,
+					      REAL0, err, sizeof(err)),
+			      0);
+		gt_sampler_stop(&s);
+		ASSERT_EQ_U64(s.slow_every, cases[c].every);
+		ASSERT_EQ_INT(s.fast_want, GT_S_MEM);
+		ASSERT_EQ_INT(s.slow_want, GT_S_POWER | GT_S_ENERGY | GT_S_UTIL | GT_S_CLOCK | GT_S_TEMP);
+	}
+}
+
 TEST(sampler_parse_devices)
 {
 	int d[8];
@@ -228,9 +329,10 @@ TEST(sampler_parse_devices)
 	ASSERT_EQ_INT(gt_sampler_parse_devices("all", 0, d, 8, err, sizeof(err)), 0);
 }
 
-static int cheap_sample(void *c, int dev, struct gt_gpu_sample *s)
+static int cheap_sample(void *c, int dev, unsigned want, struct gt_gpu_sample *s)
 {
 	(void)c;
+	(void)want;
 	memset(s, 0, sizeof(*s));
 	s->valid = GT_S_POWER | GT_S_ENERGY | GT_S_MEM | GT_S_UTIL | GT_S_CLOCK | GT_S_TEMP;
 	s->power_w = 300 + dev;
