@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Profiling overhead, side by side in one run: median of REPS runs per mode.
+#   bench/overhead/run.sh [REPS]     (needs a CUDA GPU, python3 with torch, nvcc)
+# Modes: none, gputap metrics only (GPUTAP_TRACE=metrics), gputap full trace,
+# torch.profiler (PyTorch cases only).  Prints a table of ratios vs none.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+REPS=${1:-5}
+B=${GT_GPU_BUILD:-/tmp/gputap-gpu-build}
+PY=${PYTHON:-python3}
+W=$(mktemp -d)
+make --no-print-directory O="$B" "$B/libgputap.so" >/dev/null || exit 1
+make --no-print-directory -C examples O="$B" "$B/cuda_example" >/dev/null || exit 1
+LIB=$B/libgputap.so
+tapenv() { echo LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUTAP_OUT="$W/o$RANDOM"; }
+
+one() { # MODE BENCH -> us per step
+	local mode=$1 bench=$2 cmd
+	if [ "$bench" = cuda ]; then
+		cmd=("$B/cuda_example" --iters 3000)
+	else
+		cmd=("$PY" bench/overhead/step.py "$bench")
+	fi
+	case $mode in
+	none) ;;
+	metrics) cmd=(env $(tapenv) GPUTAP_TRACE=metrics "${cmd[@]}") ;;
+	full) cmd=(env $(tapenv) "${cmd[@]}") ;;
+	profiler) cmd=("${cmd[@]}" --profiler) ;;
+	esac
+	if [ "$bench" = cuda ]; then
+		local t0 t1
+		t0=$(date +%s%N)
+		"${cmd[@]}" >/dev/null 2>>"$W/err"
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 3000 / 1000))
+	else
+		"${cmd[@]}" 2>>"$W/err" | sed -n 's/.*"us_per_step": \([0-9.]*\).*/\1/p'
+	fi
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+echo "| workload | mode | median us/step | ratio vs none | runs |"
+echo "|---|---|---|---|---|"
+for bench in launch compute cuda; do
+	modes="none metrics full profiler"
+	[ "$bench" = cuda ] && modes="none metrics full"
+	declare -A vals=()
+	for r in $(seq "$REPS"); do
+		for m in $modes; do # interleaved, so drift hits every mode alike
+			v=$(one "$m" "$bench")
+			vals[$m]="${vals[$m]:-} $v"
+		done
+	done
+	base=$(echo ${vals[none]} | tr ' ' '\n' | median)
+	for m in $modes; do
+		med=$(echo ${vals[$m]} | tr ' ' '\n' | median)
+		ratio=$(awk -v a="$med" -v b="$base" 'BEGIN {printf "%.3f", a / b}')
+		echo "| $bench | $m | $med | $ratio | ${vals[$m]} |"
+	done
+	unset vals
+done
+echo
+echo "(launch: 50 relu(y*a+b) on 256x256 per step, 200 steps after 20 warm-ups; compute: 4 bf16 8192^2 matmuls per step;"
+echo " cuda: examples/cuda_example --iters 3000, whole-process wall time / 3000 (2 kernels per step), CUDA start-up included)"
+if [ -s "$W/err" ]; then
+	echo "stderr of the runs (last lines):"
+	tail -n 5 "$W/err"
+fi
+rm -rf "$W"

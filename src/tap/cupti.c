@@ -1,0 +1,464 @@
+/*
+ * CUPTI glue: libcupti is dlopen'ed (never linked), activity records are
+ * converted to gputap records, and callbacks are enabled for a few ids only
+ * (launch/copy correlation, the statically linked runtime's cudaMemcpy*).
+ * CUPTI timestamps come from our CLOCK_REALTIME callback, so GPU and host
+ * records share one time axis.
+ */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "tap/tap.h"
+
+
+_Atomic int gt_cupti_active;
+
+#define GT_CUPTI_FNS(X)                                                                            \
+	X(cuptiActivityEnable)                                                                     \
+	X(cuptiActivityDisable)                                                                    \
+	X(cuptiActivityRegisterCallbacks)                                                          \
+	X(cuptiActivityFlushAll)                                                                   \
+	X(cuptiActivityGetNextRecord)                                                              \
+	X(cuptiActivityGetNumDroppedRecords)                                                       \
+	X(cuptiSubscribe)                                                                          \
+	X(cuptiUnsubscribe)                                                                        \
+	X(cuptiEnableCallback)                                                                     \
+	X(cuptiGetResultString)                                                                    \
+	X(cuptiGetTimestamp)
+
+#define GT_CUPTI_PTR(n) __typeof__(&n) n;
+static struct {
+	void *lib;
+	GT_CUPTI_FNS(GT_CUPTI_PTR)
+	__typeof__(&cuptiActivityRegisterTimestampCallback) reg_ts;
+	CUpti_SubscriberHandle sub;
+	int subscribed;
+	int64_t ts_offset; /* added to CUPTI timestamps when our clock could not be installed */
+	_Atomic int in_own_subscribe;
+	_Atomic int yielded;
+} C;
+#undef GT_CUPTI_PTR
+
+#define GT_CUPTI_BUF (4u << 20)
+
+static uint64_t ts_realtime(void)
+{
+	return gt_now_ns();
+}
+
+static void *try_open(const char *path)
+{
+	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+static int find_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	char *out = arg;
+	const char *n = info->dlpi_name;
+	const char *base = n ? strrchr(n, '/') : NULL;
+	if (base && strncmp(base + 1, "libcudart.so", 12) == 0) {
+		snprintf(out, 4096, "%.*s", (int)(base - n), n);
+		return 1;
+	}
+	return 0;
+}
+
+static void *load_cupti(void)
+{
+	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *h = try_open(names[i]);
+		if (h)
+			return h;
+	}
+	char path[4300];
+	const char *home = getenv("CUDA_HOME");
+	const char *homes[2] = {home, GT_CUDA_HOME};
+	static const char *const subs[] = {"/extras/CUPTI/lib64/libcupti.so", "/lib64/libcupti.so",
+					   "/targets/x86_64-linux/lib/libcupti.so"};
+	for (int h = 0; h < 2; h++) {
+		if (!homes[h])
+			continue;
+		for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+			snprintf(path, sizeof(path), "%s%s", homes[h], subs[i]);
+			void *p = try_open(path);
+			if (p)
+				return p;
+		}
+	}
+	char dir[4096] = "";
+	if (dl_iterate_phdr(find_dir_of, dir) && dir[0]) {
+		/* pip wheels: .../nvidia/cuda_runtime/lib next to .../nvidia/cuda_cupti/lib, or one shared lib dir */
+		static const char *const rel[] = {"/libcupti.so.13", "/libcupti.so.12", "/../../cuda_cupti/lib/libcupti.so.13",
+						  "/../../cuda_cupti/lib/libcupti.so.12"};
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			snprintf(path, sizeof(path), "%s%s", dir, rel[i]);
+			void *p = try_open(path);
+			if (p)
+				return p;
+		}
+	}
+	return NULL;
+}
+
+static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
+{
+	*buffer = aligned_alloc(8, GT_CUPTI_BUF);
+	*size = *buffer ? GT_CUPTI_BUF : 0;
+	*max = 0;
+}
+
+static uint32_t intern_cstr(const char *s)
+{
+	return s ? gt_strtab_intern(&gt_tap.strs, s, strlen(s)) : 0;
+}
+
+static uint64_t ts(uint64_t t)
+{
+	return t ? (uint64_t)((int64_t)t + C.ts_offset) : 0;
+}
+
+static void convert(const CUpti_Activity *a)
+{
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		/* fields read here sit at the same offsets in Kernel9 (CUDA 12) and Kernel10 (CUDA 13) */
+		const CUpti_ActivityKernel10 *k = (const void *)a;
+		struct gt_rec_kernel r;
+		memset(&r, 0, sizeof(r));
+		r.h.type = GT_REC_KERNEL;
+		r.h.size = sizeof(r);
+		r.name_id = intern_cstr(k->name);
+		r.device = k->deviceId;
+		r.context = k->contextId;
+		r.stream = k->streamId;
+		r.start_ns = ts(k->start);
+		r.end_ns = ts(k->end);
+		r.corr_id = k->correlationId;
+		r.grid[0] = (uint32_t)k->gridX;
+		r.grid[1] = (uint32_t)k->gridY;
+		r.grid[2] = (uint32_t)k->gridZ;
+		r.block[0] = (uint32_t)k->blockX;
+		r.block[1] = (uint32_t)k->blockY;
+		r.block[2] = (uint32_t)k->blockZ;
+		r.registers = k->registersPerThread;
+		r.static_smem = (uint32_t)k->staticSharedMemory;
+		r.dynamic_smem = (uint32_t)k->dynamicSharedMemory;
+		r.graph_id = k->graphId;
+		r.graph_node_id = k->graphNodeId;
+		gt_tap_put(&r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)a;
+		struct gt_rec_memcpy r;
+		memset(&r, 0, sizeof(r));
+		r.h.type = GT_REC_MEMCPY;
+		r.h.size = sizeof(r);
+		r.copy_kind = m->copyKind;
+		r.src_kind = m->srcKind;
+		r.dst_kind = m->dstKind;
+		r.flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+		r.device = r.dst_device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.start_ns = ts(m->start);
+		r.end_ns = ts(m->end);
+		r.bytes = m->bytes;
+		r.corr_id = m->correlationId;
+		r.graph_id = m->graphId;
+		gt_tap_put(&r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+		const CUpti_ActivityMemcpyPtoP4 *m = (const void *)a;
+		struct gt_rec_memcpy r;
+		memset(&r, 0, sizeof(r));
+		r.h.type = GT_REC_MEMCPY;
+		r.h.size = sizeof(r);
+		r.copy_kind = m->copyKind;
+		r.src_kind = m->srcKind;
+		r.dst_kind = m->dstKind;
+		r.flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+		r.device = m->srcDeviceId;
+		r.dst_device = m->dstDeviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.start_ns = ts(m->start);
+		r.end_ns = ts(m->end);
+		r.bytes = m->bytes;
+		r.corr_id = m->correlationId;
+		r.graph_id = m->graphId;
+		gt_tap_put(&r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)a;
+		struct gt_rec_memset r;
+		memset(&r, 0, sizeof(r));
+		r.h.type = GT_REC_MEMSET;
+		r.h.size = sizeof(r);
+		r.device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.value = m->value;
+		r.start_ns = ts(m->start);
+		r.end_ns = ts(m->end);
+		r.bytes = m->bytes;
+		r.corr_id = m->correlationId;
+		r.graph_id = m->graphId;
+		gt_tap_put(&r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMORY2: {
+		const CUpti_ActivityMemory4 *m = (const void *)a;
+		struct gt_rec_memory r;
+		memset(&r, 0, sizeof(r));
+		r.h.type = GT_REC_MEMORY;
+		r.h.size = sizeof(r);
+		r.op = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE ? GT_MEM_FREE
+											       : GT_MEM_ALLOC;
+		r.mem_kind = (uint8_t)m->memoryKind;
+		r.device = m->deviceId;
+		r.ts_ns = ts(m->timestamp);
+		r.address = m->address;
+		r.bytes = m->bytes;
+		r.corr_id = m->correlationId;
+		r.stream = m->streamId;
+		gt_tap_put(&r, sizeof(r));
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+	(void)size;
+	int saved = gt_tls.guard;
+	gt_tls.guard = 1; /* CUPTI may call the driver from here: do not record those calls */
+	CUpti_Activity *rec = NULL;
+	while (valid && C.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+		convert(rec);
+	size_t dropped = 0;
+	if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		atomic_fetch_add(&gt_tap.cupti_dropped, dropped);
+	free(buffer);
+	gt_tls.guard = saved;
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
+{
+	(void)ud;
+	const CUpti_CallbackData *cb = data;
+	struct gt_tls *t = &gt_tls;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			t->corr = cb->correlationId;
+		return;
+	}
+	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || t->in_runtime || t->guard || !atomic_load(&gt_tap.on))
+		return;
+	/* the statically linked runtime's copies (a dynamically linked one is interposed by name) */
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		*cb->correlationData = gt_now_ns();
+		return;
+	}
+	uint64_t t1 = gt_now_ns(), t0 = *cb->correlationData;
+	int api, kind;
+	size_t count;
+	if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 || cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000) {
+		const cudaMemcpy_v3020_params *p = cb->functionParams;
+		api = GT_API_cudaMemcpy;
+		count = p->count;
+		kind = (int)p->kind;
+	} else {
+		const cudaMemcpyAsync_v3020_params *p = cb->functionParams;
+		api = GT_API_cudaMemcpyAsync;
+		count = p->count;
+		kind = (int)p->kind;
+	}
+	int rc = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
+	t->guard++;
+	gt_tap_api_done(api, t0, t1, rc, count, kind, 0, cb->correlationId);
+	t->guard--;
+}
+
+static void enable_cb(CUpti_CallbackDomain d, CUpti_CallbackId id)
+{
+	C.cuptiEnableCallback(1, C.sub, d, id);
+}
+
+static int runtime_is_shared(void)
+{
+	char dir[4096] = "";
+	return dl_iterate_phdr(find_dir_of, dir) != 0;
+}
+
+int gt_cupti_start(void)
+{
+	if (C.lib || atomic_load(&C.yielded))
+		return 0;
+	unsigned tr0 = gt_tap.trace;
+	int gpu0 = (tr0 & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
+	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
+	 * which CUPTI otherwise checks on every runtime call. */
+	int static_rt = !runtime_is_shared();
+	int corr = gpu0 && (tr0 & GT_TR_API);
+	if (!gpu0 && !static_rt && !corr)
+		return 0;
+	void *lib = load_cupti();
+	if (!lib) {
+		gt_warn("CUPTI (libcupti.so.13 or .12) not found: GPU activity is not recorded; host-side metrics "
+			"are (set CUDA_HOME to the toolkit that has CUPTI)");
+		return -1;
+	}
+	int missing = 0;
+#define GT_CUPTI_LOAD(n)                                                                           \
+	C.n = (__typeof__(&n))gt_real_dlsym(lib, #n);                                              \
+	if (!C.n)                                                                                  \
+		missing = 1;
+	GT_CUPTI_FNS(GT_CUPTI_LOAD)
+#undef GT_CUPTI_LOAD
+	if (missing) {
+		gt_warn("the CUPTI library found lacks functions gputap needs: GPU activity is not recorded");
+		return -1;
+	}
+	C.reg_ts = (__typeof__(&cuptiActivityRegisterTimestampCallback))gt_real_dlsym(
+		lib, "cuptiActivityRegisterTimestampCallback");
+	C.lib = lib;
+	unsigned tr = gt_tap.trace;
+	int gpu = (tr & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
+
+	CUptiResult sr = CUPTI_SUCCESS;
+	if (!static_rt && !corr)
+		goto activity;
+	atomic_store(&C.in_own_subscribe, 1);
+	sr = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
+	atomic_store(&C.in_own_subscribe, 0);
+	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
+			"process: gputap records no GPU activity; host-side metrics and API records go on");
+		return -1;
+	}
+	if (sr == CUPTI_SUCCESS) {
+		C.subscribed = 1;
+		if (static_rt) {
+			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
+			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000);
+			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000);
+		}
+		if (corr) {
+			/* correlation ids for the launches only: whole domains cost too much */
+			static const CUpti_CallbackId launch[] = {
+				CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+				CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+				CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+				CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+				CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+			};
+			for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++)
+				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch[i]);
+		}
+	} else {
+		const char *msg = "?";
+		C.cuptiGetResultString(sr, &msg);
+		gt_warn("cuptiSubscribe failed (%s): statically linked cudaMemcpy calls are not counted", msg);
+	}
+activity:
+	if (!gpu)
+		return 0;
+	if (!C.reg_ts || C.reg_ts(ts_realtime) != CUPTI_SUCCESS) {
+		uint64_t c = 0;
+		C.cuptiGetTimestamp(&c);
+		C.ts_offset = (int64_t)gt_now_ns() - (int64_t)c;
+	}
+	if (C.cuptiActivityRegisterCallbacks(buf_request, buf_complete) != CUPTI_SUCCESS) {
+		gt_warn("CUPTI refused activity buffers: GPU activity is not recorded");
+		return -1;
+	}
+	if (tr & GT_TR_KERNEL)
+		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (tr & GT_TR_MEMCPY) {
+		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+	}
+	if (tr & GT_TR_MEMSET)
+		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+	if (tr & GT_TR_MEMORY)
+		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+	atomic_store(&gt_cupti_active, 1);
+	return 0;
+}
+
+void gt_cupti_flush(void)
+{
+	if (atomic_load(&gt_cupti_active) && C.cuptiActivityFlushAll)
+		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void gt_cupti_stop_for_other_client(void)
+{
+	if (atomic_exchange(&C.yielded, 1))
+		return;
+	gt_warn("another CUPTI client (e.g. torch.profiler) is starting in this process: gputap hands CUPTI "
+		"over to it and stops recording GPU activity; host-side metrics and API records go on");
+	if (atomic_load(&gt_cupti_active)) {
+		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2);
+		atomic_store(&gt_cupti_active, 0);
+	}
+	if (C.subscribed) {
+		C.cuptiUnsubscribe(C.sub);
+		C.subscribed = 0;
+	}
+}
+
+/*
+ * A CUPTI client inside the program (torch.profiler's Kineto) subscribes
+ * through this name: give CUPTI up first so that it works, then let it in.
+ */
+GT_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+					      void *userdata)
+{
+	__typeof__(&cuptiSubscribe) real = C.cuptiSubscribe;
+	if (!real)
+		real = (__typeof__(&cuptiSubscribe))gt_real_dlsym(RTLD_NEXT, "cuptiSubscribe");
+	if (!real)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!atomic_load(&C.in_own_subscribe) && C.lib)
+		gt_cupti_stop_for_other_client();
+	return real(subscriber, callback, userdata);
+}
+
+void gt_tap_after_cuinit(void)
+{
+	static _Atomic int started;
+	if (!atomic_load(&gt_tap.on) || atomic_exchange(&started, 1))
+		return;
+	gt_cupti_start();
+}
+
+GT_EXPORT int InitializeInjection(void);
+GT_EXPORT int InitializeInjection(void)
+{
+	gt_tap_init();
+	int saved = gt_tls.guard;
+	gt_tls.guard++;
+	gt_tap_after_cuinit();
+	gt_tls.guard = saved;
+	return 1;
+}

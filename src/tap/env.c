@@ -1,0 +1,166 @@
+#include "tap/env.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
+static const char trace_accepted[] = "a comma list of api,kernel,memcpy,memset,memory,nvtx, or all, or metrics";
+
+int gt_tap_parse_trace(const char *s, unsigned *bits, int *metrics)
+{
+	static const struct {
+		const char *w;
+		unsigned b;
+	} words[] = {{"api", GT_TR_API},     {"kernel", GT_TR_KERNEL}, {"memcpy", GT_TR_MEMCPY},
+		     {"memset", GT_TR_MEMSET}, {"memory", GT_TR_MEMORY}, {"nvtx", GT_TR_NVTX},
+		     {"all", GT_TR_ALL}};
+	unsigned b = 0;
+	int m = 0;
+	const char *p = s;
+	if (!s || !*s)
+		return -1;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		while (n && (*p == ' ')) {
+			p++;
+			n--;
+		}
+		while (n && p[n - 1] == ' ')
+			n--;
+		int found = 0;
+		if (n == 7 && strncmp(p, "metrics", 7) == 0) {
+			m = 1;
+			found = 1;
+		}
+		for (size_t i = 0; !found && i < sizeof(words) / sizeof(words[0]); i++) {
+			if (strlen(words[i].w) == n && strncmp(p, words[i].w, n) == 0) {
+				b |= words[i].b;
+				found = 1;
+			}
+		}
+		if (!found)
+			return -1;
+		p = e ? e + 1 : p + n;
+	}
+	if (m && b)
+		return -1; /* "metrics" means counters only: it cannot be mixed with record kinds */
+	*bits = b;
+	*metrics = m;
+	return 0;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
+{
+	memset(c, 0, sizeof(*c));
+	c->trace = GT_TR_ALL;
+	c->buffer_bytes = (uint64_t)GT_TAP_DEFAULT_BUFFER_MB << 20;
+	c->log_level = GT_LOG_WARN;
+
+	const char *v = get("GPUTAP_LOG");
+	if (v) {
+		int l = gt_log_parse_level(v);
+		if (l < 0) {
+			gt_warn("GPUTAP_LOG=%s is not valid (accepted: quiet, error, warn, info, debug); using warn", v);
+			c->nwarnings++;
+		} else {
+			c->log_level = l;
+		}
+	}
+	gt_log_level = c->log_level;
+
+	v = get("GPUTAP_OUT");
+	c->out_dir = v && *v ? v : NULL;
+	v = get("PFLOG");
+	c->pflog_dir = v && *v ? v : NULL;
+
+	v = get("GPUTAP_TRACE");
+	if (v) {
+		unsigned b;
+		int m;
+		if (gt_tap_parse_trace(v, &b, &m) < 0) {
+			gt_warn("GPUTAP_TRACE=%s is not valid (accepted: %s); using all", v, trace_accepted);
+			c->nwarnings++;
+		} else {
+			c->trace = b;
+			c->metrics_only = m;
+		}
+	}
+	v = get("GPUTAP_BUFFER_MB");
+	if (v) {
+		long mb;
+		if (parse_long(v, 1, GT_TAP_MAX_BUFFER_MB, &mb) < 0) {
+			gt_warn("GPUTAP_BUFFER_MB=%s is not valid (accepted: an integer from 1 to %u); using %u", v,
+				GT_TAP_MAX_BUFFER_MB, GT_TAP_DEFAULT_BUFFER_MB);
+			c->nwarnings++;
+		} else {
+			c->buffer_bytes = (uint64_t)mb << 20;
+		}
+	}
+	static const char *const holds[] = {"GPUTAP_HOLD", "GPUTAP_HOLD_MAX"};
+	long *dst[] = {&c->hold, &c->hold_max};
+	for (int i = 0; i < 2; i++) {
+		v = get(holds[i]);
+		if (!v)
+			continue;
+		long n;
+		if (parse_long(v, 0, 1L << 30, &n) < 0) {
+			gt_warn("%s=%s is not valid (accepted: a non-negative integer); ignored", holds[i], v);
+			c->nwarnings++;
+			continue;
+		}
+		*dst[i] = n;
+	}
+	if (c->hold || c->hold_max) {
+		gt_warn("GPUTAP_HOLD/GPUTAP_HOLD_MAX: launch hold is not supported by this version of the "
+			"library; launches run unchanged");
+		c->nwarnings++;
+	}
+}
+
+const char *gt_tap_rank(gt_getenv_fn get)
+{
+	static const char *const vars[] = {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = get(vars[i]);
+		long n;
+		if (v && parse_long(v, 0, 1L << 30, &n) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+int gt_tap_proc_name(char *buf, size_t cap, const char *rank, const char *owner, long pid, int forked)
+{
+	if (!rank) {
+		snprintf(buf, cap, "pid%ld", pid);
+		return 0;
+	}
+	long r = strtol(rank, NULL, 10);
+	int inherited = 0;
+	if (owner) {
+		const char *colon = strchr(owner, ':');
+		if (colon && strtol(owner, NULL, 10) != pid && strtol(colon + 1, NULL, 10) == r && colon[1])
+			inherited = 1;
+	}
+	if (forked || inherited) {
+		snprintf(buf, cap, "rank%ld-pid%ld", r, pid);
+		return 0;
+	}
+	snprintf(buf, cap, "rank%ld", r);
+	return 1;
+}

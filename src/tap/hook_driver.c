@@ -1,0 +1,428 @@
+/*
+ * Driver API hooks.  Three ways in, one set of hooks:
+ *  - dlsym(libcuda, "cuX") (the runtime's way of finding cuGetProcAddress),
+ *  - the pointers cuGetProcAddress(_v2) hands out (every other entry point),
+ *  - the exported cu* names themselves, for programs linked to libcuda.
+ * Each hook exists twice: for the legacy-stream entry point and for its
+ * per-thread-stream (_ptds/_ptsz) variant, which is a different real
+ * function with its own real-pointer slot.
+ */
+#include <cuda.h>
+#include <string.h>
+
+#include "tap/tap.h"
+
+#define GT_UNPAREN(...) __VA_ARGS__
+
+static int copy_kind(CUmemorytype s, CUmemorytype d)
+{
+	int hs = s == CU_MEMORYTYPE_HOST, hd = d == CU_MEMORYTYPE_HOST;
+	if (s == CU_MEMORYTYPE_UNIFIED || d == CU_MEMORYTYPE_UNIFIED)
+		return GT_HCOPY_DEFAULT;
+	return hs ? (hd ? GT_HCOPY_H2H : GT_HCOPY_H2D) : (hd ? GT_HCOPY_D2H : GT_HCOPY_D2D);
+}
+
+#define P_NONE
+#define P_COPY(n, k)                                                                               \
+	bytes = (n);                                                                               \
+	kind = (k);
+#define P_ALLOC(pp, n)                                                                             \
+	bytes = (n);                                                                               \
+	if (r == CUDA_SUCCESS) {                                                                   \
+		ptr = (uint64_t)*(pp);                                                             \
+		gt_tap_mem_alloc(ptr, bytes);                                                      \
+	}
+#define P_FREE(p)                                                                                  \
+	ptr = (uint64_t)(p);                                                                       \
+	if (r == CUDA_SUCCESS)                                                                     \
+		gt_tap_mem_free(ptr);
+
+/* X(name, "base", minver, maxver, api, (params), (args), post, ptname) */
+#define GT_DRIVER_HOOKS(X)                                                                                    \
+	X(cuInit, "cuInit", 2000, 0, cuInit, (unsigned int f), (f),                                           \
+	  if (r == CUDA_SUCCESS) gt_tap_after_cuinit();, gt_nopt_cuInit)                                      \
+	X(cuMemAlloc_v2, "cuMemAlloc", 3020, 0, cuMemAlloc, (CUdeviceptr * d, size_t n), (d, n),              \
+	  P_ALLOC(d, n), gt_nopt_cuMemAlloc_v2)                                                               \
+	X(cuMemAllocPitch_v2, "cuMemAllocPitch", 3020, 0, cuMemAllocPitch,                                    \
+	  (CUdeviceptr * d, size_t * p, size_t w, size_t h, unsigned int e), (d, p, w, h, e),                 \
+	  P_ALLOC(d, r == CUDA_SUCCESS ? *p * h : 0), gt_nopt_cuMemAllocPitch_v2)                             \
+	X(cuMemAllocAsync, "cuMemAllocAsync", 11020, 0, cuMemAllocAsync,                                      \
+	  (CUdeviceptr * d, size_t n, CUstream s), (d, n, s), P_ALLOC(d, n), cuMemAllocAsync_ptsz)            \
+	X(cuMemAllocManaged, "cuMemAllocManaged", 6000, 0, cuMemAllocManaged,                                 \
+	  (CUdeviceptr * d, size_t n, unsigned int f), (d, n, f), P_ALLOC(d, n), gt_nopt_cuMemAllocManaged)   \
+	X(cuMemAllocHost_v2, "cuMemAllocHost", 3020, 0, cuMemAllocHost, (void **pp, size_t n), (pp, n),       \
+	  bytes = n; if (r == CUDA_SUCCESS) ptr = (uint64_t)(uintptr_t)*pp;, gt_nopt_cuMemAllocHost_v2)        \
+	X(cuMemFree_v2, "cuMemFree", 3020, 0, cuMemFree, (CUdeviceptr p), (p), P_FREE(p), gt_nopt_cuMemFree_v2) \
+	X(cuMemFreeAsync, "cuMemFreeAsync", 11020, 0, cuMemFreeAsync, (CUdeviceptr p, CUstream s), (p, s),    \
+	  P_FREE(p), cuMemFreeAsync_ptsz)                                                                     \
+	X(cuMemFreeHost, "cuMemFreeHost", 2000, 0, cuMemFreeHost, (void *p), (p),                             \
+	  ptr = (uint64_t)(uintptr_t)p;, gt_nopt_cuMemFreeHost)                                               \
+	X(cuLaunchKernel, "cuLaunchKernel", 4000, 0, cuLaunchKernel,                                          \
+	  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
+	   unsigned int bz, unsigned int sm, CUstream s, void **kp, void **ex),                               \
+	  (f, gx, gy, gz, bx, by, bz, sm, s, kp, ex), P_NONE, cuLaunchKernel_ptsz)                            \
+	X(cuLaunchKernelEx, "cuLaunchKernelEx", 11060, 0, cuLaunchKernelEx,                                   \
+	  (const CUlaunchConfig *c, CUfunction f, void **kp, void **ex), (c, f, kp, ex), P_NONE,              \
+	  cuLaunchKernelEx_ptsz)                                                                              \
+	X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", 9000, 0, cuLaunchCooperativeKernel,         \
+	  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
+	   unsigned int bz, unsigned int sm, CUstream s, void **kp),                                          \
+	  (f, gx, gy, gz, bx, by, bz, sm, s, kp), P_NONE, cuLaunchCooperativeKernel_ptsz)                     \
+	X(cuGraphLaunch, "cuGraphLaunch", 10000, 0, cuGraphLaunch, (CUgraphExec g, CUstream s), (g, s),       \
+	  P_NONE, cuGraphLaunch_ptsz)                                                                         \
+	X(cuStreamSynchronize, "cuStreamSynchronize", 2000, 0, cuStreamSynchronize, (CUstream s), (s),        \
+	  P_NONE, cuStreamSynchronize_ptsz)                                                                   \
+	X(cuCtxSynchronize_v2, "cuCtxSynchronize", 13000, 0, cuCtxSynchronize, (CUcontext c), (c), P_NONE,    \
+	  gt_nopt_cuCtxSynchronize_v2)                                                                        \
+	X(cuEventSynchronize, "cuEventSynchronize", 2000, 0, cuEventSynchronize, (CUevent e), (e), P_NONE,    \
+	  gt_nopt_cuEventSynchronize)                                                                         \
+	X(cuModuleLoad, "cuModuleLoad", 2000, 0, cuModuleLoad, (CUmodule * m, const char *f), (m, f), P_NONE, \
+	  gt_nopt_cuModuleLoad)                                                                               \
+	X(cuModuleLoadData, "cuModuleLoadData", 2000, 0, cuModuleLoadData, (CUmodule * m, const void *i),     \
+	  (m, i), P_NONE, gt_nopt_cuModuleLoadData)                                                           \
+	X(cuModuleLoadDataEx, "cuModuleLoadDataEx", 2010, 0, cuModuleLoadDataEx,                              \
+	  (CUmodule * m, const void *i, unsigned int n, CUjit_option *o, void **v), (m, i, n, o, v), P_NONE,  \
+	  gt_nopt_cuModuleLoadDataEx)                                                                         \
+	X(cuModuleLoadFatBinary, "cuModuleLoadFatBinary", 2000, 0, cuModuleLoadFatBinary,                     \
+	  (CUmodule * m, const void *i), (m, i), P_NONE, gt_nopt_cuModuleLoadFatBinary)                       \
+	X(cuLibraryLoadData, "cuLibraryLoadData", 12000, 0, cuLibraryLoadData,                                \
+	  (CUlibrary * l, const void *c, CUjit_option *jo, void **jv, unsigned int nj, CUlibraryOption *lo,   \
+	   void **lv, unsigned int nl),                                                                       \
+	  (l, c, jo, jv, nj, lo, lv, nl), P_NONE, gt_nopt_cuLibraryLoadData)                                  \
+	X(cuLibraryLoadFromFile, "cuLibraryLoadFromFile", 12000, 0, cuLibraryLoadFromFile,                    \
+	  (CUlibrary * l, const char *c, CUjit_option *jo, void **jv, unsigned int nj, CUlibraryOption *lo,   \
+	   void **lv, unsigned int nl),                                                                       \
+	  (l, c, jo, jv, nj, lo, lv, nl), P_NONE, gt_nopt_cuLibraryLoadFromFile)                              \
+	X(cuMemcpyHtoD_v2, "cuMemcpyHtoD", 3020, 0, cuMemcpyH2D, (CUdeviceptr d, const void *s, size_t n),    \
+	  (d, s, n), P_COPY(n, GT_HCOPY_H2D), cuMemcpyHtoD_v2_ptds)                                           \
+	X(cuMemcpyDtoH_v2, "cuMemcpyDtoH", 3020, 0, cuMemcpyD2H, (void *d, CUdeviceptr s, size_t n),          \
+	  (d, s, n), P_COPY(n, GT_HCOPY_D2H), cuMemcpyDtoH_v2_ptds)                                           \
+	X(cuMemcpyDtoD_v2, "cuMemcpyDtoD", 3020, 0, cuMemcpyD2D, (CUdeviceptr d, CUdeviceptr s, size_t n),    \
+	  (d, s, n), P_COPY(n, GT_HCOPY_D2D), cuMemcpyDtoD_v2_ptds)                                           \
+	X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync", 3020, 0, cuMemcpyH2D_ASYNC,                              \
+	  (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), P_COPY(n, GT_HCOPY_H2D),      \
+	  cuMemcpyHtoDAsync_v2_ptsz)                                                                          \
+	X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 3020, 0, cuMemcpyD2H_ASYNC,                              \
+	  (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), P_COPY(n, GT_HCOPY_D2H),            \
+	  cuMemcpyDtoHAsync_v2_ptsz)                                                                          \
+	X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync", 3020, 0, cuMemcpyD2D_ASYNC,                              \
+	  (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), P_COPY(n, GT_HCOPY_D2D),      \
+	  cuMemcpyDtoDAsync_v2_ptsz)                                                                          \
+	X(cuMemcpy, "cuMemcpy", 4000, 0, cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n),       \
+	  P_COPY(n, GT_HCOPY_DEFAULT), cuMemcpy_ptds)                                                         \
+	X(cuMemcpyAsync, "cuMemcpyAsync", 4000, 0, cuMemcpyAsync,                                             \
+	  (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), P_COPY(n, GT_HCOPY_DEFAULT),  \
+	  cuMemcpyAsync_ptsz)                                                                                 \
+	X(cuMemcpyPeer, "cuMemcpyPeer", 4000, 0, cuMemcpyPeer,                                                \
+	  (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), (d, dc, s, sc, n),            \
+	  P_COPY(n, GT_HCOPY_D2D), cuMemcpyPeer_ptds)                                                         \
+	X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", 4000, 0, cuMemcpyPeerAsync,                                 \
+	  (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st),                  \
+	  (d, dc, s, sc, n, st), P_COPY(n, GT_HCOPY_D2D), cuMemcpyPeerAsync_ptsz)                             \
+	X(cuMemcpy2D_v2, "cuMemcpy2D", 3020, 0, cuMemcpy2D, (const CUDA_MEMCPY2D *p), (p),                    \
+	  P_COPY(p->WidthInBytes * p->Height, copy_kind(p->srcMemoryType, p->dstMemoryType)),                 \
+	  cuMemcpy2D_v2_ptds)                                                                                 \
+	X(cuMemcpy2DUnaligned_v2, "cuMemcpy2DUnaligned", 3020, 0, cuMemcpy2DUnaligned,                        \
+	  (const CUDA_MEMCPY2D *p), (p),                                                                      \
+	  P_COPY(p->WidthInBytes * p->Height, copy_kind(p->srcMemoryType, p->dstMemoryType)),                 \
+	  cuMemcpy2DUnaligned_v2_ptds)                                                                        \
+	X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 3020, 0, cuMemcpy2DAsync,                                    \
+	  (const CUDA_MEMCPY2D *p, CUstream st), (p, st),                                                     \
+	  P_COPY(p->WidthInBytes * p->Height, copy_kind(p->srcMemoryType, p->dstMemoryType)),                 \
+	  cuMemcpy2DAsync_v2_ptsz)                                                                            \
+	X(cuMemcpy3D_v2, "cuMemcpy3D", 3020, 0, cuMemcpy3D, (const CUDA_MEMCPY3D *p), (p),                    \
+	  P_COPY(p->WidthInBytes * p->Height * p->Depth, copy_kind(p->srcMemoryType, p->dstMemoryType)),      \
+	  cuMemcpy3D_v2_ptds)                                                                                 \
+	X(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync", 3020, 0, cuMemcpy3DAsync,                                    \
+	  (const CUDA_MEMCPY3D *p, CUstream st), (p, st),                                                     \
+	  P_COPY(p->WidthInBytes * p->Height * p->Depth, copy_kind(p->srcMemoryType, p->dstMemoryType)),      \
+	  cuMemcpy3DAsync_v2_ptsz)                                                                            \
+	X(cuMemcpy3DPeer, "cuMemcpy3DPeer", 4000, 0, cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *p), (p),      \
+	  P_COPY(p->WidthInBytes * p->Height * p->Depth, copy_kind(p->srcMemoryType, p->dstMemoryType)),      \
+	  cuMemcpy3DPeer_ptds)                                                                                \
+	X(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", 4000, 0, cuMemcpy3DPeerAsync,                           \
+	  (const CUDA_MEMCPY3D_PEER *p, CUstream st), (p, st),                                                \
+	  P_COPY(p->WidthInBytes * p->Height * p->Depth, copy_kind(p->srcMemoryType, p->dstMemoryType)),      \
+	  cuMemcpy3DPeerAsync_ptsz)                                                                           \
+	X(cuMemcpyHtoA_v2, "cuMemcpyHtoA", 3020, 0, cuMemcpyHtoA,                                             \
+	  (CUarray a, size_t o, const void *s, size_t n), (a, o, s, n), P_COPY(n, GT_HCOPY_H2D),              \
+	  cuMemcpyHtoA_v2_ptds)                                                                               \
+	X(cuMemcpyAtoH_v2, "cuMemcpyAtoH", 3020, 0, cuMemcpyAtoH, (void *d, CUarray a, size_t o, size_t n),   \
+	  (d, a, o, n), P_COPY(n, GT_HCOPY_D2H), cuMemcpyAtoH_v2_ptds)                                        \
+	X(cuMemcpyDtoA_v2, "cuMemcpyDtoA", 3020, 0, cuMemcpyDtoA,                                             \
+	  (CUarray a, size_t o, CUdeviceptr s, size_t n), (a, o, s, n), P_COPY(n, GT_HCOPY_D2D),              \
+	  cuMemcpyDtoA_v2_ptds)                                                                               \
+	X(cuMemcpyAtoD_v2, "cuMemcpyAtoD", 3020, 0, cuMemcpyAtoD,                                             \
+	  (CUdeviceptr d, CUarray a, size_t o, size_t n), (d, a, o, n), P_COPY(n, GT_HCOPY_D2D),              \
+	  cuMemcpyAtoD_v2_ptds)                                                                               \
+	X(cuMemcpyAtoA_v2, "cuMemcpyAtoA", 3020, 0, cuMemcpyAtoA,                                             \
+	  (CUarray d, size_t dof, CUarray s, size_t so, size_t n), (d, dof, s, so, n),                        \
+	  P_COPY(n, GT_HCOPY_D2D), cuMemcpyAtoA_v2_ptds)                                                      \
+	X(cuMemcpyHtoAAsync_v2, "cuMemcpyHtoAAsync", 3020, 0, cuMemcpyHtoAAsync,                              \
+	  (CUarray a, size_t o, const void *s, size_t n, CUstream st), (a, o, s, n, st),                      \
+	  P_COPY(n, GT_HCOPY_H2D), cuMemcpyHtoAAsync_v2_ptsz)                                                 \
+	X(cuMemcpyAtoHAsync_v2, "cuMemcpyAtoHAsync", 3020, 0, cuMemcpyAtoHAsync,                              \
+	  (void *d, CUarray a, size_t o, size_t n, CUstream st), (d, a, o, n, st), P_COPY(n, GT_HCOPY_D2H),   \
+	  cuMemcpyAtoHAsync_v2_ptsz)                                                                          \
+	X(cuMemsetD8_v2, "cuMemsetD8", 3020, 0, cuMemsetD8, (CUdeviceptr d, unsigned char v, size_t n),       \
+	  (d, v, n), bytes = n;, cuMemsetD8_v2_ptds)                                                          \
+	X(cuMemsetD16_v2, "cuMemsetD16", 3020, 0, cuMemsetD16, (CUdeviceptr d, unsigned short v, size_t n),   \
+	  (d, v, n), bytes = 2 * n;, cuMemsetD16_v2_ptds)                                                     \
+	X(cuMemsetD32_v2, "cuMemsetD32", 3020, 0, cuMemsetD32, (CUdeviceptr d, unsigned int v, size_t n),     \
+	  (d, v, n), bytes = 4 * n;, cuMemsetD32_v2_ptds)                                                     \
+	X(cuMemsetD2D8_v2, "cuMemsetD2D8", 3020, 0, cuMemsetD2D8,                                             \
+	  (CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h), (d, p, v, w, h), bytes = w * h;,    \
+	  cuMemsetD2D8_v2_ptds)                                                                               \
+	X(cuMemsetD2D16_v2, "cuMemsetD2D16", 3020, 0, cuMemsetD2D16,                                          \
+	  (CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h), (d, p, v, w, h),                   \
+	  bytes = 2 * w * h;, cuMemsetD2D16_v2_ptds)                                                          \
+	X(cuMemsetD2D32_v2, "cuMemsetD2D32", 3020, 0, cuMemsetD2D32,                                          \
+	  (CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h), (d, p, v, w, h),                     \
+	  bytes = 4 * w * h;, cuMemsetD2D32_v2_ptds)                                                          \
+	X(cuMemsetD8Async, "cuMemsetD8Async", 3020, 0, cuMemsetD8Async,                                       \
+	  (CUdeviceptr d, unsigned char v, size_t n, CUstream s), (d, v, n, s), bytes = n;,                   \
+	  cuMemsetD8Async_ptsz)                                                                               \
+	X(cuMemsetD16Async, "cuMemsetD16Async", 3020, 0, cuMemsetD16Async,                                    \
+	  (CUdeviceptr d, unsigned short v, size_t n, CUstream s), (d, v, n, s), bytes = 2 * n;,              \
+	  cuMemsetD16Async_ptsz)                                                                              \
+	X(cuMemsetD32Async, "cuMemsetD32Async", 3020, 0, cuMemsetD32Async,                                    \
+	  (CUdeviceptr d, unsigned int v, size_t n, CUstream s), (d, v, n, s), bytes = 4 * n;,                \
+	  cuMemsetD32Async_ptsz)                                                                              \
+	X(cuMemsetD2D8Async, "cuMemsetD2D8Async", 3020, 0, cuMemsetD2D8Async,                                 \
+	  (CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s), (d, p, v, w, h, s),     \
+	  bytes = w * h;, cuMemsetD2D8Async_ptsz)                                                             \
+	X(cuMemsetD2D16Async, "cuMemsetD2D16Async", 3020, 0, cuMemsetD2D16Async,                              \
+	  (CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s), (d, p, v, w, h, s),    \
+	  bytes = 2 * w * h;, cuMemsetD2D16Async_ptsz)                                                        \
+	X(cuMemsetD2D32Async, "cuMemsetD2D32Async", 3020, 0, cuMemsetD2D32Async,                              \
+	  (CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s), (d, p, v, w, h, s),      \
+	  bytes = 4 * w * h;, cuMemsetD2D32Async_ptsz)
+
+#define GT_HOOK_ENUM(name, base, minv, maxv, api, params, args, post, ptname) GT_HOOK_##name,
+enum { GT_DRIVER_HOOKS(GT_HOOK_ENUM) GT_HOOK_N };
+
+static void *_Atomic real_fn[GT_HOOK_N][2];
+
+struct gt_hook_desc {
+	const char *base, *sym, *ptsym;
+	int minv, maxv;
+	void *hook[2];
+};
+
+static void *real_slot(int id, int var);
+
+#define GT_HOOK_DEFINE(name, base, minv, maxv, api, params, args, post, ptname)                    \
+	typedef CUresult(CUDAAPI *gt_pfn_##name) params;                                           \
+	static inline CUresult gt_body_##name(int var_, GT_UNPAREN params)                         \
+	{                                                                                          \
+		gt_pfn_##name real = (gt_pfn_##name)real_slot(GT_HOOK_##name, var_);               \
+		if (!real)                                                                         \
+			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		GT_HOOK_ENTER(t);                                                                  \
+		if (!t_active)                                                                     \
+			return real args;                                                          \
+		uint64_t t0 = gt_now_ns();                                                         \
+		t->corr = 0;                                                                       \
+		CUresult r = real args;                                                            \
+		uint64_t t1 = gt_now_ns();                                                         \
+		int saved_errno = errno;                                                           \
+		uint64_t bytes = 0, ptr = 0;                                                       \
+		int kind = -1;                                                                     \
+		post;                                                                              \
+		gt_tap_api_done(GT_API_##api, t0, t1, (int)r, bytes, kind, ptr, t->corr);          \
+		t->guard--;                                                                        \
+		errno = saved_errno;                                                               \
+		return r;                                                                          \
+	}                                                                                          \
+	GT_EXPORT CUresult CUDAAPI name params;                                                    \
+	GT_EXPORT CUresult CUDAAPI ptname params;                                                  \
+	GT_EXPORT CUresult CUDAAPI name params                                                     \
+	{                                                                                          \
+		return gt_body_##name(0, GT_UNPAREN args);                                         \
+	}                                                                                          \
+	GT_EXPORT CUresult CUDAAPI ptname params                                                   \
+	{                                                                                          \
+		return gt_body_##name(1, GT_UNPAREN args);                                         \
+	}
+
+GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
+
+#define GT_STR2(x) #x
+#define GT_STR(x) GT_STR2(x)
+#define GT_HOOK_DESC(name, base, minv, maxv, api, params, args, post, ptname)                      \
+	{base, #name, GT_STR(ptname), minv, maxv, {(void *)name, (void *)ptname}},
+static const struct gt_hook_desc hooks[GT_HOOK_N] = {GT_DRIVER_HOOKS(GT_HOOK_DESC)};
+
+static void *real_slot(int id, int var)
+{
+	void *p = atomic_load_explicit(&real_fn[id][var], memory_order_acquire);
+	if (p)
+		return p;
+	/* called by name (program linked to libcuda): find libcuda's own definition */
+	const char *sym = var ? hooks[id].ptsym : hooks[id].sym;
+	if (strncmp(sym, "gt_nopt_", 8) == 0)
+		sym = hooks[id].sym;
+	p = gt_real_driver(sym);
+	if (p == hooks[id].hook[0] || p == hooks[id].hook[1])
+		return NULL;
+	void *expect = NULL;
+	if (p && !atomic_compare_exchange_strong(&real_fn[id][var], &expect, p))
+		p = expect;
+	return p;
+}
+
+/* Remember `real` for (id, var) and hand out the hook, unless the slot holds another function. */
+static void *install(int id, int var, void *real)
+{
+	if (real == hooks[id].hook[0] || real == hooks[id].hook[1])
+		return real;
+	void *expect = NULL;
+	if (atomic_compare_exchange_strong(&real_fn[id][var], &expect, real) || expect == real)
+		return hooks[id].hook[var];
+	return real; /* a different function under the same name (another ABI): leave it alone */
+}
+
+/* ---- cuCtxSynchronize (no arguments: not expressible in the table) ---- */
+typedef CUresult(CUDAAPI *gt_pfn_ctxsync)(void);
+static void *_Atomic real_ctxsync;
+GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	gt_pfn_ctxsync real = (gt_pfn_ctxsync)atomic_load(&real_ctxsync);
+	if (!real) {
+		real = (gt_pfn_ctxsync)gt_real_driver("cuCtxSynchronize");
+		if (!real || (void *)real == (void *)cuCtxSynchronize)
+			return CUDA_ERROR_NOT_INITIALIZED;
+		atomic_store(&real_ctxsync, (void *)real);
+	}
+	GT_HOOK_ENTER(t);
+	if (!t_active)
+		return real();
+	uint64_t t0 = gt_now_ns();
+	CUresult r = real();
+	uint64_t t1 = gt_now_ns();
+	int saved_errno = errno;
+	gt_tap_api_done(GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
+	t->guard--;
+	errno = saved_errno;
+	return r;
+}
+
+/* ---- cuGetProcAddress ---- */
+#undef cuGetProcAddress
+typedef CUresult(CUDAAPI *gt_pfn_gpa2)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef CUresult(CUDAAPI *gt_pfn_gpa1)(const char *, void **, int, cuuint64_t);
+static void *_Atomic real_gpa[2]; /* [0] v1, [1] _v2 */
+GT_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+
+static void *lookup_hook(const char *symbol, int ver, cuuint64_t flags, void *real)
+{
+	if (!real || !symbol || symbol[0] != 'c' || symbol[1] != 'u')
+		return real;
+	if (strcmp(symbol, "cuGetProcAddress") == 0) {
+		int v2 = ver >= 12000;
+		void *expect = NULL;
+		if (!atomic_compare_exchange_strong(&real_gpa[v2], &expect, real) && expect != real)
+			return real;
+		return v2 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+	}
+	if (strcmp(symbol, "cuCtxSynchronize") == 0 && ver < 13000) {
+		void *expect = NULL;
+		if (!atomic_compare_exchange_strong(&real_ctxsync, &expect, real) && expect != real)
+			return real;
+		return (void *)cuCtxSynchronize;
+	}
+	for (int i = 0; i < GT_HOOK_N; i++) {
+		if (strcmp(hooks[i].base, symbol) != 0)
+			continue;
+		if (ver < hooks[i].minv || (hooks[i].maxv && ver >= hooks[i].maxv))
+			continue;
+		int var = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+			  strncmp(hooks[i].ptsym, "gt_nopt_", 8) != 0;
+		return install(i, var, real);
+	}
+	return real;
+}
+
+static int tap_wanted(void)
+{
+	gt_tap_init();
+	return gt_tap.cfg.out_dir || gt_tap.cfg.pflog_dir;
+}
+
+GT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+					       CUdriverProcAddressQueryResult *status)
+{
+	gt_pfn_gpa2 real = (gt_pfn_gpa2)atomic_load(&real_gpa[1]);
+	if (!real) {
+		real = (gt_pfn_gpa2)gt_real_driver("cuGetProcAddress_v2");
+		if (!real || (void *)real == (void *)cuGetProcAddress_v2)
+			return CUDA_ERROR_NOT_INITIALIZED;
+		atomic_store(&real_gpa[1], (void *)real);
+	}
+	GT_HOOK_ENTER(t);
+	uint64_t t0 = t_active ? gt_now_ns() : 0;
+	CUresult r = real(symbol, pfn, cudaVersion, flags, status);
+	if (r == CUDA_SUCCESS && pfn && *pfn && tap_wanted())
+		*pfn = lookup_hook(symbol, cudaVersion, flags, *pfn);
+	if (t_active) {
+		int saved_errno = errno;
+		gt_tap_api_done(GT_API_cuGetProcAddress, t0, gt_now_ns(), (int)r, 0, -1, 0, 0);
+		t->guard--;
+		errno = saved_errno;
+	}
+	return r;
+}
+
+GT_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+	gt_pfn_gpa1 real = (gt_pfn_gpa1)atomic_load(&real_gpa[0]);
+	if (!real) {
+		real = (gt_pfn_gpa1)gt_real_driver("cuGetProcAddress");
+		if (!real || (void *)real == (void *)cuGetProcAddress)
+			return CUDA_ERROR_NOT_INITIALIZED;
+		atomic_store(&real_gpa[0], (void *)real);
+	}
+	GT_HOOK_ENTER(t);
+	uint64_t t0 = t_active ? gt_now_ns() : 0;
+	CUresult r = real(symbol, pfn, cudaVersion, flags);
+	if (r == CUDA_SUCCESS && pfn && *pfn && tap_wanted())
+		*pfn = lookup_hook(symbol, cudaVersion, flags, *pfn);
+	if (t_active) {
+		int saved_errno = errno;
+		gt_tap_api_done(GT_API_cuGetProcAddress, t0, gt_now_ns(), (int)r, 0, -1, 0, 0);
+		t->guard--;
+		errno = saved_errno;
+	}
+	return r;
+}
+
+void *gt_hook_for_dlsym(const char *name, void *real)
+{
+	if (!tap_wanted())
+		return real;
+	if (strcmp(name, "cuGetProcAddress_v2") == 0 || strcmp(name, "cuGetProcAddress") == 0) {
+		int v2 = name[16] == '_';
+		void *mine = v2 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+		if (real == mine)
+			return real;
+		void *expect = NULL;
+		if (!atomic_compare_exchange_strong(&real_gpa[v2], &expect, real) && expect != real)
+			return real;
+		return mine;
+	}
+	if (strcmp(name, "cuCtxSynchronize") == 0) {
+		if (real == (void *)cuCtxSynchronize)
+			return real;
+		void *expect = NULL;
+		if (!atomic_compare_exchange_strong(&real_ctxsync, &expect, real) && expect != real)
+			return real;
+		return (void *)cuCtxSynchronize;
+	}
+	for (int i = 0; i < GT_HOOK_N; i++) {
+		if (strcmp(hooks[i].sym, name) == 0)
+			return install(i, 0, real);
+		if (strcmp(hooks[i].ptsym, name) == 0)
+			return install(i, 1, real);
+	}
+	return real;
+}

@@ -1,0 +1,104 @@
+/* Hot path: the per-thread slot, appending records, per-API counters. */
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tap/tap.h"
+
+__thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
+extern pthread_key_t gt_tap_thread_key;
+
+struct gt_slot *gt_tap_slot(void)
+{
+	struct gt_tls *t = &gt_tls;
+	unsigned gen = atomic_load_explicit(&gt_tap.gen, memory_order_acquire);
+	if (t->slot && t->gen == gen)
+		return t->slot;
+	t->slot = NULL;
+	if (!gt_tap.slots)
+		return NULL;
+	for (unsigned i = 0; i < GT_MAX_THREADS; i++) {
+		struct gt_slot *s = &gt_tap.slots[i];
+		int expect = 0;
+		if (atomic_load_explicit(&s->used, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&s->used, &expect, 1)) {
+			s->tid = (uint32_t)syscall(SYS_gettid);
+			s->depth = 0;
+			atomic_store_explicit(&s->cur, NULL, memory_order_relaxed);
+			t->slot = s;
+			t->gen = gen;
+			pthread_setspecific(gt_tap_thread_key, s);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+void gt_tap_put(void *rec, uint32_t size)
+{
+	struct gt_slot *s = gt_tap_slot();
+	if (!s) {
+		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed);
+		return;
+	}
+	struct gt_rec_hdr *h = rec;
+	if (h->tid == 0 && h->type != GT_REC_KERNEL && h->type != GT_REC_MEMCPY && h->type != GT_REC_MEMSET &&
+	    h->type != GT_REC_MEMORY && h->type != GT_REC_DROPPED && h->type != GT_REC_DEVICE)
+		h->tid = s->tid;
+	gt_ring_append(&gt_tap.pool, &s->cur, rec, size);
+}
+
+void gt_tap_thread_exit(void *arg)
+{
+	struct gt_slot *s = arg;
+	if (!s || atomic_load(&gt_tap.stopped))
+		return;
+	struct gt_chunk *c = atomic_exchange(&s->cur, NULL);
+	if (c)
+		gt_pool_put_full(&gt_tap.pool, c);
+	gt_tls.slot = NULL;
+	atomic_store(&s->used, 0);
+}
+
+void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+		     uint64_t ptr, uint64_t corr)
+{
+	struct gt_api_stat *st = &gt_tap.api[api];
+	if (atomic_fetch_add_explicit(&st->count, 1, memory_order_relaxed) == 0) {
+		uint64_t z = 0;
+		atomic_compare_exchange_strong(&st->first, &z,
+					       atomic_fetch_add_explicit(&gt_tap.first_seq, 1, memory_order_relaxed) + 1);
+	}
+	atomic_fetch_add_explicit(&st->ns, t1 - t0, memory_order_relaxed);
+	if (!gt_tap.want_api_recs)
+		return;
+	struct gt_rec_api r;
+	memset(&r, 0, sizeof(r));
+	r.h.type = GT_REC_API;
+	r.h.size = sizeof(r);
+	r.name_id = gt_tap.api_name_id[api];
+	r.domain = gt_api_is_runtime(api) ? GT_DOM_RUNTIME : GT_DOM_DRIVER;
+	r.copy_kind = (int8_t)copy_kind;
+	r.flags = result != 0 ? GT_API_FAILED : 0;
+	r.result = result;
+	r.start_ns = t0;
+	r.end_ns = t1;
+	r.bytes = bytes;
+	r.corr_id = corr;
+	r.ptr = ptr;
+	gt_tap_put(&r, sizeof(r));
+}
+
+void gt_tap_mem_alloc(uint64_t ptr, uint64_t size)
+{
+	if (gt_ptrtab_insert(&gt_tap.ptrs, ptr, size) == 0)
+		atomic_fetch_add_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed);
+}
+
+void gt_tap_mem_free(uint64_t ptr)
+{
+	uint64_t size = gt_ptrtab_remove(&gt_tap.ptrs, ptr);
+	if (size)
+		atomic_fetch_sub_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed);
+}

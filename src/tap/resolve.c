@@ -1,0 +1,134 @@
+/*
+ * The real functions behind the names the library interposes: dlsym itself
+ * (the application's dlsym calls land in ours), libcuda's entry points and
+ * the CUDA runtime's cudaMemcpy*, wherever they were loaded from.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "tap/tap.h"
+
+void *(*gt_real_dlsym)(void *, const char *);
+
+void gt_resolve_init(void)
+{
+	if (gt_real_dlsym)
+		return;
+	void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!p)
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	__atomic_store_n(&gt_real_dlsym, (void *(*)(void *, const char *))p, __ATOMIC_RELEASE);
+}
+
+/* Called from the dlsym entry stub when a lookup comes before the constructor ran. */
+void gt_resolve_dlsym_early(void);
+__attribute__((visibility("hidden"))) void gt_resolve_dlsym_early(void)
+{
+	gt_resolve_init();
+}
+
+static void *libcuda;
+
+void *gt_real_driver(const char *sym)
+{
+	if (!gt_real_dlsym)
+		gt_resolve_init();
+	void *p = gt_real_dlsym(RTLD_NEXT, sym);
+	if (p)
+		return p;
+	void *h = __atomic_load_n(&libcuda, __ATOMIC_ACQUIRE);
+	if (!h) {
+		/* libcuda is usually dlopen'ed privately by the runtime: find the loaded copy */
+		h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			return NULL;
+		__atomic_store_n(&libcuda, h, __ATOMIC_RELEASE);
+	}
+	return gt_real_dlsym(h, sym);
+}
+
+struct find_rt {
+	char path[4096];
+};
+
+static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct find_rt *f = arg;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	base = base ? base + 1 : info->dlpi_name;
+	if (base && strncmp(base, "libcudart.so", 12) == 0) {
+		strncpy(f->path, info->dlpi_name, sizeof(f->path) - 1);
+		return 1;
+	}
+	return 0;
+}
+
+static void *libcudart;
+
+void *gt_real_runtime(const char *sym)
+{
+	if (!gt_real_dlsym)
+		gt_resolve_init();
+	void *p = gt_real_dlsym(RTLD_NEXT, sym);
+	if (p)
+		return p;
+	void *h = __atomic_load_n(&libcudart, __ATOMIC_ACQUIRE);
+	if (!h) {
+		struct find_rt f;
+		memset(&f, 0, sizeof(f));
+		if (!dl_iterate_phdr(find_cudart, &f) || !f.path[0])
+			return NULL;
+		h = dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			return NULL;
+		__atomic_store_n(&libcudart, h, __ATOMIC_RELEASE);
+	}
+	return gt_real_dlsym(h, sym);
+}
+
+/*
+ * dlsym: lookups relative to the caller (RTLD_NEXT) must reach the real dlsym
+ * with the caller's return address, so that stub jumps to it without a frame
+ * of ours; every other lookup goes through gt_dlsym_hook.
+ */
+void *gt_dlsym_hook(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *gt_dlsym_hook(void *handle, const char *name)
+{
+	if (!gt_real_dlsym)
+		gt_resolve_init();
+	void *r = gt_real_dlsym(handle, name);
+	if (!r || !name || name[0] != 'c' || name[1] != 'u')
+		return r;
+	return gt_hook_for_dlsym(name, r);
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl dlsym\n"
+	".type dlsym,@function\n"
+	"dlsym:\n"
+	"	cmpq $-1, %rdi\n"
+	"	jne gt_dlsym_hook\n"
+	"	movq gt_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	call gt_resolve_dlsym_early\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	jmp *gt_real_dlsym(%rip)\n"
+	".size dlsym, .-dlsym\n");
+#else
+GT_EXPORT void *dlsym(void *handle, const char *name)
+{
+	/* without the stub, RTLD_NEXT lookups resolve relative to this library */
+	return gt_dlsym_hook(handle, name);
+}
+#endif

@@ -1,0 +1,614 @@
+/*
+ * The library's life: initialisation (once, from whichever entry point comes
+ * first), the writer thread that drains records to trace.gtr / timeline.log
+ * and refreshes metrics.log, the final flush (exit, SIGTERM/SIGINT), and the
+ * fork child's fresh start.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/seedlog.h"
+#include "core/trace_io.h"
+#include "tap/tap.h"
+
+struct gt_tap_state gt_tap;
+pthread_key_t gt_tap_thread_key;
+int gt_tap_in_constructor;
+
+#define GT_CHUNK_SIZE (64u * 1024u)
+#define GT_STR_CAP (1u << 16)
+#define GT_STR_ARENA (8u << 20)
+#define GT_PTR_CAP (1u << 18)
+
+struct gt_item {
+	struct gt_chunk *c;
+	uint32_t end, end_nrec;
+	int full;
+};
+
+static struct {
+	pthread_once_t once;
+	int inited; /* memory and files set up: finish has work to do */
+	pthread_t thread;
+	int thread_running;
+	int efd;
+	_Atomic int stop;
+	_Atomic int done;
+	_Atomic int finishing;
+	char dir[4096];   /* GPUTAP_OUT/<proc>, "" if none */
+	char pfdir[4096]; /* PFLOG (or PFLOG/<proc> in a fork child), "" if none */
+	struct gt_trace_writer tw;
+	int tw_open;
+	int tw_failed;
+	int tl_fd[2];
+	struct gt_item *items;
+	size_t nitems_cap;
+	uint64_t lost_reported, cupti_reported;
+	uint64_t last_metrics_ns;
+	char tlbuf[65536];
+	size_t tllen;
+	char mbuf[65536];
+	struct sigaction old_term, old_int;
+	int sig_installed[2];
+} W = {.once = PTHREAD_ONCE_INIT, .efd = -1, .tl_fd = {-1, -1}};
+
+static void *map_zero(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* ---- output ---- */
+
+static void write_all_fd(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void tl_flush(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (W.tl_fd[i] >= 0 && W.tllen)
+			write_all_fd(W.tl_fd[i], W.tlbuf, W.tllen);
+	W.tllen = 0;
+}
+
+static void tl_records(const unsigned char *p, uint32_t len)
+{
+	if (W.tl_fd[0] < 0 && W.tl_fd[1] < 0)
+		return;
+	uint32_t off = 0;
+	while (off + sizeof(struct gt_rec_hdr) <= len) {
+		const struct gt_rec_hdr *h = (const void *)(p + off);
+		if (h->size < 8 || off + h->size > len)
+			break;
+		if (h->type == GT_REC_API) {
+			const struct gt_rec_api *a = (const void *)h;
+			if (a->name_id >= 1 && a->name_id <= GT_API_N) {
+				if (sizeof(W.tlbuf) - W.tllen < 512)
+					tl_flush();
+				int n = gt_seed_timelineline(W.tlbuf + W.tllen, sizeof(W.tlbuf) - W.tllen,
+							     gt_api_names[a->name_id - 1], a->start_ns,
+							     (a->end_ns - a->start_ns) / 1000, a->bytes, a->copy_kind);
+				if (n > 0)
+					W.tllen += (size_t)n;
+			}
+		}
+		off += h->size;
+	}
+}
+
+static void tw_fail(int rc)
+{
+	if (!W.tw_failed)
+		gt_warn("cannot write %s: %s; the trace is incomplete (left as %s)", W.tw.path, strerror(-rc),
+			W.tw.tmp_path);
+	W.tw_failed = 1;
+}
+
+static void out_string(uint32_t id, const char *s, uint32_t len, void *arg)
+{
+	(void)arg;
+	if (W.tw_open && !W.tw_failed) {
+		int rc = gt_tw_string(&W.tw, id, s, len);
+		if (rc < 0)
+			tw_fail(rc);
+	}
+}
+
+static void out_records(const unsigned char *p, uint32_t len, uint32_t nrec)
+{
+	if (W.tw_open && !W.tw_failed) {
+		int rc = gt_tw_write(&W.tw, p, len, nrec);
+		if (rc < 0)
+			tw_fail(rc);
+	}
+	tl_records(p, len);
+}
+
+static size_t nitems;
+static void collect_full_item(struct gt_chunk *c, void *arg)
+{
+	(void)arg;
+	uint64_t st = atomic_load_explicit(&c->state, memory_order_acquire);
+	if (nitems < W.nitems_cap)
+		W.items[nitems++] = (struct gt_item){c, (uint32_t)st, (uint32_t)(st >> 32), 1};
+}
+
+static void emit_dropped(uint32_t source, uint64_t count)
+{
+	struct gt_rec_dropped d;
+	memset(&d, 0, sizeof(d));
+	d.h.type = GT_REC_DROPPED;
+	d.h.size = sizeof(d);
+	d.source = source;
+	d.count = count;
+	out_records((const unsigned char *)&d, sizeof(d), 1);
+}
+
+static void drain(void)
+{
+	nitems = 0;
+	gt_pool_take_full(&gt_tap.pool, collect_full_item, NULL);
+	for (unsigned i = 0; i < GT_MAX_THREADS && gt_tap.slots; i++) {
+		struct gt_slot *s = &gt_tap.slots[i];
+		struct gt_chunk *c = atomic_load_explicit(&s->cur, memory_order_acquire);
+		if (!c)
+			continue;
+		uint64_t st = atomic_load_explicit(&c->state, memory_order_acquire);
+		if ((uint32_t)st > c->flushed && nitems < W.nitems_cap)
+			W.items[nitems++] = (struct gt_item){c, (uint32_t)st, (uint32_t)(st >> 32), 0};
+	}
+	/* strings after taking the chunks: every id in them is published by now */
+	gt_strtab_pending(&gt_tap.strs, out_string, NULL);
+	for (size_t i = 0; i < nitems; i++) {
+		struct gt_item *it = &W.items[i];
+		struct gt_chunk *c = it->c;
+		if (it->end > c->flushed)
+			out_records(gt_chunk_data(c) + c->flushed, it->end - c->flushed, it->end_nrec - c->flushed_nrec);
+		c->flushed = it->end;
+		c->flushed_nrec = it->end_nrec;
+		if (it->full)
+			gt_pool_release(&gt_tap.pool, c);
+	}
+	uint64_t lost = atomic_load(&gt_tap.pool.lost);
+	if (lost > W.lost_reported) {
+		emit_dropped(GT_DROP_TAP_BUFFER, lost - W.lost_reported);
+		W.lost_reported = lost;
+	}
+	uint64_t cd = atomic_load(&gt_tap.cupti_dropped);
+	if (cd > W.cupti_reported) {
+		emit_dropped(GT_DROP_CUPTI, cd - W.cupti_reported);
+		W.cupti_reported = cd;
+	}
+	tl_flush();
+}
+
+static int cmp_first(const void *a, const void *b)
+{
+	uint64_t fa = atomic_load(&gt_tap.api[*(const int *)a].first);
+	uint64_t fb = atomic_load(&gt_tap.api[*(const int *)b].first);
+	return fa < fb ? -1 : fa > fb;
+}
+
+static void write_metrics_to(const char *dir, const char *text, size_t len)
+{
+	char path[4200], tmp[4300];
+	snprintf(path, sizeof(path), "%s/metrics.log", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.metrics.log.%d.tmp", dir, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	write_all_fd(fd, text, len);
+	close(fd);
+	if (rename(tmp, path) < 0)
+		unlink(tmp);
+}
+
+static void write_metrics(void)
+{
+	size_t len = 0, cap = sizeof(W.mbuf);
+	int64_t mu = atomic_load(&gt_tap.mem_used);
+	int n = gt_seed_memline(W.mbuf, cap, mu > 0 ? (uint64_t)mu : 0);
+	len += n > 0 ? (size_t)n : 0;
+	int order[GT_API_N] = {0}, no = 0;
+	for (int i = 0; i < GT_API_N; i++) {
+		if ((unsigned)i < gt_seed_nnames)
+			order[no++] = i;
+	}
+	int rest[GT_API_N] = {0}, nr = 0;
+	for (int i = (int)gt_seed_nnames; i < GT_API_N; i++)
+		if (atomic_load(&gt_tap.api[i].count))
+			rest[nr++] = i;
+	qsort(rest, (size_t)nr, sizeof(int), cmp_first);
+	for (int i = 0; i < nr; i++)
+		order[no++] = rest[i];
+	for (int k = 0; k < no && len + 256 < cap; k++) {
+		int i = order[k];
+		n = gt_seed_metricline(W.mbuf + len, cap - len, gt_api_names[i], atomic_load(&gt_tap.api[i].count),
+				       atomic_load(&gt_tap.api[i].ns) / 1000);
+		len += n > 0 ? (size_t)n : 0;
+	}
+	if (W.dir[0])
+		write_metrics_to(W.dir, W.mbuf, len);
+	if (W.pfdir[0])
+		write_metrics_to(W.pfdir, W.mbuf, len);
+	W.last_metrics_ns = gt_now_ns();
+}
+
+/* Closing counters: totals per API, so a metrics-only trace still says what was called. */
+static void emit_counters(void)
+{
+	for (int i = 0; i < GT_API_N; i++) {
+		uint64_t cnt = atomic_load(&gt_tap.api[i].count);
+		if (!cnt)
+			continue;
+		char name[128];
+		int n = snprintf(name, sizeof(name), "calls:%s", gt_api_names[i]);
+		struct gt_rec_counter c;
+		memset(&c, 0, sizeof(c));
+		c.h.type = GT_REC_COUNTER;
+		c.h.size = sizeof(c);
+		c.name_id = gt_strtab_intern(&gt_tap.strs, name, (size_t)n);
+		c.device = UINT32_MAX;
+		c.ts_ns = gt_now_ns();
+		c.value = (double)cnt;
+		gt_strtab_pending(&gt_tap.strs, out_string, NULL);
+		out_records((const unsigned char *)&c, sizeof(c), 1);
+	}
+	struct gt_rec_counter c;
+	memset(&c, 0, sizeof(c));
+	c.h.type = GT_REC_COUNTER;
+	c.h.size = sizeof(c);
+	c.name_id = gt_strtab_intern(&gt_tap.strs, "memory_used_bytes", 17);
+	c.device = UINT32_MAX;
+	c.ts_ns = gt_now_ns();
+	c.value = (double)atomic_load(&gt_tap.mem_used);
+	gt_strtab_pending(&gt_tap.strs, out_string, NULL);
+	out_records((const unsigned char *)&c, sizeof(c), 1);
+}
+
+static void close_outputs(int keep_partial)
+{
+	if (W.tw_open) {
+		if (keep_partial || W.tw_failed) {
+			close(W.tw.fd);
+			W.tw.fd = -1;
+		} else {
+			int rc = gt_tw_close(&W.tw, gt_now_ns(), atomic_load(&gt_tap.pool.lost),
+					     atomic_load(&gt_tap.cupti_dropped), 0);
+			if (rc < 0)
+				gt_warn("cannot finish %s: %s", W.tw.path, strerror(-rc));
+		}
+		W.tw_open = 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (W.tl_fd[i] >= 0)
+			close(W.tl_fd[i]);
+		W.tl_fd[i] = -1;
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&W.stop)) {
+		struct pollfd pfd = {.fd = W.efd, .events = POLLIN};
+		if (poll(&pfd, W.efd >= 0 ? 1 : 0, 100) > 0) {
+			uint64_t v;
+			if (read(W.efd, &v, sizeof(v)) < 0) {
+				/* nothing: the wake-up is only a hint */
+			}
+		}
+		drain();
+		if (gt_now_ns() - W.last_metrics_ns >= 1000000000ull)
+			write_metrics();
+	}
+	if (atomic_load(&gt_cupti_active))
+		gt_cupti_flush();
+	drain();
+	if (W.tw_open)
+		emit_counters();
+	tl_flush();
+	write_metrics();
+	close_outputs(0);
+	atomic_store(&W.done, 1);
+	return NULL;
+}
+
+static int start_writer(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&W.stop, 0);
+	atomic_store(&W.done, 0);
+	int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	W.thread_running = rc == 0;
+	if (rc)
+		gt_warn("cannot start the writer thread: %s; nothing will be recorded", strerror(rc));
+	return rc ? -1 : 0;
+}
+
+/* Directories and files of this process. Failures give one warning each; the program goes on. */
+static void open_outputs(int forked)
+{
+	const struct gt_tap_config *c = &gt_tap.cfg;
+	W.dir[0] = W.pfdir[0] = '\0';
+	W.tw_open = W.tw_failed = 0;
+	if (c->out_dir) {
+		snprintf(W.dir, sizeof(W.dir), "%s/%s", c->out_dir, gt_tap.proc);
+		int rc = mkdir_p(W.dir);
+		if (rc < 0) {
+			gt_warn("cannot create output directory %s: %s; this process is not recorded there", W.dir,
+				strerror(-rc));
+			W.dir[0] = '\0';
+		}
+	}
+	if (c->pflog_dir) {
+		if (forked)
+			snprintf(W.pfdir, sizeof(W.pfdir), "%s/%s", c->pflog_dir, gt_tap.proc);
+		else
+			snprintf(W.pfdir, sizeof(W.pfdir), "%s", c->pflog_dir);
+		int rc = mkdir_p(W.pfdir);
+		if (rc < 0) {
+			gt_warn("cannot create PFLOG directory %s: %s; metrics.log is not written there", W.pfdir,
+				strerror(-rc));
+			W.pfdir[0] = '\0';
+		}
+	}
+	if (W.dir[0]) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/trace.gtr", W.dir);
+		int rc = gt_tw_open(&W.tw, path, gt_tap.proc, gt_tap.host, (uint32_t)getpid(), gt_tap.start_ns,
+				    c->metrics_only ? GT_FILE_METRICS_ONLY : 0);
+		if (rc < 0)
+			gt_warn("cannot create %s: %s", path, strerror(-rc));
+		else
+			W.tw_open = 1;
+	}
+	const char *dirs[2] = {W.dir, W.pfdir};
+	for (int i = 0; i < 2; i++) {
+		W.tl_fd[i] = -1;
+		if (!dirs[i][0] || !gt_tap.want_api_recs)
+			continue;
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/timeline.log", dirs[i]);
+		W.tl_fd[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	}
+	W.lost_reported = W.cupti_reported = 0;
+	W.tllen = 0;
+	W.last_metrics_ns = 0;
+}
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+static void name_process(int forked)
+{
+	const char *rank = gt_tap_rank(env_get);
+	int claims = gt_tap_proc_name(gt_tap.proc, sizeof(gt_tap.proc), rank, getenv("GPUTAP_PROC_OWNER"),
+				      (long)getpid(), forked);
+	/* Only from the constructor: the process is still single-threaded there. */
+	if (claims && gt_tap_in_constructor) {
+		char v[64];
+		snprintf(v, sizeof(v), "%ld:%s", (long)getpid(), rank);
+		setenv("GPUTAP_PROC_OWNER", v, 1);
+	}
+}
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	if (!atomic_exchange(&W.finishing, 1)) {
+		atomic_store(&gt_tap.on, 0);
+		atomic_store(&gt_tap.stopped, 1);
+		atomic_store(&W.stop, 1);
+		if (W.efd >= 0) {
+			uint64_t one = 1;
+			if (write(W.efd, &one, sizeof(one)) < 0) {
+				/* the writer polls every 100 ms anyway */
+			}
+		}
+		/* bounded wait: if the writer cannot finish, the files stay marked partial */
+		for (int i = 0; i < 3000 && W.thread_running && !atomic_load(&W.done); i++) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	struct sigaction *old = sig == SIGTERM ? &W.old_term : &W.old_int;
+	sigaction(sig, old, NULL);
+	errno = saved;
+	if (old->sa_handler == SIG_DFL)
+		raise(sig);
+}
+
+static void install_signals(void)
+{
+	int sigs[2] = {SIGTERM, SIGINT};
+	struct sigaction *olds[2] = {&W.old_term, &W.old_int};
+	for (int i = 0; i < 2; i++) {
+		struct sigaction cur;
+		if (sigaction(sigs[i], NULL, &cur) < 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
+			continue; /* the program handles it (or ignores it): leave it alone */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		if (sigaction(sigs[i], &sa, olds[i]) == 0)
+			W.sig_installed[i] = 1;
+	}
+}
+
+static void reset_counters(void)
+{
+	for (int i = 0; i < GT_API_N; i++) {
+		atomic_store(&gt_tap.api[i].count, 0);
+		atomic_store(&gt_tap.api[i].ns, 0);
+		atomic_store(&gt_tap.api[i].first, 0);
+	}
+	atomic_store(&gt_tap.mem_used, 0);
+	atomic_store(&gt_tap.first_seq, 0);
+}
+
+static void atfork_child(void)
+{
+	if (!W.inited)
+		return;
+	/* The parent's threads are gone: its chunks, open files and CUPTI state are not ours. */
+	atomic_store(&gt_tap.on, 0);
+	atomic_fetch_add(&gt_tap.gen, 1);
+	gt_tls.slot = NULL;
+	atomic_store(&gt_cupti_active, 0);
+	if (W.tw_open) {
+		close(W.tw.fd);
+		W.tw_open = 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (W.tl_fd[i] >= 0)
+			close(W.tl_fd[i]);
+		W.tl_fd[i] = -1;
+	}
+	for (unsigned i = 0; i < GT_MAX_THREADS; i++) {
+		atomic_store(&gt_tap.slots[i].used, 0);
+		atomic_store(&gt_tap.slots[i].cur, NULL);
+	}
+	gt_pool_init(&gt_tap.pool, gt_tap.pool.mem, (size_t)gt_tap.pool.nchunks * gt_tap.pool.chunk_size,
+		     gt_tap.pool.chunk_size);
+	gt_ptrtab_clear(&gt_tap.ptrs);
+	gt_strtab_mark_unwritten(&gt_tap.strs);
+	reset_counters();
+	atomic_store(&gt_tap.cupti_dropped, 0);
+	atomic_store(&W.finishing, 0);
+	gt_tap.start_ns = gt_now_ns();
+	name_process(1);
+	open_outputs(1);
+	if (start_writer() == 0)
+		atomic_store(&gt_tap.on, 1);
+}
+
+static void init_once(void)
+{
+	gt_bug_is_fatal = 0;
+	gt_resolve_init();
+	struct gt_tap_config *c = &gt_tap.cfg;
+	gt_tap_config_read(c, env_get);
+	if (!c->out_dir && !c->pflog_dir)
+		return; /* nothing asked for: record nothing, cost nothing */
+	gt_tap.trace = c->metrics_only ? 0 : c->trace;
+	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
+	gt_tap.start_ns = gt_now_ns();
+	if (gethostname(gt_tap.host, sizeof(gt_tap.host) - 1) < 0)
+		gt_tap.host[0] = '\0';
+	name_process(0);
+
+	size_t strmem = gt_strtab_mem_size(GT_STR_CAP, GT_STR_ARENA);
+	void *pool = map_zero(c->buffer_bytes);
+	void *slots = map_zero(sizeof(struct gt_slot) * GT_MAX_THREADS);
+	void *strs = map_zero(strmem);
+	void *ptrs = map_zero(sizeof(struct gt_ptrtab_slot) * GT_PTR_CAP);
+	size_t nchunks = c->buffer_bytes / GT_CHUNK_SIZE;
+	W.nitems_cap = nchunks + GT_MAX_THREADS;
+	W.items = map_zero(sizeof(struct gt_item) * W.nitems_cap);
+	if (!pool || !slots || !strs || !ptrs || !W.items ||
+	    gt_pool_init(&gt_tap.pool, pool, c->buffer_bytes, GT_CHUNK_SIZE) < 0 ||
+	    gt_strtab_init(&gt_tap.strs, strs, GT_STR_CAP, GT_STR_ARENA) < 0 ||
+	    gt_ptrtab_init(&gt_tap.ptrs, ptrs, GT_PTR_CAP) < 0) {
+		gt_warn("cannot reserve %llu MiB of record memory; nothing will be recorded",
+			(unsigned long long)(c->buffer_bytes >> 20));
+		return;
+	}
+	gt_tap.slots = slots;
+	for (int i = 0; i < GT_API_N; i++)
+		gt_tap.api_name_id[i] = gt_strtab_intern(&gt_tap.strs, gt_api_names[i], strlen(gt_api_names[i]));
+	if (pthread_key_create(&gt_tap_thread_key, gt_tap_thread_exit) != 0)
+		return;
+	W.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	open_outputs(0);
+	if (start_writer() < 0)
+		return;
+	W.inited = 1;
+	pthread_atfork(NULL, NULL, atfork_child);
+	install_signals();
+	atexit(gt_tap_finish); /* lint-ok: runs before library destructors, while CUDA and CUPTI are still loaded */
+	atomic_store(&gt_tap.on, 1);
+	gt_info("recording %s (trace %s%s)", gt_tap.proc, c->metrics_only ? "metrics" : "records",
+		W.dir[0] ? "" : ", no GPUTAP_OUT");
+}
+
+void gt_tap_init(void)
+{
+	pthread_once(&W.once, init_once);
+}
+
+void gt_tap_finish(void)
+{
+	if (!W.inited || atomic_exchange(&W.finishing, 1))
+		return;
+	atomic_store(&gt_tap.on, 0);
+	atomic_store(&gt_tap.stopped, 1);
+	atomic_store(&W.stop, 1);
+	if (W.efd >= 0) {
+		uint64_t one = 1;
+		if (write(W.efd, &one, sizeof(one)) < 0) {
+			/* the writer polls every 100 ms anyway */
+		}
+	}
+	if (W.thread_running) {
+		pthread_join(W.thread, NULL);
+		W.thread_running = 0;
+	}
+}
+
+__attribute__((constructor)) static void gt_tap_constructor(void)
+{
+	gt_tap_in_constructor = 1;
+	gt_tap_init();
+	gt_tap_in_constructor = 0;
+}
+
+__attribute__((destructor)) static void gt_tap_destructor(void)
+{
+	gt_tap_finish();
+}

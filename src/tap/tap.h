@@ -1,0 +1,132 @@
+/*
+ * tap/tap.h — the state of libgputap.so shared by its files.
+ *
+ * Owns: the one global `gt_tap` (settings, record pool, string and pointer
+ * tables, per-API counters, thread slots), the per-thread TLS block, and the
+ * hot-path entry points used by the hooks (gt_tap_api_done, gt_tap_put).
+ *
+ * Invariants:
+ *  - gt_tap.on is 0 until initialisation finished and after the final flush
+ *    started; hooks test it first and then do nothing but call through;
+ *  - every hook begins with GT_HOOK_ENTER (recursion guard, errno saved) and
+ *    ends with GT_HOOK_LEAVE; nothing on that path allocates, locks or uses
+ *    stdio;
+ *  - records are appended only through gt_tap_put (per-thread chunk).
+ */
+#ifndef GT_TAP_TAP_H
+#define GT_TAP_TAP_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "gputap/format.h"
+#include "tap/apis.h"
+#include "tap/env.h"
+#include "tap/ptrtab.h"
+#include "tap/ring.h"
+#include "tap/strtab.h"
+
+#define GT_EXPORT __attribute__((visibility("default")))
+#define GT_NEST_MAX 64
+#define GT_MAX_THREADS 2048
+
+struct gt_api_stat {
+	_Atomic uint64_t count;
+	_Atomic uint64_t ns;
+	_Atomic uint64_t first; /* order of first use (1..), 0 = never called */
+};
+
+struct gt_nest {
+	uint64_t id, start_ns;
+	uint32_t name_id, domain_id;
+};
+
+struct gt_slot {
+	struct gt_chunk *_Atomic cur;
+	_Atomic int used;
+	uint32_t tid;
+	int depth; /* push/pop nesting of this thread */
+	struct gt_nest stack[GT_NEST_MAX];
+};
+
+struct gt_tap_state {
+	struct gt_tap_config cfg;
+	_Atomic int on;      /* recording */
+	_Atomic int stopped; /* final flush started */
+	_Atomic unsigned gen; /* bumped in a fork child: thread slots are void */
+	unsigned trace;       /* GT_TR_* in effect */
+	int want_api_recs;    /* API records go to the pool (trace api, or a timeline.log) */
+	struct gt_pool pool;
+	struct gt_strtab strs;
+	struct gt_ptrtab ptrs;
+	struct gt_slot *slots;
+	struct gt_api_stat api[GT_API_N];
+	uint32_t api_name_id[GT_API_N];
+	_Atomic int64_t mem_used;
+	_Atomic uint64_t first_seq;
+	_Atomic uint64_t range_seq;
+	_Atomic uint64_t cupti_dropped;
+	uint64_t start_ns;
+	char proc[32];
+	char host[64];
+};
+
+extern struct gt_tap_state gt_tap;
+
+struct gt_tls {
+	int guard;       /* >0 while inside the tap on this thread */
+	unsigned gen;    /* gt_tap.gen when slot was taken */
+	struct gt_slot *slot;
+	uint64_t corr;   /* CUPTI correlation id of the current driver call */
+	int in_runtime;  /* inside an interposed runtime call (the CUPTI runtime callback skips it) */
+};
+extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t gt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* record.c: hot path */
+struct gt_slot *gt_tap_slot(void);
+/* Append one record (h.type and h.size set by the caller; tid filled in here). */
+void gt_tap_put(void *rec, uint32_t size);
+/* Count and time one call; records it when API records are wanted. */
+void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+		     uint64_t ptr, uint64_t corr);
+void gt_tap_mem_alloc(uint64_t ptr, uint64_t size);
+void gt_tap_mem_free(uint64_t ptr);
+void gt_tap_thread_exit(void *slot);
+
+/* tap.c */
+void gt_tap_init(void);         /* once; safe from any entry point */
+void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted */
+void gt_tap_finish(void);       /* final flush, idempotent */
+extern int gt_tap_in_constructor;
+
+/* resolve.c: real functions behind the interposed names */
+extern void *(*gt_real_dlsym)(void *, const char *);
+void gt_resolve_init(void);
+void *gt_real_driver(const char *sym);  /* libcuda's definition of `sym`, or NULL */
+void *gt_real_runtime(const char *sym); /* the loaded CUDA runtime's `sym`, or NULL */
+
+/* cupti.c */
+int gt_cupti_start(void);
+void gt_cupti_flush(void);
+void gt_cupti_stop_for_other_client(void);
+extern _Atomic int gt_cupti_active;
+
+/* hook_driver.c */
+void *gt_hook_for_dlsym(const char *name, void *real);
+
+#define GT_HOOK_ENTER(t)                                                                           \
+	struct gt_tls *t = &gt_tls;                                                                \
+	int t##_active = atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0;  \
+	if (t##_active)                                                                            \
+		t->guard++
+
+#endif

@@ -1,0 +1,116 @@
+/* The tap's settings from the environment, and <proc> naming. */
+#include <stdlib.h>
+
+#include "core/log.h"
+#include "tap/env.h"
+#include "test.h"
+
+static const char *const *fake;
+static const char *fake_get(const char *name)
+{
+	for (const char *const *p = fake; p && *p; p += 2)
+		if (strcmp(p[0], name) == 0)
+			return p[1];
+	return NULL;
+}
+
+TEST(tap_env_defaults)
+{
+	static const char *const env[] = {NULL};
+	fake = env;
+	struct gt_tap_config c;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT(c.out_dir == NULL && c.pflog_dir == NULL);
+	ASSERT_EQ_INT(c.trace, GT_TR_ALL);
+	ASSERT_EQ_INT(c.metrics_only, 0);
+	ASSERT_EQ_U64(c.buffer_bytes, 64ull << 20);
+	ASSERT_EQ_INT(c.log_level, GT_LOG_WARN);
+	ASSERT_EQ_INT(c.nwarnings, 0);
+}
+
+TEST(tap_env_values)
+{
+	static const char *const env[] = {"GPUTAP_OUT", "/tmp/x", "PFLOG", "/tmp/p", "GPUTAP_TRACE", "api, kernel",
+					  "GPUTAP_BUFFER_MB", "3", "GPUTAP_LOG", "debug", NULL};
+	fake = env;
+	struct gt_tap_config c;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_STR(c.out_dir, "/tmp/x");
+	ASSERT_EQ_STR(c.pflog_dir, "/tmp/p");
+	ASSERT_EQ_INT(c.trace, GT_TR_API | GT_TR_KERNEL);
+	ASSERT_EQ_U64(c.buffer_bytes, 3ull << 20);
+	ASSERT_EQ_INT(c.log_level, GT_LOG_DEBUG);
+	gt_log_level = GT_LOG_WARN;
+}
+
+TEST(tap_env_bad_values_warn_and_default)
+{
+	static const char *const env[] = {"GPUTAP_TRACE", "kernels", "GPUTAP_BUFFER_MB", "12x", "GPUTAP_LOG", "loud",
+					  "GPUTAP_HOLD", "-3", NULL};
+	fake = env;
+	struct gt_tap_config c;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.trace, GT_TR_ALL);
+	ASSERT_EQ_U64(c.buffer_bytes, 64ull << 20);
+	ASSERT_EQ_INT(c.log_level, GT_LOG_WARN);
+	ASSERT_EQ_INT(c.nwarnings, 4);
+}
+
+TEST(tap_env_hold_is_accepted_with_warning)
+{
+	static const char *const env[] = {"GPUTAP_HOLD", "8", NULL};
+	fake = env;
+	struct gt_tap_config c;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.hold, 8);
+	ASSERT_EQ_INT(c.nwarnings, 1);
+}
+
+TEST(tap_env_trace_words)
+{
+	unsigned b;
+	int m;
+	ASSERT_EQ_INT(gt_tap_parse_trace("metrics", &b, &m), 0);
+	ASSERT(m == 1 && b == 0);
+	ASSERT_EQ_INT(gt_tap_parse_trace("nvtx,memcpy,memset,memory", &b, &m), 0);
+	ASSERT_EQ_INT(b, GT_TR_NVTX | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY);
+	ASSERT_EQ_INT(gt_tap_parse_trace("all", &b, &m), 0);
+	ASSERT_EQ_INT(b, GT_TR_ALL);
+	ASSERT_EQ_INT(gt_tap_parse_trace("metrics,api", &b, &m), -1);
+	ASSERT_EQ_INT(gt_tap_parse_trace("", &b, &m), -1);
+	ASSERT_EQ_INT(gt_tap_parse_trace("api,,kernel", &b, &m), -1);
+	ASSERT_EQ_INT(gt_tap_parse_trace("apix", &b, &m), -1);
+}
+
+TEST(tap_env_rank_variables)
+{
+	static const char *const e1[] = {"SLURM_PROCID", "5", "LOCAL_RANK", "x", NULL};
+	fake = e1;
+	ASSERT_EQ_STR(gt_tap_rank(fake_get), "5");
+	static const char *const e2[] = {"RANK", "2", "SLURM_PROCID", "5", NULL};
+	fake = e2;
+	ASSERT_EQ_STR(gt_tap_rank(fake_get), "2");
+	static const char *const e3[] = {"RANK", "-1", NULL};
+	fake = e3;
+	ASSERT(gt_tap_rank(fake_get) == NULL);
+}
+
+TEST(tap_env_proc_names)
+{
+	char b[32];
+	ASSERT_EQ_INT(gt_tap_proc_name(b, sizeof(b), NULL, NULL, 1234, 0), 0);
+	ASSERT_EQ_STR(b, "pid1234");
+	ASSERT_EQ_INT(gt_tap_proc_name(b, sizeof(b), "3", NULL, 1234, 0), 1);
+	ASSERT_EQ_STR(b, "rank3");
+	/* an exec'd child inheriting RANK=3 from the process that named itself rank3 */
+	ASSERT_EQ_INT(gt_tap_proc_name(b, sizeof(b), "3", "1000:3", 1234, 0), 0);
+	ASSERT_EQ_STR(b, "rank3-pid1234");
+	/* a launcher without that rank before us: we claim it */
+	ASSERT_EQ_INT(gt_tap_proc_name(b, sizeof(b), "3", "1000:0", 1234, 0), 1);
+	ASSERT_EQ_STR(b, "rank3");
+	/* a fork child */
+	ASSERT_EQ_INT(gt_tap_proc_name(b, sizeof(b), "3", NULL, 1235, 1), 0);
+	ASSERT_EQ_STR(b, "rank3-pid1235");
+	ASSERT_EQ_INT(gt_tap_proc_name(b, sizeof(b), NULL, "1000:3", 1236, 1), 0);
+	ASSERT_EQ_STR(b, "pid1236");
+}
