@@ -9,7 +9,8 @@ PYTHON=${PYTHON:-python3}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export GT_TEST_SRCDIR="$top/tests"
-export GPUTAP="$top/$O/gputap" LIBGPUTAP="$top/$O/libgputap.so"
+case "$O" in /*) ob=$O ;; *) ob=$top/$O ;; esac
+export GPUTAP="$ob/gputap" LIBGPUTAP="$ob/libgputap.so"
 export GT_SHARED="${GT_SHARED:-$top/../shared}"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -47,7 +48,7 @@ for t in tests/cli/t_*.sh; do
 done
 
 if [ -d python/tests ] && "$PYTHON" -c 'import pytest' 2>/dev/null; then
-	run python sh -c "cd python && PYTHONPATH=. GPUTAP_LIB='$top/$LIBGPUTAP' '$PYTHON' -m pytest -q -rA tests 2>&1 | sed -n 's/^PASSED \(.*\)/ok python\/\1/p; s/^FAILED \(.*\)/not ok python\/\1/p; s/^ERROR \(.*\)/not ok python\/\1/p'"
+	run python sh -c "cd python && PYTHONPATH=. GPUTAP_LIB='$LIBGPUTAP' '$PYTHON' -m pytest -q -rA tests 2>&1 | sed -n 's/^PASSED \(.*\)/ok python\/\1/p; s/^FAILED \(.*\)/not ok python\/\1/p; s/^ERROR \(.*\)/not ok python\/\1/p'"
 fi
 
 passed=$(grep -c '^ok ' "$log")
