@@ -19,6 +19,22 @@ for gpu in g:
         d = abs(gv - hv) / abs(hv) * 100 if hv else abs(gv - hv) * 100
         worst = max(worst, d)
         print("%-8s %-16s %16.3f %16.3f %10.4f" % (gpu["label"], name, gv, hv, d))
+kt = h.get("kernel_types_ms", {})
+if kt:
+    t = json.load(open(sys.argv[1]))["results"][0]["timeline"]["total"]
+    pairs = (("COMPUTATION", t["compute_ms"] - t["overlap_ms"]), ("COMMUNICATION", t["exposed_comm_ms"]),
+             ("COMPUTATION overlapping COMMUNICATION", t["overlap_ms"]))
+    print("kernel-type breakdown (HTA get_gpu_kernel_breakdown, all ranks):")
+    # HTA also splits out memory kernels ("COMMUNICATION overlapping MEMORY", ...): fold them back
+    folded = {}
+    for k, v in kt.items():
+        types = frozenset(x for x in k.split(" overlapping ") if x != "MEMORY")
+        folded[types] = folded.get(types, 0.0) + v
+    for name, gv in pairs:
+        hv = folded.get(frozenset(name.split(" overlapping ")), 0.0)
+        d = abs(gv - hv) / abs(hv) * 100 if hv else abs(gv - hv) * 100
+        worst = max(worst, d)
+        print("%-8s %-38s %12.3f %12.3f %10.4f" % ("all", name + " ms", gv, hv, d))
 print("largest difference: %.4f %%  (target < 0.1 %%)" % worst)
 print("gputap: %.2f s, %.0f events/s, peak RSS %.1f MB" % (gs, events / gs, grss / 1024))
 print("HTA:    %.2f s (parse %.2f s, import %.2f s not counted), peak RSS %.1f MB" % (

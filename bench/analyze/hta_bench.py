@@ -17,6 +17,7 @@ t_parse = time.time() - t1
 tb = ta.get_temporal_breakdown(visualize=False)
 ov = ta.get_comm_comp_overlap(visualize=False)
 t_all = time.time() - t1
+kt, _ = ta.get_gpu_kernel_breakdown(visualize=False)  # not timed: it also builds per-kernel tables
 res = {"seconds_total": t_all, "seconds_parse": t_parse, "seconds_import": t_import,
        "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "ranks": {}}
 # HTA 0.2 reports these in ns, HTA 0.5 in µs: take whichever the installed one has
@@ -27,4 +28,6 @@ for _, row in tb.iterrows():
         "non_compute_ms": row["non_compute_time(%s)" % unit] / scale, "span_ms": row["kernel_time(%s)" % unit] / scale}
 for _, row in ov.iterrows():
     res["ranks"].setdefault(str(int(row["rank"])), {})["overlap_pct"] = float(row["comp_comm_overlap_pctg"])
+# kernel-type breakdown over all ranks: time only compute, only communication, and both at once
+res["kernel_types_ms"] = {str(r["kernel_type"]): float(r["sum"]) / scale for _, r in kt.iterrows()}
 json.dump(res, open(sys.argv[2], "w"), indent=1)

@@ -10,6 +10,8 @@
 # KINETO_MB       size of the Kineto trace gputap reads (default 2048)
 # HTA_MB          size of the Kineto trace both gputap and HTA read (default: KINETO_MB; HTA holds
 #                 the whole trace in pandas, so on a small machine give it less)
+# RUNS            gputap runs per measurement, the median is shown (default 5)
+# HTA_RUNS        HTA runs, the median is shown (default 3)
 # WORK            where the inputs go (default /tmp/gputap-bench-analyze)
 # HTA_VENV        a virtualenv for HTA, made with pip install holistictraceanalysis if missing
 #                 (default $WORK/hta-venv); SKIP_HTA=1 to leave HTA out
@@ -25,13 +27,16 @@ make -C "$top" -s build/gputap >/dev/null
 G="$top/build/gputap"
 cc -O2 -o "$WORK/gen" "$top/bench/analyze/gen.c" -lsqlite3
 
-measure() { # OUT_PREFIX CMD...: wall seconds and peak RSS (KB) into OUT_PREFIX.{s,kb}
+RUNS=${RUNS:-5}
+measure() { # OUT_PREFIX CMD...: median wall seconds and largest peak RSS (KB) of RUNS runs
 	local p=$1
 	shift
-	/usr/bin/time -f "%e %M" -o "$p.time" "$@" >"$p.out"
-	read -r sec kb <"$p.time"
-	echo "$sec" >"$p.s"
-	echo "$kb" >"$p.kb"
+	: >"$p.all"
+	for _ in $(seq "$RUNS"); do
+		/usr/bin/time -f "%e %M" -o "$p.time" "$@" >"$p.out"
+		cat "$p.time" >>"$p.all"
+	done
+	sort -n "$p.all" | awk '{ s[NR] = $1; if ($2 > kb) kb = $2 } END { print s[int((NR + 1) / 2)] > "'"$p.s"'"; print kb > "'"$p.kb"'" }'
 }
 events_of() { # JSON output -> kernels + memops
 	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["results"][0]["timeline"]["total"]; print(t["kernels"]+t["memops"])' "$1"
@@ -64,5 +69,14 @@ if [ ! -x "$HTA_VENV/bin/python" ] || ! "$HTA_VENV/bin/python" -c 'import hta' 2
 fi
 [ -s "$WORK/kineto$HTA_MB/rank0.json" ] || { mkdir -p "$WORK/kineto$HTA_MB" && "$WORK/gen" kineto "$WORK/kineto$HTA_MB/rank0.json" "$HTA_MB"; }
 measure "$WORK/gh" "$G" analyze --format json "$WORK/kineto$HTA_MB/rank0.json"
-"$HTA_VENV/bin/python" "$top/bench/analyze/hta_bench.py" "$WORK/kineto$HTA_MB" "$WORK/hta.json" >"$WORK/hta.log" 2>&1 || { tail -20 "$WORK/hta.log"; exit 1; }
+for i in $(seq "${HTA_RUNS:-3}"); do
+	"$HTA_VENV/bin/python" "$top/bench/analyze/hta_bench.py" "$WORK/kineto$HTA_MB" "$WORK/hta$i.json" >"$WORK/hta.log" 2>&1 || { tail -20 "$WORK/hta.log"; exit 1; }
+done
+# keep the run with the median total time
+python3 - "$WORK" "${HTA_RUNS:-3}" <<'PY'
+import json, shutil, sys
+runs = sorted((json.load(open("%s/hta%d.json" % (sys.argv[1], i)))["seconds_total"], i) for i in range(1, int(sys.argv[2]) + 1))
+print("HTA runs (s):", " ".join("%.2f" % t for t, _ in runs))
+shutil.copy("%s/hta%d.json" % (sys.argv[1], runs[(len(runs) - 1) // 2][1]), "%s/hta.json" % sys.argv[1])
+PY
 python3 "$top/bench/analyze/compare.py" "$WORK/gh.out" "$WORK/hta.json" "$(cat "$WORK/gh.s")" "$(cat "$WORK/gh.kb")" "$(events_of "$WORK/gh.out")"

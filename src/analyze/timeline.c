@@ -63,6 +63,16 @@ static int ev_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* Traces are mostly in time order already: check before paying for a sort. */
+static void sort_chunk(struct gt_tl *tl)
+{
+	for (size_t i = 1; i < tl->nchunk; i++)
+		if (ev_cmp(&tl->chunk[i - 1], &tl->chunk[i]) > 0) {
+			qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+			return;
+		}
+}
+
 static int spill_chunk(struct gt_tl *tl)
 {
 	if (!tl->spill && !(tl->spill = tmpfile())) {
@@ -70,7 +80,7 @@ static int spill_chunk(struct gt_tl *tl)
 			 strerror(errno));
 		return -1;
 	}
-	qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+	sort_chunk(tl);
 	uint64_t *o = realloc(tl->run_off, (tl->nruns + 1) * sizeof(*o));
 	if (o)
 		tl->run_off = o;
@@ -433,7 +443,7 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 
 	/* the sweep, in start order */
 	if (tl->nruns == 0) {
-		qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+		sort_chunk(tl);
 		for (size_t i = 0; i < tl->nchunk; i++)
 			sweep_one(gs, r->gpu, &tl->chunk[i]);
 	} else {
