@@ -133,13 +133,14 @@ static void plan_reads(struct gt_sampler *s)
 {
 	unsigned fast = 0;
 	if (s->outputs & GT_SO_POWER)
-		fast |= GT_S_POWER | GT_S_ENERGY; /* one driver call for both */
+		fast |= GT_S_POWER;
 	if (s->outputs & GT_SO_VRAM)
 		fast |= GT_S_MEM;
 	if (!fast)
-		fast = GT_S_POWER | GT_S_ENERGY | GT_S_MEM;
+		fast = GT_S_POWER | GT_S_MEM;
 	s->fast_want = fast;
-	s->slow_want = (s->outputs & GT_SO_RICH) ? GT_S_ALL & ~fast : 0;
+	/* the energy counter has its own pace (energy_tick) */
+	s->slow_want = (s->outputs & GT_SO_RICH) ? GT_S_ALL & ~fast & ~GT_S_ENERGY : 0;
 	s->slow_every = (s->slow_period_ns + s->period_ns - 1) / s->period_ns;
 	if (s->slow_every < 1)
 		s->slow_every = 1;
@@ -302,6 +303,23 @@ static void flush_line(FILE *f, const struct lbuf *l)
 	fflush(f);
 }
 
+/* After an energy read of cost_ns (the device's whole read): schedule the
+ * next, on the next device, so that these reads take about
+ * GT_SAMPLER_ENERGY_SHARE of the time, between slow_period_ns and
+ * GT_SAMPLER_ENERGY_MAX_GAP_NS apart. */
+static void pace_energy(struct gt_sampler *s, uint64_t cost_ns)
+{
+	double gap = (double)cost_ns / GT_SAMPLER_ENERGY_SHARE;
+	if (gap < (double)s->slow_period_ns)
+		gap = (double)s->slow_period_ns;
+	if (gap > (double)GT_SAMPLER_ENERGY_MAX_GAP_NS)
+		gap = (double)GT_SAMPLER_ENERGY_MAX_GAP_NS;
+	uint64_t ticks = (uint64_t)((gap + (double)s->period_ns - 1) / (double)s->period_ns);
+	s->energy_tick = s->samples + (ticks ? ticks : 1);
+	s->energy_dev = (s->energy_dev + 1) % s->ndev;
+	s->energy_reads++;
+}
+
 /* One tick: every device once; each file gets one write. */
 static void tick(struct gt_sampler *s)
 {
@@ -326,8 +344,14 @@ static void tick(struct gt_sampler *s)
 		unsigned want = s->fast_want;
 		if (s->samples % s->slow_every == s->slow_phase[i])
 			want |= s->slow_want;
+		int energy = s->rich && s->samples >= s->energy_tick && i == s->energy_dev;
+		if (energy)
+			want |= GT_S_ENERGY;
+		uint64_t m0 = energy ? s->clock.mono_ns(s->clock.ctx) : 0;
 		if (s->source.sample(s->source.ctx, s->dev[i], want, &g) < 0)
 			memset(&g, 0, sizeof(g));
+		if (energy)
+			pace_energy(s, s->clock.mono_ns(s->clock.ctx) - m0);
 		g.valid &= want; /* a cell not read this tick is empty, never stale */
 		int d = s->dev[i];
 		put_ch(pw, ',');
