@@ -80,10 +80,13 @@ $(O)/fuzz/%: $(O)/obj/tests/fuzz/fuzz_%.o $(O)/obj/tests/fuzz/regress_main.o $(c
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 
-# libFuzzer builds (clang): make fuzz FUZZ=name
+# libFuzzer builds (clang): make fuzz FUZZ=name, then run build/libfuzzer/lf-name CORPUS_DIR
+$(O)/lf-%: $(O)/obj/tests/fuzz/fuzz_%.o $(call obj,$(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)))
+	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
 fuzz:
 	$(MAKE) O=$(O)/libfuzzer CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
-		LDSAN="-fsanitize=fuzzer,address,undefined" $(O)/libfuzzer/fuzz/$(FUZZ)
+		LDSAN="-fsanitize=fuzzer,address,undefined" $(O)/libfuzzer/lf-$(FUZZ)
 
 tests-bin: $(GPUTAP) $(LIBTAP) $(UNIT) $(FUZZ_BINS)
 
