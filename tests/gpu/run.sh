@@ -83,6 +83,26 @@ else
 	say "not ok torch/available: no torch with CUDA"
 fi
 
+# 9. the whole pipeline: gputap run (tap + samplers + writers + report), analyze, report
+G=${GPUTAP:-}
+[ -z "$G" ] && [ -x .carry/build/gputap ] && G=$top/.carry/build/gputap
+[ -z "$G" ] && make --no-print-directory O="$B" "$B/gputap" >>"$W/build.log" 2>&1 && G=$B/gputap
+if [ -n "$G" ] && [ -x "$G" ]; then
+	GPUTAP_LIB=$LIB "$G" run -o "$W/run-ex" --tools kernel_trace,power,vram -- "$EX" --iters 20 >"$W/run-ex.out" 2>"$W/run-ex.err"
+	rc=$?
+	[ $rc -eq $brc ] && say "ok run/exit-status" || say "not ok run/exit-status: $rc vs $brc: $(tail -5 "$W/run-ex.err")"
+	a=$(sed 's/"pid":[0-9]*,//' "$W/base.out")
+	b=$(sed 's/"pid":[0-9]*,//' "$W/run-ex.out")
+	[ "$a" = "$b" ] && say "ok run/stdout-unchanged" || say "not ok run/stdout-unchanged: $b"
+	grep -q 'scale\|add' "$W/run-ex.err" && say "ok run/summary" || say "not ok run/summary: $(head -c 800 "$W/run-ex.err")"
+	"$PY" tests/gpu/check_run.py example "$W/run-ex" "$W/run-ex.out" 2>&1 | tee -a "$log"
+	"$G" analyze "$W/run-ex" --format json >"$W/an.json" 2>"$W/an.err" && say "ok run/analyze" || say "not ok run/analyze: $(head -5 "$W/an.err")"
+	GPUTAP_LIB=$LIB "$G" run -o "$W/run-5" -- sh -c 'exit 5' >/dev/null 2>&1
+	[ $? -eq 5 ] && say "ok run/exit-status-5" || say "not ok run/exit-status-5"
+else
+	say "not ok run/gputap-binary: no gputap CLI (make gpu-bundle and carry .carry)"
+fi
+
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")
 echo "$passed passed, $failed failed" | tee -a "$log"
