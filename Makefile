@@ -116,4 +116,5 @@ clean:
 	rm -rf $(O)
 
 .PHONY: all check lint fuzz format clean tests-bin demo gpu-bundle
+.SECONDARY:
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
