@@ -115,6 +115,18 @@ int cmd_libperf(int argc, char **argv)
 			snprintf(outbuf, sizeof(outbuf), "library_perf.csv");
 		out = outbuf;
 	}
+	{
+		/* the output's folder is created when missing (one level, as -o DIR/x.csv asks) */
+		const char *slash = strrchr(out, '/');
+		if (slash && slash != out) {
+			char d[4096];
+			snprintf(d, sizeof(d), "%.*s", (int)(slash - out), out);
+			if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+				gt_error("%s: %s", d, strerror(errno));
+				return 1;
+			}
+		}
+	}
 	if (S_ISDIR(sb.st_mode)) {
 		const char *slash = strrchr(out, '/');
 		if (slash)

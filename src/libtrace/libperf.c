@@ -46,6 +46,7 @@ static struct {
 	cu_result (*event_sync)(cu_event);
 	cu_result (*event_elapsed)(float *, cu_event, cu_event);
 	cu_result (*error_name)(cu_result, const char **);
+	cu_result (*ctx_sync)(void);
 } cu;
 
 /* ---- cuBLASLt ---- */
@@ -148,6 +149,7 @@ static int load_cuda(int device, char *name, size_t namelen, char *err, size_t e
 	L(event_record, "cuEventRecord");
 	L(event_sync, "cuEventSynchronize");
 	L(error_name, "cuGetErrorName");
+	L(ctx_sync, "cuCtxSynchronize");
 	*(void **)&cu.event_elapsed = dlsym(cu.h, "cuEventElapsedTime_v2");
 	if (!cu.event_elapsed)
 		L(event_elapsed, "cuEventElapsedTime");
@@ -353,6 +355,8 @@ static void replay_gemm(lt_handle h, const struct gt_gemm_cfg *g, cu_stream st, 
 	cu.memset8(B, 0x3c, bytes_b);
 	cu.memset8(C, 0x3c, bytes_c);
 	cu.memset8(D, 0, bytes_d);
+	/* the memsets run on the legacy stream, which our non-blocking stream does not wait for */
+	cu.ctx_sync();
 	int opa = op_num(g->transa), opb = op_num(g->transb);
 	int32_t batch = (int32_t)g->batch;
 	if (lt.desc_create(&d, ct, sc) || lt.desc_set(d, DESC_TRANSA, &opa, sizeof(opa)) ||

@@ -1064,7 +1064,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 	} else {
 		fprintf(f, "  GPU work     none recorded (%s)\n", p->trace_err[0] ? p->trace_err : "no GPU activity");
 	}
-	if (p->an && p->an->nclasses) {
+	if (p->an && p->an->kernel_time_ns + p->an->nccl_time_ns > 0) {
 		double tot = p->an->kernel_time_ns + p->an->nccl_time_ns;
 		fprintf(f, "  kernel time  %s", (gt_fmt_ns(b, sizeof(b), tot), b));
 		size_t best[3] = {0, 0, 0}, nb = 0;

@@ -69,6 +69,8 @@ static double nice_step(double range, int n)
 
 static void fmt_tick(char *b, size_t n, double v)
 {
+	if (fabs(v) < 1e-12)
+		v = 0; /* no "-0" from accumulated steps */
 	if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
 		snprintf(b, n, "%.2g", v);
 	else
