@@ -157,7 +157,8 @@ struct lane {
 	uint32_t device, stream;
 	uint64_t events;
 	double busy_ns;
-	uint8_t *cols;
+	uint8_t *cols;  /* the whole GPU activity range */
+	uint8_t *zcols; /* the zoomed window (one iteration) */
 };
 
 struct libperf_row {
@@ -176,6 +177,8 @@ struct page {
 	char trace_err[512];
 	uint64_t kernels, copies, memsets, lost;
 	double t0, t1; /* GPU activity range, ns */
+	double z0, z1; /* zoomed window (z1 > z0 when there is one) */
+	char zlabel[128];
 	struct lane *lanes;
 	size_t nlanes, lanes_dropped;
 	struct series mem[16];
@@ -328,9 +331,44 @@ static int busy_cmp(const void *a, const void *b)
 	return x->busy_ns < y->busy_ns ? 1 : x->busy_ns > y->busy_ns ? -1 : 0;
 }
 
+/* Zoom on one iteration (the second when there are three or more: the first is often warm-up). */
+static void choose_zoom(struct page *p)
+{
+	if (!p->an || !p->an->has_timeline)
+		return;
+	for (size_t i = 0; i < p->an->ngpu; i++) {
+		const struct gt_an_gpu *g = &p->an->gpu[i];
+		if (!g->niters)
+			continue;
+		size_t it = g->niters >= 3 ? 1 : 0;
+		if (g->iters[it].end_ns <= g->iters[it].start_ns)
+			continue;
+		p->z0 = (double)g->iters[it].start_ns;
+		p->z1 = (double)g->iters[it].end_ns;
+		snprintf(p->zlabel, sizeof(p->zlabel), "iteration %zu of %s", it + 1, g->label);
+		return;
+	}
+}
+
+static void mark(uint8_t *cols, double w0, double w1, uint64_t s, uint64_t e, int kind)
+{
+	if ((double)e < w0 || (double)s > w1)
+		return;
+	double span = w1 - w0;
+	long c0 = (long)(((double)s - w0) / span * COLS), c1 = (long)(((double)e - w0) / span * COLS);
+	if (c0 < 0)
+		c0 = 0;
+	if (c1 >= COLS)
+		c1 = COLS - 1;
+	/* kernels are drawn over copies, copies over memsets */
+	uint8_t v = (uint8_t)(3 - kind);
+	for (long c = c0; c <= c1; c++)
+		if (cols[c] < v)
+			cols[c] = v;
+}
+
 static void load_traces(struct page *p)
 {
-	find_procs(p);
 	if (p->nprocs == 0) {
 		snprintf(p->trace_err, sizeof(p->trace_err), "no <proc>/trace.gtr in the run directory");
 		return;
@@ -381,9 +419,14 @@ static void load_traces(struct page *p)
 		p->nlanes = MAX_LANES;
 	}
 	qsort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
-	for (size_t i = 0; i < p->nlanes; i++)
+	if (p->t1 <= p->t0)
+		p->t1 = p->t0 + 1;
+	choose_zoom(p);
+	for (size_t i = 0; i < p->nlanes; i++) {
 		p->lanes[i].cols = calloc(COLS, 1);
-	double span = p->t1 > p->t0 ? p->t1 - p->t0 : 1;
+		if (p->z1 > p->z0)
+			p->lanes[i].zcols = calloc(COLS, 1);
+	}
 	/* pass 2: columns of each lane, memory in use */
 	for (int i = 0; i < p->nprocs; i++) {
 		char path[4096];
@@ -451,18 +494,12 @@ static void load_traces(struct page *p)
 			for (size_t j = 0; j < p->nlanes && !l; j++)
 				if (p->lanes[j].proc == i && p->lanes[j].device == dev && p->lanes[j].stream == st)
 					l = &p->lanes[j];
-			if (!l || !l->cols)
+			if (!l)
 				continue;
-			long c0 = (long)(((double)s - p->t0) / span * COLS), c1 = (long)(((double)e - p->t0) / span * COLS);
-			if (c0 < 0)
-				c0 = 0;
-			if (c1 >= COLS)
-				c1 = COLS - 1;
-			/* kernels are drawn over copies, copies over memsets */
-			uint8_t v = (uint8_t)(3 - kind);
-			for (long c = c0; c <= c1; c++)
-				if (l->cols[c] < v)
-					l->cols[c] = v;
+			if (l->cols)
+				mark(l->cols, p->t0, p->t1, s, e, kind);
+			if (l->zcols)
+				mark(l->zcols, p->z0, p->z1, s, e, kind);
 		}
 		free(live);
 		gt_tr_close(&r);
@@ -765,31 +802,29 @@ static void sec_run(FILE *f, const struct page *p)
 	fputs("</td></tr>\n</table>\n", f);
 }
 
-static void sec_timeline(FILE *f, const struct page *p)
+/* The lanes' columns of one window as spans; returns the number of rectangles. */
+static size_t draw_lanes(FILE *f, const struct page *p, int zoom, double w0, double w1, const char *title,
+			 const char *xlabel)
 {
-	fputs("<h2 id=\"timeline\">GPU streams over time</h2>\n", f);
-	if (p->nlanes == 0) {
-		absent(f, p->trace_err[0] ? p->trace_err : "the traces hold no kernel, copy or memset");
-		return;
-	}
 	struct gt_tl_lane *tl = calloc(p->nlanes, sizeof(*tl));
 	if (!tl)
-		return;
-	double span = p->t1 - p->t0, colw = span / COLS;
+		return 0;
+	double colw = (w1 - w0) / COLS;
 	size_t rects = 0;
 	for (size_t i = 0; i < p->nlanes; i++) {
 		const struct lane *l = &p->lanes[i];
+		const uint8_t *cols = zoom ? l->zcols : l->cols;
 		snprintf(tl[i].label, sizeof(tl[i].label), "%s gpu%u stream %u", p->procs[l->proc], l->device, l->stream);
 		tl[i].events = l->events;
-		if (!l->cols)
+		if (!cols)
 			continue;
 		for (int c = 0; c < COLS;) {
-			if (!l->cols[c]) {
+			if (!cols[c]) {
 				c++;
 				continue;
 			}
 			int e = c;
-			while (e + 1 < COLS && l->cols[e + 1] == l->cols[c])
+			while (e + 1 < COLS && cols[e + 1] == cols[c])
 				e++;
 			if (tl[i].n == tl[i].cap) {
 				tl[i].cap = tl[i].cap ? tl[i].cap * 2 : 32;
@@ -798,23 +833,40 @@ static void sec_timeline(FILE *f, const struct page *p)
 					break;
 				tl[i].spans = ns;
 			}
-			tl[i].spans[tl[i].n++] =
-				(struct gt_tl_span){p->t0 + c * colw, p->t0 + (e + 1) * colw, (uint8_t)(3 - l->cols[c])};
+			tl[i].spans[tl[i].n++] = (struct gt_tl_span){w0 + c * colw, w0 + (e + 1) * colw, (uint8_t)(3 - cols[c])};
 			rects++;
 			c = e + 1;
 		}
 	}
-	char b[32];
-	gt_fmt_ns(b, sizeof(b), span);
-	fprintf(f, "<p class=\"note\">%llu kernels, %llu copies, %llu memsets over %s on %zu streams; drawn at one "
-		   "column per %.3g us (%zu rectangles).%s</p>\n",
-		(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
-		p->nlanes + p->lanes_dropped, colw / 1e3, rects,
-		p->lanes_dropped ? " Only the busiest streams are shown." : "");
-	gt_svg_timeline(f, tl, p->nlanes, p->t0, p->t1);
+	gt_svg_timeline(f, title, tl, p->nlanes, w0, w1, xlabel);
 	for (size_t i = 0; i < p->nlanes; i++)
 		free(tl[i].spans);
 	free(tl);
+	return rects;
+}
+
+static void sec_timeline(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"timeline\">GPU streams over time</h2>\n", f);
+	if (p->nlanes == 0) {
+		absent(f, p->trace_err[0] ? p->trace_err : "the traces hold no kernel, copy or memset");
+		return;
+	}
+	double span = p->t1 - p->t0;
+	char b[32];
+	gt_fmt_ns(b, sizeof(b), span);
+	fprintf(f, "<p class=\"note\">%llu kernels, %llu copies, %llu memsets over %s on %zu streams, drawn at one "
+		   "column per %.3g us.%s</p>\n",
+		(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
+		p->nlanes + p->lanes_dropped, span / COLS / 1e3,
+		p->lanes_dropped ? " Only the busiest streams are shown." : "");
+	draw_lanes(f, p, 0, p->t0, p->t1, "whole run", "time since first GPU activity (s)");
+	if (p->z1 > p->z0) {
+		char title[192];
+		gt_fmt_ns(b, sizeof(b), p->z1 - p->z0);
+		snprintf(title, sizeof(title), "%s (%s)", p->zlabel, b);
+		draw_lanes(f, p, 1, p->z0, p->z1, title, "time since the iteration's start (s)");
+	}
 }
 
 static int stat_cmp(const void *a, const void *b)
@@ -1123,6 +1175,11 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 	memset(&p, 0, sizeof(p));
 	p.dir = rundir;
 	load_run(&p);
+	find_procs(&p);
+	if (p.nprocs)
+		load_analysis(&p, map_path);
+	else
+		snprintf(p.an_err, sizeof(p.an_err), "no trace in the run directory (<proc>/trace.gtr)");
 	load_traces(&p);
 	load_gpu_samples(&p);
 	if (!p.npower)
@@ -1135,10 +1192,6 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 		series_downsample(&p.memused[i]);
 	for (size_t i = 0; i < p.nutil; i++)
 		series_downsample(&p.util[i]);
-	if (p.nprocs)
-		load_analysis(&p, map_path);
-	else
-		snprintf(p.an_err, sizeof(p.an_err), "no trace in the run directory (<proc>/trace.gtr)");
 	load_lib(&p);
 
 	char html[4096], tmp[4200];
@@ -1165,8 +1218,10 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 
 	if (p.run)
 		yajl_tree_free(p.run);
-	for (size_t i = 0; i < p.nlanes; i++)
+	for (size_t i = 0; i < p.nlanes; i++) {
 		free(p.lanes[i].cols);
+		free(p.lanes[i].zcols);
+	}
 	free(p.lanes);
 	struct series *all[4] = {p.mem, p.power, p.memused, p.util};
 	size_t cnt[4] = {p.nmem, p.npower, p.nmemused, p.nutil};

@@ -262,13 +262,14 @@ void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, s
 	fputs("</svg>\n", f);
 }
 
-void gt_svg_timeline(FILE *f, const struct gt_tl_lane *lanes, size_t nlanes, double t0, double t1)
+void gt_svg_timeline(FILE *f, const char *title, const struct gt_tl_lane *lanes, size_t nlanes, double t0, double t1,
+		     const char *xlabel)
 {
 	int lh = 18, lw = 230;
 	int h = MT + (int)nlanes * lh + 50;
 	if (t1 <= t0)
 		t1 = t0 + 1;
-	svg_open(f, h, "GPU streams over time");
+	svg_open(f, h, title);
 	int pw = W - lw - 30;
 	static const char *const kind_col[3] = {"#4e79a7", "#e15759", "#59a14f"};
 	static const char *const kind_name[3] = {"kernel", "copy", "memset"};
@@ -296,8 +297,9 @@ void gt_svg_timeline(FILE *f, const struct gt_tl_lane *lanes, size_t nlanes, dou
 		fmt_tick(b, sizeof(b), v);
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">%s</text>", x, ya, b);
 	}
-	fprintf(f, "\n<text x=\"%d\" y=\"%d\" class=\"xl\">time since first GPU activity (s)</text>\n", lw + pw / 2,
-		ya + 18);
+	fprintf(f, "\n<text x=\"%d\" y=\"%d\" class=\"xl\">", lw + pw / 2, ya + 18);
+	gt_html_esc(f, xlabel);
+	fputs("</text>\n", f);
 	for (int k = 0; k < 3; k++)
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
 			   "class=\"lg\">%s</text>\n",

@@ -58,6 +58,7 @@ struct gt_tl_lane {
 	size_t n, cap;
 	uint64_t events; /* events before downsampling */
 };
-void gt_svg_timeline(FILE *f, const struct gt_tl_lane *lanes, size_t nlanes, double t0, double t1);
+void gt_svg_timeline(FILE *f, const char *title, const struct gt_tl_lane *lanes, size_t nlanes, double t0, double t1,
+		     const char *xlabel);
 
 #endif

@@ -191,6 +191,9 @@ TEST(report_full_run_dir)
 	ASSERT_CONTAINS(tl, "rank0 gpu0 stream 7");
 	ASSERT_CONTAINS(tl, "rank0 gpu0 stream 13");
 	ASSERT_CONTAINS(tl, "9 kernels, 3 copies");
+	/* the whole run, then one iteration zoomed (the second of three) */
+	ASSERT_EQ_INT(count(tl, "<svg"), 2);
+	ASSERT_CONTAINS(tl, "iteration 2 of rank0/gpu0");
 	free(tl);
 	char *cl = section(html, "classes");
 	ASSERT_CONTAINS(cl, ">gemm<");
