@@ -142,6 +142,39 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* Tags balance: every element opened is closed in order (void elements and
+ * "<x/>" aside).  Returns NULL if well formed, else where it breaks. */
+static const char *unbalanced(const char *html)
+{
+	static char where[128];
+	char stack[64][16];
+	int depth = 0;
+	for (const char *p = strchr(html, '<'); p; p = strchr(p + 1, '<')) {
+		if (p[1] == '!')
+			continue;
+		const char *e = strchr(p, '>');
+		if (!e)
+			return "unterminated tag";
+		int closing = p[1] == '/';
+		const char *n = p + 1 + closing;
+		size_t nl = strcspn(n, " />\n");
+		char name[16];
+		snprintf(name, sizeof(name), "%.*s", (int)(nl < 15 ? nl : 15), n);
+		if (e[-1] == '/' || !strcmp(name, "meta") || !strcmp(name, "br"))
+			continue;
+		if (!closing) {
+			if (depth == 64)
+				return "too deep";
+			snprintf(stack[depth++], 16, "%s", name);
+		} else if (depth == 0 || strcmp(stack[--depth], name) != 0) {
+			snprintf(where, sizeof(where), "</%s> closes <%s> at byte %ld", name, depth >= 0 ? stack[depth] : "",
+				 (long)(p - html));
+			return where;
+		}
+	}
+	return depth ? "elements left open" : NULL;
+}
+
 /* text between the heading with id `sec` and the next heading */
 static char *section(const char *html, const char *sec)
 {
@@ -165,6 +198,11 @@ TEST(report_full_run_dir)
 	ASSERT(html);
 	ASSERT(strncmp(html, "<!DOCTYPE html>", 15) == 0);
 	ASSERT_CONTAINS(html, "</html>");
+	ASSERT(unbalanced("<p><b></p>") != NULL); /* the checker itself */
+	ASSERT(unbalanced("<p><br><x/><svg><rect/></svg></p>") == NULL);
+	const char *bad = unbalanced(html);
+	if (bad)
+		GT_FAIL_AT("report.html is not well formed: %s", bad);
 	/* self-contained: no URL, no script, no external resource */
 	ASSERT(!strstr(html, "http"));
 	ASSERT(!strstr(html, "<script"));
@@ -233,6 +271,7 @@ TEST(report_partial_dirs_say_what_is_missing)
 		free(s);
 	}
 	ASSERT_CONTAINS(html, "run.json not found");
+	ASSERT(unbalanced(html) == NULL);
 	ASSERT_CONTAINS(html, "library_trace.csv not found");
 	free(html);
 
