@@ -84,7 +84,7 @@ int cmd_analyze(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': config = optarg; break;
 		case 'm': mapf = optarg; break;

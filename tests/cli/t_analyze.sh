@@ -85,6 +85,9 @@ contains no-such-input-message "$T/.out" "nothing-here"
 expect_status usage-no-input 2 "$GPUTAP" analyze
 expect_status usage-bad-format 2 "$GPUTAP" analyze --format xml "$D/old/run"
 expect_status usage-bad-iters 2 "$GPUTAP" analyze --iters zero "$D/old/run"
+# Options may follow the inputs, as with most commands.
+expect_status options-after-input 0 "$GPUTAP" analyze "$D/old/run" --format json
+contains options-after-input-json "$T/.out" '"schema_version"'
 expect_status help 0 "$GPUTAP" analyze --help
 contains help-text "$T/.out" "Exit status"
 finish
