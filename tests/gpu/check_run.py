@@ -99,17 +99,23 @@ def libs(run, stdout_path):
     r = rows(lt)
     libsseen = sorted({x["library"] for x in r})
     res("library-trace-libraries", any("blas" in l.lower() for l in libsseen) and any("nccl" in l.lower() for l in libsseen), libsseen)
-    # every GEMM shape the script announced appears in some config
+    # every GEMM shape and collective the script announced (EXPECT lines) is in some config
     exp = [l.split() for l in open(stdout_path) if l.startswith("EXPECT ")]
-    gemm = [e for e in exp if "cublaslt" in e[1].lower()]
-    missing = []
-    for e in gemm:
+    missing, n = [], 0
+    for e in exp:
         kv = dict(x.split("=", 1) for x in e[2:] if "=" in x)
-        shape = ["%s=%s" % (k, kv[k]) for k in ("m", "n", "k") if k in kv]
-        if not any(all(s in x["config"] for s in shape) for x in r):
-            missing.append(" ".join(shape))
-    res("library-trace-gemm-shapes", gemm and not missing, "missing %s of %d" % (missing[:5], len(gemm)))
-
+        if e[1] == "gemm":
+            want = ["%s=%s" % (k, kv[k]) for k in ("m", "n", "k") if k in kv]
+            pool = [x for x in r if "blas" in x["library"].lower()]
+        elif e[1] == "nccl":
+            want = ["op=" + kv["op"], "count=" + kv["count"]]
+            pool = [x for x in r if x["library"].lower() == "nccl"]
+        else:
+            continue
+        n += 1
+        if not any(all(w in x["config"].split() for w in want) for x in pool):
+            missing.append(" ".join(want))
+    res("library-trace-shapes", n > 0 and not missing, "missing %s of %d" % (missing[:5], n))
 
 if __name__ == "__main__":
     {"example": example, "libs": libs}[sys.argv[1]](*sys.argv[2:])

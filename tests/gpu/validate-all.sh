@@ -10,7 +10,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 OUT=${1:?usage: validate-all.sh OUTDIR}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$OUT/sampler"
 export GT_GPU_BUILD=${GT_GPU_BUILD:-$top/.carry/build} GPUTAP=${GPUTAP:-$top/.carry/build/gputap}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/device.txt" 2>&1
@@ -18,22 +18,27 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 echo "== 1. tests/gpu/run.sh"
 timeout 300 tests/gpu/run.sh /tmp/gt-gpu 2>&1 | tee "$OUT/gpu-tests.txt" | grep -E '^not ok|passed'
 
-echo "== 2. PyTorch run with the library tools stacked"
+echo "== 2. PyTorch runs with the library tools stacked"
 W=/tmp/gt-libs
-rm -rf "$W"
-timeout 180 "$GPUTAP" run -o "$W" --tools power,vram,cublaslt_trace,cudnn_trace,nccl_trace,kernel_trace \
-	-- python3 tests/fixtures/liblogs/record_liblogs.py --train >"$OUT/libs-run.out" 2>"$OUT/libs-run.err"
+rm -rf "$W" /tmp/gt-train
+timeout 180 "$GPUTAP" run -o "$W" --tools power,vram,cublaslt_trace,cublas_trace,cudnn_trace,nccl_trace,kernel_trace \
+	-- python3 tests/fixtures/liblogs/record_liblogs.py >/tmp/libs-run.out 2>/tmp/libs-run.err
 echo "gputap run exit status $?"
-python3 tests/gpu/check_run.py libs "$W" "$OUT/libs-run.out" 2>&1 | tee "$OUT/libs-checks.txt"
-timeout 120 "$GPUTAP" libperf "$W/library_trace.csv" -o "$W/library_perf.csv" --iters 20 --warmup 5 >"$OUT/libperf.txt" 2>&1
+python3 tests/gpu/check_run.py libs "$W" /tmp/libs-run.out 2>&1 | tee "$OUT/libs-checks.txt"
+timeout 120 "$GPUTAP" libperf "$W/library_trace.csv" -o "$W/library_perf.csv" --iters 20 --warmup 5 >/tmp/libperf.txt 2>&1
 echo "libperf exit status $?"
-"$GPUTAP" report "$W" >"$OUT/report.txt" 2>&1
-tail -n 25 "$OUT/libs-run.err"
-head -n 20 "$W/library_trace.csv"
-tar czf "$OUT/libs-run.tgz" -C /tmp --exclude='*.gtr' gt-libs 2>/dev/null
+cat /tmp/libperf.txt >>"$OUT/libs-checks.txt"
+timeout 180 "$GPUTAP" run -o /tmp/gt-train --tools power,vram,cublaslt_trace,nccl_trace,kernel_trace \
+	-- python3 tests/fixtures/liblogs/record_liblogs.py --train >/tmp/train.out 2>/tmp/train.err
+echo "gputap run (train) exit status $?"
+"$GPUTAP" analyze /tmp/gt-train >/tmp/train-analyze.txt 2>&1
+echo "analyze exit status $?"
+tail -n 12 /tmp/train-analyze.txt
+cp /tmp/libs-run.* /tmp/libperf.txt /tmp/train.* /tmp/train-analyze.txt "$W"/ 2>/dev/null
+tar czf "$OUT/libs-runs.tgz" -C /tmp --exclude='*.gtr' gt-libs gt-train 2>/dev/null
 
 echo "== 3. sampler cost and period"
-timeout 150 bash bench/sampler/gpu_run.sh "$GT_GPU_BUILD" "$top/.carry/bench/nvml_bench" "$OUT/sampler" >"$OUT/sampler.txt" 2>&1
-tail -n 12 "$OUT/sampler.txt"
+timeout 150 bash bench/sampler/gpu_run.sh "$GT_GPU_BUILD" "$top/.carry/bench/nvml_bench" "$OUT/sampler" >"$OUT/sampler/sampler.txt" 2>&1
+grep -h -E '"(label|gap_mean_ms|gap_sd_ms|missed_deadlines|thread_cpu_pct|samples)"' "$OUT"/sampler/run_*.json
 tar czf "$OUT/gpu-tests.tgz" -C /tmp --exclude='*.gtr' --exclude='*.gtr.partial' gt-gpu 2>/dev/null
 tar czf "$OUT/sampler.tgz" -C "$OUT" sampler 2>/dev/null && rm -rf "$OUT/sampler"
