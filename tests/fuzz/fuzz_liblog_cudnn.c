@@ -1,41 +1,7 @@
-/* Fuzz target: the cudnn log parser must read any bytes without crashing, and
- * every config it records must read back (libperf) to the same text. */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "libtrace/liblog.h"
-#include "libtrace/libtrace.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Fuzz target: the cudnn log parser (see fuzz_liblog.h for what is checked). */
+#include "fuzz_liblog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	gt_liblog_verbose = 0;
-	struct gt_libcalls *t = gt_libcalls_new();
-	if (!t)
-		return 0;
-	struct gt_liblog_stats st;
-	gt_liblog_parse_buf_as(GT_LIB_CUDNN, "fuzz", (const char *)data, size, t, &st);
-	const struct gt_libcall_row *rows;
-	size_t n = gt_libcalls_rows(t, &rows);
-	for (size_t i = 0; i < n; i++) {
-		char err[256], back[GT_CFG_MAX];
-		if (strpbrk(rows[i].config, ",\"\n"))
-			abort(); /* a config must be one plain CSV field */
-		if (strncmp(rows[i].config, "op=gemm ", 8) == 0) {
-			struct gt_gemm_cfg g;
-			if (gt_gemm_cfg_parse(rows[i].config, &g, err, sizeof(err)) == 0 &&
-			    (gt_gemm_cfg_format(&g, back, sizeof(back)) < 0 || strcmp(back, rows[i].config) != 0))
-				abort();
-		} else if (rows[i].lib == GT_LIB_NCCL) {
-			struct gt_nccl_cfg c;
-			if (gt_nccl_cfg_parse(rows[i].config, &c, err, sizeof(err)) < 0)
-				abort(); /* the parser only records complete collectives */
-			if (gt_nccl_cfg_format(&c, back, sizeof(back)) < 0 || strcmp(back, rows[i].config) != 0)
-				abort();
-		}
-	}
-	gt_libcalls_free(t);
-	return 0;
+	return gt_fuzz_liblog(GT_LIB_CUDNN, data, size);
 }
