@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/csvio.h"
+
 #include "libtrace/liblog.h"
 #include "libtrace/libtrace.h"
 
@@ -458,21 +460,6 @@ static double gemm_flops(const struct gt_gemm_cfg *g)
 	return g->type_a[0] == 'C' ? 4 * f : f;
 }
 
-static void csv_put(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		if (*s != '\n' && *s != '\r')
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 /* v with `prec` decimals, "" when unknown (negative). */
 static void fmt_num(char *b, size_t n, double v, int prec)
@@ -584,9 +571,9 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 		double sv = r.recorded_us > 0 && r.best_us > 0 ? (r.recorded_us - r.best_us) * (double)rows[i].calls : -1;
 		fmt_num(save, sizeof(save), sv, 1);
 		fprintf(f, "%s,", gt_lib_name(rows[i].lib));
-		csv_put(f, rows[i].config);
+		gt_csv_put(f, rows[i].config);
 		fprintf(f, ",%llu,", (unsigned long long)rows[i].calls);
-		csv_put(f, r.status);
+		gt_csv_put(f, r.status);
 		fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s\n", rec_algo, r.timed_as, rus, rtf, balgo, bus, btf,
 			gain, save, r.tried, dev);
 		if (opts.progress)

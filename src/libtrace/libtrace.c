@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/csvio.h"
 #include "core/log.h"
 #include "libtrace/liblog.h"
 
@@ -468,23 +469,6 @@ int gt_libtrace_collect(const char *logdir, const char *csv_path, const char *jo
 }
 
 /* ---- CSV ---- */
-static void csv_field(FILE *f, const char *s)
-{
-	if (!s)
-		s = "";
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 int gt_libcalls_write_csv(struct gt_libcalls *t, const char *path, const char *jobid, const char *model,
 			  const char *created, char *err, size_t errlen)
 {
@@ -507,15 +491,15 @@ int gt_libcalls_write_csv(struct gt_libcalls *t, const char *path, const char *j
 	const struct gt_libcall_row *rows;
 	size_t n = gt_libcalls_rows(t, &rows);
 	for (size_t i = 0; i < n; i++) {
-		csv_field(f, jobid);
+		gt_csv_put(f, jobid);
 		fputc(',', f);
-		csv_field(f, created);
+		gt_csv_put(f, created);
 		fputc(',', f);
-		csv_field(f, model);
+		gt_csv_put(f, model);
 		fputc(',', f);
-		csv_field(f, gt_lib_name(rows[i].lib));
+		gt_csv_put(f, gt_lib_name(rows[i].lib));
 		fputc(',', f);
-		csv_field(f, rows[i].config);
+		gt_csv_put(f, rows[i].config);
 		fprintf(f, ",%llu\n", (unsigned long long)rows[i].calls);
 	}
 	int bad = ferror(f);
@@ -530,47 +514,6 @@ int gt_libcalls_write_csv(struct gt_libcalls *t, const char *path, const char *j
 		return -1;
 	}
 	return 0;
-}
-
-/* Split one CSV record (RFC 4180 quoting, no embedded newlines) in place.
- * Returns the number of fields, or -1 on a stray quote. */
-static int csv_split(char *s, char **fields, int max)
-{
-	int n = 0;
-	char *w = s;
-	while (n < max) {
-		fields[n++] = w;
-		if (*s == '"') {
-			s++;
-			for (;;) {
-				if (!*s)
-					return -1;
-				if (*s == '"') {
-					if (s[1] == '"') {
-						*w++ = '"';
-						s += 2;
-						continue;
-					}
-					s++;
-					break;
-				}
-				*w++ = *s++;
-			}
-			if (*s && *s != ',')
-				return -1;
-		} else {
-			while (*s && *s != ',')
-				*w++ = *s++;
-		}
-		if (!*s) {
-			*w = 0;
-			return n;
-		}
-		*w++ = 0;
-		s++;
-		w = s;
-	}
-	return n;
 }
 
 int gt_libcalls_read_csv(const char *path, struct gt_libcalls *t, char *err, size_t errlen)
@@ -592,7 +535,7 @@ int gt_libcalls_read_csv(const char *path, struct gt_libcalls *t, char *err, siz
 		if (n == 0)
 			continue;
 		char *fld[32];
-		int nf = csv_split(line, fld, 32);
+		int nf = gt_csv_split(line, fld, 32);
 		if (nf < 0) {
 			snprintf(err, errlen, "%s:%llu: unbalanced quote", path, (unsigned long long)no);
 			rc = -1;

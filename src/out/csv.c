@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "out/ofile.h"
+#include "core/csvio.h"
 #include "out/writers.h"
 
 void gt_fmt1(char *buf, size_t cap, double x)
@@ -18,18 +19,7 @@ void gt_fmt1(char *buf, size_t cap, double x)
 void gt_csv_field(FILE *f, const char *s)
 {
 	char *c = gt_utf8_clean(s);
-	const char *t = c ? c : "";
-	if (!strpbrk(t, ",\"\r\n")) {
-		fputs(t, f);
-	} else {
-		fputc('"', f);
-		for (const char *p = t; *p; p++) {
-			if (*p == '"')
-				fputc('"', f);
-			fputc(*p, f);
-		}
-		fputc('"', f);
-	}
+	gt_csv_put(f, c);
 	free(c);
 }
 

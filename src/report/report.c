@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/csvio.h"
 #include <yajl/yajl_tree.h>
 
 #include "analyze/analyze.h"
@@ -28,72 +30,10 @@
 #define TOP_LIB 25
 
 /* ---------------- small helpers ---------------- */
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap);
-	size_t r;
-	while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-		n += r;
-		if (n + 1 == cap) {
-			char *nb = realloc(b, cap * 2);
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (b)
-		b[n] = 0;
-	if (len)
-		*len = n;
-	return b;
-}
-
 static int exists(const char *path)
 {
 	struct stat sb;
 	return stat(path, &sb) == 0;
-}
-
-/* Split a CSV line in place (quotes honoured, no embedded newlines). */
-static int csv_split(char *s, char **fields, int max)
-{
-	int n = 0;
-	char *w = s;
-	while (n < max) {
-		fields[n++] = w;
-		if (*s == '"') {
-			s++;
-			while (*s && !(*s == '"' && s[1] != '"')) {
-				if (*s == '"')
-					s++;
-				*w++ = *s++;
-			}
-			if (*s == '"')
-				s++;
-			while (*s && *s != ',')
-				s++;
-		} else {
-			while (*s && *s != ',')
-				*w++ = *s++;
-		}
-		if (!*s) {
-			*w = 0;
-			return n;
-		}
-		*w = 0;
-		s++;
-		w = s;
-	}
-	return n;
 }
 
 static double num(const char *s)
@@ -211,7 +151,7 @@ static void load_run(struct page *p)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/run.json", p->dir);
-	char *text = read_all(path, NULL);
+	char *text = gt_read_file(path, NULL);
 	if (!text) {
 		snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
 		return;
@@ -536,7 +476,9 @@ static void load_gpu_samples(struct page *p)
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\r\n")] = 0;
 		char *fl[32];
-		int nf = csv_split(line, fl, 32);
+		int nf = gt_csv_split(line, fl, 32);
+		if (nf < 1)
+			continue; /* malformed quoting: skip the row */
 		if (header) {
 			for (int i = 0; i < nf; i++) {
 				if (!strcmp(fl[i], "time_ns"))
@@ -593,7 +535,9 @@ static void load_seed_csv(struct page *p, const char *file, struct series *arr, 
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\r\n")] = 0;
 		char *fl[17];
-		int nf = csv_split(line, fl, 17);
+		int nf = gt_csv_split(line, fl, 17);
+		if (nf < 1)
+			continue; /* malformed quoting: skip the row */
 		if (header) {
 			ncol = nf;
 			for (int i = 1; i < nf && i < 17; i++) {
@@ -665,7 +609,7 @@ static void load_lib(struct page *p)
 		}
 	}
 	snprintf(path, sizeof(path), "%s/library_perf.csv", p->dir);
-	p->perf_buf = read_all(path, NULL);
+	p->perf_buf = gt_read_file(path, NULL);
 	if (!p->perf_buf)
 		return;
 	int col[8];
@@ -679,7 +623,9 @@ static void load_lib(struct page *p)
 	for (char *line = strtok_r(p->perf_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		line[strcspn(line, "\r")] = 0;
 		char *fl[32];
-		int nf = csv_split(line, fl, 32);
+		int nf = gt_csv_split(line, fl, 32);
+		if (nf < 1)
+			continue; /* malformed quoting: skip the row */
 		if (header) {
 			for (int i = 0; i < nf; i++)
 				for (int j = 0; j < 8; j++)

@@ -1,0 +1,54 @@
+#include "test.h"
+
+#include <stdlib.h>
+
+#include "core/csvio.h"
+
+TEST(csv_put_quotes_only_when_needed)
+{
+	char buf[256];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	ASSERT(f);
+	gt_csv_put(f, "plain");
+	fputc('|', f);
+	gt_csv_put(f, "a,b");
+	fputc('|', f);
+	gt_csv_put(f, "say \"hi\"");
+	fputc('|', f);
+	gt_csv_put(f, NULL);
+	fclose(f);
+	ASSERT_EQ_STR(buf, "plain|\"a,b\"|\"say \"\"hi\"\"\"|");
+}
+
+TEST(csv_split_roundtrip_and_errors)
+{
+	char line[] = "x,\"a,b\",\"say \"\"hi\"\"\",,end";
+	char *fl[8];
+	ASSERT_EQ_INT(gt_csv_split(line, fl, 8), 5);
+	ASSERT_EQ_STR(fl[0], "x");
+	ASSERT_EQ_STR(fl[1], "a,b");
+	ASSERT_EQ_STR(fl[2], "say \"hi\"");
+	ASSERT_EQ_STR(fl[3], "");
+	ASSERT_EQ_STR(fl[4], "end");
+	char bad[] = "a,\"unterminated";
+	ASSERT_EQ_INT(gt_csv_split(bad, fl, 8), -1);
+	char junk[] = "a,\"q\"x,b";
+	ASSERT_EQ_INT(gt_csv_split(junk, fl, 8), -1);
+	char many[] = "1,2,3,4";
+	ASSERT_EQ_INT(gt_csv_split(many, fl, 2), 2);
+}
+
+TEST(read_file_whole_and_missing)
+{
+	char big[10000];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)('a' + i % 26);
+	const char *p = gt_test_write_file(gt_test_tmpdir(), "f", big, sizeof(big));
+	size_t n = 0;
+	char *b = gt_read_file(p, &n);
+	ASSERT(b);
+	ASSERT_EQ_U64(n, sizeof(big));
+	ASSERT(memcmp(b, big, n) == 0 && b[n] == '\0');
+	free(b);
+	ASSERT(gt_read_file("/nonexistent/x", NULL) == NULL);
+}
