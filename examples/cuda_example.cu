@@ -5,12 +5,13 @@
 // kernel count per name, bytes per copy direction, bytes allocated and the
 // NVTX ranges opened, so a test can compare a recording against it.
 //
-//   cuda_example [--iters N] [--threads T] [--fork] [--marks M] [--sleep-ms S]
+//   cuda_example [--iters N] [--threads T] [--fork] [--marks M] [--sleep-ms S] [--timing]
 //     --iters N    kernel rounds (default 10): each launches scale on stream 1, add on stream 2
 //     --threads T  T host threads each launch `spin` N times at once (default 0)
 //     --fork       fork a child that opens NVTX ranges and exits (no CUDA in the child)
 //     --marks M    M NVTX marks (for record-loss accounting)
 //     --sleep-ms S sleep between rounds (for signal tests)
+//     --timing     a second JSON line: wall µs per round of the compute loop (benchmarks)
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern "C" __global__ void scale(float *x, float a, int n)
@@ -90,7 +92,7 @@ static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	int iters = 10, threads = 0, do_fork = 0, marks = 0, sleep_ms = 0;
+	int iters = 10, threads = 0, do_fork = 0, marks = 0, sleep_ms = 0, timing = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = atoi(argv[++i]);
@@ -100,10 +102,12 @@ int main(int argc, char **argv)
 			do_fork = 1;
 		else if (!strcmp(argv[i], "--marks") && i + 1 < argc)
 			marks = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--timing"))
+			timing = 1;
 		else if (!strcmp(argv[i], "--sleep-ms") && i + 1 < argc)
 			sleep_ms = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: %s [--iters N] [--threads T] [--fork] [--marks M] [--sleep-ms S]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--iters N] [--threads T] [--fork] [--marks M] [--sleep-ms S] [--timing]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -132,6 +136,8 @@ int main(int argc, char **argv)
 	pop();
 
 	int nscale = 0, nadd = 0;
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_MONOTONIC, &c0);
 	push("compute");
 	for (int it = 0; it < iters; it++) {
 		push("round");
@@ -146,6 +152,7 @@ int main(int argc, char **argv)
 	CK(cudaStreamSynchronize(s1));
 	CK(cudaStreamSynchronize(s2));
 	pop();
+	clock_gettime(CLOCK_MONOTONIC, &c1);
 
 	int nspin = 0;
 	if (threads > 0) {
@@ -209,6 +216,9 @@ int main(int argc, char **argv)
 	       "\"alloc_bytes\":%llu,\"memcpy_calls\":{\"h2d\":2,\"d2h\":1},\"nvtx_ranges\":[%s],\"marks\":%d,"
 	       "\"child_status\":%d,\"pid\":%d,\"checksum\":%.6e}\n",
 	       nscale, nadd, nspin, h2d, d2h, alloc, ranges_json, marks, child_status, (int)getpid(), sum);
+	if (timing) /* a second line, only when asked: the first stays identical run to run */
+		printf("{\"us_per_round\":%.3f}\n",
+		       ((c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec)) / 1e3 / (iters ? iters : 1));
 	free(h);
 	free(h2);
 	return 0;
