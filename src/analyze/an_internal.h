@@ -78,9 +78,16 @@ void gt_csv_close(struct gt_csv *c);
 /* ---- timeline engine ---- */
 struct gt_ev {
 	uint64_t start, end;
-	uint32_t gpu; /* index into the engine's GPU list */
-	uint8_t cat;  /* enum gt_ncat */
-	uint8_t pad[3];
+	uint32_t corr;    /* correlation id of the launch, 0 unknown (CUPTI ids are 32-bit) */
+	uint32_t gpu : 24; /* index into the engine's GPU list */
+	uint32_t cat : 8;  /* enum gt_ncat */
+};
+
+/* A host-side API call (a launch or any other call: ids come from one counter at API entry). */
+struct gt_launch {
+	uint64_t start;
+	uint32_t corr;
+	uint32_t source;
 };
 
 struct gt_range {
@@ -105,6 +112,18 @@ struct gt_tl {
 	/* iteration ranges, per source */
 	struct gt_range *ranges;
 	size_t nranges, ranges_cap;
+	/* API calls (start, correlation id): buffered, spilled to a temporary file when full */
+	struct gt_launch *lbuf;
+	size_t nlbuf;
+	FILE *lspill;
+	uint64_t nlaunches;
+	/* per source: a label ("rank0", a file name); NULL: "rank<index>" */
+	char **labels;
+	size_t nlabels;
+	/* filled by gt_tl_finish: how ops were put into iterations, and the NVTX time per source */
+	uint64_t by_launch, by_time, outside;
+	double nvtx_total_ns; /* sum of range times: GPU-projected for sources with launches, else CPU */
+	int nvtx_projected;   /* 1: every source with ranges was projected, 2: some were */
 	char err[512];
 };
 
@@ -113,9 +132,18 @@ void gt_tl_free(struct gt_tl *tl);
 /* GPU index for (source, device), -1 on allocation failure. */
 long gt_tl_gpu(struct gt_tl *tl, int source, int device);
 int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat);
+/* The same with the correlation id of the launch (0: unknown, the op is put into a window by time). */
+int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr);
+/* An API call of `source` that started at `start` with correlation id `corr` (0 is ignored). */
+int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr);
+/* Name a source (copied); GPU rows are "<label>/gpu<device>". */
+int gt_tl_label(struct gt_tl *tl, int source, const char *label);
 int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);
 /* Sweep all events in time order and fill r->gpu / r->total.  `iters` > 0: split each source's
- * [first, last] evenly in time into that many windows when no range was given. */
+ * [first, last] evenly in time into that many windows when no range was given.
+ * Iterations from ranges: an op goes to the iteration whose range contains the start of the API
+ * call that launched it (through its correlation id: see docs/analyze.md); an op without one goes
+ * to the window of its GPU start time, cut at the range starts. */
 int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen);
 
 /* ---- readers: each adds to names / tl / ranges; 0 or -1 with err ---- */
@@ -144,7 +172,8 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 int gt_an_read_kineto(struct gt_an_ctx *c, const char *path, char *err, size_t errlen);
 int gt_an_read_kineto_mem(struct gt_an_ctx *c, const char *label, const char *data, size_t len, char *err,
 			  size_t errlen);
-int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, char *err, size_t errlen);
+/* `label`: the source's name (the process folder of a run); NULL: the trace's process name. */
+int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen);
 
 /* Parse an unsigned decimal with optional fraction, scaled by 10^scale (e.g. µs -> ns: 3). */
 int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out);

@@ -183,7 +183,7 @@ static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t e
 			snprintf(pp, sizeof(pp), "%s.partial", p);
 			if (access(p, F_OK) == 0 || access(pp, F_OK) == 0) {
 				found++;
-				rc = gt_an_read_gtr(c, p, err, errlen);
+				rc = gt_an_read_gtr(c, p, ents[i]->d_name, err, errlen);
 			}
 		}
 		free(ents[i]);
@@ -248,6 +248,11 @@ static int run_nsys_export(struct gt_an_ctx *c, const char *rep, char *err, size
 		rc = -1;
 	} else {
 		rc = gt_an_read_sqlite(c, out, err, errlen);
+		const char *b = strrchr(rep, '/');
+		if (rc == 0 && gt_tl_label(&c->tl, c->nsources - 1, b && b[1] ? b + 1 : rep) < 0) {
+			snprintf(err, errlen, "%s: out of memory", rep);
+			rc = -1;
+		}
 	}
 	unlink(out);
 	rmdir(tmpl);
@@ -260,7 +265,7 @@ static int read_input(struct gt_an_ctx *c, const char *in, char *err, size_t err
 	if (stat(in, &st) == 0 && S_ISDIR(st.st_mode))
 		return read_rundir(c, in, err, errlen);
 	if (has_suffix(in, ".gtr") || has_suffix(in, ".gtr.partial"))
-		return gt_an_read_gtr(c, in, err, errlen);
+		return gt_an_read_gtr(c, in, NULL, err, errlen);
 	if (has_suffix(in, ".sqlite") || has_suffix(in, ".db"))
 		return gt_an_read_sqlite(c, in, err, errlen);
 	if (has_suffix(in, ".nsys-rep") || has_suffix(in, ".qdrep"))
@@ -279,7 +284,7 @@ static int read_input(struct gt_an_ctx *c, const char *in, char *err, size_t err
 	size_t n = fread(b, 1, sizeof(b), f);
 	fclose(f);
 	if (n >= 8 && memcmp(b, "GPUTAPTR", 8) == 0)
-		return gt_an_read_gtr(c, in, err, errlen);
+		return gt_an_read_gtr(c, in, NULL, err, errlen);
 	if (n >= 15 && memcmp(b, "SQLite format 3", 15) == 0)
 		return gt_an_read_sqlite(c, in, err, errlen);
 	if (n >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || b[0] == '{' || b[0] == '['))
@@ -405,6 +410,30 @@ void gt_an_free(struct gt_an_result *r)
 	free(r);
 }
 
+/* Inputs (processes) without any GPU work have no row: say so once, only when asked for detail
+ * (a launcher such as torchrun has the tap preloaded but does no GPU work: not worth a warning). */
+static void report_skipped(struct gt_an_ctx *c)
+{
+	if (!c->progress && gt_log_level < GT_LOG_INFO)
+		return;
+	char list[512] = "";
+	size_t len = 0;
+	int n = 0;
+	for (int s = 0; s < c->nsources; s++) {
+		int any = 0;
+		for (size_t i = 0; i < c->tl.ngpus && !any; i++)
+			any = c->tl.gpus[i].source == s;
+		if (any)
+			continue;
+		const char *lab = (size_t)s < c->tl.nlabels && c->tl.labels[s] ? c->tl.labels[s] : "?";
+		if (len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", n ? ", " : "", lab);
+		n++;
+	}
+	if (n)
+		fprintf(stderr, "gputap: %d input(s) with no GPU work, left out of the per-GPU tables: %s\n", n, list);
+}
+
 static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -469,7 +498,15 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 			goto out;
 		r->has_timeline = 1;
+		r->ops_by_launch = c.tl.by_launch;
+		r->ops_outside = c.tl.outside;
+		r->ops_by_time = c.tl.by_time;
+		if (c.tl.nvtx_projected)
+			c.nvtx_total_ns = c.tl.nvtx_total_ns;
+		report_skipped(&c);
 	}
+	snprintf(r->nvtx_time, sizeof(r->nvtx_time), "%s",
+		 c.tl.nvtx_projected == 1 ? "gpu-projection" : c.tl.nvtx_projected == 2 ? "mixed" : "cpu-range");
 	if (summarize(&c, r) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;

@@ -11,7 +11,9 @@
  *  - NCCL kernels are never in `classes`: they are in `nccl`, one row per collective;
  *  - timeline numbers (`gpus`, `iters` of each gpu, `total`) exist only when an input had a
  *    timeline (SQLite, Kineto, gputap run): `has_timeline` says so.  Summary CSVs have none.
- *  - definitions of every quantity are in docs/analyze.md (they match HTA's merged intervals).
+ *  - definitions of every quantity are in docs/analyze.md (they match HTA's merged intervals);
+ *  - with iteration ranges, a GPU op belongs to the iteration that launched it (correlation id ->
+ *    API call -> range holding the call's start), else to the window of its GPU time.
  */
 #ifndef GT_ANALYZE_H
 #define GT_ANALYZE_H
@@ -91,6 +93,12 @@ struct gt_an_result {
 
 	char **notes; /* messages for the reader of the report, e.g. a missing NVTX tag */
 	size_t nnotes;
+
+	/* timelines with iteration ranges: what the NVTX times above are, and how ops were placed */
+	char nvtx_time[16];     /* "cpu-range", "gpu-projection" (nsys's nvtx_gpu_proj_trace), "mixed" */
+	uint64_t ops_by_launch; /* put into the iteration whose range holds the start of their launch */
+	uint64_t ops_outside;   /* launched before the first range or after the end of the last */
+	uint64_t ops_by_time;   /* no correlated launch: put into a window by their GPU start time */
 };
 
 /* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */

@@ -1,7 +1,8 @@
 /*
  * analyze/gtr.c — a gputap trace (trace.gtr) as analyzer input: KERNEL, MEMCPY and MEMSET records
- * feed the timeline, RANGE records with the iteration tag give the iterations.  One trace = one
- * source (rank); its devices are its GPUs.
+ * feed the timeline, RANGE records with the iteration tag give the iterations, API records (start,
+ * correlation id) say which iteration launched each op.  One trace = one source (rank), named by its
+ * process folder; its devices are its GPUs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static long cached_name(struct gt_an_ctx *c, struct idcache *ic, const struct gt
 	return (long)ic->v[id] - 1;
 }
 
-static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e)
+static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e, uint64_t corr)
 {
 	long g = gt_tl_gpu(&c->tl, source, (int)device);
 	if (g < 0 || ni < 0)
@@ -49,10 +50,10 @@ static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64
 	struct gt_name *n = &c->names.v[ni];
 	n->time_ns += (double)(e > s ? e - s : 0);
 	n->count++;
-	return gt_tl_event(&c->tl, (uint32_t)g, s, e, n->cat);
+	return gt_tl_event_c(&c->tl, (uint32_t)g, s, e, n->cat, corr);
 }
 
-int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, char *err, size_t errlen)
+int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen)
 {
 	struct gt_trace_reader r;
 	if (gt_tr_open(&r, path) < 0) {
@@ -60,6 +61,16 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, char *err, size_t errl
 		return -1;
 	}
 	int source = c->nsources++;
+	char proc[sizeof(r.hdr.proc) + 1];
+	memcpy(proc, r.hdr.proc, sizeof(r.hdr.proc));
+	proc[sizeof(r.hdr.proc)] = '\0';
+	if (!label || !label[0])
+		label = proc[0] ? proc : NULL;
+	if (label && gt_tl_label(&c->tl, source, label) < 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		gt_tr_close(&r);
+		return -1;
+	}
 	struct idcache ic = {0};
 	const struct gt_rec_hdr *h;
 	int rc, bad = 0;
@@ -70,20 +81,25 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, char *err, size_t errl
 		case GT_REC_KERNEL: {
 			const struct gt_rec_kernel *k = (const void *)h;
 			bad |= add(c, source, cached_name(c, &ic, &r, k->name_id, GT_NK_KERNEL), k->device, k->start_ns,
-				   k->end_ns) < 0;
+				   k->end_ns, k->corr_id) < 0;
 			break;
 		}
 		case GT_REC_MEMCPY: {
 			const struct gt_rec_memcpy *m = (const void *)h;
 			const char *nm = gt_an_copykind_name(m->copy_kind);
 			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, nm, strlen(nm)), m->device,
-				   m->start_ns, m->end_ns) < 0;
+				   m->start_ns, m->end_ns, m->corr_id) < 0;
 			break;
 		}
 		case GT_REC_MEMSET: {
 			const struct gt_rec_memset *m = (const void *)h;
 			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, "[CUDA memset]", 13), m->device,
-				   m->start_ns, m->end_ns) < 0;
+				   m->start_ns, m->end_ns, m->corr_id) < 0;
+			break;
+		}
+		case GT_REC_API: {
+			const struct gt_rec_api *a = (const void *)h;
+			bad |= gt_tl_launch(&c->tl, source, a->start_ns, a->corr_id) < 0;
 			break;
 		}
 		case GT_REC_RANGE: {

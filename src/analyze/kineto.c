@@ -4,8 +4,10 @@
  *
  * Used: traceEvents[] with cat "kernel" (GPU kernels), "gpu_memcpy", "gpu_memset" (memory
  * operations), and ProfilerStep#N (or the --nvtx tag) on cat "user_annotation"/"cpu_op" as the
- * iterations; ts/dur in µs (decimal, converted to ns exactly); the GPU is args.device (else pid).
- * distributedInfo.rank is noted; each file is one source (rank).
+ * iterations; cat "cuda_runtime"/"cuda_driver" (the launches: ts and args.correlation, matched with
+ * the GPU events' args.correlation); ts/dur in µs (decimal, converted to ns exactly); the GPU is
+ * args.device (else pid).  Each file is one source, named "rank<distributedInfo.rank>" (else the file
+ * name).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +19,7 @@
 
 #include "analyze/an_internal.h"
 
-enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK };
+enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR };
 
 struct kst {
 	struct gt_an_ctx *c;
@@ -38,6 +40,8 @@ struct kst {
 	uint64_t ts, dur;
 	int has_ts, has_dur, has_dev;
 	long pid, device;
+	uint64_t corr;
+	long rank; /* distributedInfo.rank, -1 if none */
 	char err[512];
 	int failed;
 };
@@ -59,6 +63,7 @@ static void reset_event(struct kst *k)
 	k->has_ts = k->has_dur = k->has_dev = 0;
 	k->pid = k->device = 0;
 	k->ts = k->dur = 0;
+	k->corr = 0;
 	k->in_args = 0;
 }
 
@@ -99,10 +104,15 @@ static int handle_event(struct kst *k)
 			return fail(k, "out of memory");
 		c->names.v[ni].time_ns += (double)k->dur;
 		c->names.v[ni].count++;
-		if (gt_tl_event(&c->tl, (uint32_t)g, k->ts, k->ts + k->dur, c->names.v[ni].cat) < 0)
+		if (gt_tl_event_c(&c->tl, (uint32_t)g, k->ts, k->ts + k->dur, c->names.v[ni].cat, k->corr) < 0)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
 		if (kind == GT_NK_MEMOP)
 			c->has_mem = 1;
+		return 1;
+	}
+	if (k->corr && (strcmp(k->cat, "cuda_runtime") == 0 || strcmp(k->cat, "cuda_driver") == 0)) {
+		if (k->has_ts && gt_tl_launch(&c->tl, k->source, k->ts, k->corr) < 0)
+			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
 		return 1;
 	}
 	if ((strcmp(k->cat, "user_annotation") == 0 || strcmp(k->cat, "cpu_op") == 0 ||
@@ -176,6 +186,8 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 	} else if (k->in_events && k->depth == 4 && k->in_args == 4) {
 		if (IS("device"))
 			k->fld = F_DEVICE;
+		else if (IS("correlation"))
+			k->fld = F_CORR;
 	}
 #undef IS
 	return 1;
@@ -271,6 +283,11 @@ static int k_number(void *ctx, const char *s, size_t len)
 			k->has_dur = 1;
 		}
 		break;
+	case F_CORR:
+		if (gt_an_parse_fixed(s, len, 0, &v) < 0)
+			v = 0;
+		k->corr = v;
+		break;
 	case F_PID:
 	case F_DEVICE:
 	case F_RANK:
@@ -278,7 +295,9 @@ static int k_number(void *ctx, const char *s, size_t len)
 			v = 0;
 		if (k->fld == F_PID)
 			k->pid = (long)v;
-		else if (k->fld == F_DEVICE) {
+		else if (k->fld == F_RANK)
+			k->rank = (long)v;
+		else {
 			k->device = (long)v;
 			k->has_dev = 1;
 		}
@@ -338,6 +357,7 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 	yajl_config(h, yajl_dont_validate_strings, 1);
 	k->c = c;
 	k->path = label;
+	k->rank = -1;
 	k->source = c->nsources++;
 	c->has_tl = 1;
 	long line = 1, n;
@@ -381,6 +401,18 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 	}
 	if (rc == 0 && k->nev == 0)
 		gt_an_note(c, "%s: no traceEvents (not a Kineto trace?)", label);
+	if (rc == 0) {
+		char nm[64];
+		const char *b = strrchr(label, '/');
+		if (k->rank >= 0)
+			snprintf(nm, sizeof(nm), "rank%ld", k->rank);
+		else
+			snprintf(nm, sizeof(nm), "%s", b && b[1] ? b + 1 : label);
+		if (gt_tl_label(&c->tl, k->source, nm) < 0) {
+			snprintf(err, errlen, "%s: out of memory", label);
+			rc = -1;
+		}
+	}
 	yajl_free(h);
 	free(buf);
 	free(k);

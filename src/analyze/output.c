@@ -76,6 +76,9 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 		fprintf(f, "NVTX range count: %llu\n", (unsigned long long)r->nvtx_count);
 		fprintf(f, "NVTX average range time: %.3f (ms)\n", avg);
 		fprintf(f, "NVTX total range time: %.3f (ms)\n", total);
+		if (strcmp(r->nvtx_time, "cpu-range") != 0 && r->nvtx_time[0])
+			fprintf(f, "NVTX range times are %sGPU projections: first start to last end of the GPU work each "
+				   "range launched\n", strcmp(r->nvtx_time, "mixed") == 0 ? "partly " : "");
 		fprintf(f, "\n");
 		fprintf(f, "Estimated non-hidden NCCL, mem ops and bubble time per range: %.3f (ms)\n", avg - kpi);
 		fprintf(f, "Estimated non-hidden NCCL, mem ops and bubble time per range: %.2f (%%)\n",
@@ -95,7 +98,14 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 		for (size_t i = 0; i < r->ngpu; i++)
 			any |= r->gpu[i].niters > 0;
 		if (any) {
-			fprintf(f, "\nMeasured per iteration (%s):\n", r->iter_source);
+			if (r->ops_by_launch + r->ops_outside)
+				fprintf(f,
+					"\nMeasured per iteration (%s; GPU ops by the iteration that launched them: %llu, "
+					"launched outside every iteration: %llu, by GPU time: %llu):\n",
+					r->iter_source, (unsigned long long)r->ops_by_launch,
+					(unsigned long long)r->ops_outside, (unsigned long long)r->ops_by_time);
+			else
+				fprintf(f, "\nMeasured per iteration (%s):\n", r->iter_source);
 			window_header(f, "Iteration/GPU");
 			for (size_t i = 0; i < r->ngpu; i++)
 				for (size_t j = 0; j < r->gpu[i].niters; j++) {
@@ -218,6 +228,18 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 		jnum(g, "total_ms", MS(r->nvtx_total_ns));
 		jnum(g, "average_ms", MS(r->nvtx_total_ns) / (double)r->nvtx_count);
 		jnum(g, "estimated_non_hidden_ms", MS(r->nvtx_total_ns - r->kernel_time_ns));
+		GS(g, "time_source");
+		GS(g, r->nvtx_time[0] ? r->nvtx_time : "cpu-range");
+		yajl_gen_map_close(g);
+	} else {
+		yajl_gen_null(g);
+	}
+	GS(g, "iteration_assignment");
+	if (r->has_timeline) {
+		yajl_gen_map_open(g);
+		jint(g, "by_launch", r->ops_by_launch);
+		jint(g, "outside", r->ops_outside);
+		jint(g, "by_time", r->ops_by_time);
 		yajl_gen_map_close(g);
 	} else {
 		yajl_gen_null(g);

@@ -3,8 +3,9 @@
  *
  * Tables used (each may be absent): CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId,
  * demangledName/shortName -> StringIds), CUPTI_ACTIVITY_KIND_MEMCPY (copyKind), ..._MEMSET,
- * NVTX_EVENTS (text or textId -> StringIds).  Rows are iterated one at a time; the engine sorts.
- * One file = one source; its deviceIds are its GPUs.
+ * NVTX_EVENTS (text or textId -> StringIds), CUPTI_ACTIVITY_KIND_RUNTIME (start, correlationId: the
+ * launches, matched with the GPU tables' correlationId).  Rows are iterated one at a time; the engine
+ * sorts.  One file = one source, named by the file; its deviceIds are its GPUs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,10 @@ static int col_u64(struct sq *q, sqlite3_stmt *st, int i, const char *table, uin
 	return 0;
 }
 
-/* SELECT start, end, deviceId, name */
+/* SELECT start, end, deviceId, name [, correlationId] */
 static int read_gpu_table(struct sq *q, const char *table, const char *sql, int kind, int copykind)
 {
+	int corr_col = -1;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(q->err, q->errlen, "%s: table %s: %s", q->path, table, sqlite3_errmsg(q->db));
@@ -88,6 +90,9 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 	uint64_t row = 0;
 	int rc;
 	long last_dev = -1, last_g = -1;
+	for (int i = 0; i < sqlite3_column_count(st); i++)
+		if (strcmp(sqlite3_column_name(st, i), "correlationId") == 0)
+			corr_col = i;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		row++;
 		uint64_t s, e, dev;
@@ -122,7 +127,8 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 		last_g = g;
 		c->names.v[ni].time_ns += (double)(e > s ? e - s : 0);
 		c->names.v[ni].count++;
-		if (gt_tl_event(&c->tl, (uint32_t)g, s, e, c->names.v[ni].cat) < 0) {
+		sqlite3_int64 corr = corr_col >= 0 ? sqlite3_column_int64(st, corr_col) : 0;
+		if (gt_tl_event_c(&c->tl, (uint32_t)g, s, e, c->names.v[ni].cat, corr > 0 ? (uint64_t)corr : 0) < 0) {
 			snprintf(q->err, q->errlen, "%s: %s", q->path, c->tl.err);
 			goto fail;
 		}
@@ -191,6 +197,57 @@ static int read_nvtx(struct sq *q, int strings)
 	return 0;
 }
 
+/* The launches: every runtime call's start and correlation id.  Ids are per process, so an export of
+ * several processes keeps placing ops by time (with a note). */
+static int read_launches(struct sq *q)
+{
+	const char *t = "CUPTI_ACTIVITY_KIND_RUNTIME";
+	if (!has_table(q->db, t) || !has_column(q->db, t, "correlationId") || !has_column(q->db, t, "start"))
+		return 0;
+	sqlite3_stmt *st;
+	if (has_column(q->db, t, "globalTid") &&
+	    sqlite3_prepare_v2(q->db, "SELECT COUNT(DISTINCT globalTid >> 24) FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_int64 np = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		sqlite3_finalize(st);
+		if (np > 1) {
+			gt_an_note(q->c,
+				   "%s: runtime calls of %lld processes in one export: GPU work is put into iterations "
+				   "by its GPU time, not by its launch",
+				   q->path, (long long)np);
+			return 0;
+		}
+	}
+	if (sqlite3_prepare_v2(q->db, "SELECT start, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		snprintf(q->err, q->errlen, "%s: table %s: %s", q->path, t, sqlite3_errmsg(q->db));
+		return -1;
+	}
+	uint64_t row = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row++;
+		uint64_t s, corr;
+		if (col_u64(q, st, 0, t, row, "start", &s) < 0) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+		corr = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? (uint64_t)sqlite3_column_int64(st, 1) : 0;
+		if (gt_tl_launch(&q->c->tl, q->source, s, corr) < 0) {
+			snprintf(q->err, q->errlen, "%s: %s", q->path, q->c->tl.err[0] ? q->c->tl.err : "out of memory");
+			sqlite3_finalize(st);
+			return -1;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		snprintf(q->err, q->errlen, "%s: table %s row %llu: %s", q->path, t, (unsigned long long)row + 1,
+			 sqlite3_errmsg(q->db));
+		return -1;
+	}
+	return 0;
+}
+
 static uint64_t count_rows(sqlite3 *db, const char *t)
 {
 	char sql[128];
@@ -244,25 +301,34 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 			goto out;
 		}
 		name_expr(expr, sizeof(expr), col, strings);
-		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, %s FROM CUPTI_ACTIVITY_KIND_KERNEL", expr);
+		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, %s%s FROM CUPTI_ACTIVITY_KIND_KERNEL", expr,
+			 has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "correlationId") ? ", correlationId" : "");
 		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_KERNEL", sql, GT_NK_KERNEL, 0) < 0)
 			goto out;
 	}
 	if (hc) {
 		c->has_mem = 1;
-		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMCPY",
-				   "SELECT start, end, deviceId, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY", GT_NK_MEMOP,
-				   1) < 0)
+		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, copyKind%s FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+			 has_column(db, "CUPTI_ACTIVITY_KIND_MEMCPY", "correlationId") ? ", correlationId" : "");
+		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMCPY", sql, GT_NK_MEMOP, 1) < 0)
 			goto out;
 	}
 	if (hs) {
 		c->has_mem = 1;
-		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMSET",
-				   "SELECT start, end, deviceId FROM CUPTI_ACTIVITY_KIND_MEMSET", GT_NK_MEMOP, 0) < 0)
+		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, NULL%s FROM CUPTI_ACTIVITY_KIND_MEMSET",
+			 has_column(db, "CUPTI_ACTIVITY_KIND_MEMSET", "correlationId") ? ", correlationId" : "");
+		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMSET", sql, GT_NK_MEMOP, 0) < 0)
 			goto out;
 	}
 	if (has_table(db, "NVTX_EVENTS") && read_nvtx(&q, strings) < 0)
 		goto out;
+	if (read_launches(&q) < 0)
+		goto out;
+	const char *b = strrchr(path, '/');
+	if (gt_tl_label(&c->tl, q.source, b && b[1] ? b + 1 : path) < 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
 	rc = 0;
 out:
 	sqlite3_close(db);

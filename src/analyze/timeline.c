@@ -8,8 +8,18 @@
  * The sweep sees every interval in start order and keeps, per GPU and per class of work (all,
  * kernels, compute, communication, memory operations), the one merged interval still open: a new
  * interval either extends it or closes it (its length is added) and opens the next.  This is the
- * merge HTA does with pandas, in O(1) memory per GPU.  Iterations cut the open intervals at their
- * boundaries.  overlap = |compute| + |comm| - |kernels|, since kernels = compute ∪ comm.
+ * merge HTA does with pandas, in O(1) memory per GPU and iteration.  overlap = |compute| + |comm| -
+ * |kernels|, since kernels = compute ∪ comm.
+ *
+ * Iterations.  The CPU runs ahead of the GPU, so an iteration's GPU work is the work its CPU range
+ * *launched* (as HTA assigns kernels to the step of their runtime call), not the work that ran
+ * during it.  Correlation ids are handed out by CUPTI from one counter at API entry, so they grow
+ * with launch time within a process: per range start b_i, C_i = the smallest id of an API call of
+ * that process that started at or after b_i (C_n: after the end of the last range).  An op with id c
+ * then belongs to iteration i when C_i <= c < C_{i+1}.  The C_i need one streaming pass over the API
+ * calls (buffered and spilled to a temporary file like the intervals) and O(iterations) memory.
+ * Each iteration keeps its own open merged intervals, since iterations overlap on the GPU.  Ops with
+ * no correlated launch are cut at the range starts by their GPU time instead.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +46,12 @@ void gt_tl_free(struct gt_tl *tl)
 	free(tl->run_len);
 	free(tl->gpus);
 	free(tl->ranges);
+	free(tl->lbuf);
+	if (tl->lspill)
+		fclose(tl->lspill);
+	for (size_t i = 0; i < tl->nlabels; i++)
+		free(tl->labels[i]);
+	free(tl->labels);
 	memset(tl, 0, sizeof(*tl));
 }
 
@@ -103,7 +119,7 @@ static int spill_chunk(struct gt_tl *tl)
 	return 0;
 }
 
-int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat)
+int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr)
 {
 	if (end < start)
 		end = start;
@@ -112,10 +128,64 @@ int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, in
 	struct gt_ev *e = &tl->chunk[tl->nchunk++];
 	e->start = start;
 	e->end = end;
-	e->gpu = gpu;
-	e->cat = (uint8_t)cat;
-	memset(e->pad, 0, sizeof(e->pad));
+	e->corr = corr <= UINT32_MAX ? (uint32_t)corr : 0;
+	e->gpu = gpu & 0xffffffu;
+	e->cat = (uint32_t)cat & 0xffu;
 	tl->nevents++;
+	return 0;
+}
+
+int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat)
+{
+	return gt_tl_event_c(tl, gpu, start, end, cat, 0);
+}
+
+#define LBUF_N 65536u /* API calls buffered before they go to the temporary file (1 MiB) */
+
+static int flush_launches(struct gt_tl *tl)
+{
+	if (!tl->lspill && !(tl->lspill = tmpfile())) {
+		snprintf(tl->err, sizeof(tl->err), "cannot create a temporary file for API calls: %s", strerror(errno));
+		return -1;
+	}
+	if (fwrite(tl->lbuf, sizeof(*tl->lbuf), tl->nlbuf, tl->lspill) != tl->nlbuf) {
+		snprintf(tl->err, sizeof(tl->err), "writing the temporary API-call file failed: %s", strerror(errno));
+		return -1;
+	}
+	tl->nlbuf = 0;
+	return 0;
+}
+
+int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr)
+{
+	if (!corr || corr > UINT32_MAX || source < 0)
+		return 0;
+	if (!tl->lbuf && !(tl->lbuf = malloc(LBUF_N * sizeof(*tl->lbuf))))
+		return -1;
+	if (tl->nlbuf == LBUF_N && flush_launches(tl) < 0)
+		return -1;
+	tl->lbuf[tl->nlbuf++] = (struct gt_launch){start, (uint32_t)corr, (uint32_t)source};
+	tl->nlaunches++;
+	return 0;
+}
+
+int gt_tl_label(struct gt_tl *tl, int source, const char *label)
+{
+	if (source < 0)
+		return -1;
+	if ((size_t)source >= tl->nlabels) {
+		char **v = realloc(tl->labels, ((size_t)source + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		memset(v + tl->nlabels, 0, ((size_t)source + 1 - tl->nlabels) * sizeof(*v));
+		tl->labels = v;
+		tl->nlabels = (size_t)source + 1;
+	}
+	char *d = strdup(label);
+	if (!d)
+		return -1;
+	free(tl->labels[source]);
+	tl->labels[source] = d;
 	return 0;
 }
 
@@ -140,6 +210,8 @@ static int range_cmp(const void *a, const void *b)
 		return x->source < y->source ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
 	return 0;
 }
 
@@ -151,10 +223,12 @@ struct acc { /* one merged interval per class, and the window it accumulates int
 };
 
 struct gstate {
-	struct acc tot, it;
-	long w;               /* current iteration window, -1 before the first */
+	struct acc tot;
+	struct acc *acc;      /* one per window: iterations overlap on the GPU */
+	long w;               /* window of the last op placed by time, -1 before the first */
 	const uint64_t *bnd;  /* window starts of this GPU's source */
 	size_t nbnd;
+	const uint64_t *cor;  /* nbnd + 1 correlation-id boundaries, NULL: place every op by time */
 	struct gt_an_window *win; /* nbnd windows */
 };
 
@@ -186,6 +260,8 @@ static void flush(struct acc *a, int u, struct gt_an_window *w)
 static void feed(struct acc *a, int u, uint64_t s, uint64_t e, struct gt_an_window *w)
 {
 	if (a->open[u] && s <= a->ce[u]) {
+		if (s < a->cs[u]) /* only when ops placed by time and by launch share a window */
+			a->cs[u] = s;
 		if (e > a->ce[u])
 			a->ce[u] = e;
 		return;
@@ -194,26 +270,6 @@ static void feed(struct acc *a, int u, uint64_t s, uint64_t e, struct gt_an_wind
 	a->open[u] = 1;
 	a->cs[u] = s;
 	a->ce[u] = e;
-}
-
-/* Close window g->w at boundary b: pieces before b go to it, the rest stays open from b. */
-static void close_window(struct gstate *g, uint64_t b)
-{
-	struct gt_an_window *w = g->w >= 0 ? &g->win[g->w] : NULL;
-	for (int u = 0; u < U_N; u++) {
-		if (!g->it.open[u])
-			continue;
-		if (g->it.cs[u] >= b)
-			continue;
-		uint64_t end = g->it.ce[u] < b ? g->it.ce[u] : b;
-		if (w)
-			add_piece(w, u, g->it.cs[u], end);
-		if (g->it.ce[u] > b)
-			g->it.cs[u] = b;
-		else
-			g->it.open[u] = 0;
-	}
-	g->w++;
 }
 
 static void finish_window(struct gt_an_window *w)
@@ -254,13 +310,37 @@ static void sum_window(struct gt_an_window *t, const struct gt_an_window *w)
 	t->non_compute_ns += w->non_compute_ns;
 }
 
-static void sweep_one(struct gstate *gs, struct gt_an_gpu *gpus, const struct gt_ev *e)
+/* Iteration of correlation id c: the largest i < n with cor[i] <= c, -1 when c is before cor[0] or
+ * at or after cor[n] (launched before the first range or after the end of the last one). */
+static long iter_of(const uint64_t *cor, size_t n, uint64_t c)
+{
+	if (c < cor[0] || c >= cor[n])
+		return -1;
+	size_t lo = 0, hi = n; /* cor[lo] <= c; answer in [lo, hi) */
+	while (hi - lo > 1) {
+		size_t m = lo + (hi - lo) / 2;
+		if (cor[m] <= c)
+			lo = m;
+		else
+			hi = m;
+	}
+	return (long)lo;
+}
+
+static void count_op(struct gt_an_window *w, const struct gt_ev *e)
+{
+	if (e->cat == GT_CAT_MEMOP) {
+		w->memops++;
+	} else {
+		w->kernels++;
+		w->kernel_ns += (double)(e->end - e->start);
+	}
+}
+
+static void sweep_one(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpus, const struct gt_ev *e)
 {
 	struct gstate *g = &gs[e->gpu];
 	struct gt_an_window *tw = &gpus[e->gpu].total;
-	while ((size_t)(g->w + 1) < g->nbnd && e->start >= g->bnd[g->w + 1])
-		close_window(g, g->bnd[g->w + 1]);
-	struct gt_an_window *iw = g->w >= 0 ? &g->win[g->w] : NULL;
 	int us[3], nu = 0;
 	us[nu++] = U_ALL;
 	if (e->cat == GT_CAT_MEMOP) {
@@ -269,22 +349,39 @@ static void sweep_one(struct gstate *gs, struct gt_an_gpu *gpus, const struct gt
 		us[nu++] = U_KERN;
 		us[nu++] = e->cat == GT_CAT_COMM ? U_COMM : U_COMP;
 	}
-	for (int i = 0; i < nu; i++) {
+	for (int i = 0; i < nu; i++)
 		feed(&g->tot, us[i], e->start, e->end, tw);
-		feed(&g->it, us[i], e->start, e->end, iw);
-	}
-	double d = (double)(e->end - e->start);
-	if (e->cat == GT_CAT_MEMOP) {
-		tw->memops++;
-		if (iw)
-			iw->memops++;
-	} else {
-		tw->kernels++;
-		tw->kernel_ns += d;
-		if (iw) {
-			iw->kernels++;
-			iw->kernel_ns += d;
+	count_op(tw, e);
+	if (!g->nbnd)
+		return;
+	if (g->cor && e->corr) { /* by its launch: the whole op goes to one iteration */
+		long w = iter_of(g->cor, g->nbnd, e->corr);
+		if (w < 0) {
+			tl->outside++;
+			return;
 		}
+		tl->by_launch++;
+		for (int i = 0; i < nu; i++)
+			feed(&g->acc[w], us[i], e->start, e->end, &g->win[w]);
+		count_op(&g->win[w], e);
+		return;
+	}
+	/* by GPU time: counted in the window of its start, cut at the window starts */
+	tl->by_time++;
+	while ((size_t)(g->w + 1) < g->nbnd && e->start >= g->bnd[g->w + 1])
+		g->w++;
+	if (g->w >= 0)
+		count_op(&g->win[g->w], e);
+	uint64_t a = e->start;
+	for (long j = g->w;; j++) {
+		uint64_t hi = (size_t)(j + 1) < g->nbnd ? g->bnd[j + 1] : UINT64_MAX;
+		uint64_t b = e->end < hi ? e->end : hi;
+		if (j >= 0)
+			for (int i = 0; i < nu; i++)
+				feed(&g->acc[j], us[i], a, b, &g->win[j]);
+		if (e->end <= hi)
+			break;
+		a = hi;
 	}
 }
 
@@ -309,11 +406,73 @@ static int run_fill(struct gt_tl *tl, struct run_rd *r, size_t bufn)
 	return 0;
 }
 
+/* Number of b[0..n) that are <= t (the sorted starts). */
+static size_t upper(const uint64_t *b, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (b[m] <= t)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* One pass over the API calls: per source with ranges, the correlation-id boundaries C_0..C_n
+ * (UINT64_MAX: no call at or after that boundary).  has[s] = 1 when source s had any API call. */
+static int launch_bounds(struct gt_tl *tl, size_t nsrc, uint64_t **sb, uint64_t **se, const size_t *snb,
+			 uint64_t **cor, int *has)
+{
+	if (tl->lspill) {
+		if (tl->nlbuf && flush_launches(tl) < 0)
+			return -1;
+		rewind(tl->lspill);
+	}
+	for (;;) {
+		size_t n = tl->nlbuf;
+		if (tl->lspill) {
+			n = fread(tl->lbuf, sizeof(*tl->lbuf), LBUF_N, tl->lspill);
+			if (n == 0)
+				break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct gt_launch *l = &tl->lbuf[i];
+			size_t src = l->source;
+			if (src >= nsrc || !snb[src] || !cor[src])
+				continue;
+			has[src] = 1;
+			size_t nb = snb[src], j = upper(sb[src], nb, l->start);
+			uint64_t *c = cor[src];
+			if (j > 0 && l->corr < c[j - 1])
+				c[j - 1] = l->corr;
+			if (l->start > se[src][nb - 1] && l->corr < c[nb])
+				c[nb] = l->corr;
+		}
+		if (!tl->lspill)
+			break;
+	}
+	if (tl->lspill && ferror(tl->lspill)) {
+		snprintf(tl->err, sizeof(tl->err), "reading the temporary API-call file failed");
+		return -1;
+	}
+	for (size_t src = 0; src < nsrc; src++) /* C_i = min over every boundary at or after b_i */
+		if (cor[src])
+			for (size_t j = snb[src]; j-- > 0;)
+				if (cor[src][j + 1] < cor[src][j])
+					cor[src][j] = cor[src][j + 1];
+	return 0;
+}
+
 int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen)
 {
 	int rc = -1;
 	struct gstate *gs = NULL;
-	uint64_t *bnd_all = NULL;
+	uint64_t *bnd_all = NULL, *ends = NULL, *cor_all = NULL;
+	uint64_t **sb = NULL, **se = NULL, **cor = NULL;
+	size_t *snb = NULL;
+	int *has = NULL;
 	struct run_rd *rd = NULL;
 	size_t *heap = NULL;
 	uint64_t *smin = NULL, *smax = NULL;
@@ -340,7 +499,12 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 	smax = calloc(nsrc + 1, sizeof(uint64_t));
 	rfirst = calloc(nsrc + 1, sizeof(size_t));
 	rcount = calloc(nsrc + 1, sizeof(size_t));
-	if (!smin || !smax || !rfirst || !rcount)
+	sb = calloc(nsrc + 1, sizeof(*sb));
+	se = calloc(nsrc + 1, sizeof(*se));
+	cor = calloc(nsrc + 1, sizeof(*cor));
+	snb = calloc(nsrc + 1, sizeof(*snb));
+	has = calloc(nsrc + 1, sizeof(*has));
+	if (!smin || !smax || !rfirst || !rcount || !sb || !se || !cor || !snb || !has)
 		goto nomem;
 	for (size_t i = 0; i < tl->nranges; i++) {
 		size_t s = (size_t)tl->ranges[i].source;
@@ -363,7 +527,7 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 			}
 		} else {
 			if (tl->nchunk && spill_chunk(tl) < 0)
-				goto fail_extent;
+				goto fail;
 			rewind(tl->spill);
 			struct gt_ev ev;
 			while (fread(&ev, sizeof(ev), 1, tl->spill) == 1) {
@@ -375,23 +539,20 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 			}
 		}
 	}
-	/* window starts per source */
-	size_t nb = 0;
-	for (size_t s = 0; s < nsrc; s++)
+	/* window starts per source; with ranges, the correlation-id boundaries too */
+	size_t nb = 0, ncor = 0;
+	for (size_t s = 0; s < nsrc; s++) {
 		nb += rcount[s] ? rcount[s] : (iters > 0 ? (size_t)iters : 0);
-	bnd_all = calloc(nb + 1, sizeof(uint64_t));
-	uint64_t **sb = calloc(nsrc + 1, sizeof(uint64_t *));
-	uint64_t **se = calloc(nsrc + 1, sizeof(uint64_t *));
-	uint64_t *ends = calloc(nb + 1, sizeof(uint64_t));
-	size_t *snb = calloc(nsrc + 1, sizeof(size_t));
-	if (!bnd_all || !sb || !se || !ends || !snb) {
-		free(sb);
-		free(se);
-		free(ends);
-		free(snb);
-		goto fail_extent;
+		ncor += rcount[s] ? rcount[s] + 1 : 0;
 	}
-	size_t k = 0;
+	bnd_all = calloc(nb + 1, sizeof(uint64_t));
+	ends = calloc(nb + 1, sizeof(uint64_t));
+	cor_all = malloc((ncor + 1) * sizeof(uint64_t));
+	if (!bnd_all || !ends || !cor_all)
+		goto nomem;
+	for (size_t i = 0; i < ncor; i++)
+		cor_all[i] = UINT64_MAX;
+	size_t k = 0, kc = 0;
 	for (size_t s = 0; s < nsrc; s++) {
 		sb[s] = bnd_all + k;
 		se[s] = ends + k;
@@ -401,6 +562,8 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 				ends[k++] = tl->ranges[rfirst[s] + i].end;
 			}
 			snb[s] = rcount[s];
+			cor[s] = cor_all + kc;
+			kc += rcount[s] + 1;
 		} else if (iters > 0 && smax[s] > smin[s]) {
 			uint64_t span = smax[s] - smin[s];
 			for (int i = 0; i < iters; i++) {
@@ -410,24 +573,27 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 			snb[s] = (size_t)iters;
 		}
 	}
+	if (tl->nlaunches && tl->nranges && launch_bounds(tl, nsrc, sb, se, snb, cor, has) < 0)
+		goto fail;
 	for (size_t i = 0; i < ng; i++) {
 		size_t s = (size_t)tl->gpus[i].source;
 		struct gt_an_gpu *gp = &r->gpu[i];
-		snprintf(gp->label, sizeof(gp->label), "rank%d/gpu%d", tl->gpus[i].source, tl->gpus[i].device);
+		const char *lab = s < tl->nlabels ? tl->labels[s] : NULL;
+		if (lab)
+			snprintf(gp->label, sizeof(gp->label), "%.40s/gpu%d", lab, tl->gpus[i].device);
+		else
+			snprintf(gp->label, sizeof(gp->label), "rank%d/gpu%d", tl->gpus[i].source, tl->gpus[i].device);
 		gp->source = tl->gpus[i].source;
 		gp->device = tl->gpus[i].device;
 		gs[i].w = -1;
 		gs[i].bnd = sb[s];
 		gs[i].nbnd = snb[s];
+		gs[i].cor = has[s] ? cor[s] : NULL;
 		if (snb[s]) {
 			gp->iters = calloc(snb[s], sizeof(*gp->iters));
-			if (!gp->iters) {
-				free(sb);
-				free(se);
-				free(ends);
-				free(snb);
-				goto fail_extent;
-			}
+			gs[i].acc = calloc(snb[s], sizeof(*gs[i].acc));
+			if (!gp->iters || !gs[i].acc)
+				goto nomem;
 			gp->niters = snb[s];
 			for (size_t j = 0; j < snb[s]; j++) {
 				gp->iters[j].start_ns = sb[s][j];
@@ -436,40 +602,36 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		}
 		gs[i].win = gp->iters;
 	}
-	free(sb);
-	free(se);
-	free(ends);
-	free(snb);
 
 	/* the sweep, in start order */
 	if (tl->nruns == 0) {
 		sort_chunk(tl);
 		for (size_t i = 0; i < tl->nchunk; i++)
-			sweep_one(gs, r->gpu, &tl->chunk[i]);
+			sweep_one(tl, gs, r->gpu, &tl->chunk[i]);
 	} else {
 		if (tl->nchunk && spill_chunk(tl) < 0)
-			goto fail_extent;
+			goto fail;
 		fflush(tl->spill);
 		size_t nr = tl->nruns, bufn = tl->chunk_cap / nr;
 		if (bufn < 1) { /* more runs than chunk slots: grow the chunk to one slot per run */
 			bufn = 1;
 			struct gt_ev *nc = realloc(tl->chunk, nr * sizeof(*nc));
 			if (!nc)
-				goto fail_extent;
+				goto fail;
 			tl->chunk = nc;
 			tl->chunk_cap = nr;
 		}
 		rd = calloc(nr, sizeof(*rd));
 		heap = calloc(nr, sizeof(*heap));
 		if (!rd || !heap)
-			goto fail_extent;
+			goto fail;
 		size_t hn = 0;
 		for (size_t i = 0; i < nr; i++) {
 			rd[i].buf = tl->chunk + i * bufn; /* the chunk's memory is free now: reuse it */
 			rd[i].next = tl->run_off[i];
 			rd[i].left = tl->run_len[i];
 			if (run_fill(tl, &rd[i], bufn) < 0)
-				goto fail_extent;
+				goto fail;
 			if (rd[i].n) {
 				/* sift up */
 				size_t c = hn++;
@@ -485,11 +647,11 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		}
 		while (hn) {
 			struct run_rd *top = &rd[heap[0]];
-			sweep_one(gs, r->gpu, &top->buf[top->pos]);
+			sweep_one(tl, gs, r->gpu, &top->buf[top->pos]);
 			if (++top->pos == top->n) {
 				if (top->left) {
 					if (run_fill(tl, top, bufn) < 0)
-						goto fail_extent;
+						goto fail;
 				} else {
 					heap[0] = heap[--hn];
 				}
@@ -520,16 +682,9 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		struct gt_an_gpu *gp = &r->gpu[i];
 		for (int u = 0; u < U_N; u++)
 			flush(&g->tot, u, &gp->total);
-		while ((size_t)(g->w + 1) < g->nbnd) {
-			int any = 0;
+		for (size_t j = 0; j < g->nbnd; j++)
 			for (int u = 0; u < U_N; u++)
-				any |= g->it.open[u];
-			if (!any)
-				break;
-			close_window(g, g->bnd[g->w + 1]);
-		}
-		for (int u = 0; u < U_N; u++)
-			flush(&g->it, u, g->w >= 0 ? &g->win[g->w] : NULL);
+				flush(&g->acc[j], u, &g->win[j]);
 		finish_window(&gp->total);
 		gp->total.start_ns = gp->total.first_ns;
 		gp->total.end_ns = gp->total.last_ns;
@@ -540,20 +695,60 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		}
 		sum_window(&r->total, &gp->total);
 	}
+
+	/* NVTX range time, as nsys's nvtx_gpu_proj_trace when the launches are known: per range, the
+	 * first start to the last end of the GPU work it launched, over the source's GPUs */
+	tl->nvtx_total_ns = 0;
+	int nproj = 0, ncpu = 0;
+	for (size_t s = 0; s < nsrc; s++) {
+		if (!rcount[s])
+			continue;
+		if (!has[s]) {
+			ncpu++;
+			for (size_t i = 0; i < rcount[s]; i++)
+				tl->nvtx_total_ns += (double)(se[s][i] - sb[s][i]);
+			continue;
+		}
+		nproj++;
+		for (size_t j = 0; j < snb[s]; j++) {
+			uint64_t lo = 0, hi = 0;
+			for (size_t i = 0; i < ng; i++) {
+				const struct gt_an_window *w = (size_t)r->gpu[i].source == s ? &r->gpu[i].iters[j] : NULL;
+				if (!w || !w->last_ns)
+					continue;
+				if (!lo || w->first_ns < lo)
+					lo = w->first_ns;
+				if (w->last_ns > hi)
+					hi = w->last_ns;
+			}
+			tl->nvtx_total_ns += (double)(hi - lo);
+		}
+	}
+	tl->nvtx_projected = nproj ? (ncpu ? 2 : 1) : 0;
 	rc = 0;
 	goto out;
-fail_extent:
+fail:
 	snprintf(err, errlen, "%s", tl->err[0] ? tl->err : "out of memory while sorting the timeline");
 	goto out;
 nomem:
 	snprintf(err, errlen, "out of memory while sorting the timeline");
 out:
+	if (gs)
+		for (size_t i = 0; i < ng; i++)
+			free(gs[i].acc);
 	free(smin);
 	free(smax);
 	free(rfirst);
 	free(rcount);
 	free(gs);
 	free(bnd_all);
+	free(ends);
+	free(cor_all);
+	free(sb);
+	free(se);
+	free(cor);
+	free(snb);
+	free(has);
 	free(rd);
 	free(heap);
 	return rc;

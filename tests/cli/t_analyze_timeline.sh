@@ -42,11 +42,11 @@ contains sqlite-nvtx "$T/s.json" '"iteration_source": "nvtx"'
 # Text keeps the seed's sections and adds the measured tables; CSV is long format.
 expect_status text 0 "$GPUTAP" analyze --nvtx train_step "$T/in/scenario.sqlite"
 contains text-seed-section "$T/.out" "NCCL Statistic:"
-contains text-measured "$T/.out" "rank0/gpu0              1.400       1.000       0.400       0.600       0.500       0.150       0.350       30.00"
-contains text-iteration "$T/.out" "1 rank0/gpu0            0.400       0.300       0.100       0.150       0.200       0.050       0.150       25.00"
+contains text-measured "$T/.out" "scenario.sqlite/gpu0     1.400       1.000       0.400       0.600       0.500       0.150       0.350       30.00"
+contains text-iteration "$T/.out" "1 scenario.sqlite/gpu0   0.400       0.300       0.100       0.150       0.200       0.050       0.150       25.00"
 expect_status csv 0 "$GPUTAP" analyze --format csv --nvtx train_step "$T/in/scenario.sqlite"
 contains csv-header "$T/.out" "title,section,gpu,iteration,name,metric,value"
-contains csv-overlap "$T/.out" "scenario.sqlite,gpu,rank0/gpu0,,,overlap_ms,0.150000"
+contains csv-overlap "$T/.out" "scenario.sqlite,gpu,scenario.sqlite/gpu0,,,overlap_ms,0.150000"
 
 # --iters without ranges: even split in time, and the divisor.
 expect_status iters-split 0 "$GPUTAP" analyze --format json --iters 4 --nvtx no-such-range "$T/in/scenario.sqlite"
