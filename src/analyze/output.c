@@ -16,16 +16,16 @@
 
 static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
 
-static void print_window(FILE *f, const char *label, const struct gt_an_window *w)
+static void print_window(FILE *f, int lw, const char *label, const struct gt_an_window *w)
 {
-	fprintf(f, "%-17s%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.2f\n", label, MS(w->span_ns),
+	fprintf(f, "%-*s%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.2f\n", lw, label, MS(w->span_ns),
 		MS(w->busy_ns), MS(w->idle_ns), MS(w->compute_ns), MS(w->comm_ns), MS(w->overlap_ns),
 		MS(w->exposed_ns), pct(w->overlap_ns, w->comm_ns));
 }
 
-static void window_header(FILE *f, const char *first)
+static void window_header(FILE *f, int lw, const char *first)
 {
-	fprintf(f, "%-17s%12s%12s%12s%12s%12s%12s%12s%12s\n", first, "Span(ms)", "Busy(ms)", "Idle(ms)",
+	fprintf(f, "%-*s%12s%12s%12s%12s%12s%12s%12s%12s\n", lw, first, "Span(ms)", "Busy(ms)", "Idle(ms)",
 		"Compute(ms)", "Comm(ms)", "Overlap(ms)", "Exposed(ms)", "Overlap(%)");
 }
 
@@ -88,12 +88,19 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 			total > 0 ? (total - kt) / total * 100 : 0.0);
 	}
 	if (r->has_timeline) {
+		int lw = 17; /* the label column: as wide as the longest label ("12 rank0/gpu0") + 1 */
+		for (size_t i = 0; i < r->ngpu; i++) {
+			char lab[96];
+			int n = snprintf(lab, sizeof(lab), "%zu %s", r->gpu[i].niters, r->gpu[i].label);
+			if (n + 1 > lw)
+				lw = n + 1;
+		}
 		fprintf(f, "\nMeasured GPU time (merged intervals; overlap = communication hidden by compute):\n");
-		window_header(f, "GPU");
+		window_header(f, lw, "GPU");
 		for (size_t i = 0; i < r->ngpu; i++)
-			print_window(f, r->gpu[i].label, &r->gpu[i].total);
+			print_window(f, lw, r->gpu[i].label, &r->gpu[i].total);
 		if (r->ngpu > 1)
-			print_window(f, "total", &r->total);
+			print_window(f, lw, "total", &r->total);
 		int any = 0;
 		for (size_t i = 0; i < r->ngpu; i++)
 			any |= r->gpu[i].niters > 0;
@@ -106,12 +113,12 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 					(unsigned long long)r->ops_outside, (unsigned long long)r->ops_by_time);
 			else
 				fprintf(f, "\nMeasured per iteration (%s):\n", r->iter_source);
-			window_header(f, "Iteration/GPU");
+			window_header(f, lw, "Iteration/GPU");
 			for (size_t i = 0; i < r->ngpu; i++)
 				for (size_t j = 0; j < r->gpu[i].niters; j++) {
 					char lab[96];
 					snprintf(lab, sizeof(lab), "%zu %s", j, r->gpu[i].label);
-					print_window(f, lab, &r->gpu[i].iters[j]);
+					print_window(f, lw, lab, &r->gpu[i].iters[j]);
 				}
 		}
 	}
