@@ -30,6 +30,10 @@ compare kineto-rank0 "$T/k.json" rank0 0
 compare kineto-rank1 "$T/k.json" rank1 1
 compare kineto-total "$T/k.json" total total
 contains kineto-iterations "$T/k.json" '"iteration_source": "profiler-step"'
+# rows are named by distributedInfo.rank; no runtime events in these files: ops placed by GPU time
+contains kineto-rank-labels "$T/k.json" '"label": "rank1/gpu0"'
+contains kineto-by-time "$T/k.json" '"by_time": 14'
+contains kineto-nvtx-cpu "$T/k.json" '"time_source": "cpu-range"'
 contains kineto-class "$T/k.json" '"name": "gemm"'
 
 # The nsys SQLite export holds both timelines as devices 0 and 1.
@@ -42,8 +46,8 @@ contains sqlite-nvtx "$T/s.json" '"iteration_source": "nvtx"'
 # Text keeps the seed's sections and adds the measured tables; CSV is long format.
 expect_status text 0 "$GPUTAP" analyze --nvtx train_step "$T/in/scenario.sqlite"
 contains text-seed-section "$T/.out" "NCCL Statistic:"
-contains text-measured "$T/.out" "scenario.sqlite/gpu0     1.400       1.000       0.400       0.600       0.500       0.150       0.350       30.00"
-contains text-iteration "$T/.out" "1 scenario.sqlite/gpu0   0.400       0.300       0.100       0.150       0.200       0.050       0.150       25.00"
+contains text-measured "$T/.out" "scenario.sqlite/gpu0          1.400       1.000       0.400       0.600       0.500       0.150       0.350       30.00"
+contains text-iteration "$T/.out" "1 scenario.sqlite/gpu0        0.400       0.300       0.100       0.150       0.200       0.050       0.150       25.00"
 expect_status csv 0 "$GPUTAP" analyze --format csv --nvtx train_step "$T/in/scenario.sqlite"
 contains csv-header "$T/.out" "title,section,gpu,iteration,name,metric,value"
 contains csv-overlap "$T/.out" "scenario.sqlite,gpu,scenario.sqlite/gpu0,,,overlap_ms,0.150000"
