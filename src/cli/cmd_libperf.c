@@ -1,4 +1,4 @@
-/* gputap libperf — replay recorded library calls (GEMMs) and time them. */
+/* gputap libperf — replay recorded library calls (GEMMs, NCCL collectives) and time them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +20,19 @@ const char cmd_libperf_help[] =
 	"  offers it; otherwise the heuristic's first choice, and the timed_as column says\n"
 	"  so), the best algorithm's id and time, TFLOP/s, the gain of the best over the\n"
 	"  recorded one in percent, and the time the best would save over all recorded calls.\n"
-	"NCCL collectives are listed as skipped (single GPU, or NCCL replay not built);\n"
-	"cuDNN calls and non-GEMM BLAS calls as skipped.\n"
+	"\n"
+	"NCCL collectives (allreduce, allgather, reducescatter, broadcast, reduce, alltoall,\n"
+	"gather, scatter; send/recv as a ring) are replayed on this machine's GPUs when it\n"
+	"has at least 2: one process, one communicator per GPU (ncclCommInitAll) over GPUs\n"
+	"0..n-1 with n = min(recorded nranks, GPUs), the recorded count, type and reduction,\n"
+	"timed with CUDA events on every GPU's stream (a run lasts until the slowest GPU is\n"
+	"done; the median is reported) with the nccl-tests algorithm and bus bandwidths in\n"
+	"the columns bytes, algbw_gbps, busbw_gbps and gpus.  A row says so when fewer GPUs\n"
+	"than recorded ranks were used.  NCCL is loaded from $GPUTAP_NCCL_LIB when set,\n"
+	"else libnccl.so.2 from the loader's path (LD_LIBRARY_PATH), the CUDA toolkit and\n"
+	"PyTorch's nvidia-nccl wheel; NCCL_NVLS_ENABLE is set to 0 unless already set.\n"
+	"On one GPU, or without NCCL, the rows say why they were skipped.\n"
+	"cuDNN calls and non-GEMM BLAS calls are listed as skipped.\n"
 	"\n"
 	"INPUT is a library_trace.csv (from 'gputap run --tools cublaslt_trace,...') or a\n"
 	"folder of library logs (cuBLAS, cuBLASLt, cuDNN, NCCL), which is first turned into\n"
@@ -29,10 +40,11 @@ const char cmd_libperf_help[] =
 	"\n"
 	"options:\n"
 	"  -o, --output OUT   where to write library_perf.csv\n"
-	"  --iters N          timed runs per algorithm; the median is reported (default 20)\n"
+	"  --iters N          timed runs per algorithm or collective; the median is reported\n"
+	"                     (default 20)\n"
 	"  --warmup N         untimed runs before timing each algorithm (default 5)\n"
 	"  --algos N          algorithms to ask of cuBLASLt's heuristic, at most 64 (default 16)\n"
-	"  --device N         CUDA device to use (default 0)\n"
+	"  --device N         CUDA device for the GEMMs (default 0)\n"
 	"  --quiet            no progress lines on stderr\n"
 	"\n"
 	"Buffers hold a constant non-zero pattern (byte 0x3C), beta is 0, workspace 32 MiB.\n"

@@ -16,40 +16,17 @@
 #include "core/csvio.h"
 
 #include "libtrace/liblog.h"
+#include "libtrace/libperf.h"
 #include "libtrace/libtrace.h"
 
 const char gt_libperf_header[] = "library,config,calls,status,recorded_algo,timed_as,recorded_us,recorded_tflops,"
-				 "best_algo,best_us,best_tflops,gain_pct,saving_us_total,algos_tried,device";
+				 "best_algo,best_us,best_tflops,gain_pct,saving_us_total,algos_tried,device,"
+				 "bytes,algbw_gbps,busbw_gbps,gpus";
 
-/* ---- CUDA driver (libcuda.so.1) ---- */
-typedef int cu_result;
-typedef int cu_device;
-typedef void *cu_context, *cu_stream, *cu_event;
-typedef unsigned long long cu_ptr;
-
-static struct {
-	void *h;
-	cu_result (*init)(unsigned);
-	cu_result (*device_count)(int *);
-	cu_result (*device_get)(cu_device *, int);
-	cu_result (*device_name)(char *, int, cu_device);
-	cu_result (*ctx_retain)(cu_context *, cu_device);
-	cu_result (*ctx_release)(cu_device);
-	cu_result (*ctx_set)(cu_context);
-	cu_result (*mem_alloc)(cu_ptr *, size_t);
-	cu_result (*mem_free)(cu_ptr);
-	cu_result (*memset8)(cu_ptr, unsigned char, size_t);
-	cu_result (*stream_create)(cu_stream *, unsigned);
-	cu_result (*stream_destroy)(cu_stream);
-	cu_result (*stream_sync)(cu_stream);
-	cu_result (*event_create)(cu_event *, unsigned);
-	cu_result (*event_destroy)(cu_event);
-	cu_result (*event_record)(cu_event, cu_stream);
-	cu_result (*event_sync)(cu_event);
-	cu_result (*event_elapsed)(float *, cu_event, cu_event);
-	cu_result (*error_name)(cu_result, const char **);
-	cu_result (*ctx_sync)(void);
-} cu;
+/* ---- CUDA driver (libcuda.so.1): the table is in libperf.h, shared with the NCCL replay ---- */
+static struct gt_cu_api cu;
+/* the primary context of --device, made current again after each NCCL replay */
+static cu_context main_ctx;
 
 /* ---- cuBLASLt ---- */
 typedef int lt_status;
@@ -181,6 +158,7 @@ static int load_cuda(int device, char *name, size_t namelen, char *err, size_t e
 		snprintf(err, errlen, "libperf: cannot use CUDA device %d: %s", device, cu_err(r));
 		return -2;
 	}
+	main_ctx = ctx;
 	if (cu.device_name(name, (int)namelen, dev) != 0)
 		snprintf(name, namelen, "device%d", device);
 	gt_cfg_sanitize(name, namelen, name);
@@ -490,6 +468,7 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 	cu_event *ev = NULL;
 	float *ms = NULL;
 	lt_handle h = NULL;
+	struct gt_nccl_replayer *nr = NULL;
 	if (gt_libcalls_read_csv(in, t, err, errlen) < 0) {
 		gt_libcalls_free(t);
 		return -1;
@@ -534,9 +513,12 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 			n, dev, lt.version, opts.iters, opts.warmup);
 	for (size_t i = 0; i < n; i++) {
 		struct gemm_result r;
+		struct gt_nccl_result nres;
 		struct gt_gemm_cfg g;
 		char e2[256];
 		memset(&r, 0, sizeof(r));
+		memset(&nres, 0, sizeof(nres));
+		nres.us = nres.algbw = nres.busbw = -1;
 		r.recorded_algo = -1;
 		r.best_algo = -1;
 		r.recorded_us = r.best_us = -1;
@@ -550,8 +532,20 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 			replay_gemm(h, &g, st, ev, ms, &opts, &r);
 			flops = gemm_flops(&g);
 		} else if (rows[i].lib == GT_LIB_NCCL) {
-			snprintf(r.status, sizeof(r.status), ndev < 2 ? "skipped: single GPU"
-								      : "skipped: NCCL replay is not built yet");
+			if (!nr)
+				nr = gt_nccl_replayer_new(&cu, ndev, opts.iters, opts.warmup);
+			if (nr) {
+				gt_nccl_replay(nr, rows[i].config, &nres);
+				cu.ctx_set(main_ctx);
+			} else {
+				snprintf(nres.status, sizeof(nres.status), "error: out of memory");
+			}
+			snprintf(r.status, sizeof(r.status), "%s", nres.status);
+			r.recorded_us = nres.us;
+			if (nres.ranks > 0) {
+				r.timed_as = "one_process";
+				r.tried = 1;
+			}
 		} else if (rows[i].lib == GT_LIB_CUDNN) {
 			snprintf(r.status, sizeof(r.status), "skipped: cuDNN replay is not supported");
 		} else {
@@ -574,12 +568,22 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 		gt_csv_put(f, rows[i].config);
 		fprintf(f, ",%llu,", (unsigned long long)rows[i].calls);
 		gt_csv_put(f, r.status);
-		fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s\n", rec_algo, r.timed_as, rus, rtf, balgo, bus, btf,
-			gain, save, r.tried, dev);
+		char nbytes[32] = "", algbw[32], busbw[32], ngpus[16] = "";
+		if (nres.bytes)
+			snprintf(nbytes, sizeof(nbytes), "%llu", (unsigned long long)nres.bytes);
+		if (nres.ranks)
+			snprintf(ngpus, sizeof(ngpus), "%d", nres.ranks);
+		fmt_num(algbw, sizeof(algbw), nres.algbw, 2);
+		fmt_num(busbw, sizeof(busbw), nres.busbw, 2);
+		fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n", rec_algo, r.timed_as, rus, rtf, balgo, bus,
+			btf, gain, save, r.tried, dev, nbytes, algbw, busbw, ngpus);
 		if (opts.progress)
 			fprintf(opts.progress, "libperf: [%zu/%zu] %s %.90s%s: %s%s%s%s%s\n", i + 1, n,
 				gt_lib_name(rows[i].lib), rows[i].config, strlen(rows[i].config) > 90 ? "..." : "",
 				r.status, rus[0] ? ", recorded " : "", rus, bus[0] ? " us, best " : "", bus);
+		if (opts.progress && busbw[0])
+			fprintf(opts.progress, "libperf:   %s on %s GPUs: %s us, algbw %s GB/s, busbw %s GB/s\n",
+				gt_nccl_replayer_version(nr), ngpus, rus, algbw, busbw);
 	}
 	int bad = ferror(f);
 	if (fclose(f) != 0 || bad) {
@@ -608,6 +612,7 @@ done:
 		cu.stream_destroy(st);
 	if (h)
 		lt.destroy(h);
+	gt_nccl_replayer_free(nr);
 	gt_libcalls_free(t);
 	return rc;
 }

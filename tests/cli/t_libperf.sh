@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gputap libperf on a machine without a GPU: usage errors, bad input, the clear
-# "needs a GPU" error, and logs turned into library_trace.csv first.
+# "needs a GPU" error (GEMM and NCCL rows alike), and logs turned into
+# library_trace.csv first.
 . "$(dirname "$0")/lib.sh"
 
 expect_status usage-no-input 2 "$GPUTAP" libperf
@@ -23,6 +24,17 @@ else
 	contains no-gpu-says-gpu "$T/.out" "libperf needs an NVIDIA GPU"
 	if [ -e "$T/perf.csv" ] || [ -e "$T/perf.csv.partial" ]; then notok no-gpu-no-output; else ok no-gpu-no-output; fi
 
+	# NCCL rows alone: the same documented status and message, nothing written
+	cat >"$T/nccl.csv" <<'CSV'
+jobid,created_date,model,library,config,calls
+j,d,m,nccl,op=allreduce count=4194304 dtype=float32 redop=sum nranks=2,20
+j,d,m,nccl,op=allgather count=1048576 dtype=bfloat16 nranks=4,40
+j,d,m,nccl,op=reducescatter count=1048576 dtype=float16 redop=sum nranks=8,80
+CSV
+	expect_status nccl-no-gpu-exit-1 1 "$GPUTAP" libperf "$T/nccl.csv" -o "$T/nperf.csv"
+	contains nccl-no-gpu-says-gpu "$T/.out" "gputap: error: libperf needs an NVIDIA GPU"
+	if [ -e "$T/nperf.csv" ] || [ -e "$T/nperf.csv.partial" ]; then notok nccl-no-gpu-no-output; else ok nccl-no-gpu-no-output; fi
+
 	mkdir -p "$T/logs" "$T/o"
 	printf 'h:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 64 datatype 9 op 0 root 0 comm 0x1 [nranks=1] stream (nil)\n' >"$T/logs/a.log"
 	expect_status logs-dir-no-gpu 1 "$GPUTAP" libperf "$T/logs" -o "$T/o/perf.csv"
@@ -30,4 +42,6 @@ else
 fi
 check help "$GPUTAP" libperf --help
 contains help-documents-columns "$T/.out" "docs/libtrace.md"
+contains help-nccl-library "$T/.out" "GPUTAP_NCCL_LIB"
+contains help-nccl-nvls "$T/.out" "NCCL_NVLS_ENABLE is set to 0"
 finish
