@@ -8,7 +8,7 @@
 #   tests/gpu/libperf-nccl.sh OUTDIR       ends with "N passed, N failed"
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 OUT=${1:?usage: libperf-nccl.sh OUTDIR}
 mkdir -p "$OUT"
 G=${GPUTAP:-$top/.carry/build/gputap}
