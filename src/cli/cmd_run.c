@@ -44,7 +44,7 @@ const char cmd_run_help[] =
 	"          {\"tools\": [{\"name\": \"power\", \"env_vars\": {\"DEVICE\": \"all\",\n"
 	"                      \"SAMPLING_RATE\": \"0.05\"}},\n"
 	"                     {\"name\": \"cublaslt_trace\"},\n"
-	"                     {\"name\": \"nsys_like\", \"cmd\": \"taskset -c 0-7\"}]}\n"
+	"                     {\"name\": \"kernel_trace\", \"cmd\": \"taskset -c 0-7\"}]}\n"
 	"        Each tool object has \"name\", and optionally \"cmd\" (a wrapper command put\n"
 	"        in front of CMD, split on blanks, '...' and \"...\" group) and \"env_vars\"\n"
 	"        (an object of strings).  Other keys of the context (gpu_vendor, guest_os,\n"
