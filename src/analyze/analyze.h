@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GT_AN_SCHEMA_VERSION 1 /* "schema_version" of the JSON output */
+#define GT_AN_SCHEMA_VERSION 2 /* "schema_version" of the JSON output */
 
 /* One row of a table: a kernel class, an NCCL collective, or a memory operation. */
 struct gt_an_stat {

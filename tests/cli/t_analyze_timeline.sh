@@ -13,7 +13,7 @@ compare() {
 	if "$PY" - "$out" "$T/in/expected.json" "$key" "$which" >"$T/.cmp" 2>&1 <<'PYEOF'
 import json, sys
 out = json.load(open(sys.argv[1])); exp = json.load(open(sys.argv[2]))[sys.argv[3]]
-assert out["schema_version"] == 1
+assert out["schema_version"] == 2
 tl = out["results"][0]["timeline"]
 w = tl["total"] if sys.argv[4] == "total" else tl["gpus"][int(sys.argv[4])]["total"]
 bad = [k for k in exp if abs(w[k] - exp[k]) > 1e-9]
