@@ -49,49 +49,74 @@ static uint32_t intern_attr(const nvtxEventAttributes_t *a)
 	return a ? intern_msg(a->messageType, &a->message) : 0;
 }
 
+/*
+ * Push/pop nesting is per thread and per domain, as NVTX defines it: a pop in
+ * domain D closes the innermost open range of D on this thread, even when a
+ * range of another domain was pushed after it and is still open (NCCL opens
+ * ranges in its own domain that other code's pops must not close).  All open
+ * ranges of a thread share one array, innermost last, each tagged with its
+ * domain; `level` is the depth within the domain (what nvtxRangePush returns),
+ * `parent_id` the range directly below in the thread's array.
+ */
+static int domain_depth(const struct gt_slot *s, int below, uint32_t domain)
+{
+	int n = 0;
+	for (int i = 0; i < below && i < GT_NEST_MAX; i++)
+		n += s->stack[i].domain_id == domain;
+	return n;
+}
+
 static int do_push(uint32_t name, uint32_t domain)
 {
 	struct gt_slot *s = gt_tap_slot();
 	if (!s)
 		return -1;
 	int d = s->depth++;
-	if (d < GT_NEST_MAX) {
-		struct gt_nest *n = &s->stack[d];
-		n->id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
-		n->start_ns = gt_now_ns();
-		n->name_id = name;
-		n->domain_id = domain;
-	}
-	return d;
+	if (d >= GT_NEST_MAX)
+		return d; /* deeper than we keep: counted as lost at its pop */
+	struct gt_nest *n = &s->stack[d];
+	n->id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
+	n->start_ns = gt_now_ns();
+	n->name_id = name;
+	n->domain_id = domain;
+	return domain_depth(s, d, domain);
 }
 
-static int do_pop(uint8_t kind)
+static int do_pop(uint8_t kind, uint32_t domain)
 {
 	struct gt_slot *s = gt_tap_slot();
 	if (!s || s->depth <= 0)
 		return -1;
-	int d = --s->depth;
-	if (d >= GT_NEST_MAX) {
-		/* deeper than we keep: the range is lost, and counted as such */
+	if (s->depth > GT_NEST_MAX) {
+		/* the innermost ranges were not kept: this pop closes one of them */
+		s->depth--;
 		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed);
-		return d;
+		return s->depth;
 	}
-	struct gt_nest *n = &s->stack[d];
+	int d = s->depth - 1;
+	while (d >= 0 && s->stack[d].domain_id != domain)
+		d--;
+	if (d < 0)
+		return -1; /* no open range in this domain on this thread */
+	struct gt_nest n = s->stack[d];
+	memmove(&s->stack[d], &s->stack[d + 1], (size_t)(s->depth - 1 - d) * sizeof(s->stack[0]));
+	s->depth--;
+	int level = domain_depth(s, d, domain);
 	struct gt_rec_range r;
 	memset(&r, 0, sizeof(r));
 	r.h.type = GT_REC_RANGE;
 	r.h.size = sizeof(r);
-	r.name_id = n->name_id;
-	r.domain_id = n->domain_id;
+	r.name_id = n.name_id;
+	r.domain_id = n.domain_id;
 	r.kind = kind;
-	r.level = (uint8_t)(d > 255 ? 255 : d);
+	r.level = (uint8_t)(level > 255 ? 255 : level);
 	r.end_tid = s->tid;
-	r.start_ns = n->start_ns;
+	r.start_ns = n.start_ns;
 	r.end_ns = gt_now_ns();
-	r.range_id = n->id;
+	r.range_id = n.id;
 	r.parent_id = d > 0 ? s->stack[d - 1].id : 0;
 	gt_tap_put(&r, sizeof(r));
-	return d;
+	return level;
 }
 
 static void do_mark(uint32_t name, uint32_t domain, uint8_t kind)
@@ -190,7 +215,7 @@ static int NVTX_API nv_push_ex(const nvtxEventAttributes_t *a)
 static int NVTX_API nv_pop(void)
 {
 	NV_ENTER(0);
-	int d = do_pop(GT_RANGE_PUSHPOP);
+	int d = do_pop(GT_RANGE_PUSHPOP, 0);
 	NV_LEAVE();
 	return d;
 }
@@ -272,8 +297,10 @@ static int NVTX_API nv_dpush_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_
 }
 static int NVTX_API nv_dpop(nvtxDomainHandle_t d)
 {
-	(void)d;
-	return nv_pop();
+	NV_ENTER(0);
+	int r = do_pop(GT_RANGE_PUSHPOP, dom_id(d));
+	NV_LEAVE();
+	return r;
 }
 static nvtxStringHandle_t NVTX_API nv_dregister_a(nvtxDomainHandle_t d, const char *s)
 {
@@ -370,7 +397,7 @@ GT_EXPORT int gputap_range_push(const char *name)
 GT_EXPORT int gputap_range_pop(void)
 {
 	NV_ENTER(-1);
-	int d = do_pop(GT_RANGE_USER);
+	int d = do_pop(GT_RANGE_USER, 0);
 	NV_LEAVE();
 	return d;
 }
