@@ -32,7 +32,24 @@ pw=$(head -1 "$W/gpu_info_power_profiler_output.csv" | tr ',' '\n' | grep -c 'Po
 "$G" analyze "$W" >"$W.analyze" 2>&1
 ar=$(grep -c '^rank[0-9]*/gpu' "$W.analyze")
 [ "$ar" -ge "$n" ] && say "ok multi/analyze-per-rank" || say "not ok multi/analyze-per-rank: $(tail -12 "$W.analyze")"
-cp "$W.out" "$W.err" "$W.analyze" "$W"/ 2>/dev/null
+"$G" analyze "$W" --format json >"$W.analyze.json" 2>/dev/null
+python3 - "$W.analyze.json" "$n" >"$W.iter" 2>&1 <<'EOP' && say "ok multi/iterations-by-launch" || say "not ok multi/iterations-by-launch: $(tail -5 "$W.iter")"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+n = int(sys.argv[2])
+gpus = r["timeline"]["gpus"]
+labels = sorted(g["label"] for g in gpus)
+print(labels, r["iteration_assignment"], r["nvtx"])
+assert labels == ["rank%d/gpu%d" % (i, i) for i in range(n)], labels
+for g in gpus:
+    its = g["iterations"]
+    assert len(its) == 10, (g["label"], len(its))
+    # every step launched one all-reduce: each iteration holds communication
+    assert all(w["comm_ms"] > 0 for w in its), [w["comm_ms"] for w in its]
+assert r["iteration_assignment"]["by_launch"] > 0
+assert r["nvtx"]["estimated_non_hidden_ms"] >= 0
+EOP
+cp "$W.out" "$W.err" "$W.analyze" "$W.analyze.json" "$W.iter" "$W"/ 2>/dev/null
 tail -n 14 "$W.analyze"
 tar czf "$OUT/multi-gpu.tgz" -C /tmp --exclude='*.gtr' gt-multi 2>/dev/null
 passed=$(grep -c '^ok ' "$log"); failed=$(grep -c '^not ok ' "$log")
