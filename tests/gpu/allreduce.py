@@ -6,12 +6,20 @@ per step, overlapping a matmul on another stream, and rank 0 prints one
 EXPECT line for the library trace (op, count, nranks, calls per rank).
 """
 import os
+import sys
 
 import torch
 import torch.distributed as dist
 
 STEPS = 10
 N = 4 << 20
+
+
+def say(line):
+    # one write per line: the ranks share one pipe, and print() may write the
+    # text and the newline separately, letting other ranks' lines in between
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def main():
@@ -32,8 +40,8 @@ def main():
     want = float(sum(range(1, world + 1))) * world ** (STEPS - 1)
     ok = abs(x[0].item() - want) <= 1e-3 * want
     if rank == 0:
-        print("EXPECT nccl op=allreduce count=%d dtype=float32 nranks=%d calls=%d" % (N, world, STEPS), flush=True)
-    print("rank %d result %s" % (rank, "ok" if ok else "WRONG %r vs %r" % (x[0].item(), want)), flush=True)
+        say("EXPECT nccl op=allreduce count=%d dtype=float32 nranks=%d calls=%d" % (N, world, STEPS))
+    say("rank %d result %s" % (rank, "ok" if ok else "WRONG %r vs %r" % (x[0].item(), want)))
     dist.destroy_process_group()
 
 

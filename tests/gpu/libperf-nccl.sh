@@ -39,7 +39,7 @@ timeout 300 "$G" run -o "$W" --tools nccl_trace -- \
 	torchrun --standalone --nproc_per_node "$n" tests/gpu/libperf_nccl.py >"$W.out" 2>"$W.err"
 rc=$?
 [ $rc -eq 0 ] && say "ok libperf-nccl/run-exit-status" || say "not ok libperf-nccl/run-exit-status: $rc $(tail -5 "$W.err")"
-c=$(grep -c "result ok" "$W.out")
+c=$(grep -o "result ok" "$W.out" | wc -l)
 [ "$c" -eq "$n" ] && say "ok libperf-nccl/results-unchanged" || say "not ok libperf-nccl/results-unchanged: $(grep result "$W.out")"
 [ -s "$W/library_trace.csv" ] && say "ok libperf-nccl/library-trace" || say "not ok libperf-nccl/library-trace: $(ls "$W")"
 

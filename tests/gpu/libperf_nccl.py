@@ -12,6 +12,7 @@ checks libperf's rows against the EXPECT lines and prints ok / not ok lines.
 """
 import csv
 import os
+import re
 import sys
 
 WARMUP = 3
@@ -68,9 +69,12 @@ def worker():
     torch.cuda.synchronize()
     if rank == 0:
         for name in counts:
-            print("EXPECT op=%s count=%d dtype=float32 nranks=%d" % (name, counts[name], world), flush=True)
-            print("TORCH op=%s us=%.1f" % (name, times[name]), flush=True)
-    print("rank %d result %s" % (rank, "ok" if ok else "WRONG"), flush=True)
+            # one write per line: the ranks share one pipe (see the reader below)
+            sys.stdout.write("EXPECT op=%s count=%d dtype=float32 nranks=%d\n" % (name, counts[name], world))
+            sys.stdout.write("TORCH op=%s us=%.1f\n" % (name, times[name]))
+            sys.stdout.flush()
+    sys.stdout.write("rank %d result %s\n" % (rank, "ok" if ok else "WRONG"))
+    sys.stdout.flush()
     dist.destroy_process_group()
 
 
@@ -83,12 +87,14 @@ def check(perf, run_out, gpus):
         print(("ok " if good else "not ok ") + "libperf-nccl/" + name + ("" if good else ": " + why), flush=True)
 
     expect, torch_us = [], {}
-    for line in open(run_out):
-        w = line.split()
-        if w and w[0] == "EXPECT":
-            expect.append(dict(kv.split("=", 1) for kv in w[1:]))
-        elif w and w[0] == "TORCH":
-            kv = dict(x.split("=", 1) for x in w[1:])
+    # the ranks' outputs share one pipe and may interleave mid-line: take the
+    # KEY=VALUE words that follow each EXPECT / TORCH marker, wherever it stands
+    text = open(run_out).read()
+    for mark, body in re.findall(r"(EXPECT|TORCH)((?:\s+\w+=[^\s=]+?(?=\s|$|rank|EXPECT|TORCH))+)", text):
+        kv = dict(x.split("=", 1) for x in body.split())
+        if mark == "EXPECT":
+            expect.append(kv)
+        elif "op" in kv and "us" in kv:
             torch_us[kv["op"]] = float(kv["us"])
     say(len(expect) == 3, "expect-lines", "%d EXPECT lines in %s" % (len(expect), run_out))
     rows = list(csv.DictReader(open(perf)))

@@ -20,7 +20,7 @@ DEVICE=all timeout 240 "$G" run -o "$W" --tools power,nccl_trace,kernel_trace --
 	torchrun --standalone --nproc_per_node "$n" tests/gpu/allreduce.py >"$W.out" 2>"$W.err"
 rc=$?
 [ $rc -eq 0 ] && say "ok multi/exit-status" || say "not ok multi/exit-status: $rc $(tail -5 "$W.err")"
-c=$(grep -c "result ok" "$W.out")
+c=$(grep -o "result ok" "$W.out" | wc -l) # rank outputs may interleave mid-line
 [ "$c" -eq "$n" ] && say "ok multi/results-unchanged" || say "not ok multi/results-unchanged: $(grep result "$W.out")"
 ranks=$(ls -d "$W"/rank* 2>/dev/null | wc -l)
 [ "$ranks" -eq "$n" ] && say "ok multi/rank-dirs" || say "not ok multi/rank-dirs: $(ls "$W")"
