@@ -12,6 +12,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "analyze/an_internal.h"
+#include "core/csvio.h"
 
 /* ---------------- name table ---------------- */
 
@@ -396,30 +397,10 @@ static long json_error_line(const char *text, size_t len)
 yajl_val gt_an_load_json(const char *path, char *err, size_t errlen);
 yajl_val gt_an_load_json(const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	size_t k;
-	while (buf && (k = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += k;
-		if (len == cap) {
-			char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
+	size_t len = 0;
+	char *buf = gt_read_file(path, &len);
 	if (!buf) {
-		snprintf(err, errlen, "%s: too large or out of memory", path);
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	char *clean = gt_an_strip_json(buf, len);

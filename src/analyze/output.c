@@ -11,6 +11,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "analyze/analyze.h"
+#include "core/csvio.h"
 
 #define MS(ns) ((ns) / 1e6)
 
@@ -314,32 +315,18 @@ int gt_an_print_json(const struct gt_an_result *const *rs, size_t n, FILE *f)
 
 /* ---- CSV: title,section,gpu,iteration,name,metric,value ---- */
 
-static void csv_str(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static void csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
 		    const char *metric, double v)
 {
-	csv_str(f, title);
+	gt_csv_put(f, title);
 	fprintf(f, ",%s,", sec);
-	csv_str(f, gpu);
+	gt_csv_put(f, gpu);
 	if (it >= 0)
 		fprintf(f, ",%ld,", it);
 	else
 		fputs(",,", f);
-	csv_str(f, name);
+	gt_csv_put(f, name);
 	fprintf(f, ",%s,%.6f\n", metric, v);
 }
 
