@@ -7,20 +7,15 @@
 #include "analyze/analyze.h"
 #include "core/log.h"
 
+#include "fuzz_file.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[] = "/tmp/gputap-fuzz-config-XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
+	char path[128];
+	if (gt_fuzz_file("config", "", data, size, path, sizeof(path)) < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	gt_log_level = GT_LOG_QUIET;
 	FILE *f = fopen("/dev/null", "w");
 	if (f) {

@@ -5,20 +5,15 @@
 
 #include "analyze/analyze.h"
 
+#include "fuzz_file.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[] = "/tmp/gputap-fuzz-csv-XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
+	char path[128];
+	if (gt_fuzz_file("csv", "", data, size, path, sizeof(path)) < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	struct gt_an_opts o = {0};
 	o.csv_kern = o.csv_mem = o.csv_nvtx = path; /* the same bytes through all three readers */
 	o.nvtx_tag = "step";

@@ -6,20 +6,15 @@
 
 #include "analyze/analyze.h"
 
+#include "fuzz_file.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[] = "/tmp/gputap-fuzz-sqlite-XXXXXX.sqlite";
-	int fd = mkstemps(path, 6 + 1);
-	if (fd < 0)
+	char path[128];
+	if (gt_fuzz_file("sqlite", ".sqlite", data, size, path, sizeof(path)) < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	struct gt_an_opts o = {0};
 	o.iters = 3; /* exercises the even split when there are no ranges */
 	struct gt_an_result *r = NULL;

@@ -6,20 +6,15 @@
 
 #include "core/trace_io.h"
 
+#include "fuzz_file.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[] = "/tmp/gputap-fuzz-trace-XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
+	char path[128];
+	if (gt_fuzz_file("trace", "", data, size, path, sizeof(path)) < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	struct gt_trace_reader r;
 	if (gt_tr_open(&r, path) == 0) {
 		const struct gt_rec_hdr *h;
