@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "core/csvio.h"
 
 int gt_csv_open(struct gt_csv *c, const char *path, char *err, size_t errlen)
 {
@@ -32,31 +33,6 @@ void gt_csv_close(struct gt_csv *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char b = s[i];
-		size_t k;
-		if (b < 0x80) {
-			i++;
-			continue;
-		} else if ((b & 0xe0) == 0xc0 && b >= 0xc2)
-			k = 1;
-		else if ((b & 0xf0) == 0xe0)
-			k = 2;
-		else if ((b & 0xf8) == 0xf0 && b <= 0xf4)
-			k = 3;
-		else
-			return 0;
-		if (i + k >= n)
-			return 0;
-		for (size_t j = 1; j <= k; j++)
-			if ((s[i + j] & 0xc0) != 0x80)
-				return 0;
-		i += k + 1;
-	}
-	return 1;
-}
 
 static int push_char(struct gt_csv *c, size_t *n, char ch)
 {
@@ -175,7 +151,7 @@ int gt_csv_next(struct gt_csv *c, char *err, size_t errlen)
 		if (push_char(c, &n, '\0') < 0)
 			goto nomem;
 		(void)quoted;
-		if (!utf8_valid((const unsigned char *)c->buf, n - 1)) {
+		if (!gt_utf8_valid((const unsigned char *)c->buf, n - 1)) {
 			snprintf(err, errlen, "%s:%ld: invalid UTF-8", c->path, c->line);
 			return -1;
 		}

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "analyze/an_internal.h"
+#include "core/csvio.h"
 
 enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR };
 
@@ -193,39 +194,13 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 	return 1;
 }
 
-static int utf8_ok(const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char b = s[i];
-		size_t k;
-		if (b < 0x80) {
-			i++;
-			continue;
-		}
-		if (b >= 0xc2 && b <= 0xdf)
-			k = 1;
-		else if ((b & 0xf0) == 0xe0)
-			k = 2;
-		else if (b >= 0xf0 && b <= 0xf4)
-			k = 3;
-		else
-			return 0;
-		if (i + k >= n)
-			return 0;
-		for (size_t j = 1; j <= k; j++)
-			if ((s[i + j] & 0xc0) != 0x80)
-				return 0;
-		i += k + 1;
-	}
-	return 1;
-}
 
 static int k_string(void *ctx, const unsigned char *s, size_t len)
 {
 	struct kst *k = ctx;
 	switch (k->fld) {
 	case F_NAME: {
-		if (!utf8_ok(s, len))
+		if (!gt_utf8_valid(s, len))
 			return fail(k, "\"name\" is not valid UTF-8");
 		size_t n = len < sizeof(k->name) - 1 ? len : sizeof(k->name) - 1;
 		while (n > 0 && n < len && (s[n] & 0xc0) == 0x80) /* cut at a character boundary */

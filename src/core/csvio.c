@@ -96,3 +96,29 @@ char *gt_read_file(const char *path, size_t *len)
 		*len = n;
 	return b;
 }
+
+int gt_utf8_valid(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char b = s[i];
+		size_t k;
+		if (b < 0x80) {
+			i++;
+			continue;
+		} else if ((b & 0xe0) == 0xc0 && b >= 0xc2)
+			k = 1;
+		else if ((b & 0xf0) == 0xe0)
+			k = 2;
+		else if ((b & 0xf8) == 0xf0 && b <= 0xf4)
+			k = 3;
+		else
+			return 0;
+		if (i + k >= n)
+			return 0;
+		for (size_t j = 1; j <= k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+		i += k + 1;
+	}
+	return 1;
+}

@@ -3,7 +3,7 @@
  *
  * Owns: RFC 4180 quoting of one field on output, splitting one CSV record in
  * place on input (no embedded newlines: every CSV gputap reads line by line
- * is of that kind), and reading a whole small file.  Large inputs are
+ * is of that kind), reading a whole small file, and checking UTF-8.  Large inputs are
  * streamed by their readers, never through gt_read_file.
  */
 #ifndef GT_CSVIO_H
@@ -20,5 +20,8 @@ void gt_csv_put(FILE *f, const char *s);
 int gt_csv_split(char *s, char **fields, int max);
 /* Read a whole file into a malloc'd, NUL-terminated buffer; NULL with errno set. */
 char *gt_read_file(const char *path, size_t *len);
+
+/* 1 if s[0..n) is well-formed UTF-8 (no overlong 2-byte forms), else 0. */
+int gt_utf8_valid(const unsigned char *s, size_t n);
 
 #endif

@@ -52,3 +52,14 @@ TEST(read_file_whole_and_missing)
 	free(b);
 	ASSERT(gt_read_file("/nonexistent/x", NULL) == NULL);
 }
+
+TEST(utf8_valid_accepts_and_rejects)
+{
+	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"plain", 5), 1);
+	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"\xc3\xa9t\xc3\xa9", 6), 1);
+	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"\xe2\x82\xac", 3), 1);
+	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"\xc0\xaf", 2), 0); /* overlong */
+	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"\xe2\x82", 2), 0); /* truncated */
+	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"\xff", 1), 0);
+	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"a\x80", 2), 0); /* stray continuation */
+}
