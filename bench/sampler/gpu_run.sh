@@ -6,6 +6,11 @@
 set -u
 B=$1 BENCH=$2 OUT=$3
 mkdir -p "$OUT"
+# nvml_bench not built yet: build it here (needs only a C compiler)
+if [ ! -x "$BENCH" ]; then
+	mkdir -p "$(dirname "$BENCH")"
+	cc -O2 -o "$BENCH" "$(dirname "$0")/nvml_bench.c" -ldl -lpthread || echo "nvml_bench: build failed" >&2
+fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$OUT/device.txt" 2>&1
 "$BENCH" 300 >"$OUT/nvml_bench.txt" 2>&1
 cat "$OUT/nvml_bench.txt"

@@ -1,16 +1,23 @@
 /*
  * nvml_bench — time each NVML query the power/vram sampler could use, on every GPU.
  *
- * Build: cc -O2 -o nvml_bench nvml_bench.c -ldl   (no NVML header needed: dlopen)
+ * Build: cc -O2 -o nvml_bench nvml_bench.c -ldl -lpthread   (no NVML header needed: dlopen)
  * Run:   ./nvml_bench [calls per query, default 300]
  *
  * For each query and device: wall time per call (mean, median, p99, max, in µs), CPU
  * time of the calling thread per call (CLOCK_THREAD_CPUTIME_ID), and the return code.
  * Then how often the power and energy values change when read every 10 ms, and how the
  * driver's own power-sample buffer (nvmlDeviceGetSamples) is spaced.
+ * Last, "concurrent": the sampler reads the energy counter on a thread of its own,
+ * which helps only if NVML lets other queries run meanwhile.  A second thread reads
+ * the energy counter without pause (of GPU 0, then of the last GPU) while this one
+ * times power (field value) and memory of GPU 0 every 10 ms for 2 s; a max near the
+ * energy read's time means NVML serialises them (the tick thread would then still
+ * wait, and miss deadlines).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +232,52 @@ static void sample_buffer(nvmlDevice_t d)
 	free(s);
 }
 
+struct hammer {
+	nvmlDevice_t d;
+	volatile int stop;
+	int reads;
+};
+
+static void *energy_hammer(void *arg)
+{
+	struct hammer *h = arg;
+	double v;
+	while (!h->stop) {
+		one(Q_F_ENERGY, h->d, &v);
+		h->reads++;
+	}
+	return NULL;
+}
+
+/* Time q on d every 10 ms for 2 s, while another thread reads energy of ed (or nothing). */
+static void concurrent(int q, nvmlDevice_t d, nvmlDevice_t ed, const char *what)
+{
+	struct hammer h = {ed, 0, 0};
+	pthread_t t;
+	int hammering = ed && pthread_create(&t, NULL, energy_hammer, &h) == 0;
+	enum { N = 200 };
+	double w[N], sum = 0, v;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (int i = 0; i < N; i++) {
+		ts.tv_nsec += 10000000;
+		if (ts.tv_nsec >= 1000000000)
+			ts.tv_nsec -= 1000000000, ts.tv_sec++;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		double t0 = now(CLOCK_MONOTONIC);
+		one(q, d, &v);
+		w[i] = now(CLOCK_MONOTONIC) - t0;
+		sum += w[i];
+	}
+	if (hammering) {
+		h.stop = 1;
+		pthread_join(t, NULL);
+	}
+	qsort(w, N, sizeof(double), cmpd);
+	printf("concurrent %-34s %-36s mean %8.1f  median %8.1f  p99 %8.1f  max %8.1f us (%d energy reads meanwhile)\n",
+	       qname[q], what, sum / N, w[N / 2], w[(int)(N * 0.99)], w[N - 1], h.reads);
+}
+
 #define SYM(v, name) (*(void **)&v = dlsym(lib, name))
 
 int main(int argc, char **argv)
@@ -267,6 +320,16 @@ int main(int argc, char **argv)
 			freshness(Q_F_INST, d);
 			freshness(Q_F_ENERGY, d);
 			sample_buffer(d);
+		}
+	}
+	nvmlDevice_t d0 = NULL, dl = NULL;
+	if (ndev && handle(0, &d0) == 0 && handle(ndev - 1, &dl) == 0) {
+		static const int qs[] = {Q_F_INST, Q_MEM1};
+		for (int k = 0; k < 2; k++) {
+			concurrent(qs[k], d0, NULL, "alone");
+			concurrent(qs[k], d0, d0, "energy of the same GPU meanwhile");
+			if (ndev > 1)
+				concurrent(qs[k], d0, dl, "energy of another GPU meanwhile");
 		}
 	}
 	return 0;

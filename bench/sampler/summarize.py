@@ -15,7 +15,10 @@ rows = list(csv.DictReader(open(d + "/gpu_samples.csv")))
 out = {"label": label, "exit": j.get("exit_status", j.get("status")), "samples": t["samples"],
        "missed_deadlines": t["missed_deadlines"], "period_s": t["period_s"],
        "measured_period_s": t.get("measured_period_s"), "thread_cpu_s": t["thread_cpu_s"],
-       "thread_cpu_pct": t.get("thread_cpu_pct"), "devices": t["devices"]}
+       "thread_cpu_pct": t.get("thread_cpu_pct"), "devices": t["devices"],
+       # both threads above; then each (sampler with the energy reader thread)
+       "tick_thread_cpu_s": t.get("tick_thread_cpu_s"), "energy_thread_cpu_s": t.get("energy_thread_cpu_s"),
+       "energy_thread_cpu_pct": t.get("energy_thread_cpu_pct"), "energy_reads": t.get("energy_reads")}
 for dev in sorted({r["device"] for r in rows}):
     rs = [r for r in rows if r["device"] == dev]
     ts = [int(r["time_ns"]) for r in rs]
@@ -27,6 +30,7 @@ for dev in sorted({r["device"] for r in rows}):
          "power_max_W": pw and pw[-1], "energy_last_J": rs[-1]["energy_J"],
          "rows_with_util": sum(1 for r in rs if r["sm_util_pct"]),
          "rows_with_mem": sum(1 for r in rs if r["mem_used_MiB"]),
+         "rows_with_energy": sum(1 for r in rs if r["energy_J"]),
          "distinct_power_values": len(set(pw))}
     out["gpu" + dev] = o
 print(json.dumps(out, indent=1))

@@ -229,7 +229,7 @@ static int field_u64(const nvmlFieldValue_t *f, uint64_t *out)
  * the driver refuses is marked so that later samples use the plain call. */
 static unsigned sample_fields(int dev, nvmlDevice_t d, unsigned want, struct gt_gpu_sample *s)
 {
-	want &= (GT_S_POWER | GT_S_ENERGY) & ~N.field_bad[dev];
+	want &= (GT_S_POWER | GT_S_ENERGY) & ~__atomic_load_n(&N.field_bad[dev], __ATOMIC_RELAXED);
 	if (!N.fields || !want)
 		return 0;
 	nvmlFieldValue_t f[2];
@@ -241,14 +241,14 @@ static unsigned sample_fields(int dev, nvmlDevice_t d, unsigned want, struct gt_
 	if (want & GT_S_ENERGY)
 		f[n].fieldId = NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, bit[n++] = GT_S_ENERGY;
 	if (N.fields(d, n, f) != NVML_SUCCESS) {
-		N.field_bad[dev] |= want;
+		__atomic_fetch_or(&N.field_bad[dev], want, __ATOMIC_RELAXED);
 		return 0;
 	}
 	unsigned got = 0;
 	for (int k = 0; k < n; k++) {
 		uint64_t v;
 		if (f[k].nvmlReturn != NVML_SUCCESS || !field_u64(&f[k], &v)) {
-			N.field_bad[dev] |= bit[k];
+			__atomic_fetch_or(&N.field_bad[dev], bit[k], __ATOMIC_RELAXED);
 			continue;
 		}
 		if (bit[k] == GT_S_POWER)
@@ -284,6 +284,15 @@ int gt_nvml_sample(int dev, unsigned want, struct gt_gpu_sample *s)
 		s->sm_clock_mhz = u, s->valid |= GT_S_CLOCK;
 	if ((want & GT_S_TEMP) && N.temp && N.temp(d, NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS)
 		s->temp_c = u, s->valid |= GT_S_TEMP;
+	return 0;
+}
+
+int gt_nvml_energy(int dev, uint64_t *mj)
+{
+	struct gt_gpu_sample s;
+	if (gt_nvml_sample(dev, GT_S_ENERGY, &s) < 0 || !(s.valid & GT_S_ENERGY))
+		return -1;
+	*mj = s.energy_mj;
 	return 0;
 }
 

@@ -11,11 +11,12 @@
  * 0, and printers write an empty field for it, never a 0.
  *
  * Cost: each NVML query is a driver round trip of tens to hundreds of
- * microseconds of CPU (docs/performance.md), so gt_nvml_sample() reads only
- * the metrics it is asked for, and power + energy together in one
- * nvmlDeviceGetFieldValues call where the driver has it.
- * Nothing here is thread-safe except gt_nvml_sample(), which NVML allows
- * from any thread once gt_nvml_open() succeeded.
+ * microseconds of CPU (docs/performance.md) — the total-energy counter
+ * milliseconds — so gt_nvml_sample() reads only the metrics it is asked for,
+ * and the sampler reads energy (gt_nvml_energy) on a thread of its own.
+ * Nothing here is thread-safe except gt_nvml_sample() and gt_nvml_energy(),
+ * which NVML allows from any thread once gt_nvml_open() succeeded (the
+ * per-device "field refused" bits they share are updated atomically).
  */
 #ifndef GT_RUN_NVML_H
 #define GT_RUN_NVML_H
@@ -66,6 +67,10 @@ int gt_nvml_static(int dev, struct gt_gpu_static *s);
  * Memory: nvmlDeviceGetMemoryInfo; utilisation, SM clock, temperature: one
  * call each.  0, or -1 if NVML is not open or dev is out of range. */
 int gt_nvml_sample(int dev, unsigned want, struct gt_gpu_sample *s);
+/* The total-energy counter of device dev in mJ (field value, or
+ * nvmlDeviceGetTotalEnergyConsumption where the field is refused).  0, or -1
+ * if not reported. */
+int gt_nvml_energy(int dev, uint64_t *mj);
 /* Versions; empty string / 0 when unknown. */
 void gt_nvml_driver_version(char *buf, size_t len);
 void gt_nvml_version(char *buf, size_t len);

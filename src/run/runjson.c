@@ -154,6 +154,10 @@ static void write_tool(yajl_gen g, const struct gt_run *r, size_t i)
 			if (rs->tools[j] != (int)i)
 				continue;
 			kstr(g, "status", rs->status);
+			/* its counts are the threads' until they are joined: the run.json written
+			 * then (after the command, before the tear-down) has them */
+			if (rs->started)
+				continue;
 			ku64(g, "samples", rs->s.samples);
 			ku64(g, "missed_deadlines", rs->s.missed);
 			knum(g, "period_s", 6, (double)rs->s.period_ns / 1e9);
@@ -165,9 +169,16 @@ static void write_tool(yajl_gen g, const struct gt_run *r, size_t i)
 			for (int d = 0; d < rs->s.ndev; d++)
 				yajl_gen_integer(g, rs->s.dev[d]);
 			yajl_gen_array_close(g);
-			knum(g, "thread_cpu_s", 6, rs->s.cpu_s);
+			/* the sampler's threads together (ticks + energy reader), then each */
+			double cpu = rs->s.cpu_s + rs->s.energy_cpu_s;
+			knum(g, "thread_cpu_s", 6, cpu);
 			if (rs->s.wall_s > 0)
-				knum(g, "thread_cpu_pct", 4, 100.0 * rs->s.cpu_s / rs->s.wall_s);
+				knum(g, "thread_cpu_pct", 4, 100.0 * cpu / rs->s.wall_s);
+			knum(g, "tick_thread_cpu_s", 6, rs->s.cpu_s);
+			knum(g, "energy_thread_cpu_s", 6, rs->s.energy_cpu_s);
+			if (rs->s.wall_s > 0)
+				knum(g, "energy_thread_cpu_pct", 4, 100.0 * rs->s.energy_cpu_s / rs->s.wall_s);
+			ku64(g, "energy_reads", rs->s.energy_reads);
 		}
 	}
 	yajl_gen_map_close(g);

@@ -1,6 +1,8 @@
 /* run/sampler.c — the sampling loop and its files.  See sampler.h. */
 #include "run/sampler.h"
 
+#include "core/log.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -64,9 +66,15 @@ static int nvml_sample(void *ctx, int dev, unsigned want, struct gt_gpu_sample *
 	return gt_nvml_sample(dev, want, out);
 }
 
+static int nvml_energy(void *ctx, int dev, uint64_t *mj)
+{
+	(void)ctx;
+	return gt_nvml_energy(dev, mj);
+}
+
 struct gt_sampler_source gt_sampler_nvml_source(void)
 {
-	return (struct gt_sampler_source){nvml_sample, NULL};
+	return (struct gt_sampler_source){nvml_sample, NULL, nvml_energy};
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -151,15 +159,17 @@ static void plan_reads(struct gt_sampler *s)
 int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int ndev, double period_s,
 		    unsigned outputs, uint64_t t0_real_ns, char *err, size_t errlen)
 {
-	struct gt_sampler_clock clk = s->clock;
+	struct gt_sampler_clock clk = s->clock, eclk = s->eclock;
 	struct gt_sampler_source src = s->source;
 	uint64_t max = s->max_samples, slow_ns = s->slow_period_ns;
 	memset(s, 0, sizeof(*s));
 	s->clock = clk;
+	s->eclock = eclk;
 	s->source = src;
 	s->max_samples = max;
 	s->slow_period_ns = slow_ns ? slow_ns : GT_SAMPLER_SLOW_PERIOD_NS;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->emu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -167,6 +177,8 @@ int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int 
 	pthread_condattr_destroy(&ca);
 	if (!s->clock.mono_ns)
 		s->clock = gt_sampler_default_clock(s);
+	if (!s->eclock.mono_ns)
+		s->eclock = gt_sampler_default_clock(s);
 	if (!s->source.sample)
 		s->source = gt_sampler_nvml_source();
 	s->lines = calloc(1, sizeof(*s->lines));
@@ -303,21 +315,68 @@ static void flush_line(FILE *f, const struct lbuf *l)
 	fflush(f);
 }
 
-/* After an energy read of cost_ns (the device's whole read): schedule the
- * next, on the next device, so that these reads take about
- * GT_SAMPLER_ENERGY_SHARE of the time, between slow_period_ns and
- * GT_SAMPLER_ENERGY_MAX_GAP_NS apart. */
-static void pace_energy(struct gt_sampler *s, uint64_t cost_ns)
+uint64_t gt_sampler_energy_gap(uint64_t cost_ns)
 {
 	double gap = (double)cost_ns / GT_SAMPLER_ENERGY_SHARE;
-	if (gap < (double)s->slow_period_ns)
-		gap = (double)s->slow_period_ns;
+	if (gap < (double)GT_SAMPLER_ENERGY_MIN_GAP_NS)
+		return GT_SAMPLER_ENERGY_MIN_GAP_NS;
 	if (gap > (double)GT_SAMPLER_ENERGY_MAX_GAP_NS)
-		gap = (double)GT_SAMPLER_ENERGY_MAX_GAP_NS;
-	uint64_t ticks = (uint64_t)((gap + (double)s->period_ns - 1) / (double)s->period_ns);
-	s->energy_tick = s->samples + (ticks ? ticks : 1);
-	s->energy_dev = (s->energy_dev + 1) % s->ndev;
+		return GT_SAMPLER_ENERGY_MAX_GAP_NS;
+	return (uint64_t)gap;
+}
+
+uint64_t gt_sampler_energy_read(struct gt_sampler *s)
+{
+	int i = s->energy_dev;
+	struct gt_sampler_clock *c = &s->eclock;
+	uint64_t t = c->real_ns(c->ctx), m0 = c->mono_ns(c->ctx), mj = 0;
+	int ok = s->source.energy(s->source.ctx, s->dev[i], &mj) == 0;
+	uint64_t cost = c->mono_ns(c->ctx) - m0;
+	if (ok) {
+		/* held for three stores: the tick's try-lock rarely finds it taken */
+		pthread_mutex_lock(&s->emu);
+		s->ecell[i].mj = mj;
+		s->ecell[i].real_ns = t;
+		s->ecell[i].seq++;
+		pthread_mutex_unlock(&s->emu);
+	}
 	s->energy_reads++;
+	s->energy_read_ns += cost;
+	s->energy_dev = (i + 1) % s->ndev;
+	/* the first round reads every device at once: each gets its origin at the start */
+	s->energy_gap_ns = s->energy_reads < (uint64_t)s->ndev ? 0 : gt_sampler_energy_gap(cost);
+	return s->energy_gap_ns;
+}
+
+void gt_sampler_energy_run(struct gt_sampler *s)
+{
+	struct gt_sampler_clock *c = &s->eclock;
+	for (;;) {
+		uint64_t gap = gt_sampler_energy_read(s);
+		if (c->wait_until(c->ctx, c->mono_ns(c->ctx) + gap))
+			break;
+	}
+}
+
+/* The energy values published since the last tick (tick thread).  Never
+ * waits: when the reader holds the lock, they come on a later tick. */
+static void take_energy(struct gt_sampler *s, uint8_t *fresh, uint64_t *mj, uint64_t *real_ns)
+{
+	memset(fresh, 0, (size_t)s->ndev);
+	if (!s->rich || !s->source.energy)
+		return;
+	if (pthread_mutex_trylock(&s->emu) != 0) {
+		s->energy_busy++;
+		return;
+	}
+	for (int i = 0; i < s->ndev; i++)
+		if (s->ecell[i].seq != s->energy_seen[i]) {
+			s->energy_seen[i] = s->ecell[i].seq;
+			mj[i] = s->ecell[i].mj;
+			real_ns[i] = s->ecell[i].real_ns;
+			fresh[i] = 1;
+		}
+	pthread_mutex_unlock(&s->emu);
 }
 
 /* One tick: every device once; each file gets one write. */
@@ -338,21 +397,25 @@ static void tick(struct gt_sampler *s)
 	size_t off = 0;
 	if (!s->tid)
 		s->tid = (uint32_t)gettid();
+	uint8_t efresh[GT_SAMPLER_MAXDEV];
+	uint64_t emj[GT_SAMPLER_MAXDEV], ets[GT_SAMPLER_MAXDEV];
+	take_energy(s, efresh, emj, ets);
 	for (int i = 0; i < s->ndev; i++) {
 		struct gt_gpu_sample g;
 		uint64_t td = i == 0 ? t : s->clock.real_ns(s->clock.ctx);
 		unsigned want = s->fast_want;
 		if (s->samples % s->slow_every == s->slow_phase[i])
 			want |= s->slow_want;
-		int energy = s->rich && s->samples >= s->energy_tick && i == s->energy_dev;
-		if (energy)
-			want |= GT_S_ENERGY;
-		uint64_t m0 = energy ? s->clock.mono_ns(s->clock.ctx) : 0;
 		if (s->source.sample(s->source.ctx, s->dev[i], want, &g) < 0)
 			memset(&g, 0, sizeof(g));
-		if (energy)
-			pace_energy(s, s->clock.mono_ns(s->clock.ctx) - m0);
 		g.valid &= want; /* a cell not read this tick is empty, never stale */
+		uint64_t ets_i = td;
+		if (efresh[i]) { /* the energy reader's, once per value */
+			g.energy_mj = emj[i];
+			g.valid |= GT_S_ENERGY;
+			ets_i = ets[i];
+			s->energy_cells++;
+		}
 		int d = s->dev[i];
 		put_ch(pw, ',');
 		if (g.valid & GT_S_POWER)
@@ -404,7 +467,7 @@ static void tick(struct gt_sampler *s)
 			if (g.valid & GT_S_POWER)
 				put_counter(recs, &off, s->tid, s->name_ids[0], (uint32_t)d, td, g.power_w);
 			if (g.valid & GT_S_ENERGY)
-				put_counter(recs, &off, s->tid, s->name_ids[1], (uint32_t)d, td, energy_j);
+				put_counter(recs, &off, s->tid, s->name_ids[1], (uint32_t)d, ets_i, energy_j);
 			if (g.valid & GT_S_MEM)
 				put_counter(recs, &off, s->tid, s->name_ids[2], (uint32_t)d, td, used_mib);
 			if (g.valid & GT_S_UTIL) {
@@ -462,29 +525,49 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+static void *energy_main(void *arg)
+{
+	struct gt_sampler *s = arg;
+	gt_sampler_energy_run(s);
+	struct timespec c;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c) == 0)
+		s->energy_cpu_s = (double)c.tv_sec + (double)c.tv_nsec / 1e9;
+	return NULL;
+}
+
 int gt_sampler_start(struct gt_sampler *s)
 {
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int r = pthread_create(&s->thread, NULL, thread_main, s);
+	if (r == 0) {
+		s->running = 1;
+		if (s->rich && s->source.energy) {
+			int e = pthread_create(&s->ethread, NULL, energy_main, s);
+			if (e == 0)
+				s->erunning = 1;
+			else /* the samples go on; only the energy column stays empty */
+				gt_warn("sampler: no energy reader thread: %s", strerror(e));
+		}
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0)
-		return -r;
-	s->running = 1;
-	return 0;
+	return -r;
 }
 
 void gt_sampler_stop(struct gt_sampler *s)
 {
-	if (s->running) {
+	if (s->running || s->erunning) {
 		pthread_mutex_lock(&s->mu);
 		s->stop = 1;
 		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->mu);
-		pthread_join(s->thread, NULL);
-		s->running = 0;
 	}
+	if (s->running)
+		pthread_join(s->thread, NULL);
+	if (s->erunning)
+		pthread_join(s->ethread, NULL);
+	s->running = s->erunning = 0;
 	if (s->power)
 		fclose(s->power);
 	if (s->vram)

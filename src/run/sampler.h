@@ -16,22 +16,32 @@
  * far.  A metric the device does not report is written as an empty field.
  *
  * What is read when (measured on an H100: most NVML queries cost 0.3-4 us of
- * CPU, the total-energy counter ~4 ms, up to 17 ms): every tick reads only
- * what the asked tools print (power tool: power, vram tool: memory).
- * gpu_samples.csv's other metrics (utilisation, SM clock, temperature, and
- * power or memory when their tool is not asked) are read at most every
- * slow_period_ns (default GT_SAMPLER_SLOW_PERIOD_NS), i.e. every `slow_every`
- * ticks, each device on its own tick of that cycle so the cost is spread.
- * The energy counter is read for one device at a time, devices in turn,
- * paced by its own cost: after a read that took c ns, the next comes
- * c / GT_SAMPLER_ENERGY_SHARE later (at least slow_period_ns, at most
- * GT_SAMPLER_ENERGY_MAX_GAP_NS), so it stays near 0.25 % of one core however
- * many GPUs and whatever the rate.  Cells not read on a tick are empty.
+ * CPU, the total-energy counter ~4 ms, up to 17 ms, busy all along): every
+ * tick reads only what the asked tools print (power tool: power, vram tool:
+ * memory).  gpu_samples.csv's other metrics (utilisation, SM clock,
+ * temperature, and power or memory when their tool is not asked) are read at
+ * most every slow_period_ns (default GT_SAMPLER_SLOW_PERIOD_NS), i.e. every
+ * `slow_every` ticks, each device on its own tick of that cycle.
  *
- * The clock and the metric source are injected (struct gt_sampler_clock,
- * struct gt_sampler_source) so tests drive the loop with a test clock and
- * fake devices; gt_sampler_default_clock() and gt_sampler_nvml_source()
- * are the real ones.
+ * The energy counter is never read by the tick thread: a second thread (the
+ * energy reader, gpu_samples.csv only) reads one device at a time, devices in
+ * turn — first every device once, back to back, so each has its origin at the
+ * start of the run — then, after a read that took c ns, waits
+ * gt_sampler_energy_gap(c) = c / GT_SAMPLER_ENERGY_SHARE, within
+ * [GT_SAMPLER_ENERGY_MIN_GAP_NS, GT_SAMPLER_ENERGY_MAX_GAP_NS], so it stays near
+ * 0.1 % of one core whatever the GPUs and the rate, and a slow read never makes
+ * a tick late.  It publishes each device's latest (value, time) under `emu`;
+ * the tick thread only try-locks `emu` (it never waits for the reader, which
+ * holds it for a few stores, never across NVML) and writes the energy cell and
+ * counter record on the first tick after a new value; otherwise the cell is
+ * empty.  Cells not read on a tick are empty.
+ *
+ * The clocks (one per thread) and the metric source are injected (struct
+ * gt_sampler_clock, struct gt_sampler_source) so tests drive the loop with a
+ * test clock and fake devices; the energy reader is a function
+ * (gt_sampler_energy_read) that its thread only loops around, so a test clock
+ * can run it on its own simulated timeline.  gt_sampler_default_clock() and
+ * gt_sampler_nvml_source() are the real ones.
  */
 #ifndef GT_RUN_SAMPLER_H
 #define GT_RUN_SAMPLER_H
@@ -54,9 +64,12 @@ struct gt_sampler_clock {
 };
 
 struct gt_sampler_source {
-	/* read the metrics in `want` (GT_S_* bits) of device dev */
+	/* read the metrics in `want` (GT_S_* bits, never GT_S_ENERGY) of device dev; tick thread */
 	int (*sample)(void *ctx, int dev, unsigned want, struct gt_gpu_sample *s);
 	void *ctx;
+	/* the total-energy counter of device dev in mJ: 0, or -1 if not reported.
+	 * Energy reader only; NULL = no energy column. */
+	int (*energy)(void *ctx, int dev, uint64_t *mj);
 };
 
 /* which files a sampler writes */
@@ -67,9 +80,17 @@ struct gt_sampler_source {
 #define GT_SAMPLER_MAXDEV 64
 /* gpu_samples.csv's extra metrics at most at 10 Hz */
 #define GT_SAMPLER_SLOW_PERIOD_NS 100000000ull
-/* energy counter reads: their wall time over the time between them */
-#define GT_SAMPLER_ENERGY_SHARE 0.0025
+/* energy counter reads (their own thread): their time over the wait after them */
+#define GT_SAMPLER_ENERGY_SHARE 0.001
+#define GT_SAMPLER_ENERGY_MIN_GAP_NS 1000000000ull
 #define GT_SAMPLER_ENERGY_MAX_GAP_NS 10000000000ull
+
+/* the energy reader's latest value of one device (under gt_sampler.emu) */
+struct gt_sampler_energy_cell {
+	uint64_t seq; /* values published so far; the tick compares with its own count */
+	uint64_t mj;
+	uint64_t real_ns; /* CLOCK_REALTIME when the read began */
+};
 
 struct gt_sampler {
 	/* settings */
@@ -80,22 +101,28 @@ struct gt_sampler {
 	uint64_t t0_real_ns;  /* origin of the seed CSVs' "time" column */
 	uint64_t max_samples; /* stop after this many (tests), 0 = until stopped */
 	uint64_t slow_period_ns; /* set before init; 0 = GT_SAMPLER_SLOW_PERIOD_NS */
-	struct gt_sampler_clock clock;
+	struct gt_sampler_clock clock;  /* the tick thread's */
+	struct gt_sampler_clock eclock; /* the energy reader's; zero = the real one */
 	struct gt_sampler_source source;
 	/* results */
 	uint64_t samples; /* ticks taken (each covers every device) */
 	uint64_t missed;  /* deadlines skipped because a tick ran late */
 	uint64_t first_ns, last_ns; /* CLOCK_REALTIME of the first and last tick */
-	double cpu_s;     /* CPU time of the sampling thread */
+	double cpu_s;     /* CPU time of the tick thread */
 	double wall_s;
+	double energy_cpu_s; /* CPU time of the energy reader's thread */
 	/* what is read: fast_want every tick, slow_want on device i's ticks
 	 * k with k % slow_every == slow_phase[i] */
 	unsigned fast_want, slow_want;
 	uint64_t slow_every;
 	uint64_t slow_phase[GT_SAMPLER_MAXDEV];
-	uint64_t energy_tick; /* tick of the next energy read (rich only) */
-	int energy_dev;       /* index into dev[] of that read */
-	uint64_t energy_reads;
+	/* energy reader (its thread only; read after gt_sampler_stop) */
+	int energy_dev;         /* index into dev[] of the next read */
+	uint64_t energy_reads;  /* reads made */
+	uint64_t energy_read_ns; /* their total time */
+	uint64_t energy_gap_ns; /* the wait after the last read */
+	/* tick thread: energy values written, ticks that found `emu` busy */
+	uint64_t energy_cells, energy_busy;
 	/* internals */
 	FILE *power, *vram, *rich;
 	struct gt_trace_writer tw;
@@ -105,8 +132,11 @@ struct gt_sampler {
 	uint32_t name_ids[8];
 	uint64_t energy0[GT_SAMPLER_MAXDEV];
 	uint8_t have_energy0[GT_SAMPLER_MAXDEV];
-	pthread_t thread;
-	int running;
+	uint64_t energy_seen[GT_SAMPLER_MAXDEV]; /* tick thread: cell seq last written */
+	pthread_mutex_t emu; /* guards ecell; the tick thread only try-locks it */
+	struct gt_sampler_energy_cell ecell[GT_SAMPLER_MAXDEV];
+	pthread_t thread, ethread;
+	int running, erunning;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop;
@@ -125,10 +155,22 @@ int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int 
 		    unsigned outputs, uint64_t t0_real_ns, char *err, size_t errlen);
 /* The loop, in the calling thread, until stopped or max_samples. */
 void gt_sampler_run(struct gt_sampler *s);
-/* Run the loop in a thread (all signals blocked in it). 0 or -errno. */
+/* Run the loop in a thread, and the energy reader in a second one when
+ * gpu_samples.csv is written and the source reads energy (all signals blocked
+ * in both).  0 or -errno. */
 int gt_sampler_start(struct gt_sampler *s);
-/* Ask the loop to stop, join the thread, close and finish the files. */
+/* Ask both loops to stop (a wait is cut short), join the threads, close and
+ * finish the files. */
 void gt_sampler_stop(struct gt_sampler *s);
+
+/* The energy reader's step: read device dev[energy_dev] (timed on eclock),
+ * publish the value, move to the next device; returns how long to wait before
+ * the next read (0 during the first round, then gt_sampler_energy_gap()). */
+uint64_t gt_sampler_energy_read(struct gt_sampler *s);
+/* The wait after an energy read that took cost_ns. */
+uint64_t gt_sampler_energy_gap(uint64_t cost_ns);
+/* The energy reader's loop, until stopped (the second thread's body). */
+void gt_sampler_energy_run(struct gt_sampler *s);
 
 struct gt_sampler_clock gt_sampler_default_clock(struct gt_sampler *s);
 struct gt_sampler_source gt_sampler_nvml_source(void);

@@ -26,22 +26,35 @@ cat >"$T/fake_nvml.c" <<'CEOF'
 /* A fake NVML: 3 GPUs; GPU 1 does not report power; GPU 2 reports only memory.
  * Power and energy come from nvmlDeviceGetFieldValues (instant power 234.567 W)
  * or from the plain calls (123.456 W); with -DNO_FIELDS the library lacks
- * nvmlDeviceGetFieldValues.  At exit the number of calls goes to $FAKE_NVML_COUNTS. */
+ * nvmlDeviceGetFieldValues.  At exit the number of calls goes to $FAKE_NVML_COUNTS,
+ * with how many energy reads came from the thread that reads power (none should).
+ * gputap calls it from two threads: the counts are atomic. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#define INC(x) __atomic_fetch_add(&(x), 1, __ATOMIC_RELAXED)
 typedef struct { unsigned long long total, free, used; } mem_t;
 typedef struct { unsigned gpu, memory; } util_t;
 typedef struct { unsigned id, scope; long long ts, lat; int type, ret; union { unsigned ui; unsigned long long ull; } v; } field_t;
 static unsigned long long energy;
-static unsigned n_fields[3], n_power[3], n_energy[3], n_mem[3], n_util[3], n_clock[3], n_temp[3];
+static unsigned n_fpower[3], n_fenergy[3], n_power[3], n_energy[3], n_mem[3], n_util[3], n_clock[3], n_temp[3];
+static int power_tid, energy_on_power_thread, energy_tids[2];
+static void saw_power(void) { __atomic_store_n(&power_tid, gettid(), __ATOMIC_RELAXED); }
+static void saw_energy(void) {
+	int t = gettid();
+	if (t == __atomic_load_n(&power_tid, __ATOMIC_RELAXED)) INC(energy_on_power_thread);
+	if (!energy_tids[0]) energy_tids[0] = t; else if (t != energy_tids[0]) energy_tids[1] = t;
+}
 int nvmlInit_v2(void) { return 0; }
 int nvmlShutdown(void) {
 	const char *p = getenv("FAKE_NVML_COUNTS");
 	FILE *f = p ? fopen(p, "w") : NULL;
 	for (int i = 0; f && i < 3; i++)
-		fprintf(f, "dev%d fields=%u power=%u energy=%u mem=%u util=%u clock=%u temp=%u\n", i, n_fields[i], n_power[i],
-			n_energy[i], n_mem[i], n_util[i], n_clock[i], n_temp[i]);
+		fprintf(f, "dev%d fpower=%u fenergy=%u power=%u energy=%u mem=%u util=%u clock=%u temp=%u\n", i, n_fpower[i],
+			n_fenergy[i], n_power[i], n_energy[i], n_mem[i], n_util[i], n_clock[i], n_temp[i]);
+	if (f) fprintf(f, "threads energy_on_power_thread=%d energy_threads=%d\n", energy_on_power_thread, !!energy_tids[0] + !!energy_tids[1]);
 	if (f) fclose(f);
 	return 0;
 }
@@ -51,24 +64,23 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) { *h = (void *)(unsigned
 static int idx(void *h) { return (int)(unsigned long)h - 1; }
 int nvmlDeviceGetName(void *h, char *b, unsigned n) { snprintf(b, n, "Fake GPU %d", idx(h)); return 0; }
 int nvmlDeviceGetUUID(void *h, char *b, unsigned n) { snprintf(b, n, "GPU-fake-%d", idx(h)); return 0; }
-int nvmlDeviceGetMemoryInfo(void *h, mem_t *m) { n_mem[idx(h)]++; m->total = 1ull << 34; m->used = (unsigned long long)(idx(h) + 1) << 32; m->free = m->total - m->used; return 0; }
-int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { n_power[idx(h)]++; if (idx(h)) return 3; *mw = 123456; return 0; }
-int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *e) { n_energy[idx(h)]++; if (idx(h)) return 3; *e = 1000000 + (energy += 500); return 0; }
+int nvmlDeviceGetMemoryInfo(void *h, mem_t *m) { INC(n_mem[idx(h)]); m->total = 1ull << 34; m->used = (unsigned long long)(idx(h) + 1) << 32; m->free = m->total - m->used; return 0; }
+int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { INC(n_power[idx(h)]); saw_power(); if (idx(h)) return 3; *mw = 123456; return 0; }
+int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *e) { INC(n_energy[idx(h)]); saw_energy(); if (idx(h)) return 3; *e = 1000000 + (energy += 500); return 0; }
 #ifndef NO_FIELDS
 int nvmlDeviceGetFieldValues(void *h, int n, field_t *v) {
-	n_fields[idx(h)]++;
 	for (int k = 0; k < n; k++) {
 		v[k].ret = idx(h) ? 3 : 0;
-		if (v[k].id == 186) v[k].type = 1, v[k].v.ui = 234567;
-		else if (v[k].id == 83) v[k].type = 3, v[k].v.ull = 1000000 + (energy += 500);
+		if (v[k].id == 186) INC(n_fpower[idx(h)]), saw_power(), v[k].type = 1, v[k].v.ui = 234567;
+		else if (v[k].id == 83) INC(n_fenergy[idx(h)]), saw_energy(), v[k].type = 3, v[k].v.ull = 1000000 + (energy += 500);
 		else v[k].ret = 2;
 	}
 	return 0;
 }
 #endif
-int nvmlDeviceGetUtilizationRates(void *h, util_t *u) { n_util[idx(h)]++; if (idx(h) == 2) return 3; u->gpu = 90; u->memory = 30; return 0; }
-int nvmlDeviceGetClockInfo(void *h, int c, unsigned *v) { n_clock[idx(h)]++; if (idx(h) == 2) return 3; *v = 1500; return 0; }
-int nvmlDeviceGetTemperature(void *h, int s, unsigned *v) { n_temp[idx(h)]++; if (idx(h) == 2) return 3; *v = 50; return 0; }
+int nvmlDeviceGetUtilizationRates(void *h, util_t *u) { INC(n_util[idx(h)]); if (idx(h) == 2) return 3; u->gpu = 90; u->memory = 30; return 0; }
+int nvmlDeviceGetClockInfo(void *h, int c, unsigned *v) { INC(n_clock[idx(h)]); if (idx(h) == 2) return 3; *v = 1500; return 0; }
+int nvmlDeviceGetTemperature(void *h, int s, unsigned *v) { INC(n_temp[idx(h)]); if (idx(h) == 2) return 3; *v = 50; return 0; }
 int nvmlDeviceGetCudaComputeCapability(void *h, int *a, int *b) { *a = 9; *b = 0; return 0; }
 int nvmlSystemGetDriverVersion(char *b, unsigned n) { snprintf(b, n, "999.01"); return 0; }
 int nvmlSystemGetNVMLVersion(char *b, unsigned n) { snprintf(b, n, "99.999.01"); return 0; }
@@ -88,8 +100,9 @@ contains info-gpu "$T/i1" "GPU 2: Fake GPU 2, 16.0 GiB, compute capability 9.0"
 [ "$(jget "$T/i1.json" '(len(j["gpus"]), j["gpus"][1]["uuid"], j["features"]["power_sampler"])')" = "(3, 'GPU-fake-1', True)" ] &&
 	ok info-json-gpus || notok info-json-gpus "$(cat "$T/i1.json")"
 
-# 3 devices, 20 ms period, for about 0.7 s.
-FAKE_NVML_COUNTS="$T/counts1" DEVICE=all SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r1" --tools power,vram -- sleep 0.7 2>"$T/e1"
+# 3 devices, 20 ms period, for about 1.3 s (the energy reader: every device at the start, then
+# one read a second at least).
+FAKE_NVML_COUNTS="$T/counts1" DEVICE=all SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r1" --tools power,vram -- sleep 1.3 2>"$T/e1"
 rc=$?
 [ $rc -eq 0 ] && ok run-status || notok run-status "exit $rc" "$(cat "$T/e1")"
 P="$T/r1/gpu_info_power_profiler_output.csv"
@@ -102,7 +115,7 @@ S="$T/r1/gpu_samples.csv"
 [ "$(cut -d, -f2- "$P" | sort -u | grep -vc Power)" = 1 ] && ok power-same-source-every-row || notok power-same-source-every-row "$(cut -d, -f2- "$P" | sort -u)"
 [ "$(sed -n 2p "$V" | cut -d, -f2-)" = "25.00,50.00,75.00" ] && ok vram-values || notok vram-values "$(sed -n 2p "$V")"
 n=$(($(wc -l <"$P") - 1))
-[ "$n" -ge 25 ] && [ "$n" -le 40 ] && ok power-rows-at-rate || notok power-rows-at-rate "$n rows for 0.7 s at 20 ms"
+[ "$n" -ge 50 ] && [ "$n" -le 72 ] && ok power-rows-at-rate || notok power-rows-at-rate "$n rows for 1.3 s at 20 ms"
 contains rich-header "$S" "time_ns,device,power_W,energy_J,mem_used_MiB,mem_total_MiB,sm_util_pct,mem_util_pct,sm_clock_MHz,temperature_C"
 grep -q '^[0-9]*,2,,,12288.0,16384.0,,,,$' "$S" && ok rich-gpu2-empty-fields || notok rich-gpu2-empty-fields "$(head -n 5 "$S")"
 # utilisation, clock, temperature: every 5th tick at 20 ms (100 ms), empty in between
@@ -110,15 +123,18 @@ grep -q '^[0-9]*,0,234.567,[0-9.]*,4096.0,16384.0,90,30,1500,50$' "$S" && ok ric
 grep -q '^[0-9]*,0,234.567,[0-9.]*,4096.0,16384.0,,,,$' "$S" && ok rich-slow-metrics-empty-between || notok rich-slow-metrics-empty-between "$(head -n 8 "$S")"
 # NVML calls: GPU 0 power by field value every tick, never the plain calls; a device that refused
 # the fields is asked once per field; utilisation about every 5th tick (memory: +1 for run.json's
-# GPU list); the energy counter one device at a time every 100 ms at most (5 ticks), in turn
+# GPU list); the energy counter by one other thread only, each device once at the start, then
+# one device a second at most (the reads are free here): 1 or 2 per device in 1.3 s
 out=$("$PY" - "$T/counts1" "$(($(wc -l <"$P") - 1))" <<'PYEOF'
 import sys
 c = {l.split()[0]: dict(kv.split("=") for kv in l.split()[1:]) for l in open(sys.argv[1])}
 ticks = int(sys.argv[2])
 d0, d1 = {k: int(v) for k, v in c["dev0"].items()}, {k: int(v) for k, v in c["dev1"].items()}
+th = {k: int(v) for k, v in c["threads"].items()}
 bad = []
-if d0["fields"] != ticks or d0["power"] or d0["energy"]: bad.append("dev0 %s ticks %d" % (d0, ticks))
-if d1["fields"] != 2 or d1["power"] != ticks or d1["energy"] > ticks // 15 + 1: bad.append("dev1 %s ticks %d" % (d1, ticks))
+if d0["fpower"] != ticks or d0["power"] or d0["energy"] or not 1 <= d0["fenergy"] <= 2: bad.append("dev0 %s ticks %d" % (d0, ticks))
+if d1["fpower"] != 1 or d1["fenergy"] != 1 or d1["power"] != ticks or d1["energy"] > 1: bad.append("dev1 %s ticks %d" % (d1, ticks))
+if th["energy_on_power_thread"] or th["energy_threads"] != 1: bad.append("threads %s" % th)
 if not (ticks // 5 <= d0["util"] <= ticks // 5 + 1) or not ticks <= d0["mem"] <= ticks + 1: bad.append("slow %s ticks %d" % (d0, ticks))
 print("ok" if not bad else "; ".join(bad))
 PYEOF
@@ -131,7 +147,7 @@ t = [int(r["time_ns"]) for r in rows]
 d = [(b - a) / 1e6 for a, b in zip(t, t[1:])]
 mean = sum(d) / len(d)
 e = [float(r["energy_J"]) for r in rows if r["energy_J"]]
-ok = abs(mean - 20) < 3 and 2 <= len(e) <= len(rows) // 15 + 1 and e[0] == 0 and e[-1] > 0 and rows[0]["energy_J"]
+ok = abs(mean - 20) < 3 and len(e) == 2 and e[0] == 0 and e[-1] > 0
 print("ok" if ok else "bad mean=%.2f energy=%s of %d rows" % (mean, e, len(rows)))
 PYEOF
 )
@@ -139,6 +155,9 @@ PYEOF
 [ -f "$T/r1/samplers/trace.gtr" ] && ok samplers-trace || notok samplers-trace "$(ls "$T/r1")"
 [ "$(jget "$T/r1/run.json" '[(t["name"], t["status"], t["settings"]["DEVICE"], t["samples"] > 5) for t in j["tools"]]')" = \
 	"[('power', 'ok', 'all', True), ('vram', 'ok', 'all', True)]" ] && ok json-sampler-tools || notok json-sampler-tools "$(jget "$T/r1/run.json" 'j["tools"]')"
+# the sampler's CPU: both threads together, then each; the reader made every device's first read
+[ "$(jget "$T/r1/run.json" '[(abs(t["thread_cpu_s"] - t["tick_thread_cpu_s"] - t["energy_thread_cpu_s"]) < 2e-6, t["energy_thread_cpu_s"] > 0, t["energy_reads"] in (4, 5), t["thread_cpu_pct"] >= t["energy_thread_cpu_pct"] > 0) for t in j["tools"]]')" = \
+	"[(True, True, True, True), (True, True, True, True)]" ] && ok json-sampler-thread-cpu || notok json-sampler-thread-cpu "$(jget "$T/r1/run.json" 'j["tools"]')"
 [ "$(jget "$T/r1/run.json" '(len(j["gpus"]), j["gpus"][0]["name"], j["driver_version"], j["cuda_driver_version"])')" = \
 	"(3, 'Fake GPU 0', '999.01', '13.0')" ] && ok json-gpus || notok json-gpus
 [ "$(jget "$T/r1/run.json" '"DEVICE" in j["environment"] or "SAMPLING_RATE" in j["environment"]')" = False ] &&
