@@ -343,8 +343,7 @@ uint64_t gt_sampler_energy_read(struct gt_sampler *s)
 	s->energy_reads++;
 	s->energy_read_ns += cost;
 	s->energy_dev = (i + 1) % s->ndev;
-	/* the first round reads every device at once: each gets its origin at the start */
-	s->energy_gap_ns = s->energy_reads < (uint64_t)s->ndev ? 0 : gt_sampler_energy_gap(cost);
+	s->energy_gap_ns = gt_sampler_energy_gap(cost);
 	return s->energy_gap_ns;
 }
 

@@ -25,8 +25,7 @@
  *
  * The energy counter is never read by the tick thread: a second thread (the
  * energy reader, gpu_samples.csv only) reads one device at a time, devices in
- * turn — first every device once, back to back, so each has its origin at the
- * start of the run — then, after a read that took c ns, waits
+ * turn, the first at the start; after a read that took c ns it waits
  * gt_sampler_energy_gap(c) = c / GT_SAMPLER_ENERGY_SHARE, within
  * [GT_SAMPLER_ENERGY_MIN_GAP_NS, GT_SAMPLER_ENERGY_MAX_GAP_NS], so it stays near
  * 0.1 % of one core whatever the GPUs and the rate, and a slow read never makes
@@ -165,7 +164,7 @@ void gt_sampler_stop(struct gt_sampler *s);
 
 /* The energy reader's step: read device dev[energy_dev] (timed on eclock),
  * publish the value, move to the next device; returns how long to wait before
- * the next read (0 during the first round, then gt_sampler_energy_gap()). */
+ * the next read (gt_sampler_energy_gap() of this read's time). */
 uint64_t gt_sampler_energy_read(struct gt_sampler *s);
 /* The wait after an energy read that took cost_ns. */
 uint64_t gt_sampler_energy_gap(uint64_t cost_ns);
