@@ -179,6 +179,7 @@ static void write_tool(yajl_gen g, const struct gt_run *r, size_t i)
 			if (rs->s.wall_s > 0)
 				knum(g, "energy_thread_cpu_pct", 4, 100.0 * rs->s.energy_cpu_s / rs->s.wall_s);
 			ku64(g, "energy_reads", rs->s.energy_reads);
+			ku64(g, "reads_cut_for_energy", rs->s.busy_skips);
 		}
 	}
 	yajl_gen_map_close(g);

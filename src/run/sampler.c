@@ -170,6 +170,7 @@ int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int 
 	s->slow_period_ns = slow_ns ? slow_ns : GT_SAMPLER_SLOW_PERIOD_NS;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->emu, NULL);
+	atomic_init(&s->energy_busy_idx, -1);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -330,7 +331,9 @@ uint64_t gt_sampler_energy_read(struct gt_sampler *s)
 	int i = s->energy_dev;
 	struct gt_sampler_clock *c = &s->eclock;
 	uint64_t t = c->real_ns(c->ctx), m0 = c->mono_ns(c->ctx), mj = 0;
+	atomic_store_explicit(&s->energy_busy_idx, i, memory_order_release);
 	int ok = s->source.energy(s->source.ctx, s->dev[i], &mj) == 0;
+	atomic_store_explicit(&s->energy_busy_idx, -1, memory_order_release);
 	uint64_t cost = c->mono_ns(c->ctx) - m0;
 	if (ok) {
 		/* held for three stores: the tick's try-lock rarely finds it taken */
@@ -405,6 +408,10 @@ static void tick(struct gt_sampler *s)
 		unsigned want = s->fast_want;
 		if (s->samples % s->slow_every == s->slow_phase[i])
 			want |= s->slow_want;
+		if (atomic_load_explicit(&s->energy_busy_idx, memory_order_acquire) == i && (want & ~GT_S_POWER)) {
+			want &= GT_S_POWER;
+			s->busy_skips++;
+		}
 		if (s->source.sample(s->source.ctx, s->dev[i], want, &g) < 0)
 			memset(&g, 0, sizeof(g));
 		g.valid &= want; /* a cell not read this tick is empty, never stale */

@@ -46,6 +46,7 @@
 #define GT_RUN_SAMPLER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -122,6 +123,13 @@ struct gt_sampler {
 	uint64_t energy_gap_ns; /* the wait after the last read */
 	/* tick thread: energy values written, ticks that found `emu` busy */
 	uint64_t energy_cells, energy_busy;
+	/* index into dev[] of the device whose energy counter is being read, -1
+	 * when none: NVML serialises queries per device, so a memory query of
+	 * that device would wait for the whole energy read (measured up to 17 ms
+	 * on H200); the tick reads only its power that tick (field values do not
+	 * wait) and leaves the other cells empty */
+	_Atomic int energy_busy_idx;
+	uint64_t busy_skips; /* tick thread: device reads cut to power for that reason */
 	/* internals */
 	FILE *power, *vram, *rich;
 	struct gt_trace_writer tw;

@@ -1,6 +1,8 @@
 /* Sampler: timing with a test clock, files with fake devices. */
 #include "test.h"
 
+#include <stdatomic.h>
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -38,6 +40,7 @@ struct fake {
 	int nenergy, energy_outside; /* reads; reads not from the reader's timeline */
 	uint64_t estart[64];     /* when each read started */
 	int edev[64];            /* its device */
+	int busy_seen[64];       /* energy_busy_idx as the energy query saw it */
 	uint64_t ewait[64];      /* the waits the reader asked */
 	int newait;
 };
@@ -83,6 +86,7 @@ static int f_energy(void *c, int dev, uint64_t *mj)
 	if (!f->in_energy)
 		f->energy_outside++;
 	if (f->nenergy < 64) {
+		f->busy_seen[f->nenergy] = atomic_load(&f->s->energy_busy_idx);
 		f->estart[f->nenergy] = f->emono;
 		f->edev[f->nenergy] = dev;
 	}
@@ -804,4 +808,56 @@ TEST(sampler_stop_mid_energy_read)
 	double stop_s = since(&t0);
 	ASSERT(stop_s < 0.1);
 	ASSERT_EQ_INT(f.energy_calls, 1); /* no read starts after the stop */
+}
+
+/* NVML serialises queries per device: while the energy reader holds device d,
+ * the tick reads only d's power (field values do not wait) and leaves its
+ * other cells empty; the other devices are read in full. */
+TEST(sampler_tick_spares_the_device_under_an_energy_read)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	memset(&f, 0, sizeof(f));
+	setup(&s, &f, 2);
+	f.sim_energy = 0;
+	s.max_samples = 5;
+	char err[256];
+	int devs[2] = {0, 1};
+	ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 2, 0.01, GT_SO_POWER | GT_SO_VRAM, REAL0, err,
+				      sizeof(err)),
+		      0);
+	ASSERT_EQ_INT(atomic_load(&s.energy_busy_idx), -1);
+	atomic_store(&s.energy_busy_idx, 0); /* device 0's energy counter is being read */
+	gt_sampler_run(&s);
+	ASSERT_EQ_U64(s.samples, 5);
+	for (int k = 0; k < 5; k++) {
+		ASSERT_EQ_INT(f.want[k][0], GT_S_POWER);
+		ASSERT_EQ_INT(f.want[k][1], GT_S_POWER | GT_S_MEM);
+	}
+	ASSERT_EQ_U64(s.busy_skips, 5);
+	atomic_store(&s.energy_busy_idx, -1);
+	gt_sampler_stop(&s);
+}
+
+/* The reader marks the device it reads for exactly the length of the query. */
+TEST(sampler_energy_read_marks_its_device)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	memset(&f, 0, sizeof(f));
+	setup(&s, &f, 3);
+	f.energy_cost = 4000000;
+	char err[256];
+	int devs[3] = {0, 1, 2};
+	ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 3, 0.01, GT_SO_POWER | GT_SO_RICH, REAL0, err,
+				      sizeof(err)),
+		      0);
+	for (int r = 0; r < 4; r++) {
+		gt_sampler_energy_read(&s);
+		ASSERT_EQ_INT(atomic_load(&s.energy_busy_idx), -1);
+	}
+	ASSERT_EQ_INT(f.nenergy, 4);
+	for (int r = 0; r < 4; r++)
+		ASSERT_EQ_INT(f.busy_seen[r], r % 3);
+	gt_sampler_stop(&s);
 }
