@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Profiling overhead, side by side in one run: median of REPS runs per mode.
-#   bench/overhead/run.sh [REPS]     (needs a CUDA GPU, python3 with torch, nvcc)
+#   [BENCHES="launch compute cuda"] bench/overhead/run.sh [REPS]     (needs a CUDA GPU, python3 with torch, nvcc)
 # Modes: none, gputap metrics only (GPUTAP_TRACE=metrics), gputap full trace,
 # torch.profiler (PyTorch cases only).  Prints a table of ratios vs none.
 set -u
@@ -40,7 +40,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2)
 
 echo "| workload | mode | median us/step | ratio vs none | runs |"
 echo "|---|---|---|---|---|"
-for bench in launch compute cuda; do
+for bench in ${BENCHES:-launch compute cuda}; do
 	modes="none metrics full noapi profiler"
 	[ "$bench" = cuda ] && modes="none metrics full noapi"
 	declare -A vals=()
