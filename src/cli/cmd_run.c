@@ -59,6 +59,7 @@ const char cmd_run_help[] =
 	"        Memory bound of the tap's record buffers, in MiB (GPUTAP_BUFFER_MB).\n"
 	"    --hold N\n"
 	"        Hold kernel launches and release them in batches of N (GPUTAP_HOLD).\n"
+	"        Not built yet: the tap accepts the setting and warns once.\n"
 	"    -h, --help\n"
 	"        This text.\n"
 	"\n"
