@@ -1,35 +1,7 @@
-/* Fuzz target: the kineto reader and the timeline engine behind it. */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#include "analyze/analyze.h"
-
-#include "fuzz_file.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Fuzz target: the kineto reader and the timeline engine behind it (see fuzz_timeline.h). */
+#include "fuzz_timeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[128];
-	if (gt_fuzz_file("kineto", ".json", data, size, path, sizeof(path)) < 0)
-		return 0;
-	struct gt_an_opts o = {0};
-	o.iters = 3; /* exercises the even split when there are no ranges */
-	struct gt_an_result *r = NULL;
-	char err[1024];
-	const char *in = path;
-	if (gt_an_run(&in, 1, &o, &r, err, sizeof(err)) == 0) {
-		FILE *f = fopen("/dev/null", "w");
-		if (f) {
-			gt_an_print_text(r, f);
-			gt_an_print_csv(r, f);
-			gt_an_print_json((const struct gt_an_result *const *)&r, 1, f);
-			fclose(f);
-		}
-		gt_an_free(r);
-	}
-	unlink(path);
-	return 0;
+	return gt_fuzz_timeline("kineto", ".json", data, size);
 }
