@@ -25,6 +25,34 @@ void gputap_mark(const char *name);
 /* 1 while the library records this process, else 0. */
 int gputap_active(void);
 
+/*
+ * In-process control, for programs (and the Python package) that start
+ * gputap themselves instead of running under `gputap run` / LD_PRELOAD.
+ * All return 0 on success or a negative GPUTAP_E* code; gputap_last_error()
+ * then says why in one sentence.  When the library was already started by
+ * the loader, gputap_start() attaches to that instance and returns 0.
+ */
+#define GPUTAP_ENOGPU -1   /* no driver, no device, or CUDA could not be initialised */
+#define GPUTAP_EBUSY -2    /* another CUPTI client holds this process (torch.profiler, nsys, ncu, ...) */
+#define GPUTAP_EPERM -3    /* GPU performance counters restricted to administrators */
+#define GPUTAP_EINVAL -4   /* a bad argument: unknown metric name, mode, ... */
+#define GPUTAP_EFAIL -5    /* anything else; gputap_last_error() names it */
+
+/* Start recording in this process; out_dir NULL = GPUTAP_OUT, or no files. */
+int gputap_start(const char *out_dir);
+/* Make every record so far (GPU records included) visible to the results below. */
+int gputap_flush(void);
+/* Range metrics: metrics = comma-separated Nsight Compute names (NULL = the
+ * default list); mode = "auto", "kernel" (per kernel) or "range" (per range). */
+int gputap_metrics_enable(const char *metrics, const char *mode);
+/* Results of every range closed so far as one JSON document (format in
+ * docs/python.md).  Writes at most cap bytes, NUL-terminated, into buf and
+ * returns the document's full length (call again with a larger buf when the
+ * return value >= cap), or a negative GPUTAP_E* code. */
+long gputap_results_json(char *buf, unsigned long cap);
+/* The last error of a call above, in one sentence; "" when none. */
+const char *gputap_last_error(void);
+
 #ifdef __cplusplus
 }
 #endif
