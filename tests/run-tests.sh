@@ -33,6 +33,10 @@ run() { # NAME CMD...: run a test program, keep its ok/not ok lines
 
 run unit "$O/unit-tests"
 [ -x "$O/san/unit-tests" ] && ASAN_OPTIONS=detect_leaks=1 run unit-san sh -c "'$O/san/unit-tests' | sed 's/^\(not ok\|ok\) unit\//\1 unit-san\//'"
+# the tap's lock-free tables under ThreadSanitizer: a data race fails the test
+for f in tap_strtab tap_open; do
+	[ -x "$O/tsan/tap-unit-tests" ] && TSAN_OPTIONS="halt_on_error=1 exitcode=66" run unit-tsan sh -c "'$O/tsan/tap-unit-tests' $f | sed 's/^\(not ok\|ok\) unit\//\1 unit-tsan\//'"
+done
 
 for f in "$O"/fuzz/*; do
 	[ -x "$f" ] || continue
