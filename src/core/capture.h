@@ -1,5 +1,5 @@
 /*
- * tap/capture.h — capture windows: when the full trace is on.
+ * core/capture.h — capture windows: when the full trace is on.
  *
  * Owns: parsing GPUTAP_CAPTURE / `gputap run --capture SPEC`, and the state
  * machine that turns NVTX ranges, cu(da)ProfilerStart/Stop, elapsed time and
@@ -23,8 +23,8 @@
  * owned by the caller serialises the event calls); every transition is
  * reported once, through the return value of the event call.
  */
-#ifndef GT_TAP_CAPTURE_H
-#define GT_TAP_CAPTURE_H
+#ifndef GT_CORE_CAPTURE_H
+#define GT_CORE_CAPTURE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +55,7 @@ struct gt_capture {
 	int open;          /* windows open now */
 	uint64_t start_ns; /* process start, for time windows */
 	uint64_t windows_opened;
+	int armed;         /* `--iterations` triggers waiting for the next top-level range */
 };
 
 /* Parse SPEC into c (zeroed first).  0, or -1 with a message naming the bad part in err. */
@@ -67,12 +68,13 @@ const char *gt_capture_describe(const struct gt_capture *c, char *buf, size_t le
  * opened, -1 when the last open window closed, 0 otherwise.  `key` names one
  * range occurrence (any value unique while it is open, e.g. the range id).
  */
-int gt_capture_range_open(struct gt_capture *c, const char *name, uint64_t key, uint64_t now_ns);
+int gt_capture_range_open(struct gt_capture *c, const char *name, uint64_t key, int top_level, uint64_t now_ns);
 int gt_capture_range_close(struct gt_capture *c, uint64_t key, int top_level, uint64_t now_ns);
 int gt_capture_profiler(struct gt_capture *c, int start, uint64_t now_ns);
 int gt_capture_tick(struct gt_capture *c, uint64_t now_ns); /* time windows and trigger durations */
-/* A `gputap trigger` request: a new window now, for dur_ns or iters top-level ranges
- * (both 0: until the process ends).  -2 when no window slot is left. */
+/* A `gputap trigger` request: a new window for dur_ns from now, or for the next iters
+ * top-level ranges (it opens when the next one opens: whole iterations), or, both 0,
+ * from now until the process ends.  -2 when no window slot is left. */
 int gt_capture_trigger(struct gt_capture *c, uint64_t dur_ns, uint64_t iters, uint64_t now_ns);
 /* Close every open window (at exit): -1 if the trace was on, else 0. */
 int gt_capture_close_all(struct gt_capture *c, uint64_t now_ns);

@@ -1,4 +1,4 @@
-#include "tap/capture.h"
+#include "core/capture.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -187,6 +187,8 @@ const char *gt_capture_describe(const struct gt_capture *c, char *buf, size_t le
 
 static int open_w(struct gt_capture *c, struct gt_cap_window *w, uint64_t now)
 {
+	if (w->kind == GT_CAP_TRIGGER && w->state == GT_CAP_WAITING)
+		c->armed--;
 	w->state = GT_CAP_OPEN;
 	w->opened_ns = now;
 	w->closed_ns = 0;
@@ -209,11 +211,15 @@ static int name_matches(const struct gt_cap_window *w, const char *name)
 	return w->prefix ? strncmp(name, w->name, n) == 0 : strcmp(name, w->name) == 0;
 }
 
-int gt_capture_range_open(struct gt_capture *c, const char *name, uint64_t key, uint64_t now_ns)
+int gt_capture_range_open(struct gt_capture *c, const char *name, uint64_t key, int top_level, uint64_t now_ns)
 {
 	int d = 0;
 	for (int i = 0; i < c->n; i++) {
 		struct gt_cap_window *w = &c->w[i];
+		if (w->kind == GT_CAP_TRIGGER && w->state == GT_CAP_WAITING && top_level) {
+			d += open_w(c, w, now_ns); /* an armed `--iterations` trigger starts with a whole iteration */
+			continue;
+		}
 		if (w->kind != GT_CAP_NVTX || w->state == GT_CAP_DONE || !name_matches(w, name))
 			continue;
 		w->seen++;
@@ -276,7 +282,8 @@ int gt_capture_trigger(struct gt_capture *c, uint64_t dur_ns, uint64_t iters, ui
 	struct gt_cap_window *w = NULL;
 	/* reuse the spec's `trigger` placeholder first, then a new slot */
 	for (int i = 0; i < c->n && !w; i++)
-		if (c->w[i].kind == GT_CAP_TRIGGER && c->w[i].state == GT_CAP_DONE && !c->w[i].opened_ns)
+		if (c->w[i].kind == GT_CAP_TRIGGER && c->w[i].state == GT_CAP_DONE && !c->w[i].opened_ns &&
+		    !c->w[i].closed_ns)
 			w = &c->w[i];
 	if (!w) {
 		if (c->n >= GT_CAP_MAX)
@@ -287,6 +294,12 @@ int gt_capture_trigger(struct gt_capture *c, uint64_t dur_ns, uint64_t iters, ui
 	}
 	w->dur_ns = dur_ns;
 	w->iters = iters;
+	w->opened_ns = 0;
+	if (iters) {
+		w->state = GT_CAP_WAITING; /* armed: opens at the next top-level range */
+		c->armed++;
+		return 0;
+	}
 	return open_w(c, w, now_ns);
 }
 

@@ -1,6 +1,6 @@
 #include "test.h"
 
-#include "tap/capture.h"
+#include "core/capture.h"
 
 #define S 1000000000ull
 
@@ -59,13 +59,13 @@ TEST(capture_nvtx_window_opens_at_first_closes_at_last)
 	uint64_t t = 0, key = 0;
 	int on = 0;
 	for (int it = 1; it <= 6; it++) {
-		on += gt_capture_range_open(&c, "other", ++key, ++t);
+		on += gt_capture_range_open(&c, "other", ++key, 1, ++t);
 		gt_capture_range_close(&c, key, 1, ++t);
 		uint64_t k = ++key;
-		int d = gt_capture_range_open(&c, "step", k, ++t);
+		int d = gt_capture_range_open(&c, "step", k, 1, ++t);
 		on += d;
 		ASSERT_EQ_INT(d, it == 3 ? 1 : 0);
-		on += gt_capture_range_open(&c, "step-inner", ++key, ++t); /* not a match: exact names */
+		on += gt_capture_range_open(&c, "step-inner", ++key, 0, ++t); /* not a match: exact names */
 		on += gt_capture_range_close(&c, key, 0, ++t);
 		ASSERT_EQ_INT(gt_capture_on(&c), it == 3 || it == 4);
 		d = gt_capture_range_close(&c, k, 1, ++t);
@@ -81,10 +81,10 @@ TEST(capture_prefix_profiler_and_overlap)
 {
 	struct gt_capture c;
 	ASSERT_EQ_INT(gt_capture_parse(&c, "nvtx:ProfilerStep#*@2-;cudaProfilerApi", NULL, 0), 0);
-	ASSERT_EQ_INT(gt_capture_range_open(&c, "ProfilerStep#0", 1, 1), 0);
+	ASSERT_EQ_INT(gt_capture_range_open(&c, "ProfilerStep#0", 1, 1, 1), 0);
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 1, 1, 2), 0);
 	ASSERT_EQ_INT(gt_capture_profiler(&c, 1, 3), 1); /* profiler window opens the trace */
-	ASSERT_EQ_INT(gt_capture_range_open(&c, "ProfilerStep#1", 2, 4), 0); /* second window, trace already on */
+	ASSERT_EQ_INT(gt_capture_range_open(&c, "ProfilerStep#1", 2, 1, 4), 0); /* second window, trace already on */
 	ASSERT_EQ_INT(c.open, 2);
 	ASSERT_EQ_INT(gt_capture_profiler(&c, 0, 5), 0); /* one closes, the nvtx one ("@2-") stays */
 	ASSERT(gt_capture_on(&c));
@@ -104,9 +104,14 @@ TEST(capture_time_and_trigger_windows)
 	ASSERT_EQ_INT(gt_capture_tick(&c, 12 * S + 5), 0);
 	ASSERT_EQ_INT(gt_capture_tick(&c, 13 * S), -1);
 	ASSERT(gt_capture_pending(&c)); /* the trigger may still come */
-	/* a trigger for 2 iterations: top-level closes count, nested ones do not */
-	ASSERT_EQ_INT(gt_capture_trigger(&c, 0, 2, 20 * S), 1);
+	/* a trigger for 2 iterations: armed, it opens with the next top-level range (whole
+	 * iterations); top-level closes count, nested ones do not */
+	ASSERT_EQ_INT(gt_capture_trigger(&c, 0, 2, 20 * S), 0);
 	ASSERT_EQ_INT(c.n, 2); /* reused the spec's placeholder */
+	ASSERT(!gt_capture_on(&c));
+	ASSERT_EQ_INT(gt_capture_range_close(&c, 6, 1, 20 * S + 1), 0); /* the iteration under way: not counted */
+	ASSERT_EQ_INT(gt_capture_range_open(&c, "inner", 7, 0, 20 * S + 2), 0);
+	ASSERT_EQ_INT(gt_capture_range_open(&c, "iter", 8, 1, 20 * S + 3), 1);
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 7, 0, 21 * S), 0);
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 8, 1, 22 * S), 0);
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 9, 1, 23 * S), -1);
