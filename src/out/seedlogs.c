@@ -4,6 +4,7 @@
 
 #include "core/seedlog.h"
 #include "out/writers.h"
+#include "core/sort.h"
 
 static int timeline_rec(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h)
 {
@@ -59,7 +60,7 @@ int gt_seed_metrics(FILE *f, const struct gt_model *m)
 		if (i == gt_seed_nnames)
 			v[n++] = &t->s[k];
 	}
-	qsort(v, n, sizeof(*v), cmp_order);
+	gt_sort(v, n, sizeof(*v), cmp_order);
 	for (size_t k = 0; k < n; k++) {
 		gt_seed_metricline(line, sizeof(line), v[k]->name, v[k]->count, v[k]->total / 1000);
 		fputs(line, f);
