@@ -132,7 +132,7 @@ static int on_rec(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h)
 	}
 	case GT_REC_KERNEL: {
 		const struct gt_rec_kernel *k = (const void *)h;
-		ev(j, gt_tr_str(&m->r, k->name_id), "kernel", "X", gpu_pid(j, k->device), k->stream);
+		ev(j, gt_model_kernel_name(m, k->name_id), "kernel", "X", gpu_pid(j, k->device), k->stream);
 		ts(j, "ts", k->start_ns);
 		dur(j, k->start_ns, k->end_ns);
 		gpu_args(j, k->device, k->stream, k->corr_id);

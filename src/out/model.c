@@ -1,5 +1,7 @@
 #include "out/model.h"
 
+#include "core/demangle.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -443,6 +445,21 @@ static const char *str_of(struct gt_model *m, uint32_t id)
 	return gt_pool_intern(&m->pool, s, strlen(s));
 }
 
+const char *gt_model_kernel_name(struct gt_model *m, uint32_t id)
+{
+	uint64_t *v = gt_map_get(&m->kname, (uint64_t)id + 1);
+	if (v)
+		return (const char *)(uintptr_t)*v;
+	const char *s = gt_tr_str(&m->r, id);
+	char *d = gt_demangle(s);
+	const char *p = d ? gt_pool_intern(&m->pool, d, strlen(d)) : gt_pool_intern(&m->pool, s, strlen(s));
+	free(d);
+	if (!p || !(v = gt_map_put(&m->kname, (uint64_t)id + 1, NULL)))
+		return NULL;
+	*v = (uint64_t)(uintptr_t)p;
+	return p;
+}
+
 static uint64_t dur(uint64_t s, uint64_t e)
 {
 	return e > s ? e - s : 0;
@@ -603,7 +620,7 @@ static int on_record(struct gt_model *m, const struct gt_rec_hdr *h)
 	case GT_REC_API: return on_api(m, (const struct gt_rec_api *)h);
 	case GT_REC_KERNEL: {
 		const struct gt_rec_kernel *k = (const void *)h;
-		const char *name = str_of(m, k->name_id);
+		const char *name = gt_model_kernel_name(m, k->name_id);
 		uint64_t d = dur(k->start_ns, k->end_ns);
 		if (!name || !gt_stat_add(&m->kern, name, NULL, d))
 			return -1;
@@ -761,7 +778,7 @@ void gt_model_free(struct gt_model *m)
 	struct gt_vec *vs[] = {&m->apis, &m->gpuops, &m->ranges, &m->marks, &m->mem_rec, &m->mem_api, &m->streams, &m->tids};
 	for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++)
 		gt_vec_free(vs[i]);
-	struct gt_map *ms[] = {&m->corr, &m->ptr_api, &m->ptr_rec, &m->stream_seen, &m->tid_seen, &m->thread_name, &m->device_name};
+	struct gt_map *ms[] = {&m->corr, &m->ptr_api, &m->ptr_rec, &m->stream_seen, &m->tid_seen, &m->thread_name, &m->device_name, &m->kname};
 	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
 		gt_map_free(ms[i]);
 	gt_pool_free(&m->pool);

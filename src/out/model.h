@@ -154,6 +154,7 @@ struct gt_model {
 	struct gt_map tid_seen;
 	struct gt_map thread_name; /* tid -> (uintptr_t) pool text */
 	struct gt_map device_name; /* device+1 -> pool text */
+	struct gt_map kname;       /* kernel string id+1 -> (uintptr_t) demangled pool text */
 
 	uint64_t copy_bytes[GT_COPY_KIND_MAX], copy_ns[GT_COPY_KIND_MAX], copy_count[GT_COPY_KIND_MAX];
 	uint64_t memset_bytes, memset_ns, memset_count;
@@ -173,6 +174,8 @@ int gt_model_open(struct gt_model *m, const char *trace_path, char *err, size_t 
  * 0, or -1 with err naming the file and byte offset. */
 int gt_model_run(struct gt_model *m, char *err, size_t errlen);
 void gt_model_free(struct gt_model *m);
+/* A kernel's name as people read it (demangled, as nsys prints it; the trace keeps it mangled). */
+const char *gt_model_kernel_name(struct gt_model *m, uint32_t name_id);
 
 /* Records lost by the tap / dropped by CUPTI: the header's totals, or the
  * sum of GT_REC_DROPPED records when larger (a partial file has no totals). */

@@ -3,7 +3,7 @@
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-FIX="$GT_TEST_SRCDIR/fixtures" # real inputs with known answers; README.md in each
+FIX="$GT_TEST_SRCDIR/fixtures"
 _script=$(basename "$0" .sh)
 _fails=0
 
