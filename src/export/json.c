@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/writers.h"
+#include "export/writers.h"
 
 struct gt_json {
 	FILE *f;

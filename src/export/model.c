@@ -1,4 +1,4 @@
-#include "out/model.h"
+#include "export/model.h"
 
 #include "core/demangle.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/liblog.h"
+#include "liblog/liblog.h"
 
 #define MAX_ARGS 48
 

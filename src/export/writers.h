@@ -1,9 +1,9 @@
 /*
- * out/writers.h — the writers behind gt_out_write_all, one per format.
+ * export/writers.h — the writers behind gt_out_write_all, one per format.
  *
- * Owns: the text of each output (nsys CSVs, trace.json, seed logs, the
- * terminal summary) given a model built by out/model.h.  Writers that take a
- * FILE * only format; the caller owns the file (out/ofile.h) and turns a
+ * Owns: the text of each output (nsys CSVs, trace.json, the alnair interposer's logs, the
+ * terminal summary) given a model built by export/model.h.  Writers that take a
+ * FILE * only format; the caller owns the file (export/ofile.h) and turns a
  * write error into a failed commit.
  */
 #ifndef GT_OUT_WRITERS_H
@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "out/model.h"
+#include "export/model.h"
 
 /* One CSV field, quoted as Python's csv module (and so nsys) quotes it:
  * only when it holds a comma, a quote or a line break; invalid UTF-8 is
@@ -44,8 +44,8 @@ void gt_json_abandon(struct gt_json *j);
 void gt_json_str(FILE *f, const char *s);
 
 /* timeline.log streamed during the pass; metrics.log after it. */
-void gt_seed_timeline_hook(struct gt_model *m, FILE *f, int hook_slot);
-int gt_seed_metrics(FILE *f, const struct gt_model *m); /* -1 on ENOMEM */
+void gt_alnair_timeline_hook(struct gt_model *m, FILE *f, int hook_slot);
+int gt_alnair_metrics(FILE *f, const struct gt_model *m); /* -1 on ENOMEM */
 
 /* A kernel name for a `width`-column table: without "void ", then without
  * its parameter list when too long, then with its middle cut ("..."). */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/libperf.h"
+#include "libperf/libperf.h"
 #include "core/sort.h"
 
 /* ---- the plan (pure) ---- */

@@ -1,12 +1,12 @@
 /*
- * libtrace/libtrace.h — library call logs (cuBLAS, cuBLASLt, cuDNN, NCCL)
+ * liblog/libtrace.h — library call logs (cuBLAS, cuBLASLt, cuDNN, NCCL)
  * turned into library_trace.csv, and the canonical config strings that
  * `gputap libperf` replays.
  *
  * Owns: the log parsers (one per library, chosen by the content of each log,
  * not its name), the canonical config strings, the call table that merges the
  * logs of every process, library_trace.csv
- * (jobid,created_date,model,library,config,calls) and the GEMM replay.
+ * (jobid,created_date,model,library,config,calls) (the replay is libperf/).
  *
  * Invariants:
  *  - a config string is a space-separated list of key=value with a fixed key

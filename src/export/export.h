@@ -1,5 +1,5 @@
 /*
- * out/out.h — turning a binary trace into the files users read.
+ * export/export.h — turning a binary trace into the files users read.
  *
  * Owns: trace.json (Chrome/Perfetto), the nsys-compatible CSVs
  * (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,
@@ -20,8 +20,8 @@
 /* Which outputs gt_out_write_all makes. */
 #define GT_OUT_JSON 0x1u
 #define GT_OUT_CSV 0x2u
-#define GT_OUT_SEEDLOGS 0x4u /* metrics.log + timeline.log (convert only; the tap writes its own) */
-#define GT_OUT_ALL (GT_OUT_JSON | GT_OUT_CSV | GT_OUT_SEEDLOGS)
+#define GT_OUT_LOGS 0x4u /* the alnair interposer's metrics.log + timeline.log (convert only; the tap writes its own) */
+#define GT_OUT_ALL (GT_OUT_JSON | GT_OUT_CSV | GT_OUT_LOGS)
 
 /* File names inside the output directory.  The CSVs are
  * GT_OUT_CSV_PREFIX "_<report>.csv", so "<outdir>/trace" is an nsys CSV

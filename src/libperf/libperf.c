@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include "core/csvio.h"
+#include "gpu/probe.h"
 
-#include "libtrace/liblog.h"
-#include "libtrace/libperf.h"
-#include "libtrace/libtrace.h"
+#include "liblog/liblog.h"
+#include "liblog/libtrace.h"
+#include "libperf/libperf.h"
 #include "core/sort.h"
 
 const char gt_libperf_header[] = "library,config,calls,status,recorded_algo,timed_as,recorded_us,recorded_tflops,"
@@ -103,7 +104,7 @@ static const char *cu_err(cu_result r)
 /* Load the driver and pick a device; -2 with err when there is no GPU. */
 static int load_cuda(int device, char *name, size_t namelen, char *err, size_t errlen)
 {
-	cu.h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	cu.h = gt_libcuda_open();
 	if (!cu.h) {
 		snprintf(err, errlen, "libperf needs an NVIDIA GPU: the CUDA driver (libcuda.so.1) cannot be loaded: %s",
 			 dlerror());

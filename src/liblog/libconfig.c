@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/liblog.h"
-#include "libtrace/libtrace.h"
+#include "liblog/liblog.h"
+#include "liblog/libtrace.h"
 
 static const struct {
 	const char *name;

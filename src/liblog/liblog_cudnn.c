@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/liblog.h"
+#include "liblog/liblog.h"
 
 #define DEPTH 12
 

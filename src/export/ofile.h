@@ -1,5 +1,5 @@
 /*
- * out/ofile.h — output files that are either complete or absent.
+ * export/ofile.h — output files that are either complete or absent.
  *
  * Owns: creating "<dir>/<name>.partial", checking every write (a full disk is
  * an error, never a silently short file), and the rename to "<dir>/<name>"

@@ -1,5 +1,5 @@
 /*
- * run/nvml.h — NVML (and libcuda/CUPTI version probes) loaded at run time.
+ * gpu/nvml.h — NVML loaded at run time (libcuda and CUPTI: gpu/probe.h).
  *
  * Owns: dlopen of libnvidia-ml.so.1 (or $GPUTAP_NVML_LIB, used by tests
  * with a fake library), a table of function pointers resolved with the
@@ -18,8 +18,8 @@
  * which NVML allows from any thread once gt_nvml_open() succeeded (the
  * per-device "field refused" bits they share are updated atomically).
  */
-#ifndef GT_RUN_NVML_H
-#define GT_RUN_NVML_H
+#ifndef GT_GPU_NVML_H
+#define GT_GPU_NVML_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -75,15 +75,5 @@ int gt_nvml_energy(int dev, uint64_t *mj);
 void gt_nvml_driver_version(char *buf, size_t len);
 void gt_nvml_version(char *buf, size_t len);
 int gt_nvml_cuda_driver_version(void); /* e.g. 13000, 0 if unknown */
-
-/* cuDriverGetVersion through dlopen(libcuda.so.1), without creating a
- * context.  0 if libcuda cannot be loaded. */
-int gt_cuda_driver_version(void);
-/* cuptiGetVersion through dlopen of libcupti; 0 if not found.  `path`
- * receives what was loaded. */
-unsigned gt_cupti_version(char *path, size_t len);
-
-/* Format a CUDA version number (13000 -> "13.0"). */
-void gt_cuda_version_str(int v, char *buf, size_t len);
 
 #endif

@@ -1,6 +1,6 @@
 /* Library call logs: the call table, format detection, the per-file driver,
  * library_trace.csv writing and reading. */
-#include "libtrace/libtrace.h"
+#include "liblog/libtrace.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -15,7 +15,7 @@
 
 #include "core/csvio.h"
 #include "core/log.h"
-#include "libtrace/liblog.h"
+#include "liblog/liblog.h"
 #include "core/sort.h"
 
 int gt_liblog_verbose = 1;

@@ -1,11 +1,11 @@
-#include "out/out.h"
+#include "export/export.h"
 
 #include <string.h>
 
 #include "core/log.h"
-#include "out/model.h"
-#include "out/ofile.h"
-#include "out/writers.h"
+#include "export/model.h"
+#include "export/ofile.h"
+#include "export/writers.h"
 
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
 		   size_t errlen)
@@ -27,10 +27,10 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 			goto out;
 		}
 	}
-	if (what & GT_OUT_SEEDLOGS) {
+	if (what & GT_OUT_LOGS) {
 		if (gt_ofile_open(&tl, outdir, "timeline.log", err, errlen) < 0)
 			goto out;
-		gt_seed_timeline_hook(&m, tl.f, 1);
+		gt_alnair_timeline_hook(&m, tl.f, 1);
 	}
 	if (gt_model_run(&m, err, errlen) < 0)
 		goto out;
@@ -44,12 +44,12 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 		if (gt_ofile_commit(&json, err, errlen) < 0)
 			goto out;
 	}
-	if (what & GT_OUT_SEEDLOGS) {
+	if (what & GT_OUT_LOGS) {
 		if (gt_ofile_commit(&tl, err, errlen) < 0)
 			goto out;
 		if (gt_ofile_open(&met, outdir, "metrics.log", err, errlen) < 0)
 			goto out;
-		if (gt_seed_metrics(met.f, &m) < 0) {
+		if (gt_alnair_metrics(met.f, &m) < 0) {
 			snprintf(err, errlen, "%s: out of memory", met.path);
 			goto out;
 		}

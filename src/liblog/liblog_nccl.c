@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/liblog.h"
+#include "liblog/liblog.h"
 
 const char *gt_nccl_type_name(int t, char *buf, size_t len);
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/ofile.h"
+#include "export/ofile.h"
 #include "core/csvio.h"
-#include "out/writers.h"
+#include "export/writers.h"
 #include "core/sort.h"
 
 void gt_fmt1(char *buf, size_t cap, double x)

@@ -1,5 +1,5 @@
 /*
- * out/model.h — one streaming pass over a trace, and what the writers need
+ * export/model.h — one streaming pass over a trace, and what the writers need
  * from it.
  *
  * Owns: the per-name statistics (kernels, memory operations by time and by

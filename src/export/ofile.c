@@ -1,4 +1,4 @@
-#include "out/ofile.h"
+#include "export/ofile.h"
 
 #include <errno.h>
 #include <string.h>

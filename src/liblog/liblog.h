@@ -1,5 +1,5 @@
 /*
- * libtrace/liblog.h — what the per-library log parsers share (internal).
+ * liblog/liblog.h — what the per-library log parsers share (internal).
  *
  * Owns: the parser interface (detect a line of its library, feed lines one
  * at a time, finish at end of file), the per-file context that counts and
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libtrace/libtrace.h"
+#include "liblog/libtrace.h"
 
 struct gt_liblog_ctx {
 	const char *file;

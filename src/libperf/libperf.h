@@ -1,5 +1,5 @@
 /*
- * libtrace/libperf.h — internals of `gputap libperf` shared by the GEMM
+ * libperf/libperf.h — internals of `gputap libperf` shared by the GEMM
  * replay (libperf.c) and the NCCL replay (libperf_nccl.c).
  *
  * Owns: the table of CUDA driver entry points libperf loads with dlopen, and
@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "libtrace/libtrace.h"
+#include "liblog/libtrace.h"
 
 /* ---- CUDA driver (libcuda.so.1), loaded by libperf.c ---- */
 typedef int cu_result;

@@ -1,5 +1,5 @@
-/* run/nvml.c — NVML, libcuda and CUPTI probes by dlopen.  See nvml.h. */
-#include "run/nvml.h"
+/* gpu/nvml.c — NVML by dlopen.  See nvml.h. */
+#include "gpu/nvml.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -318,57 +318,4 @@ int gt_nvml_cuda_driver_version(void)
 	if (N.ok && N.cuda_version && N.cuda_version(&v) != NVML_SUCCESS)
 		v = 0;
 	return v;
-}
-
-int gt_cuda_driver_version(void)
-{
-	const char *path = getenv("GPUTAP_CUDA_LIB");
-	void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		return 0;
-	int (*fn)(int *) = NULL;
-	*(void **)&fn = dlsym(lib, "cuDriverGetVersion");
-	int v = 0;
-	if (!fn || fn(&v) != 0)
-		v = 0;
-	dlclose(lib);
-	return v;
-}
-
-unsigned gt_cupti_version(char *path, size_t len)
-{
-	static const char *const names[] = {
-		"libcupti.so", "libcupti.so.13", "libcupti.so.12",
-		GT_CUDA_HOME "/extras/CUPTI/lib64/libcupti.so", GT_CUDA_HOME "/targets/x86_64-linux/lib/libcupti.so",
-		GT_CUDA_HOME "/lib64/libcupti.so", NULL,
-	};
-	if (len)
-		path[0] = '\0';
-	const char *env = getenv("GPUTAP_CUPTI_LIB");
-	for (int i = -1; i < 0 || names[i]; i++) {
-		const char *n = i < 0 ? env : names[i];
-		if (!n || !*n)
-			continue;
-		void *lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
-		if (!lib)
-			continue;
-		int (*fn)(uint32_t *) = NULL;
-		*(void **)&fn = dlsym(lib, "cuptiGetVersion");
-		uint32_t v = 0;
-		if (fn && fn(&v) == 0) {
-			snprintf(path, len, "%s", n);
-			dlclose(lib);
-			return v;
-		}
-		dlclose(lib);
-	}
-	return 0;
-}
-
-void gt_cuda_version_str(int v, char *buf, size_t len)
-{
-	if (v <= 0)
-		snprintf(buf, len, "%s", "");
-	else
-		snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
 }

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "out/model.h"
-#include "out/out.h"
-#include "out/writers.h"
+#include "export/model.h"
+#include "export/export.h"
+#include "export/writers.h"
 
 #define NAME_W 39 /* the name column of the kernel table, so that lines stay < 80 */
 

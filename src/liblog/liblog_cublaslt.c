@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/liblog.h"
+#include "liblog/liblog.h"
 
 static int lt_detect(const char *line)
 {
