@@ -11,7 +11,6 @@ cd "$top"
 export GT_TEST_SRCDIR="$top/tests"
 case "$O" in /*) ob=$O ;; *) ob=$top/$O ;; esac
 export GPUTAP="$ob/gputap" LIBGPUTAP="$ob/libgputap.so"
-export GT_SHARED="${GT_SHARED:-$top/../shared}"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

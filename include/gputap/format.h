@@ -96,7 +96,7 @@ struct gt_rec_api {
 };
 #define GT_API_FAILED 0x1u /* the call returned an error */
 
-/* seed-000 / cudaMemcpyKind numbering, used in GT_REC_API.copy_kind */
+/* the alnair interposer's / cudaMemcpyKind numbering, used in GT_REC_API.copy_kind */
 enum gt_host_copy_kind {
 	GT_HCOPY_H2H = 0,
 	GT_HCOPY_H2D = 1,

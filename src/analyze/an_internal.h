@@ -47,9 +47,9 @@ long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len);
 int gt_an_is_nccl(const char *name);
 /* Collective of an NCCL kernel name ("AllGather", "SendRecv", ...) into buf. */
 void gt_an_nccl_collective(const char *name, char *buf, size_t len);
-/* Seed spelling of a memory-operation name ("[CUDA memcpy H2D]"), into buf. */
+/* The GPU Performance Analyzer's spelling of a memory-operation name ("[CUDA memcpy H2D]"), into buf. */
 void gt_an_memop_name(const char *name, char *buf, size_t len);
-/* Seed name of a CUPTI copy kind (enum gt_copy_kind numbering). */
+/* The GPU Performance Analyzer's name of a CUPTI copy kind (enum gt_copy_kind numbering). */
 const char *gt_an_copykind_name(unsigned kind);
 /* Class index (0 = others) for a kernel name.  When keys of two different classes match, the first
  * key in map order wins and *k1, *k2 (if not NULL) name the two keys; else they are set to NULL. */

@@ -7,7 +7,7 @@
  *
  * Invariants:
  *  - times are nanoseconds (double: sums of ns stay exact below 2^53 ns, about 104 days);
- *  - `classes[0]` is always "others"; then the map's classes in map order (lower-cased, as the seed);
+ *  - `classes[0]` is always "others"; then the map's classes in map order (lower-cased, as the GPU Performance Analyzer);
  *  - NCCL kernels are never in `classes`: they are in `nccl`, one row per collective;
  *  - timeline numbers (`gpus`, `iters` of each gpu, `total`) exist only when an input had a
  *    timeline (SQLite, Kineto, gputap run): `has_timeline` says so.  Summary CSVs have none.
@@ -30,7 +30,7 @@ struct gt_an_stat {
 	double time_ns;          /* total over the whole input (all iterations, all GPUs) */
 	uint64_t count;          /* instances over the whole input */
 	double time_per_iter_ns; /* time_ns / (iters * gpus) */
-	uint64_t count_per_iter; /* sum over kernel names of floor(count / (iters * gpus)), as the seed */
+	uint64_t count_per_iter; /* sum over kernel names of floor(count / (iters * gpus)), as the GPU Performance Analyzer */
 };
 
 /* Measured numbers of one GPU over one window (an iteration or the whole input). */
@@ -77,7 +77,7 @@ struct gt_an_result {
 	double nccl_time_ns, nccl_time_per_iter_ns;
 	uint64_t nccl_count, nccl_count_per_iter;
 
-	int has_mem; /* memory operations were read (the seed prints the table only then) */
+	int has_mem; /* memory operations were read (the GPU Performance Analyzer prints the table only then) */
 	struct gt_an_stat *memops;
 	size_t nmemops;
 
@@ -135,12 +135,12 @@ struct gt_an_opts {
 	const char *nvtx_tag;        /* iteration range name; NULL: ProfilerStep#N, then none */
 	const char *title;           /* NULL: derived from the first input */
 	int progress;                /* print progress on stderr for long inputs */
-	/* nsys CSV inputs given by explicit files (the seed config); NULL: derived from the input */
+	/* nsys CSV inputs given by explicit files (the GPU Performance Analyzer config); NULL: derived from the input */
 	const char *csv_kern, *csv_nvtx, *csv_mem;
 	int collectives; /* keep one row per NCCL collective per rank (JSON "collectives") */
 };
 
-/* Load a map from a JSON file: either an object {"key": "class", ...} or a seed config whose
+/* Load a map from a JSON file: either an object {"key": "class", ...} or a GPU Performance Analyzer config whose
  * "kernel_to_class_map" is used.  `//` comments and trailing commas are accepted.
  * 0, or -1 with `err` naming the file (and line) and what is wrong. */
 int gt_an_map_load(struct gt_an_map **out, const char *path, char *err, size_t errlen);
@@ -161,7 +161,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f);
 int gt_an_print_json(const struct gt_an_result *const *r, size_t n, FILE *f);
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
 
-/* Seed-001 config mode: run every input of the config and print each (text/json/csv).
+/* GPU Performance Analyzer config mode: run every input of the config and print each (text/json/csv).
  * Returns the command's exit status (0, 1). */
 int gt_an_config_run(const char *config_path, const char *format, FILE *f);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "core/demangle.h"
 #include "core/trace_io.h"
 
 /* string id -> name-table index + 1 (0: not looked up yet); grows with the string table only */
@@ -34,7 +35,11 @@ static long cached_name(struct gt_an_ctx *c, struct idcache *ic, const struct gt
 		const char *s = gt_tr_str(r, id);
 		if (!s[0])
 			s = "(unnamed kernel)";
+		char *d = kind == GT_NK_KERNEL ? gt_demangle(s) : NULL;
+		if (d)
+			s = d;
 		long i = gt_names_get(&c->names, kind, s, strlen(s));
+		free(d);
 		if (i < 0)
 			return -1;
 		ic->v[id] = (uint32_t)i + 1;

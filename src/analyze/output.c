@@ -1,5 +1,5 @@
 /*
- * analyze/output.c — the three output formats.  Text keeps the seed's sections and column layout
+ * analyze/output.c — the three output formats.  Text keeps the GPU Performance Analyzer's sections and column layout
  * byte for byte (header cells padded to 17/15/23 columns, numbers right-aligned), then adds the
  * measured tables when a timeline was read.  JSON (schema in docs/analyze.md) and CSV (long
  * format: one value per row) carry the same numbers.

@@ -40,7 +40,7 @@ const char cmd_analyze_help[] =
     "                     also split each rank's timeline into N windows of equal time\n"
     "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1)\n"
     "  --nvtx TAG         the NVTX range that marks one iteration (default: ProfilerStep#N ranges)\n"
-    "  --format F         text (default, the seed's layout plus the measured tables), json (stable,\n"
+    "  --format F         text (default, the GPU Performance Analyzer's layout plus the measured tables), json (stable,\n"
     "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
     "  --title T          title of the report (default: the first input's name)\n"
     "  --progress         show progress on stderr (default: only when stderr is a terminal)\n"

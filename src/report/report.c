@@ -20,7 +20,7 @@
 
 #include "analyze/analyze.h"
 #include "core/trace_io.h"
-#include "libtrace/libtrace.h"
+#include "liblog/libtrace.h"
 #include "report/svg.h"
 
 #define MAX_PROCS 256
@@ -518,8 +518,8 @@ static void load_gpu_samples(struct page *p)
 	snprintf(p->samples_src, sizeof(p->samples_src), "gpu_samples.csv");
 }
 
-/* The seed's power / vram CSVs: time, then one column per GPU. */
-static void load_seed_csv(struct page *p, const char *file, struct series *arr, size_t *n, const char *what)
+/* madengine's power / vram CSVs: time, then one column per GPU. */
+static void load_sampler_csv(struct page *p, const char *file, struct series *arr, size_t *n, const char *what)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", p->dir, file);
@@ -1129,9 +1129,9 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 	load_traces(&p);
 	load_gpu_samples(&p);
 	if (!p.npower)
-		load_seed_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
+		load_sampler_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
 	if (!p.nmemused)
-		load_seed_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
+		load_sampler_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
 	for (size_t i = 0; i < p.npower; i++)
 		series_downsample(&p.power[i]);
 	for (size_t i = 0; i < p.nmemused; i++)

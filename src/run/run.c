@@ -16,8 +16,8 @@
 
 #include "core/log.h"
 #include "core/trace_io.h"
-#include "libtrace/libtrace.h"
-#include "out/out.h"
+#include "liblog/libtrace.h"
+#include "export/export.h"
 #include "report/report.h"
 #include "run/child.h"
 

@@ -135,7 +135,7 @@ static FILE *open_csv(const char *dir, const char *name, char *err, size_t errle
 	return f;
 }
 
-/* Every tick reads what the asked seed CSVs print; the rest of gpu_samples.csv
+/* Every tick reads what the asked madengine CSVs print; the rest of gpu_samples.csv
  * is read every slow_every ticks (>= 1), device i at phase i*slow_every/ndev. */
 static void plan_reads(struct gt_sampler *s)
 {
