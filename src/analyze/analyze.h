@@ -7,7 +7,7 @@
  *
  * Invariants:
  *  - times are nanoseconds (double: sums of ns stay exact below 2^53 ns, about 104 days);
- *  - `classes[0]` is always "others"; then the map's classes in map order (lower-cased, as the seed);
+ *  - `classes[0]` is always "others"; then the map's classes in map order (lower-cased, as the GPU Performance Analyzer);
  *  - NCCL kernels are never in `classes`: they are in `nccl`, one row per collective;
  *  - timeline numbers (`gpus`, `iters` of each gpu, `total`) exist only when an input had a
  *    timeline (SQLite, Kineto, gputap run): `has_timeline` says so.  Summary CSVs have none.
@@ -30,7 +30,7 @@ struct gt_an_stat {
 	double time_ns;          /* total over the whole input (all iterations, all GPUs) */
 	uint64_t count;          /* instances over the whole input */
 	double time_per_iter_ns; /* time_ns / (iters * gpus) */
-	uint64_t count_per_iter; /* sum over kernel names of floor(count / (iters * gpus)), as the seed */
+	uint64_t count_per_iter; /* sum over kernel names of floor(count / (iters * gpus)), as the GPU Performance Analyzer */
 };
 
 /* Measured numbers of one GPU over one window (an iteration or the whole input). */
@@ -77,7 +77,7 @@ struct gt_an_result {
 	double nccl_time_ns, nccl_time_per_iter_ns;
 	uint64_t nccl_count, nccl_count_per_iter;
 
-	int has_mem; /* memory operations were read (the seed prints the table only then) */
+	int has_mem; /* memory operations were read (the GPU Performance Analyzer prints the table only then) */
 	struct gt_an_stat *memops;
 	size_t nmemops;
 
@@ -99,6 +99,30 @@ struct gt_an_result {
 	uint64_t ops_by_launch; /* put into the iteration whose range holds the start of their launch */
 	uint64_t ops_outside;   /* launched before the first range or after the end of the last */
 	uint64_t ops_by_time;   /* no correlated launch: put into a window by their GPU start time */
+
+	/* opts.collectives: every NCCL collective of every rank, by source then launch order */
+	int has_colls;
+	struct gt_an_coll *colls;
+	size_t ncolls;
+	char **coll_labels; /* per source: its name ("rank3"), as the GPU labels use it */
+	size_t ncoll_labels;
+};
+
+/* One NCCL collective on one rank (opts.collectives): the NCCL kernel that ran it, and which
+ * collective of which communicator it was, so that the ranks of a job can be matched. */
+struct gt_an_coll {
+	int source;            /* the input (rank) it came from; its label is gt_an_result.coll_labels */
+	int device;
+	uint64_t start_ns, end_ns; /* the kernel on the GPU */
+	uint64_t launch_ns;    /* start of the API call that launched it, 0 unknown */
+	long iteration;        /* iteration that launched it (as the per-iteration windows), -1 none */
+	uint64_t seq;          /* sequence number within the communicator */
+	uint64_t count;        /* elements (from NCCL's profiler interface), 0 unknown */
+	char comm[64];         /* communicator: "0x<hash>" (NCCL), a process-group name, "" unknown */
+	char name[32];         /* collective: "AllReduce", ... */
+	char algo[16], proto[16]; /* NCCL's algorithm and protocol, "" unknown */
+	char match[8];         /* how comm/seq were known: "nccl" (profiler plugin), "trace" (trace
+				* arguments), "order" (order of the rank's NCCL kernels) */
 };
 
 /* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */
@@ -111,11 +135,12 @@ struct gt_an_opts {
 	const char *nvtx_tag;        /* iteration range name; NULL: ProfilerStep#N, then none */
 	const char *title;           /* NULL: derived from the first input */
 	int progress;                /* print progress on stderr for long inputs */
-	/* nsys CSV inputs given by explicit files (the seed config); NULL: derived from the input */
+	/* nsys CSV inputs given by explicit files (the GPU Performance Analyzer config); NULL: derived from the input */
 	const char *csv_kern, *csv_nvtx, *csv_mem;
+	int collectives; /* keep one row per NCCL collective per rank (JSON "collectives") */
 };
 
-/* Load a map from a JSON file: either an object {"key": "class", ...} or a seed config whose
+/* Load a map from a JSON file: either an object {"key": "class", ...} or a GPU Performance Analyzer config whose
  * "kernel_to_class_map" is used.  `//` comments and trailing commas are accepted.
  * 0, or -1 with `err` naming the file (and line) and what is wrong. */
 int gt_an_map_load(struct gt_an_map **out, const char *path, char *err, size_t errlen);
@@ -136,7 +161,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f);
 int gt_an_print_json(const struct gt_an_result *const *r, size_t n, FILE *f);
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
 
-/* Seed-001 config mode: run every input of the config and print each (text/json/csv).
+/* GPU Performance Analyzer config mode: run every input of the config and print each (text/json/csv).
  * Returns the command's exit status (0, 1). */
 int gt_an_config_run(const char *config_path, const char *format, FILE *f);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "gpu/probe.h"
 #include "tap/capture_tap.h"
 #include "tap/tap.h"
 
@@ -73,11 +74,6 @@ static uint64_t ts_realtime(void)
 	return gt_now_ns();
 }
 
-static void *try_open(const char *path)
-{
-	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
-}
-
 static int find_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -89,44 +85,6 @@ static int find_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	}
 	return 0;
-}
-
-static void *load_cupti(void)
-{
-	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *h = try_open(names[i]);
-		if (h)
-			return h;
-	}
-	char path[4300];
-	const char *home = getenv("CUDA_HOME");
-	const char *homes[2] = {home, GT_CUDA_HOME};
-	static const char *const subs[] = {"/extras/CUPTI/lib64/libcupti.so", "/lib64/libcupti.so",
-					   "/targets/x86_64-linux/lib/libcupti.so"};
-	for (int h = 0; h < 2; h++) {
-		if (!homes[h])
-			continue;
-		for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-			snprintf(path, sizeof(path), "%s%s", homes[h], subs[i]);
-			void *p = try_open(path);
-			if (p)
-				return p;
-		}
-	}
-	char dir[4096] = "";
-	if (dl_iterate_phdr(find_dir_of, dir) && dir[0]) {
-		/* pip wheels: .../nvidia/cuda_runtime/lib next to .../nvidia/cuda_cupti/lib, or one shared lib dir */
-		static const char *const rel[] = {"/libcupti.so.13", "/libcupti.so.12", "/../../cuda_cupti/lib/libcupti.so.13",
-						  "/../../cuda_cupti/lib/libcupti.so.12"};
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-			snprintf(path, sizeof(path), "%s%s", dir, rel[i]);
-			void *p = try_open(path);
-			if (p)
-				return p;
-		}
-	}
-	return NULL;
 }
 
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
@@ -357,7 +315,7 @@ static int start_cupti(void)
 		return 0;
 	if (C.lib)
 		goto loaded;
-	void *lib = load_cupti();
+	void *lib = gt_cupti_open(NULL, 0);
 	if (!lib) {
 		gt_warn("CUPTI (libcupti.so.13 or .12) not found: GPU activity is not recorded; host-side metrics "
 			"are (set CUDA_HOME to the toolkit that has CUPTI)");
