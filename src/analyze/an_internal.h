@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "analyze/analyze.h"
+#include "gputap/format.h"
 
 /* ---- name table ---- */
 enum gt_nkind { GT_NK_KERNEL = 1, GT_NK_MEMOP = 2 };
@@ -147,8 +148,11 @@ int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);
 int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen);
 
 /* ---- readers: each adds to names / tl / ranges; 0 or -1 with err ---- */
+struct gt_colls;
+
 struct gt_an_ctx {
 	const struct gt_an_opts *o;
+	struct gt_colls *colls; /* NULL unless opts.collectives */
 	struct gt_names names;
 	struct gt_tl tl;
 	int has_tl, has_mem, has_nvtx;
@@ -174,6 +178,25 @@ int gt_an_read_kineto_mem(struct gt_an_ctx *c, const char *label, const char *da
 			  size_t errlen);
 /* `label`: the source's name (the process folder of a run); NULL: the trace's process name. */
 int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen);
+
+/* ---- NCCL collectives per rank (colls.c; only with opts.collectives) ---- */
+#define GT_SEQ_UNKNOWN UINT64_MAX
+struct gt_colls *gt_colls_new(void);
+void gt_colls_free(struct gt_colls *cs);
+/* An NCCL kernel of `source`: `name` the kernel name; `comm`/`seq` from the trace if it says (NULL /
+ * GT_SEQ_UNKNOWN otherwise).  0 or -1 (out of memory). */
+int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start, uint64_t end, uint64_t corr,
+		    const char *name, const char *comm, uint64_t seq);
+/* A collective recorded by NCCL's profiler plugin in a gputap trace. */
+int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
+		  const char *algo, const char *proto);
+/* After gt_tl_finish: match plugin records to kernels (through the launches), number the rest by order,
+ * put each into its iteration, and move the rows into r.  0 or -1 (out of memory). */
+int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *r);
+/* The JSON "collectives" array of a result (a yajl_gen), nothing when it has none. */
+void gt_an_json_collectives(void *gen, const struct gt_an_result *r);
+/* Every API call the timeline engine holds (source, start, corr), in the order read. */
+int gt_tl_each_launch(struct gt_tl *tl, void (*fn)(void *arg, const struct gt_launch *l), void *arg);
 
 /* Parse an unsigned decimal with optional fraction, scaled by 10^scale (e.g. µs -> ns: 3). */
 int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out);

@@ -13,6 +13,7 @@
 
 #include "analyze/an_internal.h"
 #include "core/log.h"
+#include "core/sort.h"
 
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...)
 {
@@ -405,6 +406,10 @@ void gt_an_free(struct gt_an_result *r)
 	for (size_t i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);
 	free(r->notes);
+	free(r->colls);
+	for (size_t i = 0; i < r->ncoll_labels; i++)
+		free(r->coll_labels[i]);
+	free(r->coll_labels);
 	free(r->title);
 	free(r->nvtx_tag);
 	free(r);
@@ -452,7 +457,7 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	gt_names_init(&c.names);
 	int rc = -1;
 	struct gt_an_result *r = calloc(1, sizeof(*r));
-	if (!r || gt_tl_init(&c.tl, 0) < 0) {
+	if (!r || (o->collectives && !(c.colls = gt_colls_new())) || gt_tl_init(&c.tl, 0) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -494,7 +499,7 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	r->gpus = o->gpus > 0 ? o->gpus : (c.has_tl && c.tl.ngpus ? (int)c.tl.ngpus : 1);
 	if (c.has_tl) {
 		/* nsys sorts kernels by total time; do the same for names read from timelines */
-		qsort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
 		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 			goto out;
 		r->has_timeline = 1;
@@ -503,6 +508,10 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 		r->ops_by_time = c.tl.by_time;
 		if (c.tl.nvtx_projected)
 			c.nvtx_total_ns = c.tl.nvtx_total_ns;
+		if (c.colls && gt_colls_finish(c.colls, &c.tl, r) < 0) {
+			snprintf(err, errlen, "%s", c.tl.err[0] ? c.tl.err : "out of memory");
+			goto out;
+		}
 		report_skipped(&c);
 	}
 	snprintf(r->nvtx_time, sizeof(r->nvtx_time), "%s",
@@ -533,6 +542,7 @@ out:
 	free(c.notes);
 	gt_names_free(&c.names);
 	gt_tl_free(&c.tl);
+	gt_colls_free(c.colls);
 	gt_an_free(r);
 	return rc;
 }

@@ -99,6 +99,30 @@ struct gt_an_result {
 	uint64_t ops_by_launch; /* put into the iteration whose range holds the start of their launch */
 	uint64_t ops_outside;   /* launched before the first range or after the end of the last */
 	uint64_t ops_by_time;   /* no correlated launch: put into a window by their GPU start time */
+
+	/* opts.collectives: every NCCL collective of every rank, by source then launch order */
+	int has_colls;
+	struct gt_an_coll *colls;
+	size_t ncolls;
+	char **coll_labels; /* per source: its name ("rank3"), as the GPU labels use it */
+	size_t ncoll_labels;
+};
+
+/* One NCCL collective on one rank (opts.collectives): the NCCL kernel that ran it, and which
+ * collective of which communicator it was, so that the ranks of a job can be matched. */
+struct gt_an_coll {
+	int source;            /* the input (rank) it came from; its label is gt_an_result.coll_labels */
+	int device;
+	uint64_t start_ns, end_ns; /* the kernel on the GPU */
+	uint64_t launch_ns;    /* start of the API call that launched it, 0 unknown */
+	long iteration;        /* iteration that launched it (as the per-iteration windows), -1 none */
+	uint64_t seq;          /* sequence number within the communicator */
+	uint64_t count;        /* elements (from NCCL's profiler interface), 0 unknown */
+	char comm[64];         /* communicator: "0x<hash>" (NCCL), a process-group name, "" unknown */
+	char name[32];         /* collective: "AllReduce", ... */
+	char algo[16], proto[16]; /* NCCL's algorithm and protocol, "" unknown */
+	char match[8];         /* how comm/seq were known: "nccl" (profiler plugin), "trace" (trace
+				* arguments), "order" (order of the rank's NCCL kernels) */
 };
 
 /* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */
@@ -113,6 +137,7 @@ struct gt_an_opts {
 	int progress;                /* print progress on stderr for long inputs */
 	/* nsys CSV inputs given by explicit files (the GPU Performance Analyzer config); NULL: derived from the input */
 	const char *csv_kern, *csv_nvtx, *csv_mem;
+	int collectives; /* keep one row per NCCL collective per rank (JSON "collectives") */
 };
 
 /* Load a map from a JSON file: either an object {"key": "class", ...} or a GPU Performance Analyzer config whose

@@ -20,7 +20,7 @@
 #include "analyze/an_internal.h"
 #include "core/csvio.h"
 
-enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR };
+enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ };
 
 struct kst {
 	struct gt_an_ctx *c;
@@ -42,6 +42,8 @@ struct kst {
 	int has_ts, has_dur, has_dev;
 	long pid, device;
 	uint64_t corr;
+	char pg[64];  /* args "Process Group Name" of an NCCL kernel (PyTorch), "" if none */
+	uint64_t seq; /* args "Seq", GT_SEQ_UNKNOWN if none */
 	long rank; /* distributedInfo.rank, -1 if none */
 	char err[512];
 	int failed;
@@ -65,6 +67,8 @@ static void reset_event(struct kst *k)
 	k->pid = k->device = 0;
 	k->ts = k->dur = 0;
 	k->corr = 0;
+	k->pg[0] = '\0';
+	k->seq = GT_SEQ_UNKNOWN;
 	k->in_args = 0;
 }
 
@@ -107,6 +111,10 @@ static int handle_event(struct kst *k)
 		c->names.v[ni].count++;
 		if (gt_tl_event_c(&c->tl, (uint32_t)g, k->ts, k->ts + k->dur, c->names.v[ni].cat, k->corr) < 0)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
+		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
+		    gt_colls_kernel(c->colls, k->source, (int)(k->has_dev ? k->device : k->pid), k->ts, k->ts + k->dur,
+				    k->corr, k->name, k->pg, k->pg[0] ? k->seq : GT_SEQ_UNKNOWN) < 0)
+			return fail(k, "out of memory");
 		if (kind == GT_NK_MEMOP)
 			c->has_mem = 1;
 		return 1;
@@ -189,6 +197,10 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 			k->fld = F_DEVICE;
 		else if (IS("correlation"))
 			k->fld = F_CORR;
+		else if (IS("Process Group Name"))
+			k->fld = F_PG;
+		else if (IS("Seq"))
+			k->fld = F_SEQ;
 	}
 #undef IS
 	return 1;
@@ -220,6 +232,12 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		size_t n = len < sizeof(k->ph) - 1 ? len : sizeof(k->ph) - 1;
 		memcpy(k->ph, s, n);
 		k->ph[n] = '\0';
+		break;
+	}
+	case F_PG: {
+		size_t n = len < sizeof(k->pg) - 1 ? len : sizeof(k->pg) - 1;
+		memcpy(k->pg, s, n);
+		k->pg[n] = '\0';
 		break;
 	}
 	case F_PID: { /* "pid": "Spans" etc.: not a GPU track */
@@ -262,6 +280,10 @@ static int k_number(void *ctx, const char *s, size_t len)
 		if (gt_an_parse_fixed(s, len, 0, &v) < 0)
 			v = 0;
 		k->corr = v;
+		break;
+	case F_SEQ:
+		if (gt_an_parse_fixed(s, len, 0, &v) == 0)
+			k->seq = v;
 		break;
 	case F_PID:
 	case F_DEVICE:

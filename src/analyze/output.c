@@ -10,7 +10,7 @@
 
 #include <yajl/yajl_gen.h>
 
-#include "analyze/analyze.h"
+#include "analyze/an_internal.h"
 #include "core/csvio.h"
 
 #define MS(ns) ((ns) / 1e6)
@@ -279,6 +279,7 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 	} else {
 		yajl_gen_null(g);
 	}
+	gt_an_json_collectives(g, r);
 	GS(g, "notes");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < r->nnotes; i++)

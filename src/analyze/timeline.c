@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "core/sort.h"
 
 enum { U_ALL, U_KERN, U_COMP, U_COMM, U_MEM, U_N };
 
@@ -84,7 +85,7 @@ static void sort_chunk(struct gt_tl *tl)
 {
 	for (size_t i = 1; i < tl->nchunk; i++)
 		if (ev_cmp(&tl->chunk[i - 1], &tl->chunk[i]) > 0) {
-			qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+			gt_sort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
 			return;
 		}
 }
@@ -420,6 +421,27 @@ static size_t upper(const uint64_t *b, size_t n, uint64_t t)
 	return lo;
 }
 
+int gt_tl_each_launch(struct gt_tl *tl, void (*fn)(void *arg, const struct gt_launch *l), void *arg)
+{
+	if (tl->lspill) {
+		if (tl->nlbuf && flush_launches(tl) < 0)
+			return -1;
+		rewind(tl->lspill);
+		size_t n;
+		while ((n = fread(tl->lbuf, sizeof(*tl->lbuf), LBUF_N, tl->lspill)) > 0)
+			for (size_t i = 0; i < n; i++)
+				fn(arg, &tl->lbuf[i]);
+		if (ferror(tl->lspill)) {
+			snprintf(tl->err, sizeof(tl->err), "reading the temporary API-call file failed");
+			return -1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < tl->nlbuf; i++)
+		fn(arg, &tl->lbuf[i]);
+	return 0;
+}
+
 /* One pass over the API calls: per source with ranges, the correlation-id boundaries C_0..C_n
  * (UINT64_MAX: no call at or after that boundary).  has[s] = 1 when source s had any API call. */
 static int launch_bounds(struct gt_tl *tl, size_t nsrc, uint64_t **sb, uint64_t **se, const size_t *snb,
@@ -484,7 +506,7 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 	if (!r->gpu || !gs)
 		goto nomem;
 	r->ngpu = ng;
-	qsort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
+	gt_sort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
 
 	/* Windows must be known before the sweep.  With --iters and no ranges, a source's extent
 	 * (first start, last end) is needed first: one extra pass over the chunk or the spill file. */

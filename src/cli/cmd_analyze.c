@@ -12,7 +12,7 @@
 const char cmd_analyze_help[] =
     "usage: gputap analyze --config FILE [--format text|json|csv]\n"
     "       gputap analyze [--map F] [--iters N] [--gpus N] [--nvtx TAG] [--format text|json|csv]\n"
-    "                      [--title T] [--progress] INPUT...\n"
+    "                      [--title T] [--progress] [--collectives] INPUT...\n"
     "\n"
     "Summarise where GPU time goes: kernel time by class, NCCL time by collective, memory\n"
     "operations, NVTX iterations, and, for inputs with a timeline, the measured overlap of\n"
@@ -44,6 +44,9 @@ const char cmd_analyze_help[] =
     "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
     "  --title T          title of the report (default: the first input's name)\n"
     "  --progress         show progress on stderr (default: only when stderr is a terminal)\n"
+    "  --collectives      JSON: add \"collectives\", one row per NCCL collective per rank (communicator,\n"
+    "                     sequence number, algorithm, protocol, GPU start/end, iteration), as NCCL's\n"
+    "                     profiler plugin recorded it, else numbered in order; what 'gputap fleet' matches\n"
     "  -h, --help         this help\n"
     "\n"
     "Definitions (docs/analyze.md): busy = |union of kernel, memcpy and memset intervals| of a GPU;\n"
@@ -75,7 +78,8 @@ int cmd_analyze(int argc, char **argv)
 	    {"iters", required_argument, 0, 'i'},  {"gpus", required_argument, 0, 'g'},
 	    {"nvtx", required_argument, 0, 'n'},   {"format", required_argument, 0, 'f'},
 	    {"title", required_argument, 0, 't'},  {"progress", no_argument, 0, 'p'},
-	    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+	    {"collectives", no_argument, 0, 'C'},  {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	const char *config = NULL, *mapf = NULL, *format = "text";
 	struct gt_an_opts o;
@@ -104,6 +108,7 @@ int cmd_analyze(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 't': o.title = optarg; break;
 		case 'p': o.progress = 1; break;
+		case 'C': o.collectives = 1; break;
 		case 'h': fputs(cmd_analyze_help, stdout); return gt_finish_stdout(0);
 		default:
 			gt_error("analyze: unknown or incomplete option '%s'; see 'gputap help analyze'",

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 /* ---- containers ---- */
 
@@ -231,7 +232,7 @@ void gt_stat_finish(struct gt_stat *s)
 		return;
 	}
 	uint64_t *v = s->vals.v;
-	qsort(v, n, sizeof(*v), cmp_u64);
+	gt_sort(v, n, sizeof(*v), cmp_u64);
 	if (n % 2)
 		s->med = (double)v[n / 2];
 	else
@@ -266,7 +267,7 @@ struct gt_stat **gt_stat_sorted(const struct gt_stattab *t)
 		return NULL;
 	for (size_t i = 0; i < t->n; i++)
 		v[i] = &t->s[i];
-	qsort(v, t->n, sizeof(*v), cmp_stat);
+	gt_sort(v, t->n, sizeof(*v), cmp_stat);
 	return v;
 }
 
@@ -390,6 +391,7 @@ int gt_model_open(struct gt_model *m, const char *trace_path, char *err, size_t 
 	gt_vec_init(&m->gpuops, sizeof(struct gt_m_gpuops));
 	gt_vec_init(&m->ranges, sizeof(struct gt_m_range));
 	gt_vec_init(&m->marks, sizeof(struct gt_m_range));
+	gt_vec_init(&m->windows, sizeof(struct gt_m_range));
 	gt_vec_init(&m->mem_rec, sizeof(struct gt_m_memev));
 	gt_vec_init(&m->mem_api, sizeof(struct gt_m_memev));
 	gt_vec_init(&m->streams, sizeof(struct gt_m_stream));
@@ -596,7 +598,8 @@ static int on_range(struct gt_model *m, const struct gt_rec_range *r)
 		return -1;
 	see_ts(m, r->start_ns);
 	see_ts(m, r->end_ns);
-	struct gt_m_range *g = gt_vec_push(r->kind == GT_RANGE_MARK ? &m->marks : &m->ranges);
+	struct gt_vec *to = r->kind == GT_RANGE_MARK ? &m->marks : r->kind == GT_RANGE_WINDOW ? &m->windows : &m->ranges;
+	struct gt_m_range *g = gt_vec_push(to);
 	if (!g)
 		return -1;
 	g->name = name;
@@ -701,7 +704,7 @@ static void finish(struct gt_model *m)
 	/* CUPTI's memory records see every device allocation (also the
 	 * runtime's own); the API records are the fallback when they are off */
 	m->mem = m->mem_rec.n ? &m->mem_rec : &m->mem_api;
-	qsort(m->mem->v, m->mem->n, sizeof(struct gt_m_memev), cmp_memev);
+	gt_sort(m->mem->v, m->mem->n, sizeof(struct gt_m_memev), cmp_memev);
 	int64_t cur = 0, peak = 0;
 	for (size_t i = 0; i < m->mem->n; i++) {
 		cur += GT_VEC_AT(m->mem, struct gt_m_memev, i).delta;
@@ -774,7 +777,7 @@ void gt_model_free(struct gt_model *m)
 	gt_stattab_free(&m->api);
 	gt_stattab_free(&m->apiall);
 	gt_stattab_free(&m->nvtx);
-	struct gt_vec *vs[] = {&m->apis, &m->gpuops, &m->ranges, &m->marks, &m->mem_rec, &m->mem_api, &m->streams, &m->tids};
+	struct gt_vec *vs[] = {&m->apis, &m->gpuops, &m->ranges, &m->marks, &m->windows, &m->mem_rec, &m->mem_api, &m->streams, &m->tids};
 	for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++)
 		gt_vec_free(vs[i]);
 	struct gt_map *ms[] = {&m->corr, &m->ptr_api, &m->ptr_rec, &m->stream_seen, &m->tid_seen, &m->thread_name, &m->device_name, &m->kname};

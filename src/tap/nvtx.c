@@ -10,6 +10,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "gputap.h"
+#include "tap/capture_tap.h"
 #include "tap/openrange.h"
 #include "tap/tap.h"
 
@@ -76,6 +77,7 @@ static int do_push(uint32_t name, uint32_t domain)
 	n->start_ns = gt_now_ns();
 	n->name_id = name;
 	n->domain_id = domain;
+	gt_capture_tap_range_open(name, n->id, d == 0, n->start_ns);
 	return domain_depth(s, d, domain);
 }
 
@@ -112,7 +114,9 @@ static int do_pop(uint8_t kind, uint32_t domain)
 	r.end_ns = gt_now_ns();
 	r.range_id = n.id;
 	r.parent_id = d > 0 ? s->stack[d - 1].id : 0;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
+	gt_capture_tap_range_close(n.id, d == 0);
 	return level;
 }
 
@@ -136,15 +140,18 @@ static void do_mark(uint32_t name, uint32_t domain, uint8_t kind)
 	int d = s->depth;
 	r.level = (uint8_t)(d > 255 ? 255 : d);
 	r.parent_id = d > 0 && d <= GT_NEST_MAX ? s->stack[d - 1].id : 0;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
 }
 
 static uint64_t do_start(uint32_t name, uint32_t domain)
 {
 	struct gt_slot *s = gt_tap_slot();
 	uint64_t id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
-	if (gt_open_start(&open_ranges, id, gt_now_ns(), name, domain, s ? s->tid : 0) < 0)
+	uint64_t t0 = gt_now_ns();
+	if (gt_open_start(&open_ranges, id, t0, name, domain, s ? s->tid : 0) < 0)
 		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed); /* too many open at once */
+	gt_capture_tap_range_open(name, id, 0, t0);
 	return id;
 }
 
@@ -166,7 +173,9 @@ static void do_end(uint64_t id)
 	r.start_ns = o.start_ns;
 	r.end_ns = gt_now_ns();
 	r.range_id = id;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
+	gt_capture_tap_range_close(id, 0);
 }
 
 /* Every entry point: the guard, the global switch, errno. */
