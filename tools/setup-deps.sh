@@ -20,6 +20,11 @@ PY=${PYTHON:-python3}
 if ! "$PY" -c 'import pytest' 2>/dev/null; then
 	"$PY" -m pip install -q pytest 2>/dev/null || "$PY" -m pip install -q --break-system-packages pytest
 fi
+# gputap fleet (the Python package's fleet extra) and its tests: Dask, Arrow/Parquet, pandas, DuckDB
+if ! "$PY" -c 'import dask.distributed, pyarrow, pandas, duckdb' 2>/dev/null; then
+	"$PY" -m pip install -q 'dask[distributed]' pyarrow pandas duckdb 2>/dev/null ||
+		"$PY" -m pip install -q --break-system-packages 'dask[distributed]' pyarrow pandas duckdb
+fi
 cuda=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda/include/cupti.h" ]; then
 	echo "gputap setup: warning: $cuda/include/cupti.h not found; install the CUDA toolkit or set CUDA_HOME" >&2
