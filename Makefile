@@ -20,15 +20,17 @@ ifeq ($(DEBUG),1)
 CFLAGS := -O0 -g3
 WARN += -Werror
 endif
+# SANFLAGS, not CFLAGS: a CFLAGS given on the command line (as `check` does) must not
+# drop the instrumentation.
 ifeq ($(SAN),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN := -fsanitize=address,undefined
 endif
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc -I$(CUDA_HOME)/include -DGT_CUDA_HOME='"$(CUDA_HOME)"'
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(CPPFLAGS) -MMD -MP
 LIBS := -lyajl -lsqlite3 -lz -ldl -lpthread -lm
 # STATIC_DEPS=1: link yajl, sqlite and zlib statically, for machines without those
 # packages (e.g. a GPU box with only the CUDA image): `make gpu-bundle`.
@@ -55,12 +57,20 @@ FUZZ_BINS := $(addprefix $(O)/fuzz/,$(FUZZ_NAMES))
 
 all: $(GPUTAP) $(LIBTAP)
 
-$(O)/obj/%.o: %.c
+# Objects are rebuilt when the compiler or its flags change, so a build folder made
+# before (say, without instrumentation) never leaks old objects into this build.
+FLAGS_STAMP := $(O)/.flags
+ifneq ($(file <$(FLAGS_STAMP)),$(CC) $(ALL_CFLAGS) $(LDSAN))
+$(shell mkdir -p $(O))
+$(file >$(FLAGS_STAMP),$(CC) $(ALL_CFLAGS) $(LDSAN))
+endif
+
+$(O)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # The library: hidden by default, exports only what src/tap/exports.map lists.
-$(O)/pic/%.o: %.c
+$(O)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -DGT_IN_LIBRARY=1 -c $< -o $@
 
@@ -102,6 +112,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
 		--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -Iinclude -Isrc src
 	tests/lint/banned-in-tap.sh
+	tests/lint/banned-in-src.sh
 	@echo "lint: clean"
 
 # A self-contained build to carry to a GPU machine: .carry/build/{gputap,libgputap.so}

@@ -13,6 +13,7 @@
 
 #include "analyze/an_internal.h"
 #include "core/log.h"
+#include "core/sort.h"
 
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...)
 {
@@ -498,7 +499,7 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	r->gpus = o->gpus > 0 ? o->gpus : (c.has_tl && c.tl.ngpus ? (int)c.tl.ngpus : 1);
 	if (c.has_tl) {
 		/* nsys sorts kernels by total time; do the same for names read from timelines */
-		qsort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
 		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 			goto out;
 		r->has_timeline = 1;

@@ -22,6 +22,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "analyze/an_internal.h"
+#include "core/sort.h"
 
 struct krow { /* an NCCL kernel */
 	struct gt_an_coll c;
@@ -239,8 +240,8 @@ struct cseq {
 
 int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *r)
 {
-	qsort(cs->k, cs->nk, sizeof(*cs->k), k_corr_cmp);
-	qsort(cs->n, cs->nn, sizeof(*cs->n), n_start_cmp);
+	gt_sort(cs->k, cs->nk, sizeof(*cs->k), k_corr_cmp);
+	gt_sort(cs->n, cs->nn, sizeof(*cs->n), n_start_cmp);
 	if (tl->nlaunches && gt_tl_each_launch(tl, on_launch, cs) < 0)
 		return -1;
 	/* C_k = the smallest id at or after record k: a minimum over the records after it too */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "core/sort.h"
 
 enum { U_ALL, U_KERN, U_COMP, U_COMM, U_MEM, U_N };
 
@@ -84,7 +85,7 @@ static void sort_chunk(struct gt_tl *tl)
 {
 	for (size_t i = 1; i < tl->nchunk; i++)
 		if (ev_cmp(&tl->chunk[i - 1], &tl->chunk[i]) > 0) {
-			qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+			gt_sort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
 			return;
 		}
 }
@@ -505,7 +506,7 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 	if (!r->gpu || !gs)
 		goto nomem;
 	r->ngpu = ng;
-	qsort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
+	gt_sort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
 
 	/* Windows must be known before the sweep.  With --iters and no ranges, a source's extent
 	 * (first start, last end) is needed first: one extra pass over the chunk or the spill file. */

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/log.h"
 #include "export/export.h"
+#include "core/sort.h"
 
 const char cmd_convert_help[] =
 	"usage: gputap convert INPUT [-o OUT] [--format LIST]\n"
@@ -154,7 +155,7 @@ static int convert_run_dir(const char *dir, const char *out, unsigned what)
 		gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
 		return 1;
 	}
-	qsort(names, n, sizeof(*names), cmp_str);
+	gt_sort(names, n, sizeof(*names), cmp_str);
 	int status = 0;
 	for (size_t i = 0; i < n; i++) {
 		char sub[4200], trace[4300], od[4200];

@@ -4,6 +4,7 @@
 
 #include "core/alnair_log.h"
 #include "export/writers.h"
+#include "core/sort.h"
 
 static int timeline_rec(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h)
 {
@@ -59,7 +60,7 @@ int gt_alnair_metrics(FILE *f, const struct gt_model *m)
 		if (i == gt_alnair_nnames)
 			v[n++] = &t->s[k];
 	}
-	qsort(v, n, sizeof(*v), cmp_order);
+	gt_sort(v, n, sizeof(*v), cmp_order);
 	for (size_t k = 0; k < n; k++) {
 		gt_alnair_metricline(line, sizeof(line), v[k]->name, v[k]->count, v[k]->total / 1000);
 		fputs(line, f);

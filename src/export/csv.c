@@ -7,6 +7,7 @@
 #include "export/ofile.h"
 #include "core/csvio.h"
 #include "export/writers.h"
+#include "core/sort.h"
 
 void gt_fmt1(char *buf, size_t cap, double x)
 {
@@ -176,7 +177,7 @@ int gt_csv_nvtx_proj_trace(FILE *f, const struct gt_model *m)
 		p[n].pstart = UINT64_MAX;
 		n++;
 	}
-	qsort(p, n, sizeof(*p), cmp_proj);
+	gt_sort(p, n, sizeof(*p), cmp_proj);
 	/* parents: sweep each thread's ranges by start with a stack of open ones */
 	size_t sp = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -197,7 +198,7 @@ int gt_csv_nvtx_proj_trace(FILE *f, const struct gt_model *m)
 		if (gt_map_get(&m->corr, a->corr))
 			api[na++] = a;
 	}
-	qsort(api, na, sizeof(*api), cmp_api);
+	gt_sort(api, na, sizeof(*api), cmp_api);
 	size_t ri = 0, nact = 0;
 	for (size_t i = 0; i < na; i++) {
 		const struct gt_m_api *a = api[i];
@@ -234,7 +235,7 @@ int gt_csv_nvtx_proj_trace(FILE *f, const struct gt_model *m)
 		if (p[i].parent >= 0)
 			p[p[i].parent].nchild++;
 	}
-	qsort(out, no, sizeof(*out), cmp_out);
+	gt_sort(out, no, sizeof(*out), cmp_out);
 	for (size_t i = 0; i < no; i++) {
 		const struct proj *q = out[i];
 		gt_csv_field(f, q->r->name);

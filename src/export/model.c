@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/sort.h"
 
 /* ---- containers ---- */
 
@@ -231,7 +232,7 @@ void gt_stat_finish(struct gt_stat *s)
 		return;
 	}
 	uint64_t *v = s->vals.v;
-	qsort(v, n, sizeof(*v), cmp_u64);
+	gt_sort(v, n, sizeof(*v), cmp_u64);
 	if (n % 2)
 		s->med = (double)v[n / 2];
 	else
@@ -266,7 +267,7 @@ struct gt_stat **gt_stat_sorted(const struct gt_stattab *t)
 		return NULL;
 	for (size_t i = 0; i < t->n; i++)
 		v[i] = &t->s[i];
-	qsort(v, t->n, sizeof(*v), cmp_stat);
+	gt_sort(v, t->n, sizeof(*v), cmp_stat);
 	return v;
 }
 
@@ -701,7 +702,7 @@ static void finish(struct gt_model *m)
 	/* CUPTI's memory records see every device allocation (also the
 	 * runtime's own); the API records are the fallback when they are off */
 	m->mem = m->mem_rec.n ? &m->mem_rec : &m->mem_api;
-	qsort(m->mem->v, m->mem->n, sizeof(struct gt_m_memev), cmp_memev);
+	gt_sort(m->mem->v, m->mem->n, sizeof(struct gt_m_memev), cmp_memev);
 	int64_t cur = 0, peak = 0;
 	for (size_t i = 0; i < m->mem->n; i++) {
 		cur += GT_VEC_AT(m->mem, struct gt_m_memev, i).delta;

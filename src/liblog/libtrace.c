@@ -16,6 +16,7 @@
 #include "core/csvio.h"
 #include "core/log.h"
 #include "liblog/liblog.h"
+#include "core/sort.h"
 
 int gt_liblog_verbose = 1;
 
@@ -150,7 +151,7 @@ size_t gt_libcalls_rows(struct gt_libcalls *t, const struct gt_libcall_row **row
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->slots[i].config)
 			t->rows[n++] = (struct gt_libcall_row){t->slots[i].lib, t->slots[i].config, t->slots[i].calls};
-	qsort(t->rows, n, sizeof(*t->rows), row_cmp);
+	gt_sort(t->rows, n, sizeof(*t->rows), row_cmp);
 	*rows = t->rows;
 	return n;
 }
@@ -445,7 +446,7 @@ int gt_libtrace_collect(const char *logdir, const char *csv_path, const char *jo
 	if (rc < 0)
 		snprintf(err, errlen, "out of memory");
 	if (names)
-		qsort(names, nnames, sizeof(*names), name_cmp);
+		gt_sort(names, nnames, sizeof(*names), name_cmp);
 	for (size_t i = 0; rc == 0 && i < nnames; i++) {
 		char p[4096];
 		struct stat sb;

@@ -19,6 +19,7 @@
 #include "liblog/liblog.h"
 #include "liblog/libtrace.h"
 #include "libperf/libperf.h"
+#include "core/sort.h"
 
 const char gt_libperf_header[] = "library,config,calls,status,recorded_algo,timed_as,recorded_us,recorded_tflops,"
 				 "best_algo,best_us,best_tflops,gain_pct,saving_us_total,algos_tried,device,"
@@ -277,7 +278,7 @@ static double time_algo(lt_handle h, lt_desc d, const lt_algo *algo, lt_layout l
 	for (int i = 0; i < o->iters; i++)
 		if (cu.event_elapsed(&ms[i], ev[2 * i], ev[2 * i + 1]) != 0)
 			return -1;
-	qsort(ms, (size_t)o->iters, sizeof(*ms), cmp_float);
+	gt_sort(ms, (size_t)o->iters, sizeof(*ms), cmp_float);
 	double med = o->iters % 2 ? ms[o->iters / 2] : 0.5 * (ms[o->iters / 2 - 1] + ms[o->iters / 2]);
 	return med * 1000.0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "libperf/libperf.h"
+#include "core/sort.h"
 
 /* ---- the plan (pure) ---- */
 
@@ -564,7 +565,7 @@ static void run_plan(struct gt_nccl_replayer *r, struct comm_set *s, const struc
 		}
 		r->ms[i] = worst;
 	}
-	qsort(r->ms, (size_t)r->iters, sizeof(*r->ms), cmp_float);
+	gt_sort(r->ms, (size_t)r->iters, sizeof(*r->ms), cmp_float);
 	double med = r->iters % 2 ? r->ms[r->iters / 2] : 0.5 * (r->ms[r->iters / 2 - 1] + r->ms[r->iters / 2]);
 	res->us = med * 1000.0;
 	res->ranks = k;

@@ -22,6 +22,7 @@
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
 #include "report/svg.h"
+#include "core/sort.h"
 
 #define MAX_PROCS 256
 #define MAX_LANES 48
@@ -213,7 +214,7 @@ static void find_procs(struct page *p)
 			snprintf(p->procs[p->nprocs++], sizeof(p->procs[0]), "%s", e->d_name);
 	}
 	closedir(d);
-	qsort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
+	gt_sort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
 }
 
 /* GPU work of one record: 1 with its fields, 0 if the record is not GPU work. */
@@ -354,11 +355,11 @@ static void load_traces(struct page *p)
 		gt_tr_close(&r);
 	}
 	if (p->nlanes > MAX_LANES) {
-		qsort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
+		gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
 		p->lanes_dropped = p->nlanes - MAX_LANES;
 		p->nlanes = MAX_LANES;
 	}
-	qsort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
+	gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
 	if (p->t1 <= p->t0)
 		p->t1 = p->t0 + 1;
 	choose_zoom(p);
@@ -843,7 +844,7 @@ static void sec_classes(FILE *f, const struct page *p)
 			b[k++] = (struct gt_bar){p->an->classes[i].name, p->an->classes[i].time_ns / 1e6, NULL};
 	if (p->an->nccl_time_ns > 0)
 		b[k++] = (struct gt_bar){"nccl (communication)", p->an->nccl_time_ns / 1e6, NULL};
-	qsort(b, k, sizeof(*b), stat_cmp);
+	gt_sort(b, k, sizeof(*b), stat_cmp);
 	for (size_t i = 0; i < k; i++) {
 		snprintf(notes[i], 48, "%.4g ms (%.1f%%)", b[i].value, total > 0 ? b[i].value * 1e6 / total * 100 : 0);
 		b[i].note = notes[i];

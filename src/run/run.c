@@ -20,6 +20,7 @@
 #include "export/export.h"
 #include "report/report.h"
 #include "run/child.h"
+#include "core/sort.h"
 
 extern char **environ;
 
@@ -139,7 +140,7 @@ int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs)
 	}
 	closedir(d);
 	if (n)
-		qsort(*procs, n, sizeof(**procs), cmp_proc);
+		gt_sort(*procs, n, sizeof(**procs), cmp_proc);
 	return (int)n;
 }
 
@@ -361,7 +362,7 @@ static size_t list_traces(const char *dir, char ***out)
 	}
 	closedir(d);
 	if (n)
-		qsort(*out, n, sizeof(**out), cmp_str);
+		gt_sort(*out, n, sizeof(**out), cmp_str);
 	return n;
 }
 

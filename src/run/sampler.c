@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/sort.h"
 
 /* Text of one tick, per file, built without stdio and written at once. */
 struct lbuf {
@@ -115,7 +116,7 @@ int gt_sampler_parse_devices(const char *spec, int count, int *devs, int max, ch
 			devs[n++] = (int)v;
 		p = end;
 	}
-	qsort(devs, (size_t)n, sizeof(int), cmp_int);
+	gt_sort(devs, (size_t)n, sizeof(int), cmp_int);
 	if (n == 0)
 		snprintf(err, errlen, "DEVICE '%s': no GPU selected", spec);
 	return n ? n : -1;

@@ -21,6 +21,7 @@
 #include "core/alnair_log.h"
 #include "core/trace_io.h"
 #include "tap/tap.h"
+#include "core/sort.h"
 
 struct gt_tap_state gt_tap;
 pthread_key_t gt_tap_thread_key;
@@ -257,7 +258,7 @@ static void write_metrics(void)
 	for (int i = (int)gt_alnair_nnames; i < GT_API_N; i++)
 		if (atomic_load(&gt_tap.api[i].count))
 			rest[nr++] = i;
-	qsort(rest, (size_t)nr, sizeof(int), cmp_first);
+	gt_sort(rest, (size_t)nr, sizeof(int), cmp_first);
 	for (int i = 0; i < nr; i++)
 		order[no++] = rest[i];
 	for (int k = 0; k < no && len + 256 < cap; k++) {
