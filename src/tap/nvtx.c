@@ -10,6 +10,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "gputap.h"
+#include "tap/capture_tap.h"
 #include "tap/tap.h"
 
 #define GT_OPEN_MAX 4096
@@ -79,6 +80,7 @@ static int do_push(uint32_t name, uint32_t domain)
 	n->start_ns = gt_now_ns();
 	n->name_id = name;
 	n->domain_id = domain;
+	gt_capture_tap_range_open(name, n->id, d == 0, n->start_ns);
 	return domain_depth(s, d, domain);
 }
 
@@ -115,7 +117,9 @@ static int do_pop(uint8_t kind, uint32_t domain)
 	r.end_ns = gt_now_ns();
 	r.range_id = n.id;
 	r.parent_id = d > 0 ? s->stack[d - 1].id : 0;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
+	gt_capture_tap_range_close(n.id, d == 0);
 	return level;
 }
 
@@ -139,7 +143,8 @@ static void do_mark(uint32_t name, uint32_t domain, uint8_t kind)
 	int d = s->depth;
 	r.level = (uint8_t)(d > 255 ? 255 : d);
 	r.parent_id = d > 0 && d <= GT_NEST_MAX ? s->stack[d - 1].id : 0;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
 }
 
 static uint64_t do_start(uint32_t name, uint32_t domain)
@@ -154,6 +159,7 @@ static uint64_t do_start(uint32_t name, uint32_t domain)
 	uint64_t old = atomic_exchange_explicit(&o->id, id, memory_order_release);
 	if (old)
 		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed); /* never ended in time */
+	gt_capture_tap_range_open(name, id, 0, o->start_ns);
 	return id;
 }
 
@@ -178,7 +184,9 @@ static void do_end(uint64_t id)
 	r.start_ns = start;
 	r.end_ns = gt_now_ns();
 	r.range_id = id;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
+	gt_capture_tap_range_close(id, 0);
 }
 
 /* Every entry point: the guard, the global switch, errno. */
