@@ -188,7 +188,13 @@ struct gt_rec_memory {
 };
 
 /* An NVTX range or mark. */
-enum gt_range_kind { GT_RANGE_PUSHPOP = 1, GT_RANGE_STARTEND = 2, GT_RANGE_MARK = 3, GT_RANGE_USER = 4 };
+enum gt_range_kind {
+	GT_RANGE_PUSHPOP = 1,
+	GT_RANGE_STARTEND = 2,
+	GT_RANGE_MARK = 3,
+	GT_RANGE_USER = 4,
+	GT_RANGE_WINDOW = 5, /* a capture window: name = its SPEC, start/end = when the trace was on */
+};
 struct gt_rec_range {
 	struct gt_rec_hdr h;    /* tid: thread that opened the range */
 	uint32_t name_id;
