@@ -624,6 +624,8 @@ int gt_run_execute(const struct gt_run_opts *o)
 		const struct gt_action *a = &r->plan.actions[i];
 		if (a->kind != GT_ACT_SETUP)
 			continue;
+		if (gt_child_pending_signal())
+			break; /* Ctrl-C during set-up: no more set-up, and no command */
 		record_action(r, a->kind, a->tool);
 		if (r->plan.tools.t[a->tool].def->kind == GT_TOOL_SAMPLER)
 			setup_sampler(r, a->tool);
@@ -638,6 +640,11 @@ int gt_run_execute(const struct gt_run_opts *o)
 		int ws = gt_child_wait(pid, &r->child_ru);
 		r->wstatus = ws < 0 ? 0 : ws;
 		r->exit_code = ws < 0 ? 1 : gt_exit_code(ws);
+	} else if (r->exec_errno == EINTR && gt_child_pending_signal()) {
+		int sig = gt_child_pending_signal();
+		r->exit_code = 128 + sig;
+		r->forwarded_signal = 0;
+		warnf(r, "%s (signal %d) during set-up: the command was not started", strsignal(sig), sig);
 	} else {
 		r->exit_code = gt_exec_failure_code(r->exec_errno);
 		if (r->exec_errno == ENOENT)
