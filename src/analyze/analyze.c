@@ -13,6 +13,7 @@
 
 #include "analyze/an_internal.h"
 #include "core/log.h"
+#include "core/sort.h"
 
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...)
 {
@@ -401,10 +402,26 @@ void gt_an_free(struct gt_an_result *r)
 	}
 	for (size_t i = 0; i < r->ngpu; i++)
 		free(r->gpu[i].iters);
+	for (size_t i = 0; i < r->nstreams; i++)
+		free(r->streams[i].queue_series);
+	free(r->streams);
+	for (size_t i = 0; i < r->nkernels; i++)
+		free(r->kernels[i].name);
+	free(r->kernels);
+	for (size_t i = 0; i < r->nmembw; i++)
+		free(r->membw[i].series);
+	free(r->membw);
+	for (size_t i = 0; i < r->niterk; i++)
+		free(r->iterk[i].name);
+	free(r->iterk);
 	free(r->gpu);
 	for (size_t i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);
 	free(r->notes);
+	free(r->colls);
+	for (size_t i = 0; i < r->ncoll_labels; i++)
+		free(r->coll_labels[i]);
+	free(r->coll_labels);
 	free(r->title);
 	free(r->nvtx_tag);
 	free(r);
@@ -452,7 +469,7 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	gt_names_init(&c.names);
 	int rc = -1;
 	struct gt_an_result *r = calloc(1, sizeof(*r));
-	if (!r || gt_tl_init(&c.tl, 0) < 0) {
+	if (!r || (o->collectives && !(c.colls = gt_colls_new())) || gt_tl_init(&c.tl, 0) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -466,6 +483,19 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 			rc = k;
 			goto out;
 		}
+	}
+	/* nothing to analyse is an error naming the input, never a table of zeros */
+	if (c.has_tl && c.tl.nevents == 0 && c.names.n == 0) {
+		const char *why = NULL;
+		for (size_t i = 0; i < c.nnotes && !why; i++)
+			if (strstr(c.notes[i], "no GPU activity") || strstr(c.notes[i], "no traceEvents"))
+				why = c.notes[i];
+		if (why)
+			snprintf(err, errlen, "%s", why);
+		else
+			snprintf(err, errlen, "%s%s: no GPU activity: no kernel, memcpy or memset in the input%s",
+				 ninputs > 0 ? inputs[0] : "input", ninputs > 1 ? " …" : "", ninputs > 1 ? "s" : "");
+		goto out;
 	}
 	/* iterations and GPUs */
 	size_t max_ranges = 0;
@@ -493,16 +523,35 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	}
 	r->gpus = o->gpus > 0 ? o->gpus : (c.has_tl && c.tl.ngpus ? (int)c.tl.ngpus : 1);
 	if (c.has_tl) {
-		/* nsys sorts kernels by total time; do the same for names read from timelines */
-		qsort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		c.tl.names = &c.names;
+		c.tl.launched_only = o->launched_only;
+		c.tl.without_last_step = o->without_last_step;
+		if (!(c.tl.dt = gt_dt_new(o, c.tl.ngpus, &c.names))) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
 		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 			goto out;
+		/* nsys sorts kernels by total time; do the same for names read from timelines (after the
+		 * sweep: the ops refer to the names by index) */
+		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		r->by_launch_event = c.tl.by_launch_event;
+		r->by_launch_range = c.tl.by_launch_range;
+		c.tl.hta.sync_events = c.hta_sync;
+		c.tl.hta.cpu_stream_events = c.hta_cpu_stream;
+		r->hta = c.tl.hta;
+		r->launched_only = o->launched_only;
+		r->without_last_step = o->without_last_step;
 		r->has_timeline = 1;
 		r->ops_by_launch = c.tl.by_launch;
 		r->ops_outside = c.tl.outside;
 		r->ops_by_time = c.tl.by_time;
 		if (c.tl.nvtx_projected)
 			c.nvtx_total_ns = c.tl.nvtx_total_ns;
+		if (c.colls && gt_colls_finish(c.colls, &c.tl, r) < 0) {
+			snprintf(err, errlen, "%s", c.tl.err[0] ? c.tl.err : "out of memory");
+			goto out;
+		}
 		report_skipped(&c);
 	}
 	snprintf(r->nvtx_time, sizeof(r->nvtx_time), "%s",
@@ -533,6 +582,7 @@ out:
 	free(c.notes);
 	gt_names_free(&c.names);
 	gt_tl_free(&c.tl);
+	gt_colls_free(c.colls);
 	gt_an_free(r);
 	return rc;
 }

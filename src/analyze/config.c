@@ -1,7 +1,7 @@
 /*
- * analyze/config.c — the seed's JSON config, unchanged: `inputs[]` (format csv | nsys-rep, title,
+ * analyze/config.c — the GPU Performance Analyzer's JSON config, unchanged: `inputs[]` (format csv | nsys-rep, title,
  * nsys_csv_file_path, nsys_report, analysis_args) and a top-level `kernel_to_class_map`.
- * `//` and block comments and trailing commas (as the seed's own documentation writes them) are
+ * `//` and block comments and trailing commas (as that tool's own documentation writes them) are
  * accepted; relative paths are resolved against the config file's folder.
  */
 #include <errno.h>

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "core/demangle.h"
 #include "core/trace_io.h"
 
 /* string id -> name-table index + 1 (0: not looked up yet); grows with the string table only */
@@ -34,7 +35,11 @@ static long cached_name(struct gt_an_ctx *c, struct idcache *ic, const struct gt
 		const char *s = gt_tr_str(r, id);
 		if (!s[0])
 			s = "(unnamed kernel)";
+		char *d = kind == GT_NK_KERNEL ? gt_demangle(s) : NULL;
+		if (d)
+			s = d;
 		long i = gt_names_get(&c->names, kind, s, strlen(s));
+		free(d);
 		if (i < 0)
 			return -1;
 		ic->v[id] = (uint32_t)i + 1;
@@ -50,6 +55,9 @@ static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64
 	struct gt_name *n = &c->names.v[ni];
 	n->time_ns += (double)(e > s ? e - s : 0);
 	n->count++;
+	if (c->colls && n->cat == GT_CAT_COMM &&
+	    gt_colls_kernel(c->colls, source, (int)device, s, e, corr, n->name, NULL, GT_SEQ_UNKNOWN) < 0)
+		return -1;
 	return gt_tl_event_c(&c->tl, (uint32_t)g, s, e, n->cat, corr);
 }
 
@@ -102,9 +110,16 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 			bad |= gt_tl_launch(&c->tl, source, a->start_ns, a->corr_id) < 0;
 			break;
 		}
+		case GT_REC_NCCL_COLL: {
+			const struct gt_rec_nccl_coll *n = (const void *)h;
+			if (c->colls)
+				bad |= gt_colls_nccl(c->colls, source, n, gt_tr_str(&r, n->func_id), gt_tr_str(&r, n->algo_id),
+						     gt_tr_str(&r, n->proto_id)) < 0;
+			break;
+		}
 		case GT_REC_RANGE: {
 			const struct gt_rec_range *g = (const void *)h;
-			if (g->kind == GT_RANGE_MARK || !gt_an_is_iter_range(c, gt_tr_str(&r, g->name_id)))
+			if (g->kind == GT_RANGE_MARK || g->kind == GT_RANGE_WINDOW || !gt_an_is_iter_range(c, gt_tr_str(&r, g->name_id)))
 				break;
 			c->has_nvtx = 1;
 			c->nvtx_count++;

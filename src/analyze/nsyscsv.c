@@ -4,7 +4,7 @@
  *
  * Columns are found by header name, never by position, in every spelling nsys has used:
  * "Total Time (ns)" / "Total Time" / "Total Time (us)", "Instances" / "Count" / "Operations",
- * "Name" / "Operation" / "Range", "Projected Duration (ns)".  The seed read fixed positions.
+ * "Name" / "Operation" / "Range", "Projected Duration (ns)".  The GPU Performance Analyzer read fixed positions.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -132,6 +132,12 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 			snprintf(q->err, q->errlen, "%s: %s", q->path, c->tl.err);
 			goto fail;
 		}
+		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
+		    gt_colls_kernel(c->colls, q->source, (int)dev, s, e, corr > 0 ? (uint64_t)corr : 0,
+				    c->names.v[ni].name, NULL, GT_SEQ_UNKNOWN) < 0) {
+			snprintf(q->err, q->errlen, "%s: out of memory", q->path);
+			goto fail;
+		}
 		if ((++q->rows & 0xfffff) == 0)
 			gt_an_progress(c, q->path, q->rows, q->total_rows);
 	}

@@ -1,4 +1,4 @@
-/* gputap convert — a gputap trace to Chrome/Perfetto JSON, nsys-style CSVs and seed logs. */
+/* gputap convert — a gputap trace to Chrome/Perfetto JSON, nsys-style CSVs and the alnair interposer's logs. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,8 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
-#include "out/out.h"
+#include "export/export.h"
+#include "core/sort.h"
 
 const char cmd_convert_help[] =
 	"usage: gputap convert INPUT [-o OUT] [--format LIST]\n"
@@ -24,7 +25,7 @@ const char cmd_convert_help[] =
 	"  trace_cuda_api_sum.csv          `gputap analyze` and for tools written for\n"
 	"  trace_nvtx_sum.csv              nsys\n"
 	"  trace_nvtx_gpu_proj_trace.csv\n"
-	"  metrics.log, timeline.log       the seed-000 logs rebuilt from the trace\n"
+	"  metrics.log, timeline.log       the alnair interposer's logs, rebuilt\n"
 	"\n"
 	"INPUT is one of:\n"
 	"  a trace file        DIR/<proc>/trace.gtr, or trace.gtr.partial (a process\n"
@@ -36,8 +37,8 @@ const char cmd_convert_help[] =
 	"\n"
 	"options:\n"
 	"  -o, --output OUT    where to write (created if missing)\n"
-	"  --format LIST       comma-separated: json, csv, seed, or all\n"
-	"                      (default: json,csv; `seed` rewrites metrics.log and\n"
+	"  --format LIST       comma-separated: json, csv, logs, or all\n"
+	"                      (default: json,csv; `logs` rewrites metrics.log and\n"
 	"                      timeline.log, which the tap already writes during a run)\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -70,8 +71,8 @@ static int parse_format(const char *s, unsigned *what)
 			*what |= GT_OUT_JSON;
 		else if (strcmp(t, "csv") == 0)
 			*what |= GT_OUT_CSV;
-		else if (strcmp(t, "seed") == 0)
-			*what |= GT_OUT_SEEDLOGS;
+		else if (strcmp(t, "logs") == 0)
+			*what |= GT_OUT_LOGS;
 		else if (strcmp(t, "all") == 0)
 			*what |= GT_OUT_ALL;
 		else
@@ -113,7 +114,7 @@ static int convert_one(const char *trace, const char *outdir, unsigned what)
 		gt_warn("%s: %llu records were lost by the tap and %llu dropped by CUPTI: totals are lower bounds",
 			info.trace_path, (unsigned long long)info.lost, (unsigned long long)info.cupti_dropped);
 	printf("%s -> %s/%s%s%s\n", info.trace_path, outdir, (what & GT_OUT_JSON) ? "trace.json " : "",
-	       (what & GT_OUT_CSV) ? "trace_*.csv " : "", (what & GT_OUT_SEEDLOGS) ? "metrics.log timeline.log" : "");
+	       (what & GT_OUT_CSV) ? "trace_*.csv " : "", (what & GT_OUT_LOGS) ? "metrics.log timeline.log" : "");
 	return 0;
 }
 
@@ -154,7 +155,7 @@ static int convert_run_dir(const char *dir, const char *out, unsigned what)
 		gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
 		return 1;
 	}
-	qsort(names, n, sizeof(*names), cmp_str);
+	gt_sort(names, n, sizeof(*names), cmp_str);
 	int status = 0;
 	for (size_t i = 0; i < n; i++) {
 		char sub[4200], trace[4300], od[4200];
@@ -201,7 +202,7 @@ int cmd_convert(int argc, char **argv)
 		if (a[1] == 'o' || strcmp(a, "--output") == 0) {
 			out = val;
 		} else if (parse_format(val, &what) < 0) {
-			gt_error("--format '%s': expected a comma-separated list of json, csv, seed, all", val);
+			gt_error("--format '%s': expected a comma-separated list of json, csv, logs, all", val);
 			return 2;
 		}
 	}

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
-#include "libtrace/libtrace.h"
+#include "liblog/libtrace.h"
 
 const char cmd_libperf_help[] =
 	"usage: gputap libperf [-o OUT] [--iters N] [--warmup N] [--algos N] [--device N] [--quiet] INPUT\n"

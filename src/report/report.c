@@ -20,8 +20,9 @@
 
 #include "analyze/analyze.h"
 #include "core/trace_io.h"
-#include "libtrace/libtrace.h"
+#include "liblog/libtrace.h"
 #include "report/svg.h"
+#include "core/sort.h"
 
 #define MAX_PROCS 256
 #define MAX_LANES 48
@@ -213,7 +214,7 @@ static void find_procs(struct page *p)
 			snprintf(p->procs[p->nprocs++], sizeof(p->procs[0]), "%s", e->d_name);
 	}
 	closedir(d);
-	qsort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
+	gt_sort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
 }
 
 /* GPU work of one record: 1 with its fields, 0 if the record is not GPU work. */
@@ -354,11 +355,11 @@ static void load_traces(struct page *p)
 		gt_tr_close(&r);
 	}
 	if (p->nlanes > MAX_LANES) {
-		qsort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
+		gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
 		p->lanes_dropped = p->nlanes - MAX_LANES;
 		p->nlanes = MAX_LANES;
 	}
-	qsort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
+	gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
 	if (p->t1 <= p->t0)
 		p->t1 = p->t0 + 1;
 	choose_zoom(p);
@@ -518,8 +519,8 @@ static void load_gpu_samples(struct page *p)
 	snprintf(p->samples_src, sizeof(p->samples_src), "gpu_samples.csv");
 }
 
-/* The seed's power / vram CSVs: time, then one column per GPU. */
-static void load_seed_csv(struct page *p, const char *file, struct series *arr, size_t *n, const char *what)
+/* madengine's power / vram CSVs: time, then one column per GPU. */
+static void load_sampler_csv(struct page *p, const char *file, struct series *arr, size_t *n, const char *what)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", p->dir, file);
@@ -843,7 +844,7 @@ static void sec_classes(FILE *f, const struct page *p)
 			b[k++] = (struct gt_bar){p->an->classes[i].name, p->an->classes[i].time_ns / 1e6, NULL};
 	if (p->an->nccl_time_ns > 0)
 		b[k++] = (struct gt_bar){"nccl (communication)", p->an->nccl_time_ns / 1e6, NULL};
-	qsort(b, k, sizeof(*b), stat_cmp);
+	gt_sort(b, k, sizeof(*b), stat_cmp);
 	for (size_t i = 0; i < k; i++) {
 		snprintf(notes[i], 48, "%.4g ms (%.1f%%)", b[i].value, total > 0 ? b[i].value * 1e6 / total * 100 : 0);
 		b[i].note = notes[i];
@@ -1129,9 +1130,9 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 	load_traces(&p);
 	load_gpu_samples(&p);
 	if (!p.npower)
-		load_seed_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
+		load_sampler_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
 	if (!p.nmemused)
-		load_seed_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
+		load_sampler_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
 	for (size_t i = 0; i < p.npower; i++)
 		series_downsample(&p.power[i]);
 	for (size_t i = 0; i < p.nmemused; i++)

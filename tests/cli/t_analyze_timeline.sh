@@ -43,9 +43,9 @@ compare sqlite-gpu1 "$T/s.json" rank1 1
 compare sqlite-total "$T/s.json" total total
 contains sqlite-nvtx "$T/s.json" '"iteration_source": "nvtx"'
 
-# Text keeps the seed's sections and adds the measured tables; CSV is long format.
+# Text keeps the GPU Performance Analyzer's sections and adds the measured tables; CSV is long format.
 expect_status text 0 "$GPUTAP" analyze --nvtx train_step "$T/in/scenario.sqlite"
-contains text-seed-section "$T/.out" "NCCL Statistic:"
+contains text-analyzer-section "$T/.out" "NCCL Statistic:"
 contains text-measured "$T/.out" "scenario.sqlite/gpu0          1.400       1.000       0.400       0.600       0.500       0.150       0.350       30.00"
 contains text-iteration "$T/.out" "1 scenario.sqlite/gpu0        0.400       0.300       0.100       0.150       0.200       0.050       0.150       25.00"
 expect_status csv 0 "$GPUTAP" analyze --format csv --nvtx train_step "$T/in/scenario.sqlite"

@@ -383,7 +383,7 @@ TEST(analyze_map_rules)
 	const char *k1, *k2;
 	ASSERT_EQ_INT(gt_an_map_classify(m, "xmma_gemm_f32", &k1, &k2), 1);
 	ASSERT(k1 == NULL);
-	ASSERT_EQ_STR(gt_an_map_class(m, 1), "gemm"); /* lower-cased, as the seed */
+	ASSERT_EQ_STR(gt_an_map_class(m, 1), "gemm"); /* lower-cased, as the GPU Performance Analyzer */
 	ASSERT_EQ_INT(gt_an_map_classify(m, "cudnn::fusion::fmha_reduce", &k1, &k2), 2);
 	ASSERT_EQ_STR(k1, "fusion");
 	ASSERT_EQ_STR(k2, "fmha_");

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/libperf.h"
-#include "libtrace/libperf_cudnn.h"
-#include "libtrace/libtrace.h"
+#include "libperf/libperf.h"
+#include "libperf/libperf_cudnn.h"
+#include "liblog/libtrace.h"
 #include "test.h"
 
 /* The cuDNN configs gputap records from a fixture log, in table order. */
