@@ -548,6 +548,11 @@ static void init_once(void)
 	gt_tap_config_read(c, env_get);
 	if (!c->out_dir && !c->pflog_dir)
 		return; /* nothing asked for: record nothing, cost nothing */
+	if (!gt_real_dlsym) {
+		gt_warn("the C library's dlsym was not found (neither by version nor in its symbol table): "
+			"nothing is recorded");
+		return;
+	}
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();
