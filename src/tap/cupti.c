@@ -14,6 +14,7 @@
 
 #include "core/log.h"
 #include "gpu/probe.h"
+#include "tap/api.h"
 #include "tap/tap.h"
 
 
@@ -112,6 +113,7 @@ static void convert(const CUpti_Activity *a)
 		r.graph_id = k->graphId;
 		r.graph_node_id = k->graphNodeId;
 		gt_tap_put(&r, sizeof(r));
+		gt_api_on_kernel(r.corr_id, r.start_ns, r.end_ns);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -221,6 +223,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (cb->callbackSite == CUPTI_API_ENTER)
 			t->corr = cb->correlationId;
+		gt_api_driver_callback(cbid, cb); /* range links; calls the hooks cannot see */
 		return;
 	}
 	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || t->in_runtime || t->guard || !atomic_load(&gt_tap.on))
@@ -270,7 +273,8 @@ int gt_cupti_start(void)
 	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
 	 * which CUPTI otherwise checks on every runtime call. */
 	int static_rt = !runtime_is_shared();
-	int corr = gpu0 && (tr0 & GT_TR_API);
+	/* launch callbacks: correlation ids for API records, and each kernel's range (tap/api.h) */
+	int corr = gpu0 && ((tr0 & GT_TR_API) || !gt_api_hooks_live());
 	if (!gpu0 && !static_rt && !corr)
 		return 0;
 	void *lib = gt_cupti_open(NULL, 0);
@@ -305,7 +309,7 @@ int gt_cupti_start(void)
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
 			"process: gputap records no GPU activity; host-side metrics and API records go on");
-		return -1;
+		return -EBUSY;
 	}
 	if (sr == CUPTI_SUCCESS) {
 		C.subscribed = 1;
@@ -326,6 +330,11 @@ int gt_cupti_start(void)
 			};
 			for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++)
 				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch[i]);
+			/* memory calls, when the driver hooks are not in effect (in-process start) */
+			const CUpti_CallbackId *ids;
+			size_t nids = gt_api_callback_ids(&ids);
+			for (size_t i = 0; i < nids; i++)
+				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
 		}
 	} else {
 		const char *msg = "?";
