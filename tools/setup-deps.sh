@@ -20,6 +20,11 @@ PY=${PYTHON:-python3}
 if ! "$PY" -c 'import pytest' 2>/dev/null; then
 	"$PY" -m pip install -q pytest 2>/dev/null || "$PY" -m pip install -q --break-system-packages pytest
 fi
+# gputap fleet (the Python package's fleet extra) and its tests: Dask, Arrow/Parquet, pandas, DuckDB
+if ! "$PY" -c 'import dask.distributed, pyarrow, pandas, duckdb' 2>/dev/null; then
+	"$PY" -m pip install -q 'dask[distributed]' pyarrow pandas duckdb 2>/dev/null ||
+		"$PY" -m pip install -q --break-system-packages 'dask[distributed]' pyarrow pandas duckdb
+fi
 # the Python package's build (pip install --no-build-isolation ./python, used by its tests)
 if ! "$PY" -c 'import setuptools, wheel, venv' 2>/dev/null; then
 	"$PY" -m pip install -q setuptools wheel 2>/dev/null || "$PY" -m pip install -q --break-system-packages setuptools wheel

@@ -40,6 +40,7 @@ from ._core import (
 from ._results import ResultsFormatError
 from ._profiler import Profiler, ProfilerAction, schedule
 from ._rundir import finish
+from .readtrace import Trace, TraceFormatError, read_trace
 from .gmp import (
     GmpProfiler,
     create_profiler,
@@ -66,6 +67,9 @@ def print_results(reduction="SUM", file=None):
 
 
 __all__ = [
+    "Trace",
+    "TraceFormatError",
+    "read_trace",
     "CuptiBusyWarning",
     "GPUUnavailableError",
     "GmpProfiler",

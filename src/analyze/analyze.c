@@ -402,6 +402,18 @@ void gt_an_free(struct gt_an_result *r)
 	}
 	for (size_t i = 0; i < r->ngpu; i++)
 		free(r->gpu[i].iters);
+	for (size_t i = 0; i < r->nstreams; i++)
+		free(r->streams[i].queue_series);
+	free(r->streams);
+	for (size_t i = 0; i < r->nkernels; i++)
+		free(r->kernels[i].name);
+	free(r->kernels);
+	for (size_t i = 0; i < r->nmembw; i++)
+		free(r->membw[i].series);
+	free(r->membw);
+	for (size_t i = 0; i < r->niterk; i++)
+		free(r->iterk[i].name);
+	free(r->iterk);
 	free(r->gpu);
 	for (size_t i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);
@@ -472,6 +484,19 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 			goto out;
 		}
 	}
+	/* nothing to analyse is an error naming the input, never a table of zeros */
+	if (c.has_tl && c.tl.nevents == 0 && c.names.n == 0) {
+		const char *why = NULL;
+		for (size_t i = 0; i < c.nnotes && !why; i++)
+			if (strstr(c.notes[i], "no GPU activity") || strstr(c.notes[i], "no traceEvents"))
+				why = c.notes[i];
+		if (why)
+			snprintf(err, errlen, "%s", why);
+		else
+			snprintf(err, errlen, "%s%s: no GPU activity: no kernel, memcpy or memset in the input%s",
+				 ninputs > 0 ? inputs[0] : "input", ninputs > 1 ? " …" : "", ninputs > 1 ? "s" : "");
+		goto out;
+	}
 	/* iterations and GPUs */
 	size_t max_ranges = 0;
 	if (c.tl.nranges) {
@@ -498,10 +523,25 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	}
 	r->gpus = o->gpus > 0 ? o->gpus : (c.has_tl && c.tl.ngpus ? (int)c.tl.ngpus : 1);
 	if (c.has_tl) {
-		/* nsys sorts kernels by total time; do the same for names read from timelines */
-		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		c.tl.names = &c.names;
+		c.tl.launched_only = o->launched_only;
+		c.tl.without_last_step = o->without_last_step;
+		if (!(c.tl.dt = gt_dt_new(o, c.tl.ngpus, &c.names))) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
 		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 			goto out;
+		/* nsys sorts kernels by total time; do the same for names read from timelines (after the
+		 * sweep: the ops refer to the names by index) */
+		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		r->by_launch_event = c.tl.by_launch_event;
+		r->by_launch_range = c.tl.by_launch_range;
+		c.tl.hta.sync_events = c.hta_sync;
+		c.tl.hta.cpu_stream_events = c.hta_cpu_stream;
+		r->hta = c.tl.hta;
+		r->launched_only = o->launched_only;
+		r->without_last_step = o->without_last_step;
 		r->has_timeline = 1;
 		r->ops_by_launch = c.tl.by_launch;
 		r->ops_outside = c.tl.outside;

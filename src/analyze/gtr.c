@@ -119,7 +119,7 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 		}
 		case GT_REC_RANGE: {
 			const struct gt_rec_range *g = (const void *)h;
-			if (g->kind == GT_RANGE_MARK || !gt_an_is_iter_range(c, gt_tr_str(&r, g->name_id)))
+			if (g->kind == GT_RANGE_MARK || g->kind == GT_RANGE_WINDOW || !gt_an_is_iter_range(c, gt_tr_str(&r, g->name_id)))
 				break;
 			c->has_nvtx = 1;
 			c->nvtx_count++;

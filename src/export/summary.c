@@ -16,6 +16,8 @@ struct sum {
 	uint64_t copy_bytes[GT_COPY_KIND_MAX], copy_ns[GT_COPY_KIND_MAX], copy_count[GT_COPY_KIND_MAX];
 	uint64_t memset_bytes, memset_ns, memset_count;
 	uint64_t kernel_ns, kernel_count, lost, dropped, records;
+	uint64_t windows, window_ns;
+	char window_names[512];
 	int partial;
 };
 
@@ -120,6 +122,9 @@ static void print(FILE *f, const struct sum *s, const char *rundir, const char *
 	char nm[128], a[32];
 	fprintf(f, "gputap summary: %d process%s, %" PRIu64 " kernels, %.3f ms of GPU kernel time%s\n", n,
 		n == 1 ? "" : "es", s->kernel_count, (double)s->kernel_ns / 1e6, s->partial ? " [partial]" : "");
+	if (s->windows)
+		fprintf(f, "Capture windows: %" PRIu64 " (%.3f ms traced in all; %s); outside them counters only\n",
+			s->windows, (double)s->window_ns / 1e6, s->window_names);
 	struct gt_stat **v = gt_stat_sorted(&s->kern);
 	if (v && s->kern.n) {
 		fprintf(f, "\nTop kernels by GPU time\n  %6s %10s %8s %9s  %s\n", "Time%", "Total(ms)", "Calls",
@@ -234,6 +239,15 @@ int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, 
 		s.dropped += gt_model_cupti_dropped(&m);
 		s.records += m.nrecords;
 		s.partial |= m.partial;
+		for (size_t w = 0; w < m.windows.n; w++) {
+			const struct gt_m_range *r = &GT_VEC_AT(&m.windows, struct gt_m_range, w);
+			s.windows++;
+			s.window_ns += r->end > r->start ? r->end - r->start : 0;
+			if (!strstr(s.window_names, r->text)) {
+				size_t o = strlen(s.window_names);
+				snprintf(s.window_names + o, sizeof(s.window_names) - o, "%s%s", o ? ", " : "", r->text);
+			}
+		}
 		peaks[i] = m.mem_peak;
 		snprintf(procs[i], sizeof(procs[i]), "%s", m.hdr.proc);
 		gt_model_free(&m);
