@@ -47,7 +47,8 @@ static long cached_name(struct gt_an_ctx *c, struct idcache *ic, const struct gt
 	return (long)ic->v[id] - 1;
 }
 
-static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e, uint64_t corr)
+static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e, uint64_t corr,
+	       uint32_t stream, uint64_t bytes)
 {
 	long g = gt_tl_gpu(&c->tl, source, (int)device);
 	if (g < 0 || ni < 0)
@@ -58,7 +59,7 @@ static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64
 	if (c->colls && n->cat == GT_CAT_COMM &&
 	    gt_colls_kernel(c->colls, source, (int)device, s, e, corr, n->name, NULL, GT_SEQ_UNKNOWN) < 0)
 		return -1;
-	return gt_tl_event_c(&c->tl, (uint32_t)g, s, e, n->cat, corr);
+	return gt_tl_op(&c->tl, (uint32_t)g, s, e, n->cat, corr, (uint32_t)ni, stream, bytes);
 }
 
 int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen)
@@ -89,25 +90,25 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 		case GT_REC_KERNEL: {
 			const struct gt_rec_kernel *k = (const void *)h;
 			bad |= add(c, source, cached_name(c, &ic, &r, k->name_id, GT_NK_KERNEL), k->device, k->start_ns,
-				   k->end_ns, k->corr_id) < 0;
+				   k->end_ns, k->corr_id, k->stream, 0) < 0;
 			break;
 		}
 		case GT_REC_MEMCPY: {
 			const struct gt_rec_memcpy *m = (const void *)h;
 			const char *nm = gt_an_copykind_name(m->copy_kind);
 			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, nm, strlen(nm)), m->device,
-				   m->start_ns, m->end_ns, m->corr_id) < 0;
+				   m->start_ns, m->end_ns, m->corr_id, m->stream, m->bytes) < 0;
 			break;
 		}
 		case GT_REC_MEMSET: {
 			const struct gt_rec_memset *m = (const void *)h;
 			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, "[CUDA memset]", 13), m->device,
-				   m->start_ns, m->end_ns, m->corr_id) < 0;
+				   m->start_ns, m->end_ns, m->corr_id, m->stream, m->bytes) < 0;
 			break;
 		}
 		case GT_REC_API: {
 			const struct gt_rec_api *a = (const void *)h;
-			bad |= gt_tl_launch(&c->tl, source, a->start_ns, a->corr_id) < 0;
+			bad |= gt_tl_launch2(&c->tl, source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0;
 			break;
 		}
 		case GT_REC_NCCL_COLL: {

@@ -47,6 +47,8 @@ struct kst {
 	int has_stream;
 	uint64_t ngpu;       /* GPU events of this file */
 	char cats[8][24];    /* the first categories seen, for the message when there is no GPU event */
+	char last_cat[32];   /* the last category looked up, and its class */
+	int last_kc;
 	int ncats;
 	char pg[64];  /* args "Process Group Name" of an NCCL kernel (PyTorch), "" if none */
 	uint64_t seq; /* args "Seq", GT_SEQ_UNKNOWN if none */
@@ -99,7 +101,7 @@ static int k_start_map(void *ctx)
  * "Memset", "Runtime", "Operator"). */
 enum kcat { KC_OTHER, KC_KERNEL, KC_MEMOP, KC_RUNTIME, KC_CPU, KC_SYNC };
 
-static enum kcat cat_of(const char *cat)
+static enum kcat cat_lookup(const char *cat)
 {
 	static const struct {
 		const char *name;
@@ -117,6 +119,16 @@ static enum kcat cat_of(const char *cat)
 	return KC_OTHER;
 }
 
+/* Consecutive events mostly share their category: remember the last one. */
+static enum kcat cat_of(struct kst *k)
+{
+	if (strcmp(k->cat, k->last_cat) != 0) {
+		memcpy(k->last_cat, k->cat, sizeof(k->last_cat));
+		k->last_kc = (int)cat_lookup(k->cat);
+	}
+	return (enum kcat)k->last_kc;
+}
+
 static void note_cat(struct kst *k)
 {
 	if (!k->cat[0] || k->ncats == 8)
@@ -131,7 +143,7 @@ static int handle_event(struct kst *k)
 {
 	struct gt_an_ctx *c = k->c;
 	int kind = 0;
-	enum kcat kc = cat_of(k->cat);
+	enum kcat kc = cat_of(k);
 	if (kc == KC_KERNEL)
 		kind = GT_NK_KERNEL;
 	else if (kc == KC_MEMOP)
@@ -145,6 +157,8 @@ static int handle_event(struct kst *k)
 			c->hta_cpu_stream++;
 	}
 	if (kind) {
+		if (!gt_utf8_valid((const unsigned char *)k->name, k->name_len))
+			return fail(k, "\"name\" is not valid UTF-8");
 		if (!k->has_ts || !k->has_dur)
 			return fail(k, "a GPU event without \"ts\" or \"dur\"");
 		char mn[256];
@@ -266,9 +280,7 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 {
 	struct kst *k = ctx;
 	switch (k->fld) {
-	case F_NAME: {
-		if (!gt_utf8_valid(s, len))
-			return fail(k, "\"name\" is not valid UTF-8");
+	case F_NAME: { /* checked as UTF-8 in handle_event, for the names that are kept */
 		size_t n = len < sizeof(k->name) - 1 ? len : sizeof(k->name) - 1;
 		while (n > 0 && n < len && (s[n] & 0xc0) == 0x80) /* cut at a character boundary */
 			n--;

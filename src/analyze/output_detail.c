@@ -94,7 +94,7 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 		fprintf(f, "\nTop %d kernels per kind and rank (share of the kind's time on the rank; launch delay = GPU "
 			   "start - end of the launch call, in us):\n",
 			r->top);
-		fprintf(f, "%-10s%-15s%12s%9s%9s%10s%10s%10s%8s  %s\n", "Rank", "Kind", "Time(ms)", "Share(%)", "Count",
+		fprintf(f, "%-16s%-15s%12s%9s%9s%10s%10s%10s%8s  %s\n", "Rank", "Kind", "Time(ms)", "Share(%)", "Count",
 			"Delay50", "Delay90", "DelayMax", "Short", "Kernel");
 		int src = -1, cat = -1, n = 0;
 		for (size_t i = 0; i < r->nkernels; i++) {
@@ -108,7 +108,7 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 				continue;
 			char rl[64];
 			source_label(r, k->source, rl, sizeof(rl));
-			fprintf(f, "%-10.10s%-15s%12.3f%9.2f%9llu%10.1f%10.1f%10.1f%8llu  %.70s\n", rl, kind_name(k->cat),
+			fprintf(f, "%-16.16s%-15s%12.3f%9.2f%9llu%10.1f%10.1f%10.1f%8llu  %.70s\n", rl, kind_name(k->cat),
 				MS(k->time_ns), pct(k->time_ns, kind_time(r, k->source, k->cat)),
 				(unsigned long long)k->count, US(k->delay_p50_ns), US(k->delay_p90_ns),
 				US(k->delay_max_ns), (unsigned long long)k->short_n, k->name);
@@ -117,7 +117,7 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 		fprintf(f, "\nKernel launches per rank (short: launch call <= %.0f us and the op shorter than it; "
 			   "outliers: delay > %.0f us, launch call > %.0f us):\n",
 			US(r->runtime_cutoff_ns), US(r->delay_cutoff_ns), US(r->runtime_cutoff_ns));
-		fprintf(f, "%-12s%10s%10s%14s%14s%10s%14s%14s\n", "Rank", "Ops", "Launched", "DelayAvg(us)",
+		fprintf(f, "%-16s%10s%10s%14s%14s%10s%14s%14s\n", "Rank", "Ops", "Launched", "DelayAvg(us)",
 			"LaunchAvg(us)", "Short", "DelayOutliers", "CallOutliers");
 		for (size_t i = 0; i < r->nkernels;) {
 			int s = r->kernels[i].source;
@@ -135,7 +135,7 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 			}
 			char rl[64];
 			source_label(r, s, rl, sizeof(rl));
-			fprintf(f, "%-12.12s%10llu%10llu%14.2f%14.2f%10llu%14llu%14llu\n", rl, (unsigned long long)ops,
+			fprintf(f, "%-16.16s%10llu%10llu%14.2f%14.2f%10llu%14llu%14llu\n", rl, (unsigned long long)ops,
 				(unsigned long long)la, la ? US(d) / (double)la : 0.0, la ? US(cpu) / (double)la : 0.0,
 				(unsigned long long)sh, (unsigned long long)dout, (unsigned long long)rout);
 		}

@@ -572,6 +572,11 @@ int gt_tap_start_inprocess(const char *out_dir)
 static void begin(void)
 {
 	struct gt_tap_config *c = &gt_tap.cfg;
+	if (!gt_real_dlsym) {
+		gt_warn("the C library's dlsym was not found (neither by version nor in its symbol table): "
+			"nothing is recorded");
+		return;
+	}
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();

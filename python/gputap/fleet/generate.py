@@ -186,7 +186,7 @@ def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed
     return truth
 
 
-def write_kineto(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1):
+def write_kineto(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, write_truth=True):
     """One PyTorch-profiler trace per rank (rank<R>.json.gz), readable by gputap and by HTA."""
     truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed)
     os.makedirs(outdir, exist_ok=True)
@@ -220,13 +220,14 @@ def write_kineto(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, s
         for i, (a, b) in enumerate(ranges[r]):
             ev.append('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":%d,"tid":%d,"ts":%s,'
                       '"dur":%s,"args":{"External id":%d}}' % (i, 4000 + r, 4000 + r, us(a + off), us(b - a), 900000 + i))
-        text = ('{"schemaVersion":1,"distributedInfo":{"backend":"nccl","rank":%d,"world_size":%d},'
-                '"deviceProperties":[],"traceEvents":[\n%s\n]}' % (r, ranks, ",\n".join(ev)))
+        head = json.dumps({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": r, "world_size": ranks}})
+        text = head[:-1] + ', "traceEvents": [\n%s\n]}' % ",\n".join(ev)
         with gzip.open(os.path.join(outdir, "rank%d.json.gz" % r), "wt", compresslevel=1) as f:
             f.write(text)
     truth = dict(truth, corrupt_rank=None)
-    with open(os.path.join(outdir, "truth.json"), "w") as f:
-        json.dump(truth, f, indent=2)
+    if write_truth:
+        with open(os.path.join(outdir, "truth.json"), "w") as f:
+            json.dump(truth, f, indent=2)
     return truth
 
 

@@ -33,14 +33,6 @@ def find_gputap(hint=None):
     return None
 
 
-def _peak_rss_kib_children():
-    try:
-        import resource
-        return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    except (ImportError, OSError):
-        return 0
-
-
 def analyze_rank(task, gputap=None, timeout=3600):
     """Analyse one rank.  task: a dict from inputs.expand()."""
     t0 = time.time()
@@ -91,7 +83,6 @@ def analyze_rank(task, gputap=None, timeout=3600):
     out["collectives"] = {k: [c[k] for c in colls] for k in COLL_KEYS}
     out["notes"] = res.get("notes") or []
     out["seconds"] = time.time() - t0
-    out["analyzer_peak_rss_kib"] = _peak_rss_kib_children()
     out["worker_pid"] = os.getpid()
     if not gpus:
         out["skipped"] = "no GPU work in this process (e.g. a launcher)"
