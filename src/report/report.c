@@ -19,6 +19,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "analyze/analyze.h"
+#include "core/log.h"
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
 #include "report/svg.h"
@@ -128,6 +129,7 @@ struct page {
 	struct series power[16], memused[16], util[16];
 	size_t npower, nmemused, nutil;
 	char samples_src[128];
+	uint64_t samples_dropped; /* values left out of the plots: not finite, negative or absurd */
 	/* analysis */
 	struct gt_an_result *an;
 	char an_err[512];
@@ -152,9 +154,17 @@ static void load_run(struct page *p)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/run.json", p->dir);
-	char *text = gt_read_file(path, NULL);
+	struct stat sb;
+	char *text = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? gt_read_file(path, NULL) : NULL;
 	if (!text) {
-		snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
+		int e = errno;
+		if (stat(path, &sb) < 0)
+			snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
+		else if (S_ISDIR(sb.st_mode))
+			snprintf(p->run_err, sizeof(p->run_err), "run.json: is a folder, not a file");
+		else
+			snprintf(p->run_err, sizeof(p->run_err), "run.json: %s",
+				 S_ISREG(sb.st_mode) ? strerror(e) : "not a plain file");
 		return;
 	}
 	char yerr[256] = "";
@@ -450,6 +460,38 @@ static void load_traces(struct page *p)
 }
 
 /* ---------------- samples ---------------- */
+/* The largest sample value a plot takes (W, MiB, %: far beyond any real one) and the largest time
+ * offset from the run's start (about 30 years); anything else is left out and counted. */
+#define SAMPLE_MAX 1e12
+#define SAMPLE_T_MAX 1e9
+
+static void sample_add(struct page *p, struct series *s, double x, double y)
+{
+	if (!isfinite(x) || fabs(x) > SAMPLE_T_MAX || !isfinite(y) || y < 0 || y > SAMPLE_MAX)
+		p->samples_dropped++;
+	else
+		series_add(s, x, y);
+}
+
+/* A device column: an integer id, else -1 (the row's values are left out). */
+static int sample_device(struct page *p, const char *file, long line, const char *v)
+{
+	double d = num(v);
+	if (d >= 0 && d <= 2147483647.0 && d == floor(d))
+		return (int)d;
+	gt_warn("%s/%s:%ld: device %s is not a device id; the row is left out of the plots", p->dir, file, line, v);
+	p->samples_dropped++;
+	return -1;
+}
+
+static void samples_done(struct page *p, const char *file, uint64_t dropped0)
+{
+	if (p->samples_dropped > dropped0)
+		gt_warn("%s/%s: %llu values left out of the plots (not finite, negative, above %.0e, or a time more "
+			"than %.0e s from the start)",
+			p->dir, file, (unsigned long long)(p->samples_dropped - dropped0), SAMPLE_MAX, SAMPLE_T_MAX);
+}
+
 static struct series *dev_series(struct series *arr, size_t *n, const char *what, int dev)
 {
 	char name[64];
@@ -474,7 +516,10 @@ static void load_gpu_samples(struct page *p)
 	char *line = NULL;
 	size_t cap = 0;
 	int ct = -1, cd = -1, cp = -1, cm = -1, cu = -1, header = 1;
+	long lineno = 0;
+	uint64_t dropped0 = p->samples_dropped;
 	while (getline(&line, &cap, f) > 0) {
+		lineno++;
 		line[strcspn(line, "\r\n")] = 0;
 		char *fl[32];
 		int nf = gt_csv_split(line, fl, 32);
@@ -499,23 +544,24 @@ static void load_gpu_samples(struct page *p)
 			continue;
 		}
 		double t = ct < nf ? num(fl[ct]) : NAN;
-		int dev = cd >= 0 && cd < nf && !isnan(num(fl[cd])) ? (int)num(fl[cd]) : 0;
-		if (isnan(t))
+		int dev = cd >= 0 && cd < nf ? sample_device(p, "gpu_samples.csv", lineno, fl[cd]) : 0;
+		if (isnan(t) || dev < 0)
 			continue;
 		double x = (t - t_base(p)) / 1e9;
 		if (t_base(p) <= 0)
 			x = t / 1e9;
 		struct series *s;
 		if (cp >= 0 && cp < nf && !isnan(num(fl[cp])) && (s = dev_series(p->power, &p->npower, "power", dev)))
-			series_add(s, x, num(fl[cp]));
+			sample_add(p, s, x, num(fl[cp]));
 		if (cm >= 0 && cm < nf && !isnan(num(fl[cm])) &&
 		    (s = dev_series(p->memused, &p->nmemused, "memory used", dev)))
-			series_add(s, x, num(fl[cm]));
+			sample_add(p, s, x, num(fl[cm]));
 		if (cu >= 0 && cu < nf && !isnan(num(fl[cu])) && (s = dev_series(p->util, &p->nutil, "SM busy", dev)))
-			series_add(s, x, num(fl[cu]));
+			sample_add(p, s, x, num(fl[cu]));
 	}
 	free(line);
 	fclose(f);
+	samples_done(p, "gpu_samples.csv", dropped0);
 	snprintf(p->samples_src, sizeof(p->samples_src), "gpu_samples.csv");
 }
 
@@ -533,6 +579,7 @@ static void load_sampler_csv(struct page *p, const char *file, struct series *ar
 	double first = NAN;
 	size_t row = 0;
 	struct series *cols[16] = {0};
+	uint64_t dropped0 = p->samples_dropped;
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\r\n")] = 0;
 		char *fl[17];
@@ -543,7 +590,8 @@ static void load_sampler_csv(struct page *p, const char *file, struct series *ar
 			ncol = nf;
 			for (int i = 1; i < nf && i < 17; i++) {
 				const char *g = strstr(fl[i], "GPU");
-				cols[i - 1] = dev_series(arr, n, what, g ? atoi(g + 3) : i - 1);
+				long dev = g ? strtol(g + 3, NULL, 10) : i - 1;
+				cols[i - 1] = dev >= 0 && dev <= 2147483647L ? dev_series(arr, n, what, (int)dev) : NULL;
 			}
 			header = 0;
 			continue;
@@ -555,10 +603,11 @@ static void load_sampler_csv(struct page *p, const char *file, struct series *ar
 		row++;
 		for (int i = 1; i < nf && i < ncol && i < 17; i++)
 			if (cols[i - 1] && !isnan(num(fl[i])))
-				series_add(cols[i - 1], x, num(fl[i]));
+				sample_add(p, cols[i - 1], x, num(fl[i]));
 	}
 	free(line);
 	fclose(f);
+	samples_done(p, file, dropped0);
 	if (!p->samples_src[0])
 		snprintf(p->samples_src, sizeof(p->samples_src), "%s", file);
 }
