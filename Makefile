@@ -1,4 +1,4 @@
-# gputap build.  make [O=dir] [DEBUG=1] [SAN=1]; make check; make lint; make fuzz
+# gputap build.  make [O=dir] [DEBUG=1] [SAN=1] [TSAN=1]; make check; make lint; make fuzz
 #
 # Sources are found by folder, so adding a file needs no edit here:
 #   src/core/*.c      compiled into both the CLI and libgputap.so
@@ -26,6 +26,10 @@ ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN := -fsanitize=address,undefined
 endif
+ifeq ($(TSAN),1)
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDSAN := -fsanitize=thread
+endif
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
@@ -40,7 +44,7 @@ endif
 
 CORE_SRC := $(wildcard src/core/*.c) src/gpu/probe.c
 TAP_SRC := $(wildcard src/tap/*.c)
-TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c))
+TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c))
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
 	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -88,6 +92,11 @@ UNIT_OBJ := $(call obj,$(UNIT_SRC) $(CORE_SRC) $(filter-out src/cli/main.c,$(CLI
 $(UNIT): $(UNIT_OBJ)
 	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 
+# The tap's lock-free parts under ThreadSanitizer (make check builds it in $(O)/tsan).
+TAP_UNIT_SRC := tests/unit/main.c $(wildcard tests/unit/test_tap_*.c)
+$(O)/tap-unit-tests: $(call obj,$(TAP_UNIT_SRC) $(CORE_SRC) $(TAP_PURE))
+	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
 $(O)/fuzz/%: $(O)/obj/tests/fuzz/fuzz_%.o $(O)/obj/tests/fuzz/regress_main.o $(call obj,$(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
@@ -105,6 +114,7 @@ tests-bin: $(GPUTAP) $(LIBTAP) $(UNIT) $(FUZZ_BINS)
 # All CPU tests: the normal build, then unit and fuzz regressions under ASan+UBSan.
 check: tests-bin
 	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
+	@$(MAKE) --no-print-directory O=$(O)/tsan TSAN=1 CFLAGS="-O1 -g" $(O)/tsan/tap-unit-tests >/dev/null
 	@O=$(O) PYTHON=$(PYTHON) tests/run-tests.sh
 
 lint:

@@ -16,7 +16,9 @@
  *  - strings are interned: a GT_REC_STRING with id N precedes any record
  *    that refers to N; id 0 means "no string".
  *  - a new field is appended to the end of a record and bumps
- *    GT_TRACE_VERSION; readers accept records longer than they know.
+ *    GT_TRACE_VERSION; readers accept records longer than they know, and
+ *    records as short as version 1 wrote them (GT_REC_V1_SIZES), reading
+ *    the fields appended since as 0.
  */
 #ifndef GPUTAP_FORMAT_H
 #define GPUTAP_FORMAT_H
@@ -188,7 +190,13 @@ struct gt_rec_memory {
 };
 
 /* An NVTX range or mark. */
-enum gt_range_kind { GT_RANGE_PUSHPOP = 1, GT_RANGE_STARTEND = 2, GT_RANGE_MARK = 3, GT_RANGE_USER = 4 };
+enum gt_range_kind {
+	GT_RANGE_PUSHPOP = 1,
+	GT_RANGE_STARTEND = 2,
+	GT_RANGE_MARK = 3,
+	GT_RANGE_USER = 4,
+	GT_RANGE_WINDOW = 5, /* a capture window: name = its SPEC, start/end = when the trace was on */
+};
 struct gt_rec_range {
 	struct gt_rec_hdr h;    /* tid: thread that opened the range */
 	uint32_t name_id;
@@ -259,6 +267,26 @@ struct gt_rec_nccl_coll {
 	uint8_t plugin_version; /* the NCCL profiler interface version that reported it (1..5) */
 	uint8_t pad;
 };
+
+/*
+ * Record sizes as trace format version 1 wrote them.  Frozen: a reader
+ * accepts a record of a known type when it is at least this long, and reads
+ * fields appended since then as 0.  Never change a number here; a new record
+ * type gets its line when it is added.
+ */
+#define GT_REC_V1_SIZES(X)                                                                         \
+	X(GT_REC_STRING, 16)                                                                       \
+	X(GT_REC_API, 64)                                                                          \
+	X(GT_REC_KERNEL, 96)                                                                       \
+	X(GT_REC_MEMCPY, 64)                                                                       \
+	X(GT_REC_MEMSET, 64)                                                                       \
+	X(GT_REC_MEMORY, 56)                                                                       \
+	X(GT_REC_RANGE, 56)                                                                        \
+	X(GT_REC_COUNTER, 32)                                                                      \
+	X(GT_REC_DROPPED, 24)                                                                      \
+	X(GT_REC_DEVICE, 40)                                                                       \
+	X(GT_REC_THREAD, 16)                                                                       \
+	X(GT_REC_NCCL_COLL, 80)
 
 #define GT_REC_ALIGN 8u
 #define GT_REC_PADDED(n) (((n) + (GT_REC_ALIGN - 1)) & ~(uint32_t)(GT_REC_ALIGN - 1))

@@ -80,16 +80,23 @@ void gt_csv_close(struct gt_csv *c);
 /* ---- timeline engine ---- */
 struct gt_ev {
 	uint64_t start, end;
-	uint32_t corr;    /* correlation id of the launch, 0 unknown (CUPTI ids are 32-bit) */
+	uint64_t bytes;    /* memcpy/memset: bytes moved, 0 unknown */
+	uint32_t corr;     /* correlation id of the launch, 0 unknown (CUPTI ids are 32-bit) */
+	uint32_t name;     /* index into the name table, GT_NO_NAME unknown */
+	uint32_t stream;   /* the op's stream (as the trace numbers it), 0 unknown */
 	uint32_t gpu : 24; /* index into the engine's GPU list */
 	uint32_t cat : 8;  /* enum gt_ncat */
 };
+#define GT_NO_NAME UINT32_MAX
 
 /* A host-side API call (a launch or any other call: ids come from one counter at API entry). */
 struct gt_launch {
 	uint64_t start;
 	uint32_t corr;
 	uint32_t source;
+	uint32_t dur; /* ns, saturated; 0 unknown */
+	uint32_t hta; /* 1: a call HTA's launch statistics count (cudaLaunchKernel[ExC], cudaMemcpyAsync,
+		       * cudaMemsetAsync) */
 };
 
 struct gt_range {
@@ -109,6 +116,7 @@ struct gt_tl {
 	/* GPUs: (source, device) */
 	struct {
 		int source, device;
+		uint64_t first, last; /* extent of the GPU's ops (first start, last end) */
 	} *gpus;
 	size_t ngpus, gpus_cap;
 	uint32_t *gpu_slots; /* (source, device) -> index + 1, open addressing; 0 empty */
@@ -127,6 +135,13 @@ struct gt_tl {
 	/* filled by gt_tl_finish: how ops were put into iterations, and the NVTX time per source */
 	uint64_t by_launch, by_time, outside;
 	double nvtx_total_ns; /* sum of range times: GPU-projected for sources with launches, else CPU */
+	/* filled by gt_tl_finish: ops whose launch event is in the trace, ops placed by id range only */
+	uint64_t by_launch_event, by_launch_range;
+	/* what HTA's default view leaves out, and what the selection options left out */
+	struct gt_an_hta hta;
+	int launched_only, without_last_step; /* the selection options */
+	struct gt_names *names;               /* the name table, to take out what is left out */
+	struct gt_dt *dt;                     /* the per-op analyses, NULL: none */
 	int nvtx_projected;   /* 1: every source with ranges was projected, 2: some were */
 	char err[512];
 };
@@ -139,8 +154,13 @@ long gt_tl_gpu(struct gt_tl *tl, int source, int device);
 int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat);
 /* The same with the correlation id of the launch (0: unknown, the op is put into a window by time). */
 int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr);
+/* The same with what the per-op analyses use: the name's index, the stream, the bytes of a memop. */
+int gt_tl_op(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr, uint32_t name,
+	     uint32_t stream, uint64_t bytes);
 /* An API call of `source` that started at `start` with correlation id `corr` (0 is ignored). */
 int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr);
+/* The same with its end and its name (NULL: unknown), for the launch statistics. */
+int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, uint64_t corr, const char *name);
 /* Name a source (copied); GPU rows are "<label>/gpu<device>". */
 int gt_tl_label(struct gt_tl *tl, int source, const char *label);
 int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);
@@ -150,6 +170,29 @@ int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);
  * call that launched it (through its correlation id: see docs/analyze.md); an op without one goes
  * to the window of its GPU start time, cut at the range starts. */
 int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen);
+
+/* ---- per-op analyses (detail.c): idle time by cause and queue length per stream, launch delays
+ * and time per kernel and rank, memory bandwidth per kind, kernels per iteration ---- */
+struct gt_dt;
+struct gt_dt *gt_dt_new(const struct gt_an_opts *o, size_t ngpus, const struct gt_names *names);
+void gt_dt_free(struct gt_dt *d);
+/* Before the sweep: GPU g's extent, for the time buckets of the series. */
+void gt_dt_extent(struct gt_dt *d, size_t g, uint64_t first, uint64_t last);
+/* One op, in start order; `l` its launch (NULL: not in the trace); `iter` its iteration (-1 none). */
+int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt_launch *l, long iter);
+/* After the sweep: the tables into r (names: the name table).  0 or -1 (out of memory). */
+int gt_dt_finish(struct gt_dt *d, struct gt_an_result *r, const struct gt_names *names);
+
+/* Output of the per-op analyses (output_detail.c): text tables, JSON keys (a yajl_gen), CSV rows. */
+void gt_an_text_detail(const struct gt_an_result *r, FILE *f);
+void gt_an_json_detail(void *gen, const struct gt_an_result *r);
+void gt_an_csv_detail(const struct gt_an_result *r, FILE *f);
+/* The output's pieces (output.c): one CSV row (title,section,gpu,iteration,name,metric,value; it < 0:
+ * no iteration), a JSON number in ms-style decimals, a JSON integer. */
+void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
+		   const char *metric, double v);
+void gt_an_jnum(void *g, const char *k, double v);
+void gt_an_jint(void *g, const char *k, unsigned long long v);
 
 /* ---- readers: each adds to names / tl / ranges; 0 or -1 with err ---- */
 struct gt_colls;
@@ -172,6 +215,8 @@ struct gt_an_ctx {
 	struct gt_names seen; /* NVTX range names of the input being read, with count and time (messages,
 				 the default iteration range) */
 	int progress;
+	uint64_t hta_sync, hta_cpu_stream; /* Kineto events HTA counts as GPU work and gputap does not */
+	uint64_t gpu_ops;                  /* GPU ops read (all inputs) */
 };
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Name source `source`, read from `path`, as gt_tl_label does; a label another source already has

@@ -538,6 +538,18 @@ void gt_an_free(struct gt_an_result *r)
 	}
 	for (size_t i = 0; i < r->ngpu; i++)
 		free(r->gpu[i].iters);
+	for (size_t i = 0; i < r->nstreams; i++)
+		free(r->streams[i].queue_series);
+	free(r->streams);
+	for (size_t i = 0; i < r->nkernels; i++)
+		free(r->kernels[i].name);
+	free(r->kernels);
+	for (size_t i = 0; i < r->nmembw; i++)
+		free(r->membw[i].series);
+	free(r->membw);
+	for (size_t i = 0; i < r->niterk; i++)
+		free(r->iterk[i].name);
+	free(r->iterk);
 	free(r->gpu);
 	for (size_t i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);
@@ -611,17 +623,24 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 		}
 		input_ranges_done(&c, &seen_all, inputs[i], m0);
 	}
-	/* a result needs something to be about: tables of zeros would read as "the GPU did nothing" */
+	/* nothing to analyze is an error naming the input, never a table of zeros (which would read as
+	 * "the GPU did nothing") */
 	uint64_t nops = 0;
 	for (size_t i = 0; i < c.names.n; i++)
 		nops += c.names.v[i].count;
 	if (nops == 0) {
-		if (ninputs == 1 || (o->csv_kern && ninputs == 0))
-			snprintf(err, errlen, "%s: no GPU kernels or memory operations in it: nothing to analyze",
+		const char *why = NULL; /* a reader's own account (a Kineto trace lists its categories) */
+		for (size_t i = 0; i < c.nnotes && !why && ninputs == 1; i++)
+			if (strstr(c.notes[i], "no GPU activity"))
+				why = c.notes[i];
+		if (why)
+			snprintf(err, errlen, "%s", why);
+		else if (ninputs == 1 || (o->csv_kern && ninputs == 0))
+			snprintf(err, errlen, "%s: no GPU activity: no kernel, memcpy or memset in it: nothing to analyze",
 				 ninputs ? inputs[0] : o->csv_kern);
 		else
-			snprintf(err, errlen, "no GPU kernels or memory operations in any of the %d inputs: nothing to "
-					      "analyze", ninputs + (o->csv_kern != NULL));
+			snprintf(err, errlen, "no GPU activity: no kernel, memcpy or memset in any of the %d inputs: "
+					      "nothing to analyze", ninputs + (o->csv_kern != NULL));
 		goto out;
 	}
 	if (pick) {
@@ -661,10 +680,25 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	}
 	r->gpus = o->gpus > 0 ? o->gpus : (c.has_tl && c.tl.ngpus ? (int)c.tl.ngpus : 1);
 	if (c.has_tl) {
-		/* nsys sorts kernels by total time; do the same for names read from timelines */
-		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		c.tl.names = &c.names;
+		c.tl.launched_only = o->launched_only;
+		c.tl.without_last_step = o->without_last_step;
+		if (!(c.tl.dt = gt_dt_new(o, c.tl.ngpus, &c.names))) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
 		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 			goto out;
+		/* nsys sorts kernels by total time; do the same for names read from timelines (after the
+		 * sweep: the ops refer to the names by index) */
+		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
+		r->by_launch_event = c.tl.by_launch_event;
+		r->by_launch_range = c.tl.by_launch_range;
+		c.tl.hta.sync_events = c.hta_sync;
+		c.tl.hta.cpu_stream_events = c.hta_cpu_stream;
+		r->hta = c.tl.hta;
+		r->launched_only = o->launched_only;
+		r->without_last_step = o->without_last_step;
 		r->has_timeline = 1;
 		r->ops_by_launch = c.tl.by_launch;
 		r->ops_outside = c.tl.outside;

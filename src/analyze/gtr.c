@@ -62,7 +62,8 @@ static int bad_op(char *why, size_t cap, uint32_t device, uint64_t s, uint64_t e
 	return 1;
 }
 
-static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e, uint64_t corr)
+static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e, uint64_t corr,
+	       uint32_t stream, uint64_t bytes)
 {
 	if (bad_op(c->tl.err, sizeof(c->tl.err), device, s, e))
 		return -1;
@@ -75,7 +76,7 @@ static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64
 	if (c->colls && n->cat == GT_CAT_COMM &&
 	    gt_colls_kernel(c->colls, source, (int)device, s, e, corr, n->name, NULL, GT_SEQ_UNKNOWN) < 0)
 		return -1;
-	return gt_tl_event_c(&c->tl, (uint32_t)g, s, e, n->cat, corr);
+	return gt_tl_op(&c->tl, (uint32_t)g, s, e, n->cat, corr, (uint32_t)ni, stream, bytes);
 }
 
 int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen)
@@ -106,26 +107,26 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 		case GT_REC_KERNEL: {
 			const struct gt_rec_kernel *k = (const void *)h;
 			bad |= add(c, source, cached_name(c, &ic, &r, k->name_id, GT_NK_KERNEL), k->device, k->start_ns,
-				   k->end_ns, k->corr_id) < 0;
+				   k->end_ns, k->corr_id, k->stream, 0) < 0;
 			break;
 		}
 		case GT_REC_MEMCPY: {
 			const struct gt_rec_memcpy *m = (const void *)h;
 			const char *nm = gt_an_copykind_name(m->copy_kind);
 			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, nm, strlen(nm)), m->device,
-				   m->start_ns, m->end_ns, m->corr_id) < 0;
+				   m->start_ns, m->end_ns, m->corr_id, m->stream, m->bytes) < 0;
 			break;
 		}
 		case GT_REC_MEMSET: {
 			const struct gt_rec_memset *m = (const void *)h;
 			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, "[CUDA memset]", 13), m->device,
-				   m->start_ns, m->end_ns, m->corr_id) < 0;
+				   m->start_ns, m->end_ns, m->corr_id, m->stream, m->bytes) < 0;
 			break;
 		}
 		case GT_REC_API: {
 			const struct gt_rec_api *a = (const void *)h;
 			bad |= bad_op(c->tl.err, sizeof(c->tl.err), 0, a->start_ns, a->end_ns) ||
-			       gt_tl_launch(&c->tl, source, a->start_ns, a->corr_id) < 0;
+			       gt_tl_launch2(&c->tl, source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0;
 			break;
 		}
 		case GT_REC_NCCL_COLL: {
@@ -137,7 +138,7 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 		}
 		case GT_REC_RANGE: {
 			const struct gt_rec_range *g = (const void *)h;
-			if (g->kind == GT_RANGE_MARK)
+			if (g->kind == GT_RANGE_MARK || g->kind == GT_RANGE_WINDOW)
 				break;
 			const char *rn = gt_tr_str(&r, g->name_id);
 			gt_an_range_seen(c, rn, (double)(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0), 1);

@@ -23,10 +23,7 @@ static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
 static void lcell(FILE *f, int w, const char *s)
 {
 	char buf[512];
-	if (gt_has_ctrl(s)) {
-		gt_esc_ctrl(buf, sizeof(buf), s, strlen(s), 0);
-		s = buf;
-	}
+	s = gt_term_str(s, buf, sizeof(buf));
 	int n = (int)strlen(s);
 	fprintf(f, "%s%*s", s, n < w ? w - n : 1, "");
 }
@@ -143,6 +140,10 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 			if (n + 1 > lw)
 				lw = n + 1;
 		}
+		if (r->ngpu == 0) {
+			fprintf(f, "\nMeasured GPU time: no GPU kernel, memcpy or memset in the timeline\n");
+			return ferror(f) ? -1 : 0;
+		}
 		fprintf(f, "\nMeasured GPU time (merged intervals; overlap = communication hidden by compute):\n");
 		window_header(f, lw, "GPU");
 		for (size_t i = 0; i < r->ngpu; i++)
@@ -155,9 +156,11 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 		if (any) {
 			if (r->ops_by_launch + r->ops_outside)
 				fprintf(f,
-					"\nMeasured per iteration (%s; GPU ops by the iteration that launched them: %llu, "
-					"launched outside every iteration: %llu, by GPU time: %llu):\n",
+					"\nMeasured per iteration (%s; GPU ops by the iteration that launched them: %llu "
+					"(%llu by their launch event, %llu without one in the trace, by correlation-id "
+					"range), launched outside every iteration: %llu, by GPU time: %llu):\n",
 					r->iter_source, (unsigned long long)r->ops_by_launch,
+					(unsigned long long)r->by_launch_event, (unsigned long long)r->by_launch_range,
 					(unsigned long long)r->ops_outside, (unsigned long long)r->ops_by_time);
 			else
 				fprintf(f, "\nMeasured per iteration (%s):\n", r->iter_source);
@@ -169,6 +172,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 					print_window(f, lw, lab, &r->gpu[i].iters[j]);
 				}
 		}
+		gt_an_text_detail(r, f);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -194,11 +198,15 @@ static void jnum(yajl_gen g, const char *k, double v)
 	yajl_gen_number(g, b, n);
 }
 
+void gt_an_jnum(void *g, const char *k, double v) { jnum(g, k, v); }
+
 static void jint(yajl_gen g, const char *k, unsigned long long v)
 {
 	GS(g, k);
 	yajl_gen_integer(g, (long long)v);
 }
+
+void gt_an_jint(void *g, const char *k, unsigned long long v) { jint(g, k, v); }
 
 static void jstats(yajl_gen g, const char *k, const struct gt_an_stat *v, size_t n)
 {
@@ -327,6 +335,7 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 		yajl_gen_null(g);
 	}
 	gt_an_json_collectives(g, r);
+	gt_an_json_detail(g, r);
 	GS(g, "notes");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < r->nnotes; i++)
@@ -364,7 +373,7 @@ int gt_an_print_json(const struct gt_an_result *const *rs, size_t n, FILE *f)
 /* ---- CSV: title,section,gpu,iteration,name,metric,value ---- */
 
 
-static void csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
+void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
 		    const char *metric, double v)
 {
 	gt_csv_put(f, title);
@@ -381,10 +390,10 @@ static void csv_row(FILE *f, const char *title, const char *sec, const char *gpu
 static void csv_stats(FILE *f, const char *title, const char *sec, const struct gt_an_stat *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		csv_row(f, title, sec, "", -1, v[i].name, "time_ms", MS(v[i].time_ns));
-		csv_row(f, title, sec, "", -1, v[i].name, "count", (double)v[i].count);
-		csv_row(f, title, sec, "", -1, v[i].name, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
-		csv_row(f, title, sec, "", -1, v[i].name, "count_per_iter", (double)v[i].count_per_iter);
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "time_ms", MS(v[i].time_ns));
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "count", (double)v[i].count);
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "count_per_iter", (double)v[i].count_per_iter);
 	}
 }
 
@@ -395,8 +404,8 @@ static void csv_window(FILE *f, const char *title, const char *gpu, long it, con
 	double v[] = {w->span_ns, w->busy_ns, w->idle_ns, w->compute_ns, w->comm_ns,
 		      w->overlap_ns, w->exposed_ns, w->memop_ns, w->kernel_ns};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", names[i], MS(v[i]));
-	csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", "kernels", (double)w->kernels);
+		gt_an_csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", names[i], MS(v[i]));
+	gt_an_csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", "kernels", (double)w->kernels);
 }
 
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f)
@@ -408,8 +417,8 @@ int gt_an_print_csv(const struct gt_an_result *r, FILE *f)
 	if (r->has_mem)
 		csv_stats(f, t, "memop", r->memops, r->nmemops);
 	if (r->nvtx_count) {
-		csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "count", (double)r->nvtx_count);
-		csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "total_ms", MS(r->nvtx_total_ns));
+		gt_an_csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "count", (double)r->nvtx_count);
+		gt_an_csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "total_ms", MS(r->nvtx_total_ns));
 	}
 	if (r->has_timeline) {
 		for (size_t i = 0; i < r->ngpu; i++) {
@@ -418,6 +427,7 @@ int gt_an_print_csv(const struct gt_an_result *r, FILE *f)
 				csv_window(f, t, r->gpu[i].label, (long)j, &r->gpu[i].iters[j]);
 		}
 		csv_window(f, t, "total", -1, &r->total);
+		gt_an_csv_detail(r, f);
 	}
 	return ferror(f) ? -1 : 0;
 }

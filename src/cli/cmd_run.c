@@ -12,7 +12,8 @@ const char cmd_run_help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    gputap run [-o DIR] [--tools LIST | --context JSON | --context-file F]\n"
-	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--] CMD [ARGS...]\n"
+	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--capture SPEC]\n"
+	"               [--] CMD [ARGS...]\n"
 	"    gputap run --tools help\n"
 	"\n"
 	"DESCRIPTION\n"
@@ -60,6 +61,18 @@ const char cmd_run_help[] =
 	"    --hold N\n"
 	"        Hold kernel launches and release them in batches of N (GPUTAP_HOLD).\n"
 	"        Not built yet: the tap accepts the setting and warns once.\n"
+	"    --capture SPEC\n"
+	"        Trace only inside capture windows (GPUTAP_CAPTURE); outside them the tap\n"
+	"        keeps its counters only, at the cost of the metrics mode. SPEC, several\n"
+	"        separated by ';' or given as several --capture options:\n"
+	"          nvtx:NAME[@FIRST[-LAST]]  occurrences FIRST..LAST (from 1; default the\n"
+	"                                    first) of the NVTX range NAME; NAME* matches by\n"
+	"                                    prefix (ProfilerStep#*); @100- = to the end\n"
+	"          cudaProfilerApi           between cu(da)ProfilerStart and Stop\n"
+	"          time:DELAY[+DURATION]     seconds after the process started (30, 1.5s, 250ms)\n"
+	"          trigger                   nothing until `gputap trigger` starts a window\n"
+	"        GPU work launched inside a window is kept whole. Example:\n"
+	"        --capture 'nvtx:train_step@100-110'\n"
 	"    -h, --help\n"
 	"        This text.\n"
 	"\n"
@@ -159,6 +172,18 @@ int cmd_run(int argc, char **argv)
 			dst = &o.buffer_mb;
 		else if (nl == 6 && strncmp(a, "--hold", 6) == 0)
 			dst = &o.hold;
+		else if (nl == 9 && strncmp(a, "--capture", 9) == 0) {
+			const char *v = eq ? eq + 1 : (need_arg(argc, argv, i) ? argv[++i] : NULL);
+			if (!v)
+				return 2;
+			size_t used = strlen(o.capture);
+			if (used + strlen(v) + 2 > sizeof(o.capture)) {
+				gt_error("run: --capture: the windows are longer than %zu characters", sizeof(o.capture) - 1);
+				return 2;
+			}
+			snprintf(o.capture + used, sizeof(o.capture) - used, "%s%s", used ? ";" : "", v);
+			continue;
+		}
 		if (!dst) {
 			gt_error("run: unknown option '%s'; see 'gputap help run'", a);
 			return 2;

@@ -64,6 +64,14 @@ out:
 	return o;
 }
 
+const char *gt_term_str(const char *s, char *buf, size_t cap)
+{
+	if (!gt_has_ctrl(s))
+		return s;
+	gt_esc_ctrl(buf, cap, s, strlen(s), 0);
+	return buf;
+}
+
 int gt_has_ctrl(const char *s)
 {
 	for (size_t i = 0, n = strlen(s); i < n; i++)

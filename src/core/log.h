@@ -31,6 +31,8 @@ void gt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t gt_esc_ctrl(char *dst, size_t cap, const char *src, size_t len, int keep_nl);
 /* 1 if `s` holds a byte gt_esc_ctrl would escape (keep_nl = 0). */
 int gt_has_ctrl(const char *s);
+/* `s` for a terminal: itself, or its escaped copy in `buf` (names from input files in text outputs). */
+const char *gt_term_str(const char *s, char *buf, size_t cap);
 
 /* A broken invariant in gputap itself: prints and, in the CLI only, aborts. */
 #define GT_BUG(...) gt_bug(__FILE__, __LINE__, __VA_ARGS__)

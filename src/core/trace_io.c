@@ -120,21 +120,27 @@ int gt_tw_close(struct gt_trace_writer *w, uint64_t end_ns, uint64_t lost, uint6
 
 /* ---- reader ---- */
 
+/* The frozen version-1 sizes must fit the structs of today (fields are only appended). */
+#define GT_V1_FITS(type, size) _Static_assert((size) <= GT_REC_ZERO_FILL, "record larger than the zero fill");
+GT_REC_V1_SIZES(GT_V1_FITS)
+#undef GT_V1_FITS
+_Static_assert(sizeof(struct gt_rec_api) >= 64 && sizeof(struct gt_rec_kernel) >= 96 &&
+		       sizeof(struct gt_rec_memcpy) >= 64 && sizeof(struct gt_rec_memset) >= 64 &&
+		       sizeof(struct gt_rec_memory) >= 56 && sizeof(struct gt_rec_range) >= 56 &&
+		       sizeof(struct gt_rec_counter) >= 32 && sizeof(struct gt_rec_dropped) >= 24 &&
+		       sizeof(struct gt_rec_device) >= 40 && sizeof(struct gt_rec_thread) >= 16 &&
+		       sizeof(struct gt_rec_nccl_coll) >= 80 && sizeof(struct gt_rec_string) >= 16,
+	       "a record shrank below its version-1 size");
+_Static_assert(sizeof(struct gt_rec_kernel) <= GT_REC_ZERO_FILL && sizeof(struct gt_rec_nccl_coll) <= GT_REC_ZERO_FILL,
+	       "GT_REC_ZERO_FILL must cover the largest fixed record");
+
 size_t gt_rec_min_size(unsigned type)
 {
 	switch (type) {
-	case GT_REC_STRING: return sizeof(struct gt_rec_string);
-	case GT_REC_API: return sizeof(struct gt_rec_api);
-	case GT_REC_KERNEL: return sizeof(struct gt_rec_kernel);
-	case GT_REC_MEMCPY: return sizeof(struct gt_rec_memcpy);
-	case GT_REC_MEMSET: return sizeof(struct gt_rec_memset);
-	case GT_REC_MEMORY: return sizeof(struct gt_rec_memory);
-	case GT_REC_RANGE: return sizeof(struct gt_rec_range);
-	case GT_REC_COUNTER: return sizeof(struct gt_rec_counter);
-	case GT_REC_DROPPED: return sizeof(struct gt_rec_dropped);
-	case GT_REC_DEVICE: return sizeof(struct gt_rec_device);
-	case GT_REC_THREAD: return sizeof(struct gt_rec_thread);
-	case GT_REC_NCCL_COLL: return sizeof(struct gt_rec_nccl_coll);
+#define GT_V1_CASE(t, size)                                                                        \
+	case t: return (size);
+		GT_REC_V1_SIZES(GT_V1_CASE)
+#undef GT_V1_CASE
 	default: return 0;
 	}
 }
@@ -208,7 +214,7 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 		goto fail;
 	}
 	r->offset = r->hdr.header_size;
-	r->cap = GT_REC_MAX_SIZE + 8;
+	r->cap = GT_REC_MAX_SIZE + GT_REC_ZERO_FILL;
 	r->buf = malloc(r->cap);
 	if (!r->buf) {
 		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->path);
@@ -295,8 +301,8 @@ int gt_tr_next(struct gt_trace_reader *r, const struct gt_rec_hdr **rec)
 		r->partial = 1;
 		return 0;
 	}
-	/* zero the slack so readers of an older, shorter record see 0 in new fields */
-	memset(r->buf + h.size, 0, 8);
+	/* zero what follows, so readers of an older, shorter record see 0 in the fields appended since */
+	memset(r->buf + h.size, 0, GT_REC_ZERO_FILL);
 	if (h.type == GT_REC_STRING && add_string(r, (const struct gt_rec_string *)r->buf) < 0)
 		return -1;
 	r->offset += h.size;

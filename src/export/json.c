@@ -262,6 +262,14 @@ static void ranges(struct gt_json *j, const struct gt_model *m)
 		}
 		fputs("}}", j->f);
 	}
+	/* capture windows: one slice each on a track of their own (thread id 0 is never an OS thread) */
+	for (size_t i = 0; i < m->windows.n; i++) {
+		const struct gt_m_range *r = &GT_VEC_AT(&m->windows, struct gt_m_range, i);
+		ev(j, r->text, "capture", "X", j->pid, 0);
+		ts(j, "ts", r->start);
+		dur(j, r->start, r->end);
+		fprintf(j->f, ",\"args\":{\"window\":%zu}}", i + 1);
+	}
 }
 
 static int memory_counters(struct gt_json *j, const struct gt_model *m)

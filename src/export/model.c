@@ -391,6 +391,7 @@ int gt_model_open(struct gt_model *m, const char *trace_path, char *err, size_t 
 	gt_vec_init(&m->gpuops, sizeof(struct gt_m_gpuops));
 	gt_vec_init(&m->ranges, sizeof(struct gt_m_range));
 	gt_vec_init(&m->marks, sizeof(struct gt_m_range));
+	gt_vec_init(&m->windows, sizeof(struct gt_m_range));
 	gt_vec_init(&m->mem_rec, sizeof(struct gt_m_memev));
 	gt_vec_init(&m->mem_api, sizeof(struct gt_m_memev));
 	gt_vec_init(&m->streams, sizeof(struct gt_m_stream));
@@ -597,7 +598,8 @@ static int on_range(struct gt_model *m, const struct gt_rec_range *r)
 		return -1;
 	see_ts(m, r->start_ns);
 	see_ts(m, r->end_ns);
-	struct gt_m_range *g = gt_vec_push(r->kind == GT_RANGE_MARK ? &m->marks : &m->ranges);
+	struct gt_vec *to = r->kind == GT_RANGE_MARK ? &m->marks : r->kind == GT_RANGE_WINDOW ? &m->windows : &m->ranges;
+	struct gt_m_range *g = gt_vec_push(to);
 	if (!g)
 		return -1;
 	g->name = name;
@@ -775,7 +777,7 @@ void gt_model_free(struct gt_model *m)
 	gt_stattab_free(&m->api);
 	gt_stattab_free(&m->apiall);
 	gt_stattab_free(&m->nvtx);
-	struct gt_vec *vs[] = {&m->apis, &m->gpuops, &m->ranges, &m->marks, &m->mem_rec, &m->mem_api, &m->streams, &m->tids};
+	struct gt_vec *vs[] = {&m->apis, &m->gpuops, &m->ranges, &m->marks, &m->windows, &m->mem_rec, &m->mem_api, &m->streams, &m->tids};
 	for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++)
 		gt_vec_free(vs[i]);
 	struct gt_map *ms[] = {&m->corr, &m->ptr_api, &m->ptr_rec, &m->stream_seen, &m->tid_seen, &m->thread_name, &m->device_name, &m->kname};

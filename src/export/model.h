@@ -144,6 +144,7 @@ struct gt_model {
 	struct gt_vec gpuops; /* struct gt_m_gpuops */
 	struct gt_vec ranges; /* struct gt_m_range (push/pop, start/end, user) */
 	struct gt_vec marks;  /* struct gt_m_range (marks) */
+	struct gt_vec windows; /* struct gt_m_range (capture windows: when the full trace was on) */
 	struct gt_vec mem_rec; /* struct gt_m_memev from GT_REC_MEMORY */
 	struct gt_vec mem_api; /* struct gt_m_memev from API alloc/free calls */
 	struct gt_map ptr_api; /* ptr -> bytes (API allocations) */

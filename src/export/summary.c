@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/log.h"
 #include "export/model.h"
 #include "export/export.h"
 #include "export/writers.h"
@@ -16,6 +17,8 @@ struct sum {
 	uint64_t copy_bytes[GT_COPY_KIND_MAX], copy_ns[GT_COPY_KIND_MAX], copy_count[GT_COPY_KIND_MAX];
 	uint64_t memset_bytes, memset_ns, memset_count;
 	uint64_t kernel_ns, kernel_count, lost, dropped, records;
+	uint64_t windows, window_ns;
+	char window_names[512];
 	int partial;
 };
 
@@ -68,6 +71,10 @@ void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width)
 		free(t);
 	}
 	free(c);
+	/* for a terminal: control bytes of a name shown as \xNN */
+	char e[512];
+	if (gt_term_str(buf, e, sizeof(e)) != buf)
+		snprintf(buf, cap, "%s", e);
 }
 
 static void human_bytes(char *buf, size_t cap, double b)
@@ -120,6 +127,9 @@ static void print(FILE *f, const struct sum *s, const char *rundir, const char *
 	char nm[128], a[32];
 	fprintf(f, "gputap summary: %d process%s, %" PRIu64 " kernels, %.3f ms of GPU kernel time%s\n", n,
 		n == 1 ? "" : "es", s->kernel_count, (double)s->kernel_ns / 1e6, s->partial ? " [partial]" : "");
+	if (s->windows)
+		fprintf(f, "Capture windows: %" PRIu64 " (%.3f ms traced in all; %s); outside them counters only\n",
+			s->windows, (double)s->window_ns / 1e6, s->window_names);
 	struct gt_stat **v = gt_stat_sorted(&s->kern);
 	if (v && s->kern.n) {
 		fprintf(f, "\nTop kernels by GPU time\n  %6s %10s %8s %9s  %s\n", "Time%", "Total(ms)", "Calls",
@@ -171,7 +181,7 @@ static void print(FILE *f, const struct sum *s, const char *rundir, const char *
 		human_bytes(a, sizeof(a), (double)peaks[i]);
 		fprintf(f, "%s %s", i ? "," : "", a);
 		if (n > 1)
-			fprintf(f, " (%s)", procs[i][0] ? procs[i] : "?");
+			fprintf(f, " (%s)", procs[i][0] ? gt_term_str(procs[i], nm, sizeof(nm)) : "?");
 	}
 	fputc('\n', f);
 	fprintf(f, "Records lost by gputap: %" PRIu64 ", dropped by CUPTI: %" PRIu64 "%s\n", s->lost, s->dropped,
@@ -234,6 +244,15 @@ int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, 
 		s.dropped += gt_model_cupti_dropped(&m);
 		s.records += m.nrecords;
 		s.partial |= m.partial;
+		for (size_t w = 0; w < m.windows.n; w++) {
+			const struct gt_m_range *r = &GT_VEC_AT(&m.windows, struct gt_m_range, w);
+			s.windows++;
+			s.window_ns += r->end > r->start ? r->end - r->start : 0;
+			if (!strstr(s.window_names, r->text)) {
+				size_t o = strlen(s.window_names);
+				snprintf(s.window_names + o, sizeof(s.window_names) - o, "%s%s", o ? ", " : "", r->text);
+			}
+		}
 		peaks[i] = m.mem_peak;
 		snprintf(procs[i], sizeof(procs[i]), "%s", m.hdr.proc);
 		gt_model_free(&m);

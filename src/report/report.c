@@ -1093,11 +1093,12 @@ static int write_page(FILE *f, const struct page *p)
 /* ---------------- terminal summary ---------------- */
 static void summary(FILE *f, const struct page *p, const char *html)
 {
-	char b[64], b2[64];
-	fprintf(f, "gputap report: %s\n", p->dir);
+	/* names from the run's files are shown with their control bytes as \xNN (core/log.h) */
+	char b[64], b2[64], esc[1024];
+	fprintf(f, "gputap report: %s\n", gt_term_str(p->dir, esc, sizeof(esc)));
 	if (p->run) {
 		const char *c = run_str(p, "command", b, sizeof(b));
-		fprintf(f, "  command      %s\n", c ? c : "?");
+		fprintf(f, "  command      %s\n", c ? gt_term_str(c, esc, sizeof(esc)) : "?");
 		const char *w = run_str(p, "wall_s", b, sizeof(b));
 		const char *e = run_str(p, "exit_status", b2, sizeof(b2));
 		fprintf(f, "  duration     %s s, exit status %s\n", w ? w : "?", e ? e : "?");
@@ -1110,7 +1111,8 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
 			p->nlanes + p->lanes_dropped);
 	} else {
-		fprintf(f, "  GPU work     none recorded (%s)\n", p->trace_err[0] ? p->trace_err : "no GPU activity");
+		fprintf(f, "  GPU work     none recorded (%s)\n",
+			p->trace_err[0] ? gt_term_str(p->trace_err, esc, sizeof(esc)) : "no GPU activity");
 	}
 	if (p->an && p->an->kernel_time_ns + p->an->nccl_time_ns > 0) {
 		double tot = p->an->kernel_time_ns + p->an->nccl_time_ns;
@@ -1129,7 +1131,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			if (bi == (size_t)-1)
 				break;
 			best[nb++] = bi;
-			fprintf(f, "%s %s %.1f%%", k ? "," : ":", p->an->classes[bi].name,
+			fprintf(f, "%s %s %.1f%%", k ? "," : ":", gt_term_str(p->an->classes[bi].name, esc, sizeof(esc)),
 				tot > 0 ? 100 * p->an->classes[bi].time_ns / tot : 0);
 		}
 		if (p->an->nccl_time_ns > 0)

@@ -1,6 +1,8 @@
 /* run/run.c — one `gputap run`, from the tool stack to the summary.  See run.h. */
 #include "run/run.h"
 
+#include "core/capture.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -544,6 +546,15 @@ int gt_run_execute(const struct gt_run_opts *o)
 			gt_tools_free(&tl);
 			return 2;
 		}
+	if (o->capture[0]) {
+		struct gt_capture cap;
+		char cerr[512];
+		if (gt_capture_parse(&cap, o->capture, cerr, sizeof(cerr)) < 0) {
+			gt_error("--capture: %s", cerr);
+			gt_tools_free(&tl);
+			return 2;
+		}
+	}
 	int st = prepare_dir(o, r);
 	if (st) {
 		gt_tools_free(&tl);
@@ -580,6 +591,11 @@ int gt_run_execute(const struct gt_run_opts *o)
 		gt_plan_setenv(&r->plan, "GPUTAP_TRACE", o->trace);
 	if (o->buffer_mb)
 		gt_plan_setenv(&r->plan, "GPUTAP_BUFFER_MB", o->buffer_mb);
+	if (o->capture[0]) {
+		gt_plan_setenv(&r->plan, "GPUTAP_CAPTURE", o->capture);
+		if (!r->plan.has_tap)
+			warnf(r, "--capture needs the tap (kernel_trace, api_trace or metrics); it has no effect");
+	}
 	if (o->hold) {
 		gt_plan_setenv(&r->plan, "GPUTAP_HOLD", o->hold);
 		if (!r->plan.has_tap)

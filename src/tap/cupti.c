@@ -8,12 +8,14 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 #include "gpu/probe.h"
+#include "tap/capture_tap.h"
 #include "tap/tap.h"
 
 
@@ -30,7 +32,8 @@ _Atomic int gt_cupti_active;
 	X(cuptiUnsubscribe)                                                                        \
 	X(cuptiEnableCallback)                                                                     \
 	X(cuptiGetResultString)                                                                    \
-	X(cuptiGetTimestamp)
+	X(cuptiGetTimestamp)                                                                       \
+	X(cuptiFinalize)
 
 #define GT_CUPTI_PTR(n) __typeof__(&n) n;
 static struct {
@@ -42,7 +45,26 @@ static struct {
 	int64_t ts_offset; /* added to CUPTI timestamps when our clock could not be installed */
 	_Atomic int in_own_subscribe;
 	_Atomic int yielded;
+	int started; /* activity/callbacks set up; 0 again after a capture window's cuptiFinalize */
+	int cuinit;  /* CUDA initialised: CUPTI may start */
 } C;
+
+/*
+ * Capture windows (tap/capture_tap.c decides when).  CUPTI is started when a
+ * window opens and finalized after it closed, once the GPU work launched in it
+ * has been delivered: only cuptiFinalize gives the launch path its speed back
+ * (disabling the activity kinds leaves two thirds of CUPTI's cost).  Records
+ * of work launched after the close are dropped by correlation id.  The
+ * finalize runs at the exit of the next driver callback, where no other CUPTI
+ * call of that thread is in flight (what CUPTI recommends for a detach).
+ */
+static struct {
+	_Atomic uint64_t last_corr;  /* correlation id of the last launch seen */
+	_Atomic uint64_t corr_hi;    /* GPU records above this id were launched after the window */
+	_Atomic uint64_t kernels;    /* kernel records kept since the window opened */
+	_Atomic int finalize;        /* 1: finalize at the next callback exit */
+	pthread_mutex_t mu;          /* flushes by the writer vs the finalize */
+} K = {.corr_hi = UINT64_MAX, .mu = PTHREAD_MUTEX_INITIALIZER};
 #undef GT_CUPTI_PTR
 
 #define GT_CUPTI_BUF (4u << 20)
@@ -82,6 +104,12 @@ static uint64_t ts(uint64_t t)
 	return t ? (uint64_t)((int64_t)t + C.ts_offset) : 0;
 }
 
+/* GPU work launched after a capture window closed (CUPTI still on until the finalize). */
+static int after_window(uint64_t corr)
+{
+	return corr > atomic_load_explicit(&K.corr_hi, memory_order_relaxed);
+}
+
 static void convert(const CUpti_Activity *a)
 {
 	switch (a->kind) {
@@ -111,6 +139,9 @@ static void convert(const CUpti_Activity *a)
 		r.dynamic_smem = (uint32_t)k->dynamicSharedMemory;
 		r.graph_id = k->graphId;
 		r.graph_node_id = k->graphNodeId;
+		if (after_window(r.corr_id))
+			break;
+		atomic_fetch_add_explicit(&K.kernels, 1, memory_order_relaxed);
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -132,6 +163,8 @@ static void convert(const CUpti_Activity *a)
 		r.bytes = m->bytes;
 		r.corr_id = m->correlationId;
 		r.graph_id = m->graphId;
+		if (after_window(r.corr_id))
+			break;
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -154,6 +187,8 @@ static void convert(const CUpti_Activity *a)
 		r.bytes = m->bytes;
 		r.corr_id = m->correlationId;
 		r.graph_id = m->graphId;
+		if (after_window(r.corr_id))
+			break;
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -172,6 +207,8 @@ static void convert(const CUpti_Activity *a)
 		r.bytes = m->bytes;
 		r.corr_id = m->correlationId;
 		r.graph_id = m->graphId;
+		if (after_window(r.corr_id))
+			break;
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -219,8 +256,12 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	const CUpti_CallbackData *cb = data;
 	struct gt_tls *t = &gt_tls;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
-		if (cb->callbackSite == CUPTI_API_ENTER)
+		if (cb->callbackSite == CUPTI_API_ENTER) {
 			t->corr = cb->correlationId;
+			atomic_store_explicit(&K.last_corr, cb->correlationId, memory_order_relaxed);
+		} else if (atomic_load_explicit(&K.finalize, memory_order_relaxed)) {
+			gt_cupti_capture_finalize();
+		}
 		return;
 	}
 	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || t->in_runtime || t->guard || !atomic_load(&gt_tap.on))
@@ -261,18 +302,19 @@ static int runtime_is_shared(void)
 	return dl_iterate_phdr(find_dir_of, dir) != 0;
 }
 
-int gt_cupti_start(void)
+static int start_cupti(void)
 {
-	if (C.lib || atomic_load(&C.yielded))
-		return 0;
 	unsigned tr0 = gt_tap.trace;
 	int gpu0 = (tr0 & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
 	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
 	 * which CUPTI otherwise checks on every runtime call. */
 	int static_rt = !runtime_is_shared();
-	int corr = gpu0 && (tr0 & GT_TR_API);
+	/* capture windows need the launch callbacks: correlation ids, and a place to finalize */
+	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode());
 	if (!gpu0 && !static_rt && !corr)
 		return 0;
+	if (C.lib)
+		goto loaded;
 	void *lib = gt_cupti_open(NULL, 0);
 	if (!lib) {
 		gt_warn("CUPTI (libcupti.so.13 or .12) not found: GPU activity is not recorded; host-side metrics "
@@ -293,6 +335,7 @@ int gt_cupti_start(void)
 	C.reg_ts = (__typeof__(&cuptiActivityRegisterTimestampCallback))gt_real_dlsym(
 		lib, "cuptiActivityRegisterTimestampCallback");
 	C.lib = lib;
+loaded:;
 	unsigned tr = gt_tap.trace;
 	int gpu = (tr & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
 
@@ -358,6 +401,81 @@ activity:
 	return 0;
 }
 
+int gt_cupti_start(void)
+{
+	if (C.started || atomic_load(&C.yielded))
+		return atomic_load(&C.yielded) ? -1 : 0;
+	int rc = start_cupti();
+	if (rc == 0)
+		C.started = 1;
+	return rc;
+}
+
+int gt_cupti_capture_open(void)
+{
+	atomic_store(&K.finalize, 0);
+	atomic_store(&K.corr_hi, UINT64_MAX);
+	atomic_store(&K.kernels, 0);
+	if (atomic_load(&C.yielded))
+		return -1;
+	if (!C.cuinit)
+		return 0; /* CUPTI starts at cuInit, the window being open */
+	pthread_mutex_lock(&K.mu);
+	int rc = gt_cupti_start();
+	pthread_mutex_unlock(&K.mu);
+	return rc;
+}
+
+void gt_cupti_capture_close(void)
+{
+	atomic_store(&K.corr_hi, atomic_load(&K.last_corr));
+}
+
+uint64_t gt_cupti_capture_flush(void)
+{
+	pthread_mutex_lock(&K.mu);
+	if (C.started && atomic_load(&gt_cupti_active))
+		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_unlock(&K.mu);
+	return atomic_load(&K.kernels);
+}
+
+void gt_cupti_capture_request_finalize(void)
+{
+	if (C.started && C.subscribed)
+		atomic_store(&K.finalize, 1);
+}
+
+void gt_cupti_capture_finalize(void)
+{
+	if (pthread_mutex_trylock(&K.mu) != 0)
+		return; /* the writer is flushing: the next callback exit tries again */
+	if (atomic_exchange(&K.finalize, 0) && C.started) {
+		int saved = gt_tls.guard;
+		gt_tls.guard = 1;
+		if (atomic_load(&gt_cupti_active)) {
+			C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+			static const CUpti_ActivityKind kinds[] = {
+				CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+				CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2};
+			for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+				C.cuptiActivityDisable(kinds[i]);
+		}
+		CUptiResult r = C.cuptiFinalize();
+		if (r != CUPTI_SUCCESS) {
+			const char *msg = "?";
+			C.cuptiGetResultString(r, &msg);
+			gt_warn("cuptiFinalize failed after a capture window (%s): CUPTI stays on, at its cost", msg);
+		} else {
+			C.started = 0;
+			C.subscribed = 0;
+			atomic_store(&gt_cupti_active, 0);
+		}
+		gt_tls.guard = saved;
+	}
+	pthread_mutex_unlock(&K.mu);
+}
+
 void gt_cupti_flush(void)
 {
 	if (atomic_load(&gt_cupti_active) && C.cuptiActivityFlushAll)
@@ -407,7 +525,12 @@ void gt_tap_after_cuinit(void)
 	static _Atomic int started;
 	if (!atomic_load(&gt_tap.on) || atomic_exchange(&started, 1))
 		return;
+	C.cuinit = 1;
+	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live))
+		return; /* no window open: CUPTI starts when one opens */
+	pthread_mutex_lock(&K.mu);
 	gt_cupti_start();
+	pthread_mutex_unlock(&K.mu);
 }
 
 GT_EXPORT int InitializeInjection(void);

@@ -10,6 +10,7 @@
 #include <cuda.h>
 #include <string.h>
 
+#include "tap/capture_tap.h"
 #include "tap/tap.h"
 
 #define GT_UNPAREN(...) __VA_ARGS__
@@ -307,6 +308,56 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 	return r;
 }
 
+/* ---- cuProfilerStart / cuProfilerStop: capture windows of kind cudaProfilerApi ---- */
+static void *_Atomic real_prof[2]; /* [0] stop, [1] start */
+GT_EXPORT CUresult CUDAAPI cuProfilerStart(void);
+GT_EXPORT CUresult CUDAAPI cuProfilerStop(void);
+
+static CUresult profiler_call(int start)
+{
+	gt_pfn_ctxsync real = (gt_pfn_ctxsync)atomic_load(&real_prof[start]);
+	if (!real) {
+		real = (gt_pfn_ctxsync)gt_real_driver(start ? "cuProfilerStart" : "cuProfilerStop");
+		if (!real || (void *)real == (void *)cuProfilerStart || (void *)real == (void *)cuProfilerStop)
+			return CUDA_ERROR_NOT_INITIALIZED;
+		atomic_store(&real_prof[start], (void *)real);
+	}
+	GT_HOOK_ENTER(t);
+	CUresult r = real();
+	if (!t_active)
+		return r;
+	int saved_errno = errno;
+	gt_capture_tap_profiler(start);
+	t->guard--;
+	errno = saved_errno;
+	return r;
+}
+
+GT_EXPORT CUresult CUDAAPI cuProfilerStart(void) { return profiler_call(1); }
+GT_EXPORT CUresult CUDAAPI cuProfilerStop(void) { return profiler_call(0); }
+
+/* One hook per name for the argument-less entry points above. */
+static void *noarg_hook(const char *name, void *real)
+{
+	static const struct {
+		const char *name;
+		void *hook;
+		void *_Atomic *slot;
+	} tab[] = {{"cuProfilerStart", (void *)cuProfilerStart, &real_prof[1]},
+		   {"cuProfilerStop", (void *)cuProfilerStop, &real_prof[0]}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(name, tab[i].name) != 0)
+			continue;
+		if (real == tab[i].hook)
+			return real;
+		void *expect = NULL;
+		if (!atomic_compare_exchange_strong(tab[i].slot, &expect, real) && expect != real)
+			return real;
+		return tab[i].hook;
+	}
+	return NULL;
+}
+
 /* ---- cuGetProcAddress ---- */
 #undef cuGetProcAddress
 typedef CUresult(CUDAAPI *gt_pfn_gpa2)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
@@ -331,6 +382,9 @@ static void *lookup_hook(const char *symbol, int ver, cuuint64_t flags, void *re
 			return real;
 		return (void *)cuCtxSynchronize;
 	}
+	void *na = noarg_hook(symbol, real);
+	if (na)
+		return na;
 	for (int i = 0; i < GT_HOOK_N; i++) {
 		if (strcmp(hooks[i].base, symbol) != 0)
 			continue;
@@ -418,6 +472,9 @@ void *gt_hook_for_dlsym(const char *name, void *real)
 			return real;
 		return (void *)cuCtxSynchronize;
 	}
+	void *na = noarg_hook(name, real);
+	if (na)
+		return na;
 	for (int i = 0; i < GT_HOOK_N; i++) {
 		if (strcmp(hooks[i].sym, name) == 0)
 			return install(i, 0, real);

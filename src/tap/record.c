@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "tap/capture_tap.h"
 #include "tap/tap.h"
 
 __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
@@ -71,7 +72,7 @@ void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t byt
 					       atomic_fetch_add_explicit(&gt_tap.first_seq, 1, memory_order_relaxed) + 1);
 	}
 	atomic_fetch_add_explicit(&st->ns, t1 - t0, memory_order_relaxed);
-	if (!gt_tap.want_api_recs)
+	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
 		return;
 	struct gt_rec_api r;
 	memset(&r, 0, sizeof(r));

@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/alnair_log.h"
 #include "core/trace_io.h"
+#include "tap/capture_tap.h"
 #include "tap/tap.h"
 #include "core/sort.h"
 
@@ -338,6 +339,7 @@ static void *writer_main(void *arg)
 				/* nothing: the wake-up is only a hint */
 			}
 		}
+		gt_capture_tap_tick();
 		drain();
 		if (gt_now_ns() - W.last_metrics_ns >= 1000000000ull)
 			write_metrics();
@@ -405,6 +407,7 @@ static void open_outputs(int forked)
 			gt_warn("cannot create %s: %s", path, strerror(-rc));
 		else
 			W.tw_open = 1;
+		gt_capture_tap_outputs(W.dir);
 	}
 	const char *dirs[2] = {W.dir, W.pfdir};
 	for (int i = 0; i < 2; i++) {
@@ -540,6 +543,7 @@ static void init_once(void)
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();
+	gt_capture_tap_init(c->capture, gt_tap.start_ns);
 	if (gethostname(gt_tap.host, sizeof(gt_tap.host) - 1) < 0)
 		gt_tap.host[0] = '\0';
 	name_process(0);
@@ -587,6 +591,7 @@ void gt_tap_finish(void)
 {
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
+	gt_capture_tap_finish();
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);
 	atomic_store(&W.stop, 1);

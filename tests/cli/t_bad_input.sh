@@ -102,11 +102,11 @@ LIMIT_KB=400000
 for f in root-empty-object root-null root-array root-number events-number events-object; do
 	bad "nothing-kineto-$f" 1 "$f.json: not a Kineto trace" "$GPUTAP" analyze "$K/$f.json"
 done
-bad nothing-kineto-events-empty 1 "events-empty.json: no GPU kernels" "$GPUTAP" analyze "$K/events-empty.json"
-bad nothing-kineto-cpu-only 1 "cpu-only.json: no GPU kernels" "$GPUTAP" analyze "$K/cpu-only.json"
-bad nothing-sqlite-empty 1 "empty-tables.sqlite: no GPU kernels" "$GPUTAP" analyze "$S/empty-tables.sqlite"
-bad nothing-gtr-header-only 1 "header-only.gtr: no GPU kernels" "$GPUTAP" analyze "$R/header-only.gtr"
-bad nothing-csv-header-only 1 "header-only: no GPU kernels" "$GPUTAP" analyze "$B/csv/header-only"
+bad nothing-kineto-events-empty 1 "events-empty.json: no GPU activity" "$GPUTAP" analyze "$K/events-empty.json"
+bad nothing-kineto-cpu-only 1 "cpu-only.json: no GPU activity" "$GPUTAP" analyze "$K/cpu-only.json"
+bad nothing-sqlite-empty 1 "empty-tables.sqlite: no GPU activity" "$GPUTAP" analyze "$S/empty-tables.sqlite"
+bad nothing-gtr-header-only 1 "header-only.gtr: no GPU activity" "$GPUTAP" analyze "$R/header-only.gtr"
+bad nothing-csv-header-only 1 "header-only: no GPU activity" "$GPUTAP" analyze "$B/csv/header-only"
 bad nothing-config-inputs-empty 1 "inputs-empty.json: \"inputs\" is empty" "$GPUTAP" analyze --config "$C/inputs-empty.json"
 bad nothing-config-inputs-missing 1 "inputs-missing.json: no \"inputs\"" "$GPUTAP" analyze --config "$C/inputs-missing.json"
 bad header-past-end 1 "header-past-end.gtr: byte 12: header size 4096 is past the end of the file" "$GPUTAP" analyze "$R/header-past-end.gtr"

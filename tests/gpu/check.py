@@ -159,10 +159,13 @@ def case_torch(pfx, out, stdout, base_stdout):
     t = gtr.read(os.path.join(main[0], "trace.gtr"))
     s = gtr.summary(t)
     res(pfx + "/kernels", sum(s["kernels"].values()) > exp["steps"], s["kernels"])
+    marks = [r for r in t["records"] if r["type"] == "range" and r["name"].startswith("ProfilerStep#")]
+    res(pfx + "/profiler-step-ranges", len(marks) == exp["step_ranges"] and all(r["level"] == 0 for r in marks),
+        len(marks))
     steps = [r for r in t["records"] if r["type"] == "range" and r["name"] == "step"]
-    res(pfx + "/step-ranges", len(steps) == exp["step_ranges"] and all(r["level"] == 0 for r in steps), len(steps))
+    res(pfx + "/step-ranges", len(steps) == exp["step_ranges"] and all(r["level"] == 1 for r in steps), len(steps))
     inner = [r for r in t["records"] if r["type"] == "range" and r["name"] in ("forward", "backward", "optimizer")]
-    res(pfx + "/inner-ranges", len(inner) == 3 * exp["steps"] and all(r["level"] == 1 for r in inner), len(inner))
+    res(pfx + "/inner-ranges", len(inner) == 3 * exp["steps"] and all(r["level"] == 2 for r in inner), len(inner))
     m, order = metrics(os.path.join(main[0], "metrics.log"))
     res(pfx + "/metrics-launches", m and m["cuLaunchKernel"][0] + m.get("cuLaunchKernelEx", (0, 0))[0] > 0, m)
     launches = sum(s["api"].get(n, [0])[0] for n in ("cuLaunchKernel", "cuLaunchKernelEx"))

@@ -322,7 +322,9 @@ TEST(analyze_iter_by_launch_gtr)
 	ASSERT_CONTAINS(t, "NVTX total range time: 1.450 (ms)");
 	ASSERT_CONTAINS(t, "NVTX range times are GPU projections");
 	ASSERT_CONTAINS(t, "Estimated non-hidden NCCL, mem ops and bubble time per range: 0.150 (ms)");
-	ASSERT_CONTAINS(t, "by the iteration that launched them: 7, launched outside every iteration: 2, by GPU time: 1");
+	ASSERT_CONTAINS(t, "by the iteration that launched them: 7 (");
+	ASSERT_CONTAINS(t, "launched outside every iteration: 2, by GPU time: 1");
+	ASSERT_EQ_U64(r->by_launch_event + r->by_launch_range, 7);
 	ASSERT_CONTAINS(t, "2 rank0/gpu0");
 	free(t);
 	gt_an_free(r);
