@@ -1058,7 +1058,7 @@ static void sec_lib(FILE *f, const struct page *p)
 		gt_svg_hbars(f, "gain of the best algorithm over the recorded one", bars, nb, "%");
 	else if (p->nperf == 0)
 		fputs("<p class=\"note\">No library_perf.csv: run <code>gputap libperf DIR/library_trace.csv -o "
-		      "DIR/library_perf.csv</code> on a GPU to time the recorded GEMMs.</p>\n",
+		      "DIR/library_perf.csv</code> on a GPU to time the recorded GEMMs, cuDNN convolutions and NCCL collectives.</p>\n",
 		      f);
 	if (p->perf_err[0])
 		absent(f, p->perf_err);
