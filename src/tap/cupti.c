@@ -15,6 +15,7 @@
 
 #include "core/log.h"
 #include "gpu/probe.h"
+#include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/tap.h"
 
@@ -177,6 +178,7 @@ static void convert(const CUpti_Activity *a)
 			break;
 		atomic_fetch_add_explicit(&K.kernels, 1, memory_order_relaxed);
 		gt_tap_put(&r, sizeof(r));
+		gt_api_on_kernel(r.corr_id, r.start_ns, r.end_ns);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -297,6 +299,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 		} else if (atomic_load_explicit(&K.finalize, memory_order_relaxed)) {
 			gt_cupti_capture_finalize();
 		}
+		gt_api_driver_callback(cbid, cb); /* range links; calls the hooks cannot see */
 		return;
 	}
 	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || t->in_runtime || t->guard || !atomic_load(&gt_tap.on))
@@ -344,8 +347,9 @@ static int start_cupti(void)
 	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
 	 * which CUPTI otherwise checks on every runtime call. */
 	int static_rt = !runtime_is_shared();
-	/* capture windows need the launch callbacks: correlation ids, and a place to finalize */
-	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode());
+	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
+	 * for capture windows a place to finalize */
+	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
 	if (!gpu0 && !static_rt && !corr)
 		return 0;
 	if (C.lib)
@@ -383,7 +387,7 @@ loaded:;
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
 			"process: gputap records no GPU activity; host-side metrics and API records go on");
-		return -1;
+		return -EBUSY;
 	}
 	if (sr == CUPTI_SUCCESS) {
 		C.subscribed = 1;
@@ -404,6 +408,11 @@ loaded:;
 			};
 			for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++)
 				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch[i]);
+			/* memory calls, when the driver hooks are not in effect (in-process start) */
+			const CUpti_CallbackId *ids;
+			size_t nids = gt_api_callback_ids(&ids);
+			for (size_t i = 0; i < nids; i++)
+				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
 		}
 	} else {
 		const char *msg = "?";

@@ -540,6 +540,8 @@ static void atfork_child(void)
 		atomic_store(&gt_tap.on, 1);
 }
 
+static void begin(void);
+
 static void init_once(void)
 {
 	gt_bug_is_fatal = 0;
@@ -548,6 +550,36 @@ static void init_once(void)
 	gt_tap_config_read(c, env_get);
 	if (!c->out_dir && !c->pflog_dir)
 		return; /* nothing asked for: record nothing, cost nothing */
+	begin();
+}
+
+/* In-process start (gputap_start): the same start, with the output directory given (or none). */
+int gt_tap_start_inprocess(const char *out_dir)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char dir[4096];
+	gt_tap_init();
+	pthread_mutex_lock(&mu);
+	int rc = 0;
+	if (!atomic_load(&gt_tap.on)) {
+		if (W.inited) {
+			rc = -EALREADY; /* started once and stopped: the files are closed */
+		} else {
+			if (out_dir && *out_dir) {
+				snprintf(dir, sizeof(dir), "%s", out_dir);
+				gt_tap.cfg.out_dir = dir;
+			}
+			begin();
+			rc = atomic_load(&gt_tap.on) ? 0 : -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+static void begin(void)
+{
+	struct gt_tap_config *c = &gt_tap.cfg;
 	if (!gt_real_dlsym) {
 		gt_warn("the C library's dlsym was not found (neither by version nor in its symbol table): "
 			"nothing is recorded");
