@@ -20,6 +20,7 @@
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
 #include "export/export.h"
+#include "export/ofile.h"
 #include "report/report.h"
 #include "run/child.h"
 #include "core/sort.h"
@@ -456,6 +457,15 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 	if (o->outdir) {
 		snprintf(path, sizeof(path), "%s", o->outdir);
 		struct stat st;
+		char to[PATH_MAX];
+		ssize_t tl;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) < 0 &&
+		    (tl = readlink(path, to, sizeof(to) - 1)) >= 0) {
+			to[tl] = '\0';
+			gt_error("-o %s: is a symbolic link to '%s', which does not exist; create it or choose another "
+				 "directory", path, to);
+			return 2;
+		}
 		if (stat(path, &st) == 0) {
 			char rj[PATH_MAX + 16];
 			snprintf(rj, sizeof(rj), "%s/run.json", path);
@@ -473,7 +483,7 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 		gt_error("could not find a free name for the run directory");
 		return 125;
 	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+	if (gt_mkdirs(path) < 0) { /* with its parents, as the help says */
 		gt_error("cannot create run directory %s: %s", path, strerror(errno));
 		return 125;
 	}
