@@ -72,7 +72,7 @@ void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t byt
 		atomic_compare_exchange_strong(&st->first, &z,
 					       atomic_fetch_add_explicit(&gt_tap.first_seq, 1, memory_order_relaxed) + 1);
 	}
-	atomic_fetch_add_explicit(&st->ns, t1 - t0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->ns, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
 	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
 		return;
 	struct gt_rec_api r;
@@ -90,6 +90,21 @@ void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t byt
 	r.corr_id = corr;
 	r.ptr = ptr;
 	gt_tap_put(&r, sizeof(r));
+}
+
+void gt_tap_note(uint32_t what, int32_t detail, int32_t result)
+{
+	if (what != GT_NOTE_GPU_FLUSH_SKIPPED)
+		atomic_store(&gt_tap.gpu_incomplete, 1);
+	struct gt_rec_note n;
+	memset(&n, 0, sizeof(n));
+	n.h.type = GT_REC_NOTE;
+	n.h.size = sizeof(n);
+	n.what = what;
+	n.detail = detail;
+	n.result = result;
+	n.ts_ns = gt_now_ns();
+	gt_tap_put(&n, sizeof(n));
 }
 
 void gt_tap_mem_alloc(uint64_t ptr, uint64_t size)
