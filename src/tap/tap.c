@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/seedlog.h"
 #include "core/trace_io.h"
+#include "tap/rmetrics.h"
 #include "tap/tap.h"
 
 struct gt_tap_state gt_tap;
@@ -586,6 +587,7 @@ void gt_tap_finish(void)
 {
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
+	gt_rm_finish(); /* while CUDA is still up: decodes the last range metrics */
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);
 	atomic_store(&W.stop, 1);
