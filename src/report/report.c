@@ -21,6 +21,7 @@
 #include "analyze/analyze.h"
 #include "core/trace_io.h"
 #include "libtrace/libtrace.h"
+#include "out/rmtable.h"
 #include "report/svg.h"
 
 #define MAX_PROCS 256
@@ -1035,6 +1036,7 @@ static int write_page(FILE *f, const struct page *p)
 	sec_iters(f, p);
 	sec_power(f, p);
 	sec_lib(f, p);
+	gt_rm_tables(f, p->dir, 200, 1);
 	fprintf(f, "<p class=\"note\">Made by gputap. This page is self-contained: it loads nothing.</p>\n"
 		   "</body></html>\n");
 	return ferror(f) ? -1 : 0;
@@ -1102,6 +1104,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			p->nperf ? ", library_perf.csv read" : "");
 	}
 	fprintf(f, "  report       %s\n", html);
+	gt_rm_tables(f, p->dir, 12, 0);
 }
 
 int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)

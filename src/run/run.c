@@ -19,6 +19,7 @@
 #include "core/trace_io.h"
 #include "libtrace/libtrace.h"
 #include "out/out.h"
+#include "out/rmtable.h"
 #include "report/report.h"
 #include "run/child.h"
 
@@ -709,6 +710,7 @@ int gt_run_execute(const struct gt_run_opts *o)
 		}
 	if (nt && gt_out_summary(stderr, r->outdir, (const char *const *)traces, (int)nt, err, sizeof(err)) < 0)
 		gt_warn("%s", err);
+	gt_rm_tables(stderr, r->outdir, 12, 0);
 	for (size_t i = 0; i < nt; i++)
 		free(traces[i]);
 	free(traces);
