@@ -12,7 +12,8 @@
 #include "core/cuprof.h"
 #include "core/log.h"
 #include "core/rmagg.h"
-#include "run/nvml.h"
+#include "gpu/nvml.h"
+#include "gpu/probe.h"
 
 const char cmd_info_help[] =
 	"NAME\n"

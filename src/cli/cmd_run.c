@@ -12,7 +12,7 @@ const char cmd_run_help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    gputap run [-o DIR] [--tools LIST | --context JSON | --context-file F]\n"
-	"               [--trace KINDS] [--buffer-mb N] [--hold N]\n"
+	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--capture SPEC]\n"
 	"               [--metrics LIST] [--metrics-mode auto|kernel|range] [--] CMD [ARGS...]\n"
 	"    gputap run --tools help\n"
 	"\n"
@@ -75,15 +75,27 @@ const char cmd_run_help[] =
 	"        allowed; launches serialised); range: one value per range occurrence in\n"
 	"        one pass, the program's concurrency kept; auto (default): range for a\n"
 	"        one-pass list of .sum counters, else kernel (GPUTAP_METRICS_MODE).\n"
+	"    --capture SPEC\n"
+	"        Trace only inside capture windows (GPUTAP_CAPTURE); outside them the tap\n"
+	"        keeps its counters only, at the cost of the metrics mode. SPEC, several\n"
+	"        separated by ';' or given as several --capture options:\n"
+	"          nvtx:NAME[@FIRST[-LAST]]  occurrences FIRST..LAST (from 1; default the\n"
+	"                                    first) of the NVTX range NAME; NAME* matches by\n"
+	"                                    prefix (ProfilerStep#*); @100- = to the end\n"
+	"          cudaProfilerApi           between cu(da)ProfilerStart and Stop\n"
+	"          time:DELAY[+DURATION]     seconds after the process started (30, 1.5s, 250ms)\n"
+	"          trigger                   nothing until `gputap trigger` starts a window\n"
+	"        GPU work launched inside a window is kept whole. Example:\n"
+	"        --capture 'nvtx:train_step@100-110'\n"
 	"    -h, --help\n"
 	"        This text.\n"
 	"\n"
 	"TOOLS\n"
 	"    kernel_trace   full GPU trace: API calls, kernels, copies, memory, NVTX\n"
 	"    api_trace      CUDA API records only\n"
-	"    metrics        seed-000 counters only (metrics.log, timeline.log)\n"
-	"    power          power samples (seed name gpu_info_power_profiler)\n"
-	"    vram           memory-use samples (seed name gpu_info_vram_profiler)\n"
+	"    metrics        counters only (the alnair interposer's metrics.log, timeline.log)\n"
+	"    power          power samples (madengine name gpu_info_power_profiler)\n"
+	"    vram           memory-use samples (madengine name gpu_info_vram_profiler)\n"
 	"    range_metrics  GPU hardware counters per kernel and per NVTX range\n"
 	"                   (env_vars GPUTAP_METRICS, GPUTAP_METRICS_MODE)\n"
 	"    cublas_trace, cublaslt_trace, cudnn_trace, nccl_trace\n"
@@ -180,6 +192,18 @@ int cmd_run(int argc, char **argv)
 			dst = &o.metrics;
 		else if (nl == 14 && strncmp(a, "--metrics-mode", 14) == 0)
 			dst = &o.metrics_mode;
+		else if (nl == 9 && strncmp(a, "--capture", 9) == 0) {
+			const char *v = eq ? eq + 1 : (need_arg(argc, argv, i) ? argv[++i] : NULL);
+			if (!v)
+				return 2;
+			size_t used = strlen(o.capture);
+			if (used + strlen(v) + 2 > sizeof(o.capture)) {
+				gt_error("run: --capture: the windows are longer than %zu characters", sizeof(o.capture) - 1);
+				return 2;
+			}
+			snprintf(o.capture + used, sizeof(o.capture) - used, "%s%s", used ? ";" : "", v);
+			continue;
+		}
 		if (!dst) {
 			gt_error("run: unknown option '%s'; see 'gputap help run'", a);
 			return 2;

@@ -1,6 +1,8 @@
 /* run/run.c — one `gputap run`, from the tool stack to the summary.  See run.h. */
 #include "run/run.h"
 
+#include "core/capture.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -17,11 +19,13 @@
 #include "core/log.h"
 #include "core/rmagg.h"
 #include "core/trace_io.h"
-#include "libtrace/libtrace.h"
-#include "out/out.h"
-#include "out/rmtable.h"
+#include "liblog/libtrace.h"
+#include "export/export.h"
+#include "export/ofile.h"
+#include "export/rmtable.h"
 #include "report/report.h"
 #include "run/child.h"
+#include "core/sort.h"
 
 extern char **environ;
 
@@ -141,7 +145,7 @@ int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs)
 	}
 	closedir(d);
 	if (n)
-		qsort(*procs, n, sizeof(**procs), cmp_proc);
+		gt_sort(*procs, n, sizeof(**procs), cmp_proc);
 	return (int)n;
 }
 
@@ -380,7 +384,7 @@ static size_t list_traces(const char *dir, char ***out)
 	}
 	closedir(d);
 	if (n)
-		qsort(*out, n, sizeof(**out), cmp_str);
+		gt_sort(*out, n, sizeof(**out), cmp_str);
 	return n;
 }
 
@@ -472,6 +476,15 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 	if (o->outdir) {
 		snprintf(path, sizeof(path), "%s", o->outdir);
 		struct stat st;
+		char to[PATH_MAX];
+		ssize_t tl;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) < 0 &&
+		    (tl = readlink(path, to, sizeof(to) - 1)) >= 0) {
+			to[tl] = '\0';
+			gt_error("-o %s: is a symbolic link to '%s', which does not exist; create it or choose another "
+				 "directory", path, to);
+			return 2;
+		}
 		if (stat(path, &st) == 0) {
 			char rj[PATH_MAX + 16];
 			snprintf(rj, sizeof(rj), "%s/run.json", path);
@@ -489,7 +502,7 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 		gt_error("could not find a free name for the run directory");
 		return 125;
 	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+	if (gt_mkdirs(path) < 0) { /* with its parents, as the help says */
 		gt_error("cannot create run directory %s: %s", path, strerror(errno));
 		return 125;
 	}
@@ -556,6 +569,15 @@ int gt_run_execute(const struct gt_run_opts *o)
 		gt_tools_free(&tl);
 		return 2;
 	}
+	if (o->capture[0]) {
+		struct gt_capture cap;
+		char cerr[512];
+		if (gt_capture_parse(&cap, o->capture, cerr, sizeof(cerr)) < 0) {
+			gt_error("--capture: %s", cerr);
+			gt_tools_free(&tl);
+			return 2;
+		}
+	}
 	int st = prepare_dir(o, r);
 	if (st) {
 		gt_tools_free(&tl);
@@ -592,6 +614,11 @@ int gt_run_execute(const struct gt_run_opts *o)
 		gt_plan_setenv(&r->plan, "GPUTAP_TRACE", o->trace);
 	if (o->buffer_mb)
 		gt_plan_setenv(&r->plan, "GPUTAP_BUFFER_MB", o->buffer_mb);
+	if (o->capture[0]) {
+		gt_plan_setenv(&r->plan, "GPUTAP_CAPTURE", o->capture);
+		if (!r->plan.has_tap)
+			warnf(r, "--capture needs the tap (kernel_trace, api_trace or metrics); it has no effect");
+	}
 	if (o->hold) {
 		gt_plan_setenv(&r->plan, "GPUTAP_HOLD", o->hold);
 		if (!r->plan.has_tap)
@@ -644,6 +671,8 @@ int gt_run_execute(const struct gt_run_opts *o)
 		const struct gt_action *a = &r->plan.actions[i];
 		if (a->kind != GT_ACT_SETUP)
 			continue;
+		if (gt_child_pending_signal())
+			break; /* Ctrl-C during set-up: no more set-up, and no command */
 		record_action(r, a->kind, a->tool);
 		if (r->plan.tools.t[a->tool].def->kind == GT_TOOL_SAMPLER)
 			setup_sampler(r, a->tool);
@@ -658,6 +687,11 @@ int gt_run_execute(const struct gt_run_opts *o)
 		int ws = gt_child_wait(pid, &r->child_ru);
 		r->wstatus = ws < 0 ? 0 : ws;
 		r->exit_code = ws < 0 ? 1 : gt_exit_code(ws);
+	} else if (r->exec_errno == EINTR && gt_child_pending_signal()) {
+		int sig = gt_child_pending_signal();
+		r->exit_code = 128 + sig;
+		r->forwarded_signal = 0;
+		warnf(r, "%s (signal %d) during set-up: the command was not started", strsignal(sig), sig);
 	} else {
 		r->exit_code = gt_exec_failure_code(r->exec_errno);
 		if (r->exec_errno == ENOENT)

@@ -111,6 +111,8 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 			c->buffer_bytes = (uint64_t)mb << 20;
 		}
 	}
+	v = get("GPUTAP_CAPTURE");
+	c->capture = v && *v ? v : NULL; /* checked when the library starts (tap/capture_tap.c) */
 	static const char *const holds[] = {"GPUTAP_HOLD", "GPUTAP_HOLD_MAX"};
 	long *dst[] = {&c->hold, &c->hold_max};
 	for (int i = 0; i < 2; i++) {

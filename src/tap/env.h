@@ -37,6 +37,7 @@ struct gt_tap_config {
 	int metrics_only;      /* GPUTAP_TRACE=metrics */
 	uint64_t buffer_bytes; /* GPUTAP_BUFFER_MB */
 	int log_level;         /* GPUTAP_LOG, enum gt_log_level */
+	const char *capture;   /* GPUTAP_CAPTURE or NULL */
 	long hold, hold_max;   /* accepted, not acted on yet */
 	const char *metrics;      /* GPUTAP_METRICS: range-metric list (checked by tap/rmetrics.c), or NULL */
 	const char *metrics_mode; /* GPUTAP_METRICS_MODE: auto, kernel or range (NULL = auto) */

@@ -43,6 +43,7 @@
 #include "core/log.h"
 #include "core/rmagg.h"
 #include "gputap.h"
+#include "tap/api.h"
 #include "tap/rmetrics.h"
 #include "tap/tap.h"
 
@@ -160,6 +161,7 @@ static uint32_t my_tid(void)
 static void set_error(const char *msg)
 {
 	snprintf(last_error, sizeof(last_error), "%s", msg);
+	gt_api_set_error("%s", msg); /* what gputap_last_error() says */
 }
 
 /* Give up range metrics for the rest of the process: one warning, the program runs on. */

@@ -24,10 +24,10 @@ if ls "$T/o1"/*.partial >/dev/null 2>&1; then notok file-no-partial-left; else o
 expect_status analyze-reads-prefix 0 "$GPUTAP" analyze "$T/o1/trace"
 contains analyze-kernels "$T/.out" "Kernel total instances: 5"
 
-# a run directory, in place, default formats (json, csv; no seed logs)
+# a run directory, in place, default formats (json, csv; no metrics/timeline logs)
 expect_status rundir 0 "$GPUTAP" convert "$T/run"
 if [ -f "$T/run/rank0/trace.json" ] && [ -f "$T/run/rank1/trace_cuda_gpu_kern_sum.csv" ]; then ok rundir-files; else notok rundir-files "$(ls -R "$T/run")"; fi
-if [ ! -e "$T/run/rank0/metrics.log" ]; then ok rundir-default-no-seed; else notok rundir-default-no-seed; fi
+if [ ! -e "$T/run/rank0/metrics.log" ]; then ok rundir-default-no-logs; else notok rundir-default-no-logs; fi
 
 # a process directory into -o
 expect_status procdir 0 "$GPUTAP" convert "$T/run/rank1" -o "$T/o2" --format=csv
