@@ -138,6 +138,8 @@ void gt_cupti_flush(void);
 void gt_cupti_tick(void); /* writer, every loop: hand completed activity buffers over every 100 ms */
 void gt_cupti_stop_for_other_client(void);
 extern _Atomic int gt_cupti_active;
+int gt_cupti_attach_rmetrics(void);   /* range metrics turned on after CUPTI started: add their callbacks */
+void gt_cupti_kernel_records(int on); /* range metrics' kernel replay: stop kernel records */
 
 /* hook_driver.c */
 void *gt_hook_for_dlsym(const char *name, void *real);
