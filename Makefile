@@ -37,7 +37,7 @@ endif
 
 CORE_SRC := $(wildcard src/core/*.c)
 TAP_SRC := $(wildcard src/tap/*.c)
-TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c))
+TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c hold.c holdtab.c holdstub.c))
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/out/*.c src/report/*.c src/libtrace/*.c src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)

@@ -134,6 +134,7 @@ size_t gt_rec_min_size(unsigned type)
 	case GT_REC_DROPPED: return sizeof(struct gt_rec_dropped);
 	case GT_REC_DEVICE: return sizeof(struct gt_rec_device);
 	case GT_REC_THREAD: return sizeof(struct gt_rec_thread);
+	case GT_REC_HOLD: return sizeof(struct gt_rec_hold);
 	default: return 0;
 	}
 }

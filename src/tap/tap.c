@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/seedlog.h"
 #include "core/trace_io.h"
+#include "tap/hold.h"
 #include "tap/tap.h"
 
 struct gt_tap_state gt_tap;
@@ -534,8 +535,12 @@ static void init_once(void)
 	gt_resolve_init();
 	struct gt_tap_config *c = &gt_tap.cfg;
 	gt_tap_config_read(c, env_get);
-	if (!c->out_dir && !c->pflog_dir)
+	if (!c->out_dir && !c->pflog_dir) {
+		if (c->hold)
+			gt_warn("GPUTAP_HOLD needs the tap recording (GPUTAP_OUT or PFLOG, as gputap run sets): "
+				"launches run unchanged");
 		return; /* nothing asked for: record nothing, cost nothing */
+	}
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();
@@ -562,6 +567,7 @@ static void init_once(void)
 	gt_tap.slots = slots;
 	for (int i = 0; i < GT_API_N; i++)
 		gt_tap.api_name_id[i] = gt_strtab_intern(&gt_tap.strs, gt_api_names[i], strlen(gt_api_names[i]));
+	gt_hold_setup();
 	if (pthread_key_create(&gt_tap_thread_key, gt_tap_thread_exit) != 0)
 		return;
 	W.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -586,6 +592,7 @@ void gt_tap_finish(void)
 {
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
+	gt_hold_finish(); /* held launches are issued while the driver is still there */
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);
 	atomic_store(&W.stop, 1);
