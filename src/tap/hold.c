@@ -14,18 +14,6 @@
 
 #include "core/log.h"
 
-#define GT_HOLD_STR(n, s) s,
-const char *const gt_hold_reason_names[GT_HOLD_NREASONS] = {GT_HOLD_REASONS(GT_HOLD_STR)};
-const char *const gt_hold_refusal_names[GT_HOLD_NREFUSALS] = {GT_HOLD_REFUSALS(GT_HOLD_STR)};
-#undef GT_HOLD_STR
-const char *const gt_hold_reason_keys[GT_HOLD_NREASONS] = {
-	"pass",   "full",    "bytes", "timer", "launch", "exit",  "fork",    "request", "copy",   "memset",
-	"event",  "wait",    "sync",  "memop", "hostfn", "graph", "alloc",   "unified", "free",   "destroy",
-	"unload", "context", "capture", "state", "interop", "profiler", "old_launch", "other"};
-const char *const gt_hold_refusal_keys[GT_HOLD_NREFUSALS] = {
-	"capture", "per_thread", "layout", "args", "attribute", "check", "cooperative",
-	"host_memory", "by_name", "nested", "filter", "size", "closed"};
-
 #define FN_CAP 4096u /* function cache entries (power of two) */
 #define PAIRS_CAP (64u * 1024u)
 #define DEV_CAP 64u
@@ -468,8 +456,8 @@ void gt_hold_remove_range(struct gt_hold *h, uint64_t ptr)
 	pthread_mutex_unlock(&h->range_mu);
 }
 
-/* 1 if an 8-byte word of `p` (8-aligned) points into a pinned or managed range */
-static int points_to_host(struct gt_hold *h, const unsigned char *p, size_t len)
+/* 1 if an 8-byte word of `p` (8-aligned) points into a pinned or managed range (*word: that word) */
+static int points_to_host(struct gt_hold *h, const unsigned char *p, size_t len, uint64_t *word)
 {
 	if (!h->nranges)
 		return 0;
@@ -493,6 +481,7 @@ static int points_to_host(struct gt_hold *h, const unsigned char *p, size_t len)
 		for (uint32_t i = a; i > 0 && a - i < 8; i--)
 			if (w < h->ranges[i - 1].hi) {
 				hit = 1;
+				*word = w;
 				break;
 			}
 	}
@@ -675,11 +664,15 @@ static int check(struct gt_hold *h, const struct gt_hold_call *c, struct plan *p
 		if (blocks > (uint64_t)per_sm * (uint64_t)p->dev->sms)
 			return GT_HOLD_NO_COOPERATIVE;
 	}
-	if (p->params || !p->extra) {
-		if (fn->layout == L_UNKNOWN)
-			fn_layout(h, fn);
-		if (fn->layout != L_KNOWN)
-			return GT_HOLD_NO_LAYOUT;
+	if (fn->layout == L_UNKNOWN)
+		fn_layout(h, fn);
+	if (fn->layout != L_KNOWN)
+		return GT_HOLD_NO_LAYOUT;
+	if (p->extra) {
+		/* the driver refuses a packed buffer of another size (LAUNCH_OUT_OF_RESOURCES) */
+		if (p->xsize != fn->argbytes)
+			return GT_HOLD_NO_CHECK;
+	} else {
 		if (fn->nparams && !p->params)
 			return GT_HOLD_NO_ARGS;
 		for (uint32_t i = 0; i < fn->nparams; i++)
@@ -736,8 +729,12 @@ static int copy_in(struct gt_hold *h, const struct gt_hold_call *c, struct plan 
 		scan = buf;
 		scan_len = fn->argbytes;
 	}
-	if (scan && points_to_host(h, scan, scan_len)) {
+	uint64_t word = 0;
+	if (scan && points_to_host(h, scan, scan_len, &word)) {
 		h->arena_used = mark;
+		if (gt_log_level >= GT_LOG_DEBUG)
+			gt_debug("launch hold: an argument of %s points into pinned or managed memory (0x%llx)",
+				 kernel_name(h, c->f), (unsigned long long)word);
 		return GT_HOLD_NO_HOST_MEMORY;
 	}
 	if (c->form == GT_HOLD_KERNEL_EX) {
@@ -801,10 +798,10 @@ CUresult gt_hold_launch(struct gt_hold *h, const struct gt_hold_call *c, int *he
 				h->n++;
 				atomic_store_explicit(&h->nq, h->n, memory_order_release);
 				atomic_fetch_add(&h->st.held, 1);
-				if (h->n == 1 && h->timer_idle)
-					pthread_cond_signal(&h->cv);
 				if (h->n >= (uint32_t)h->cfg.n || h->n >= h->cap)
 					release_locked(h, GT_HOLD_FULL, 0);
+				else if (h->n == 1 && h->timer_idle)
+					pthread_cond_signal(&h->cv); /* once per batch: the timer starts waiting */
 				unlock(h);
 				*held = 1;
 				return gt_hold_after(h, CUDA_SUCCESS);
@@ -817,7 +814,8 @@ CUresult gt_hold_launch(struct gt_hold *h, const struct gt_hold_call *c, int *he
 		gt_hold_release(h, GT_HOLD_LAUNCH, 0);
 	}
 	*why = no;
-	atomic_fetch_add(&h->st.refused[no], 1);
+	if (atomic_fetch_add(&h->st.refused[no], 1) < 3 && gt_log_level >= GT_LOG_DEBUG)
+		gt_debug("launch hold: a launch of %s is not held (%s)", kernel_name(h, c->f), gt_hold_refusal_names[no]);
 	atomic_fetch_add(&h->st.passed, 1);
 	return gt_hold_after(h, call_real(c));
 }

@@ -35,66 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- why the queue was released ---- */
-/* Classes of driver calls (holdtab.c) and the releases that no call makes. */
-#define GT_HOLD_REASONS(X)                                                                         \
-	X(PASS, "none")               /* table only: the call never releases */                   \
-	X(FULL, "batch full")         /* N launches queued */                                       \
-	X(BYTES, "argument space")    /* the argument arena could not take the next launch */      \
-	X(TIMER, "timer")             /* the oldest launch waited GPUTAP_HOLD_TIMEOUT_US */       \
-	X(LAUNCH, "launch not held")  /* a launch that is not held keeps its place in order */     \
-	X(EXIT, "exit")                                                                             \
-	X(FORK, "fork")                                                                             \
-	X(REQUEST, "request")         /* gt_hold_release from the library (capture windows) */    \
-	X(COPY, "copy")                                                                             \
-	X(MEMSET, "memset")                                                                         \
-	X(EVENT, "event record")                                                                    \
-	X(WAIT, "stream wait")                                                                      \
-	X(SYNC, "synchronize")                                                                      \
-	X(MEMOP, "stream memory operation")                                                         \
-	X(HOSTFN, "host function")                                                                  \
-	X(GRAPH, "graph launch")                                                                    \
-	X(ASYNC_ALLOC, "stream-ordered allocation")                                                 \
-	X(UNIFIED, "unified memory")                                                                \
-	X(FREE, "free")                                                                             \
-	X(DESTROY, "stream or event destroy")                                                       \
-	X(UNLOAD, "module unload")                                                                  \
-	X(CONTEXT, "context")                                                                       \
-	X(CAPTURE, "stream capture")                                                                \
-	X(STATE, "launch state")                                                                    \
-	X(INTEROP, "interop")                                                                       \
-	X(PROFILER, "profiler")                                                                     \
-	X(OLD_LAUNCH, "launch never held")                                                          \
-	X(OTHER, "other driver call")
-
-#define GT_HOLD_ENUM(n, s) GT_HOLD_##n,
-enum gt_hold_reason { GT_HOLD_REASONS(GT_HOLD_ENUM) GT_HOLD_NREASONS };
-#undef GT_HOLD_ENUM
-extern const char *const gt_hold_reason_names[GT_HOLD_NREASONS];
-/* the word used in counters and records ("full", "copy", "other", ...) */
-extern const char *const gt_hold_reason_keys[GT_HOLD_NREASONS];
-
-/* ---- why a launch was not held ---- */
-#define GT_HOLD_REFUSALS(X)                                                                        \
-	X(CAPTURE, "stream capture")        /* its stream captures, or the capture state is unknown */ \
-	X(PER_THREAD, "per-thread stream")  /* only the launching thread can name that stream */       \
-	X(LAYOUT, "argument layout")        /* the driver does not say the parameter layout */         \
-	X(ARGS, "arguments")                /* kernelParams and extra both or neither, NULL, unknown key */ \
-	X(ATTRIBUTE, "launch attribute")    /* an attribute this build does not hold */               \
-	X(CHECK, "launch check")            /* the launch would fail, or could not be checked */      \
-	X(COOPERATIVE, "cooperative size")  /* more blocks than can be co-resident */                  \
-	X(HOST_MEMORY, "host memory")       /* an argument points into pinned or managed memory */     \
-	X(BY_NAME, "called by name")        /* the program calls the driver by name: its other calls are not seen */ \
-	X(NESTED, "nested")                 /* inside another interposed call */                       \
-	X(FILTER, "filter")                 /* GPUTAP_HOLD_KERNELS does not name it */                  \
-	X(SIZE, "too large")                /* its arguments do not fit the argument space */          \
-	X(CLOSED, "after exit")
-
-#define GT_HOLD_ENUM(n, s) GT_HOLD_NO_##n,
-enum gt_hold_refusal { GT_HOLD_REFUSALS(GT_HOLD_ENUM) GT_HOLD_NREFUSALS };
-#undef GT_HOLD_ENUM
-extern const char *const gt_hold_refusal_names[GT_HOLD_NREFUSALS];
-extern const char *const gt_hold_refusal_keys[GT_HOLD_NREFUSALS];
+#include "core/holdnames.h"
 
 /* ---- the trigger table (holdtab.c) ---- */
 /* Class of a driver entry point by its name as cuGetProcAddress knows it
@@ -314,8 +255,9 @@ void gt_hook_driver_hold_setup(void);
 /* From the tap's final flush: release, stop holding, write the counters. */
 void gt_hold_finish(void);
 /* The pointer to hand out for the driver entry point `symbol` that has no
- * hook of its own: a stub that releases first, or `real` itself. */
-void *gt_hold_wrap(const char *symbol, void *real);
+ * hook of its own (found by cuGetProcAddress, or by dlsym): a stub that
+ * releases first, or `real` itself. */
+void *gt_hold_wrap(const char *symbol, void *real, int from_dlsym);
 /* Hooks of calls that release (class, interned name), and their result. */
 void gt_hold_gate_hook(unsigned cls, uint32_t name_id);
 static inline CUresult gt_hold_result(CUresult r)

@@ -385,7 +385,7 @@ static void *install(int id, int var, void *real)
 		return hooks[id].gpa[var];
 	/* a different function under the same name (another ABI): leave it alone, but launch hold must
 	 * still see it */
-	return gt_hold_wrap(hooks[id].base, real);
+	return gt_hold_wrap(hooks[id].base, real, 0);
 }
 
 /* ---- cuCtxSynchronize (no arguments: not expressible in the table) ---- */
@@ -448,7 +448,7 @@ static void *lookup_hook(const char *symbol, int ver, cuuint64_t flags, void *re
 			  strncmp(hooks[i].ptsym, "gt_nopt_", 8) != 0;
 		return install(i, var, real);
 	}
-	return gt_hold_wrap(symbol, real);
+	return gt_hold_wrap(symbol, real, 0);
 }
 
 static int tap_wanted(void)
@@ -532,5 +532,5 @@ void *gt_hook_for_dlsym(const char *name, void *real)
 		if (strcmp(hooks[i].ptsym, name) == 0)
 			return install(i, 1, real);
 	}
-	return gt_hold_wrap(name, real);
+	return gt_hold_wrap(name, real, 1);
 }

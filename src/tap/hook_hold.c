@@ -3,6 +3,7 @@
  * real driver, to the hooks, to the stubs of the calls that have no hook
  * (holdstub.c) and to the record stream.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -175,9 +176,27 @@ static int stub_after(int r)
 	return (int)gt_hold_after(&gt_hold_q, (CUresult)r);
 }
 
-void *gt_hold_wrap(const char *symbol, void *real)
+/* A driver entry point: "cu" and a capital (cuMemcpy, not cudnnSetStream or cublasCreate),
+ * and, for what dlsym found (it also finds other libraries' names, cuFileRead...), defined in
+ * libcuda. */
+static int driver_entry(const char *symbol, void *real, int from_dlsym)
 {
-	if (!real || !atomic_load_explicit(&gt_hold_armed, memory_order_acquire))
+	if (!symbol || strncmp(symbol, "cu", 2) != 0 || symbol[2] < 'A' || symbol[2] > 'Z')
+		return 0;
+	if (!from_dlsym)
+		return 1;
+	Dl_info di;
+	if (!dladdr(real, &di) || !di.dli_fname)
+		return 0;
+	const char *base = strrchr(di.dli_fname, '/');
+	base = base ? base + 1 : di.dli_fname;
+	return strncmp(base, "libcuda.so", 10) == 0 || strncmp(base, "libcuda_", 8) == 0;
+}
+
+void *gt_hold_wrap(const char *symbol, void *real, int from_dlsym)
+{
+	if (!real || !atomic_load_explicit(&gt_hold_armed, memory_order_acquire) ||
+	    !driver_entry(symbol, real, from_dlsym))
 		return real;
 	enum gt_hold_reason cls = gt_hold_classify(symbol);
 	if (cls == GT_HOLD_PASS)

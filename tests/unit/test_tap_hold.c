@@ -578,6 +578,18 @@ TEST(hold_extra_launch_copies_the_buffer)
 	ASSERT_EQ_INT(why, GT_HOLD_NO_ARGS);
 	ASSERT_EQ_INT(atomic_load(&F.nlog), 5);
 	ASSERT_EQ_INT(payload_int(3), 7);
+	/* a buffer of another size than the parameters (the driver says LAUNCH_OUT_OF_RESOURCES) */
+	unsigned char pad[32] = {0};
+	size = 32;
+	void *wrong[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, pad, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+	c.extra = wrong;
+	gt_hold_launch(&h, &c, &held, &why);
+	ASSERT_EQ_INT(why, GT_HOLD_NO_CHECK);
+	/* no layout from the driver: the size cannot be checked */
+	size = 24;
+	c.f = fh(5);
+	gt_hold_launch(&h, &c, &held, &why);
+	ASSERT_EQ_INT(why, GT_HOLD_NO_LAYOUT);
 	stop(&h);
 }
 
