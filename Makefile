@@ -1,10 +1,11 @@
-# gputap build.  make [O=dir] [DEBUG=1] [SAN=1]; make check; make lint; make fuzz
+# gputap build.  make [O=dir] [DEBUG=1] [SAN=1] [TSAN=1]; make check; make lint; make fuzz
 #
 # Sources are found by folder, so adding a file needs no edit here:
 #   src/core/*.c      compiled into both the CLI and libgputap.so
+#   src/gpu/probe.c   (where libcuda and CUPTI are found) both, too
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
-#   src/{analyze,run,cli}/*.c   the gputap CLI
+#   src/{analyze,run,export,report,liblog,libperf,gpu,cli}/*.c   the gputap CLI
 #   tests/unit/*.c    one unit-test binary; tests/fuzz/fuzz_<name>.c one fuzz target each
 
 O ?= build
@@ -19,15 +20,21 @@ ifeq ($(DEBUG),1)
 CFLAGS := -O0 -g3
 WARN += -Werror
 endif
+# SANFLAGS, not CFLAGS: a CFLAGS given on the command line (as `check` does) must not
+# drop the instrumentation.
 ifeq ($(SAN),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN := -fsanitize=address,undefined
+endif
+ifeq ($(TSAN),1)
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDSAN := -fsanitize=thread
 endif
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc -I$(CUDA_HOME)/include -DGT_CUDA_HOME='"$(CUDA_HOME)"'
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(CPPFLAGS) -MMD -MP
 LIBS := -lyajl -lsqlite3 -lz -ldl -lpthread -lm
 # STATIC_DEPS=1: link yajl, sqlite and zlib statically, for machines without those
 # packages (e.g. a GPU box with only the CUDA image): `make gpu-bundle`.
@@ -35,10 +42,12 @@ ifeq ($(STATIC_DEPS),1)
 LIBS := -Wl,-Bstatic -lyajl_s -lsqlite3 -lz -Wl,-Bdynamic -ldl -lpthread -lm
 endif
 
-CORE_SRC := $(wildcard src/core/*.c)
+CORE_SRC := $(wildcard src/core/*.c) src/gpu/probe.c
 TAP_SRC := $(wildcard src/tap/*.c)
-TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c hold.c holdtab.c holdstub.c))
-CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/out/*.c src/report/*.c src/libtrace/*.c src/cli/*.c)
+TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c hold.c holdtab.c holdstub.c))
+TAP_PURE += src/tap/rangeagg.c
+CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
+	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
@@ -53,12 +62,20 @@ FUZZ_BINS := $(addprefix $(O)/fuzz/,$(FUZZ_NAMES))
 
 all: $(GPUTAP) $(LIBTAP)
 
-$(O)/obj/%.o: %.c
+# Objects are rebuilt when the compiler or its flags change, so a build folder made
+# before (say, without instrumentation) never leaks old objects into this build.
+FLAGS_STAMP := $(O)/.flags
+ifneq ($(file <$(FLAGS_STAMP)),$(CC) $(ALL_CFLAGS) $(LDSAN))
+$(shell mkdir -p $(O))
+$(file >$(FLAGS_STAMP),$(CC) $(ALL_CFLAGS) $(LDSAN))
+endif
+
+$(O)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # The library: hidden by default, exports only what src/tap/exports.map lists.
-$(O)/pic/%.o: %.c
+$(O)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -DGT_IN_LIBRARY=1 -c $< -o $@
 
@@ -74,6 +91,11 @@ $(LIBTAP): $(call pic,$(CORE_SRC) $(TAP_SRC))
 
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)) $(TAP_PURE))
 $(UNIT): $(UNIT_OBJ)
+	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
+# The tap's lock-free parts under ThreadSanitizer (make check builds it in $(O)/tsan).
+TAP_UNIT_SRC := tests/unit/main.c $(wildcard tests/unit/test_tap_*.c)
+$(O)/tap-unit-tests: $(call obj,$(TAP_UNIT_SRC) $(CORE_SRC) $(TAP_PURE))
 	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 
 $(O)/fuzz/%: $(O)/obj/tests/fuzz/fuzz_%.o $(O)/obj/tests/fuzz/regress_main.o $(call obj,$(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)))
@@ -93,6 +115,7 @@ tests-bin: $(GPUTAP) $(LIBTAP) $(UNIT) $(FUZZ_BINS)
 # All CPU tests: the normal build, then unit and fuzz regressions under ASan+UBSan.
 check: tests-bin
 	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
+	@$(MAKE) --no-print-directory O=$(O)/tsan TSAN=1 CFLAGS="-O1 -g" $(O)/tsan/tap-unit-tests >/dev/null
 	@O=$(O) PYTHON=$(PYTHON) tests/run-tests.sh
 
 lint:
@@ -100,6 +123,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
 		--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -Iinclude -Isrc src
 	tests/lint/banned-in-tap.sh
+	tests/lint/banned-in-src.sh
 	@echo "lint: clean"
 
 # A self-contained build to carry to a GPU machine: .carry/build/{gputap,libgputap.so}

@@ -4,7 +4,7 @@
 # is expected under /usr/local/cuda (set CUDA_HOME otherwise); the driver is
 # only needed at run time on a GPU machine.
 set -eu
-pkgs="build-essential pkg-config libyajl-dev libsqlite3-dev zlib1g-dev cppcheck python3 python3-pip sqlite3"
+pkgs="build-essential pkg-config libyajl-dev libsqlite3-dev zlib1g-dev cppcheck python3 python3-pip python3-venv python3-setuptools sqlite3"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -19,6 +19,15 @@ fi
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import pytest' 2>/dev/null; then
 	"$PY" -m pip install -q pytest 2>/dev/null || "$PY" -m pip install -q --break-system-packages pytest
+fi
+# gputap fleet (the Python package's fleet extra) and its tests: Dask, Arrow/Parquet, pandas, DuckDB
+if ! "$PY" -c 'import dask.distributed, pyarrow, pandas, duckdb' 2>/dev/null; then
+	"$PY" -m pip install -q 'dask[distributed]' pyarrow pandas duckdb 2>/dev/null ||
+		"$PY" -m pip install -q --break-system-packages 'dask[distributed]' pyarrow pandas duckdb
+fi
+# the Python package's build (pip install --no-build-isolation ./python, used by its tests)
+if ! "$PY" -c 'import setuptools, wheel, venv' 2>/dev/null; then
+	"$PY" -m pip install -q setuptools wheel 2>/dev/null || "$PY" -m pip install -q --break-system-packages setuptools wheel
 fi
 cuda=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda/include/cupti.h" ]; then

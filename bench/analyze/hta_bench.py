@@ -14,11 +14,16 @@ t_import = time.time() - t0
 t1 = time.time()
 ta = TraceAnalysis(trace_dir=sys.argv[1])
 t_parse = time.time() - t1
-tb = ta.get_temporal_breakdown(visualize=False)
+errors = []
+try:  # HTA 0.5 asserts on some PyTorch 2.x traces (non_compute_time < 0): record it, keep timing
+    tb = ta.get_temporal_breakdown(visualize=False)
+except AssertionError as e:
+    import pandas as pd
+    tb, errors = pd.DataFrame(columns=["rank"]), errors + ["get_temporal_breakdown: assertion failed %s" % e]
 ov = ta.get_comm_comp_overlap(visualize=False)
 t_all = time.time() - t1
 kt, _ = ta.get_gpu_kernel_breakdown(visualize=False)  # not timed: it also builds per-kernel tables
-res = {"seconds_total": t_all, "seconds_parse": t_parse, "seconds_import": t_import,
+res = {"errors": errors, "seconds_total": t_all, "seconds_parse": t_parse, "seconds_import": t_import,
        "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "ranks": {}}
 # HTA 0.2 reports these in ns, HTA 0.5 in µs: take whichever the installed one has
 unit, scale = ("us", 1e3) if "idle_time(us)" in tb.columns else ("ns", 1e6)

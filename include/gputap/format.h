@@ -16,7 +16,9 @@
  *  - strings are interned: a GT_REC_STRING with id N precedes any record
  *    that refers to N; id 0 means "no string".
  *  - a new field is appended to the end of a record and bumps
- *    GT_TRACE_VERSION; readers accept records longer than they know.
+ *    GT_TRACE_VERSION; readers accept records longer than they know, and
+ *    records as short as version 1 wrote them (GT_REC_V1_SIZES), reading
+ *    the fields appended since as 0.
  */
 #ifndef GPUTAP_FORMAT_H
 #define GPUTAP_FORMAT_H
@@ -58,7 +60,8 @@ enum gt_rec_type {
 	GT_REC_DROPPED = 9,
 	GT_REC_DEVICE = 10,
 	GT_REC_THREAD = 11,
-	GT_REC_HOLD = 12,
+	GT_REC_NCCL_COLL = 12,
+	GT_REC_HOLD = 13,
 	GT_REC_TYPE_MAX
 };
 
@@ -98,7 +101,7 @@ struct gt_rec_api {
 #define GT_API_HELD 0x2u   /* a launch that launch hold queued: start/end are the queueing call,
 			    * the GT_REC_HOLD record with the same corr_id says when it was issued */
 
-/* seed-000 / cudaMemcpyKind numbering, used in GT_REC_API.copy_kind */
+/* the alnair interposer's / cudaMemcpyKind numbering, used in GT_REC_API.copy_kind */
 enum gt_host_copy_kind {
 	GT_HCOPY_H2H = 0,
 	GT_HCOPY_H2D = 1,
@@ -190,7 +193,13 @@ struct gt_rec_memory {
 };
 
 /* An NVTX range or mark. */
-enum gt_range_kind { GT_RANGE_PUSHPOP = 1, GT_RANGE_STARTEND = 2, GT_RANGE_MARK = 3, GT_RANGE_USER = 4 };
+enum gt_range_kind {
+	GT_RANGE_PUSHPOP = 1,
+	GT_RANGE_STARTEND = 2,
+	GT_RANGE_MARK = 3,
+	GT_RANGE_USER = 4,
+	GT_RANGE_WINDOW = 5, /* a capture window: name = its SPEC, start/end = when the trace was on */
+};
 struct gt_rec_range {
 	struct gt_rec_hdr h;    /* tid: thread that opened the range */
 	uint32_t name_id;
@@ -239,8 +248,32 @@ struct gt_rec_thread {
 	uint32_t pad;
 };
 
+/* An NCCL collective as NCCL's profiler plugin interface (NCCL >= 2.23) reports it: enqueued by the
+ * host thread `h.tid` at start_ns, its host-side event stopped at end_ns.  Strings: the NCCL names
+ * ("AllReduce", "RING", "SIMPLE", "ncclFloat32"); 0 when NCCL did not say. */
+struct gt_rec_nccl_coll {
+	struct gt_rec_hdr h; /* tid: the thread that called NCCL */
+	uint64_t comm_hash;  /* the communicator's hash: equal on every rank of the communicator */
+	uint64_t seq;        /* sequence number of the collective within the communicator */
+	uint64_t start_ns;   /* host: the collective was enqueued */
+	uint64_t end_ns;     /* host: NCCL stopped the event */
+	uint64_t count;      /* elements */
+	uint32_t func_id;    /* collective name */
+	uint32_t algo_id;    /* algorithm */
+	uint32_t proto_id;   /* protocol */
+	uint32_t dtype_id;   /* data type */
+	int32_t rank;        /* rank within the communicator, -1 unknown */
+	int32_t nranks;      /* ranks of the communicator, 0 unknown */
+	int32_t root;        /* root rank (broadcast, reduce), -1 none */
+	uint8_t nchannels;
+	uint8_t nwarps;
+	uint8_t plugin_version; /* the NCCL profiler interface version that reported it (1..5) */
+	uint8_t pad;
+};
+
 /* Launch hold (docs/hold.md): a held launch, or one release of the queue. */
 enum gt_hold_rec_kind { GT_HOLD_REC_LAUNCH = 1, GT_HOLD_REC_RELEASE = 2 };
+
 struct gt_rec_hold {
 	struct gt_rec_hdr h; /* tid: the launching thread (LAUNCH), the releasing one (RELEASE) */
 	uint8_t kind;        /* enum gt_hold_rec_kind */
@@ -256,6 +289,27 @@ struct gt_rec_hold {
 	uint32_t api_id;     /* RELEASE: the driver call that released (interned name), 0 if none */
 	uint32_t pad2;
 };
+
+/*
+ * Record sizes as trace format version 1 wrote them.  Frozen: a reader
+ * accepts a record of a known type when it is at least this long, and reads
+ * fields appended since then as 0.  Never change a number here; a new record
+ * type gets its line when it is added.
+ */
+#define GT_REC_V1_SIZES(X)                                                                         \
+	X(GT_REC_STRING, 16)                                                                       \
+	X(GT_REC_API, 64)                                                                          \
+	X(GT_REC_KERNEL, 96)                                                                       \
+	X(GT_REC_MEMCPY, 64)                                                                       \
+	X(GT_REC_MEMSET, 64)                                                                       \
+	X(GT_REC_MEMORY, 56)                                                                       \
+	X(GT_REC_RANGE, 56)                                                                        \
+	X(GT_REC_COUNTER, 32)                                                                      \
+	X(GT_REC_DROPPED, 24)                                                                      \
+	X(GT_REC_DEVICE, 40)                                                                       \
+	X(GT_REC_THREAD, 16)                                                                       \
+	X(GT_REC_NCCL_COLL, 80)                                                                    \
+	X(GT_REC_HOLD, 64)
 
 #define GT_REC_ALIGN 8u
 #define GT_REC_PADDED(n) (((n) + (GT_REC_ALIGN - 1)) & ~(uint32_t)(GT_REC_ALIGN - 1))

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "analyze/analyze.h"
+#include "gputap/format.h"
 
 /* ---- name table ---- */
 enum gt_nkind { GT_NK_KERNEL = 1, GT_NK_MEMOP = 2 };
@@ -39,16 +40,17 @@ struct gt_names {
 
 void gt_names_init(struct gt_names *t);
 void gt_names_free(struct gt_names *t);
-/* Index of (kind, name), added if new.  -1 on allocation failure. */
+/* Index of (kind, name), added if new; the name ends at its first NUL within `len`.  -1 on
+ * allocation failure. */
 long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len);
 
 /* ---- classification ---- */
 int gt_an_is_nccl(const char *name);
 /* Collective of an NCCL kernel name ("AllGather", "SendRecv", ...) into buf. */
 void gt_an_nccl_collective(const char *name, char *buf, size_t len);
-/* Seed spelling of a memory-operation name ("[CUDA memcpy H2D]"), into buf. */
+/* The GPU Performance Analyzer's spelling of a memory-operation name ("[CUDA memcpy H2D]"), into buf. */
 void gt_an_memop_name(const char *name, char *buf, size_t len);
-/* Seed name of a CUPTI copy kind (enum gt_copy_kind numbering). */
+/* The GPU Performance Analyzer's name of a CUPTI copy kind (enum gt_copy_kind numbering). */
 const char *gt_an_copykind_name(unsigned kind);
 /* Class index (0 = others) for a kernel name.  When keys of two different classes match, the first
  * key in map order wins and *k1, *k2 (if not NULL) name the two keys; else they are set to NULL. */
@@ -78,16 +80,23 @@ void gt_csv_close(struct gt_csv *c);
 /* ---- timeline engine ---- */
 struct gt_ev {
 	uint64_t start, end;
-	uint32_t corr;    /* correlation id of the launch, 0 unknown (CUPTI ids are 32-bit) */
+	uint64_t bytes;    /* memcpy/memset: bytes moved, 0 unknown */
+	uint32_t corr;     /* correlation id of the launch, 0 unknown (CUPTI ids are 32-bit) */
+	uint32_t name;     /* index into the name table, GT_NO_NAME unknown */
+	uint32_t stream;   /* the op's stream (as the trace numbers it), 0 unknown */
 	uint32_t gpu : 24; /* index into the engine's GPU list */
 	uint32_t cat : 8;  /* enum gt_ncat */
 };
+#define GT_NO_NAME UINT32_MAX
 
 /* A host-side API call (a launch or any other call: ids come from one counter at API entry). */
 struct gt_launch {
 	uint64_t start;
 	uint32_t corr;
 	uint32_t source;
+	uint32_t dur; /* ns, saturated; 0 unknown */
+	uint32_t hta; /* 1: a call HTA's launch statistics count (cudaLaunchKernel[ExC], cudaMemcpyAsync,
+		       * cudaMemsetAsync) */
 };
 
 struct gt_range {
@@ -107,8 +116,11 @@ struct gt_tl {
 	/* GPUs: (source, device) */
 	struct {
 		int source, device;
+		uint64_t first, last; /* extent of the GPU's ops (first start, last end) */
 	} *gpus;
-	size_t ngpus;
+	size_t ngpus, gpus_cap;
+	uint32_t *gpu_slots; /* (source, device) -> index + 1, open addressing; 0 empty */
+	size_t gpu_nslots;
 	/* iteration ranges, per source */
 	struct gt_range *ranges;
 	size_t nranges, ranges_cap;
@@ -123,19 +135,32 @@ struct gt_tl {
 	/* filled by gt_tl_finish: how ops were put into iterations, and the NVTX time per source */
 	uint64_t by_launch, by_time, outside;
 	double nvtx_total_ns; /* sum of range times: GPU-projected for sources with launches, else CPU */
+	/* filled by gt_tl_finish: ops whose launch event is in the trace, ops placed by id range only */
+	uint64_t by_launch_event, by_launch_range;
+	/* what HTA's default view leaves out, and what the selection options left out */
+	struct gt_an_hta hta;
+	int launched_only, without_last_step; /* the selection options */
+	struct gt_names *names;               /* the name table, to take out what is left out */
+	struct gt_dt *dt;                     /* the per-op analyses, NULL: none */
 	int nvtx_projected;   /* 1: every source with ranges was projected, 2: some were */
 	char err[512];
 };
 
 int gt_tl_init(struct gt_tl *tl, size_t chunk_events);
 void gt_tl_free(struct gt_tl *tl);
-/* GPU index for (source, device), -1 on allocation failure. */
+/* GPU index for (source, device), -1 on allocation failure or past GT_TL_MAX_GPUS (tl->err says). */
+#define GT_TL_MAX_GPUS (1u << 24) /* the width of gt_ev.gpu */
 long gt_tl_gpu(struct gt_tl *tl, int source, int device);
 int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat);
 /* The same with the correlation id of the launch (0: unknown, the op is put into a window by time). */
 int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr);
+/* The same with what the per-op analyses use: the name's index, the stream, the bytes of a memop. */
+int gt_tl_op(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr, uint32_t name,
+	     uint32_t stream, uint64_t bytes);
 /* An API call of `source` that started at `start` with correlation id `corr` (0 is ignored). */
 int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr);
+/* The same with its end and its name (NULL: unknown), for the launch statistics. */
+int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, uint64_t corr, const char *name);
 /* Name a source (copied); GPU rows are "<label>/gpu<device>". */
 int gt_tl_label(struct gt_tl *tl, int source, const char *label);
 int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);
@@ -146,9 +171,35 @@ int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);
  * to the window of its GPU start time, cut at the range starts. */
 int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen);
 
+/* ---- per-op analyses (detail.c): idle time by cause and queue length per stream, launch delays
+ * and time per kernel and rank, memory bandwidth per kind, kernels per iteration ---- */
+struct gt_dt;
+struct gt_dt *gt_dt_new(const struct gt_an_opts *o, size_t ngpus, const struct gt_names *names);
+void gt_dt_free(struct gt_dt *d);
+/* Before the sweep: GPU g's extent, for the time buckets of the series. */
+void gt_dt_extent(struct gt_dt *d, size_t g, uint64_t first, uint64_t last);
+/* One op, in start order; `l` its launch (NULL: not in the trace); `iter` its iteration (-1 none). */
+int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt_launch *l, long iter);
+/* After the sweep: the tables into r (names: the name table).  0 or -1 (out of memory). */
+int gt_dt_finish(struct gt_dt *d, struct gt_an_result *r, const struct gt_names *names);
+
+/* Output of the per-op analyses (output_detail.c): text tables, JSON keys (a yajl_gen), CSV rows. */
+void gt_an_text_detail(const struct gt_an_result *r, FILE *f);
+void gt_an_json_detail(void *gen, const struct gt_an_result *r);
+void gt_an_csv_detail(const struct gt_an_result *r, FILE *f);
+/* The output's pieces (output.c): one CSV row (title,section,gpu,iteration,name,metric,value; it < 0:
+ * no iteration), a JSON number in ms-style decimals, a JSON integer. */
+void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
+		   const char *metric, double v);
+void gt_an_jnum(void *g, const char *k, double v);
+void gt_an_jint(void *g, const char *k, unsigned long long v);
+
 /* ---- readers: each adds to names / tl / ranges; 0 or -1 with err ---- */
+struct gt_colls;
+
 struct gt_an_ctx {
 	const struct gt_an_opts *o;
+	struct gt_colls *colls; /* NULL unless opts.collectives */
 	struct gt_names names;
 	struct gt_tl tl;
 	int has_tl, has_mem, has_nvtx;
@@ -159,9 +210,21 @@ struct gt_an_ctx {
 	const char *tag;
 	char **notes;
 	size_t nnotes;
+	char **paths; /* per source: the file it was read from (messages about duplicate labels) */
+	size_t npaths;
+	struct gt_names seen; /* NVTX range names of the input being read, with count and time (messages,
+				 the default iteration range) */
 	int progress;
+	uint64_t hta_sync, hta_cpu_stream; /* Kineto events HTA counts as GPU work and gputap does not */
+	uint64_t gpu_ops;                  /* GPU ops read (all inputs) */
 };
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Name source `source`, read from `path`, as gt_tl_label does; a label another source already has
+ * (two files of one rank) gets the file's name added, with a note.  0 or -1 (out of memory). */
+int gt_an_label(struct gt_an_ctx *c, int source, const char *label, const char *path);
+/* Every reader calls this for each NVTX range (Kineto: user annotation) it reads, matching or not:
+ * `count` ranges of `name` lasting `ns` in all.  ProfilerStep#<n> counts as "ProfilerStep#N". */
+void gt_an_range_seen(struct gt_an_ctx *c, const char *name, double ns, uint64_t count);
 /* 1 if `name` is an iteration range for this run (the tag, or ProfilerStep#N when no tag). */
 int gt_an_is_iter_range(const struct gt_an_ctx *c, const char *name);
 void gt_an_progress(struct gt_an_ctx *c, const char *path, uint64_t done, uint64_t total);
@@ -175,7 +238,38 @@ int gt_an_read_kineto_mem(struct gt_an_ctx *c, const char *label, const char *da
 /* `label`: the source's name (the process folder of a run); NULL: the trace's process name. */
 int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen);
 
-/* Parse an unsigned decimal with optional fraction, scaled by 10^scale (e.g. µs -> ns: 3). */
+/* ---- NCCL collectives per rank (colls.c; only with opts.collectives) ---- */
+#define GT_SEQ_UNKNOWN UINT64_MAX
+struct gt_colls *gt_colls_new(void);
+void gt_colls_free(struct gt_colls *cs);
+/* An NCCL kernel of `source`: `name` the kernel name; `comm`/`seq` from the trace if it says (NULL /
+ * GT_SEQ_UNKNOWN otherwise).  0 or -1 (out of memory). */
+int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start, uint64_t end, uint64_t corr,
+		    const char *name, const char *comm, uint64_t seq);
+/* A collective recorded by NCCL's profiler plugin in a gputap trace. */
+int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
+		  const char *algo, const char *proto);
+/* After gt_tl_finish: match plugin records to kernels (through the launches), number the rest by order,
+ * put each into its iteration, and move the rows into r.  0 or -1 (out of memory). */
+int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *r);
+/* The JSON "collectives" array of a result (a yajl_gen), nothing when it has none. */
+void gt_an_json_collectives(void *gen, const struct gt_an_result *r);
+/* Every API call the timeline engine holds (source, start, corr), in the order read. */
+int gt_tl_each_launch(struct gt_tl *tl, void (*fn)(void *arg, const struct gt_launch *l), void *arg);
+
+/* ---- ids and times: every reader checks them the same way (docs/analyze.md, "Bad input") ----
+ * A device or rank id is an integer from 0 to GT_AN_MAX_ID, kept exact; a time is a count of ns from
+ * 0 to GT_AN_MAX_NS.  Anything else is refused, the file and row named: a wrapped id would merge two
+ * GPUs, a clamped time would move work without a word. */
+#define GT_AN_MAX_ID 2147483647
+#define GT_AN_MAX_NS ((uint64_t)INT64_MAX)
+#define GT_AN_ID_RANGE "an integer from 0 to 2147483647"
+
+/* Parse a decimal with optional fraction and exponent, scaled by 10^scale (e.g. µs -> ns: 3).
+ * 0, or GT_AN_NAN (not a number), GT_AN_NEGATIVE, GT_AN_RANGE (2^64 or more once scaled). */
+enum { GT_AN_NAN = -1, GT_AN_NEGATIVE = -2, GT_AN_RANGE = -3 };
 int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out);
+/* A device or rank id written as a JSON number ("3", "3.0"): 0, or -1 when it is not one. */
+int gt_an_parse_id(const char *s, size_t len, int64_t *out);
 
 #endif

@@ -7,7 +7,7 @@
  *
  * Invariants:
  *  - times are nanoseconds (double: sums of ns stay exact below 2^53 ns, about 104 days);
- *  - `classes[0]` is always "others"; then the map's classes in map order (lower-cased, as the seed);
+ *  - `classes[0]` is always "others"; then the map's classes in map order (lower-cased, as the GPU Performance Analyzer);
  *  - NCCL kernels are never in `classes`: they are in `nccl`, one row per collective;
  *  - timeline numbers (`gpus`, `iters` of each gpu, `total`) exist only when an input had a
  *    timeline (SQLite, Kineto, gputap run): `has_timeline` says so.  Summary CSVs have none.
@@ -30,7 +30,7 @@ struct gt_an_stat {
 	double time_ns;          /* total over the whole input (all iterations, all GPUs) */
 	uint64_t count;          /* instances over the whole input */
 	double time_per_iter_ns; /* time_ns / (iters * gpus) */
-	uint64_t count_per_iter; /* sum over kernel names of floor(count / (iters * gpus)), as the seed */
+	uint64_t count_per_iter; /* sum over kernel names of floor(count / (iters * gpus)), as the GPU Performance Analyzer */
 };
 
 /* Measured numbers of one GPU over one window (an iteration or the whole input). */
@@ -51,6 +51,71 @@ struct gt_an_window {
 	double non_compute_ns; /* span_ns - compute_ns - idle_ns (HTA's non_compute_time) */
 };
 
+/* What HTA's default view leaves out (counted whatever the options say), and what the selection
+ * options (--launched-only, --without-last-step) left out of every table here. */
+struct gt_an_hta {
+	uint64_t nolaunch_ops;  /* GPU ops whose launch event is not in the trace (launched before it began) */
+	double nolaunch_ns;
+	uint64_t last_step_ops; /* launched at or after the start of the last ProfilerStep (2 or more steps) */
+	double last_step_ns;
+	uint64_t sync_events;       /* Kineto "cuda_sync" events: HTA counts them as GPU work */
+	uint64_t cpu_stream_events; /* other CPU-side events that carry args.stream: HTA counts them too */
+	uint64_t left_out_ops;      /* left out here by the selection options */
+	double left_out_ns;
+};
+
+/* One stream of one GPU: idle time between consecutive ops by cause (as HTA's idle time breakdown),
+ * and the launch queue (ops launched and not yet started, as HTA's queue length). */
+enum { GT_IDLE_HOST, GT_IDLE_KERNEL, GT_IDLE_OTHER, GT_IDLE_N };
+struct gt_an_stream {
+	size_t gpu;      /* index into gpu[] */
+	uint32_t stream;
+	uint64_t ops;
+	double idle_ns[GT_IDLE_N]; /* host wait, kernel wait, other */
+	uint64_t idle_n[GT_IDLE_N];
+	uint64_t queued;        /* ops whose launch is in the trace (the queue counts only those) */
+	uint32_t queue_max;
+	double queue_mean;      /* mean over the changes of the queue length (HTA's summary) */
+	double queue_time_mean; /* mean over time, from the first launch to the last start */
+	uint32_t *queue_series; /* nbuckets: the largest queue length in each time bucket */
+};
+
+/* One kernel (or memory-operation kind) of one rank: time, and its launches. */
+struct gt_an_kernel {
+	char *name;
+	int source;
+	int cat; /* 0 compute, 1 communication, 2 memory */
+	double time_ns, min_ns, max_ns;
+	uint64_t count;
+	uint64_t launched;   /* ops of it whose launch event is in the trace */
+	double cpu_ns;       /* sum of their launch calls' durations */
+	double delay_ns;     /* sum of launch delays: GPU start - end of the launch call, 0 if negative */
+	double delay_max_ns, delay_p50_ns, delay_p90_ns, delay_p99_ns; /* percentiles: within 1/8 */
+	uint64_t short_n;          /* launch call <= runtime cutoff and the op shorter than its launch call */
+	uint64_t delay_outliers;   /* launch delay > delay cutoff */
+	uint64_t runtime_outliers; /* launch call > runtime cutoff */
+};
+
+/* Memory bandwidth of one kind of memory operation on one GPU. */
+struct gt_an_membw {
+	size_t gpu;
+	char kind[32]; /* "Memcpy HtoD", "Memcpy DtoH", "Memcpy DtoD", "Memcpy PtoP", "Memcpy HtoH", "Memset" */
+	uint64_t count, bytes;
+	double time_ns;     /* sum of durations */
+	double avg_gbps;    /* bytes / time_ns */
+	double peak_gbps;   /* the largest sum of the bandwidths of ops running at once */
+	double mean_gbps;   /* mean of that sum over its changes, where it is > 0 (HTA's summary) */
+	double *series;     /* nbuckets: GB/s moved in each time bucket */
+};
+
+/* One kernel name in one iteration, all ranks together (opts.per_iter_kernels). */
+struct gt_an_iterk {
+	char *name;
+	long iter; /* -1: outside every iteration */
+	uint64_t count;
+	double time_ns;
+};
+
 /* One GPU of one input ("rank0/gpu0"). */
 struct gt_an_gpu {
 	char label[64];
@@ -59,6 +124,7 @@ struct gt_an_gpu {
 	struct gt_an_window total;
 	struct gt_an_window *iters; /* per iteration (empty when no iteration is known) */
 	size_t niters;
+	uint64_t bucket0_ns, bucket_ns; /* the time buckets of the series: start, width */
 };
 
 struct gt_an_result {
@@ -77,7 +143,7 @@ struct gt_an_result {
 	double nccl_time_ns, nccl_time_per_iter_ns;
 	uint64_t nccl_count, nccl_count_per_iter;
 
-	int has_mem; /* memory operations were read (the seed prints the table only then) */
+	int has_mem; /* memory operations were read (the GPU Performance Analyzer prints the table only then) */
 	struct gt_an_stat *memops;
 	size_t nmemops;
 
@@ -99,10 +165,53 @@ struct gt_an_result {
 	uint64_t ops_by_launch; /* put into the iteration whose range holds the start of their launch */
 	uint64_t ops_outside;   /* launched before the first range or after the end of the last */
 	uint64_t ops_by_time;   /* no correlated launch: put into a window by their GPU start time */
+
+	/* opts.collectives: every NCCL collective of every rank, by source then launch order */
+	int has_colls;
+	struct gt_an_coll *colls;
+	size_t ncolls;
+	char **coll_labels; /* per source: its name ("rank3"), as the GPU labels use it */
+	size_t ncoll_labels;
+
+	/* the per-op analyses (timelines only) */
+	uint64_t by_launch_event, by_launch_range; /* ops_by_launch split: launch event in the trace or not */
+	struct gt_an_hta hta;
+	int launched_only, without_last_step; /* the selection options in force */
+	size_t nbuckets;
+	struct gt_an_stream *streams; /* by GPU, then stream */
+	size_t nstreams;
+	struct gt_an_kernel *kernels; /* by source, then kind, then time (largest first) */
+	size_t nkernels;
+	int top;                      /* rows per kind and rank in the text's top-kernel table */
+	double kernel_wait_ns, runtime_cutoff_ns, delay_cutoff_ns;
+	struct gt_an_membw *membw;    /* by GPU, then kind */
+	size_t nmembw;
+	struct gt_an_iterk *iterk;    /* opts.per_iter_kernels: by name, then iteration */
+	size_t niterk;
+};
+
+/* One NCCL collective on one rank (opts.collectives): the NCCL kernel that ran it, and which
+ * collective of which communicator it was, so that the ranks of a job can be matched. */
+struct gt_an_coll {
+	int source;            /* the input (rank) it came from; its label is gt_an_result.coll_labels */
+	int device;
+	uint64_t start_ns, end_ns; /* the kernel on the GPU */
+	uint64_t launch_ns;    /* start of the API call that launched it, 0 unknown */
+	long iteration;        /* iteration that launched it (as the per-iteration windows), -1 none */
+	uint64_t seq;          /* sequence number within the communicator */
+	uint64_t count;        /* elements (from NCCL's profiler interface), 0 unknown */
+	char comm[64];         /* communicator: "0x<hash>" (NCCL), a process-group name, "" unknown */
+	char name[32];         /* collective: "AllReduce", ... */
+	char algo[16], proto[16]; /* NCCL's algorithm and protocol, "" unknown */
+	char match[8];         /* how comm/seq were known: "nccl" (profiler plugin), "trace" (trace
+				* arguments), "order" (order of the rank's NCCL kernels) */
 };
 
 /* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */
 struct gt_an_map;
+
+/* The largest --iters / --gpus (and num_of_iters / num_of_gpus of a config). */
+#define GT_AN_MAX_COUNT 1000000
 
 struct gt_an_opts {
 	const struct gt_an_map *map; /* NULL: every non-NCCL kernel is "others" */
@@ -111,11 +220,19 @@ struct gt_an_opts {
 	const char *nvtx_tag;        /* iteration range name; NULL: ProfilerStep#N, then none */
 	const char *title;           /* NULL: derived from the first input */
 	int progress;                /* print progress on stderr for long inputs */
-	/* nsys CSV inputs given by explicit files (the seed config); NULL: derived from the input */
+	/* nsys CSV inputs given by explicit files (the GPU Performance Analyzer config); NULL: derived from the input */
 	const char *csv_kern, *csv_nvtx, *csv_mem;
+	int collectives; /* keep one row per NCCL collective per rank (JSON "collectives") */
+	int launched_only;     /* leave out GPU ops whose launch event is not in the trace (as HTA) */
+	int without_last_step; /* leave out GPU ops launched in the last ProfilerStep (as HTA's default) */
+	int top;               /* top kernels per kind and rank in the text (0: 5) */
+	double kernel_wait_ns; /* idle gaps below this (and not host wait) are kernel wait (0: 30 µs) */
+	double runtime_cutoff_ns, delay_cutoff_ns; /* launch statistics (0: 50 µs, 100 µs) */
+	int buckets;           /* time buckets of the series (0: 20) */
+	int per_iter_kernels;  /* keep per-iteration rows per kernel name (gputap diff) */
 };
 
-/* Load a map from a JSON file: either an object {"key": "class", ...} or a seed config whose
+/* Load a map from a JSON file: either an object {"key": "class", ...} or a GPU Performance Analyzer config whose
  * "kernel_to_class_map" is used.  `//` comments and trailing commas are accepted.
  * 0, or -1 with `err` naming the file (and line) and what is wrong. */
 int gt_an_map_load(struct gt_an_map **out, const char *path, char *err, size_t errlen);
@@ -136,7 +253,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f);
 int gt_an_print_json(const struct gt_an_result *const *r, size_t n, FILE *f);
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
 
-/* Seed-001 config mode: run every input of the config and print each (text/json/csv).
+/* GPU Performance Analyzer config mode: run every input of the config and print each (text/json/csv).
  * Returns the command's exit status (0, 1). */
 int gt_an_config_run(const char *config_path, const char *format, FILE *f);
 

@@ -1,6 +1,6 @@
 /*
  * analyze/classify.c — the name table, the kernel-name -> class map, NCCL collectives and the
- * seed's spelling of memory operations.
+ * GPU Performance Analyzer's spelling of memory operations.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -65,6 +65,9 @@ static int names_grow(struct gt_names *t)
 
 long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len)
 {
+	/* a name is text up to its first NUL: readers may hand a length that runs past one (an nsys
+	 * BLOB, a JSON "\u0000", a trace string), and the stored copy ends there */
+	len = strnlen(name, len);
 	if ((t->n + 1) * 2 > t->nslots && names_grow(t) < 0)
 		return -1;
 	size_t h = hash_name(kind, name, len) & (t->nslots - 1);
@@ -119,7 +122,7 @@ void gt_an_nccl_collective(const char *name, char *buf, size_t len)
 {
 	/* ncclDevKernel_AllGather_RING_LL(...), ncclKernel_AllReduce_RING_LL_Sum_float(...),
 	 * ncclDevKernel_Generic_4, void ncclKernel_SendRecv<...>: the token after "Kernel_".
-	 * Otherwise the seed's rule (second '_'-separated token), else "nccl". */
+	 * Otherwise the GPU Performance Analyzer's rule (second '_'-separated token), else "nccl". */
 	const char *p = strcasestr_n(name, "nccl");
 	const char *k = p ? strcasestr_n(p, "kernel_") : NULL;
 	const char *tok = NULL;

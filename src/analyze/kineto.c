@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <yajl/yajl_parse.h>
@@ -20,7 +21,7 @@
 #include "analyze/an_internal.h"
 #include "core/csvio.h"
 
-enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR };
+enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_STREAM, F_BYTES };
 
 struct kst {
 	struct gt_an_ctx *c;
@@ -30,6 +31,8 @@ struct kst {
 	int in_events;   /* inside the traceEvents array */
 	int events_key;  /* the last root key was traceEvents */
 	int dist_key;    /* the last root key was distributedInfo */
+	char root;       /* what the document is: 'o' an object, 'a' a list, 's' a scalar, 0 nothing yet */
+	int saw_events;  /* a traceEvents list was opened */
 	int in_args;     /* depth of the args object, 0 if not inside */
 	enum fld fld;
 	uint64_t nev;
@@ -42,6 +45,15 @@ struct kst {
 	int has_ts, has_dur, has_dev;
 	long pid, device;
 	uint64_t corr;
+	uint64_t stream, bytes;
+	int has_stream;
+	uint64_t ngpu;       /* GPU events of this file */
+	char cats[8][24];    /* the first categories seen, for the message when there is no GPU event */
+	char last_cat[32];   /* the last category looked up, and its class */
+	int last_kc;
+	int ncats;
+	char pg[64];  /* args "Process Group Name" of an NCCL kernel (PyTorch), "" if none */
+	uint64_t seq; /* args "Seq", GT_SEQ_UNKNOWN if none */
 	long rank; /* distributedInfo.rank, -1 if none */
 	char err[512];
 	int failed;
@@ -55,6 +67,65 @@ static int fail(struct kst *k, const char *what)
 	return 0;
 }
 
+/* "ts" or "dur" (µs, as written): a time from 0 to GT_AN_MAX_NS once in ns, else the parse stops */
+static int k_time(struct kst *k, const char *s, size_t len)
+{
+	uint64_t v = 0;
+	const char *what = k->fld == F_TS ? "ts" : "dur";
+	int r = gt_an_parse_fixed(s, len, 3, &v);
+	if (r == 0 && v > GT_AN_MAX_NS)
+		r = GT_AN_RANGE;
+	if (r < 0) {
+		char m[200];
+		snprintf(m, sizeof(m), "\"%s\" %.*s is %s", what, (int)(len < 40 ? len : 40), s,
+			 r == GT_AN_NEGATIVE ? "negative"
+			 : r == GT_AN_RANGE  ? "out of range (a time in µs, at most 9223372036854775)"
+					     : "not a number");
+		return fail(k, m);
+	}
+	if (k->fld == F_TS) {
+		k->ts = v;
+		k->has_ts = 1;
+	} else {
+		k->dur = v;
+		k->has_dur = 1;
+	}
+	return 1;
+}
+
+/* "pid", "args.device", "distributedInfo.rank": an id kept exact (GT_AN_MAX_ID), else refused; a
+ * "pid" that is not one only marks a track that is no GPU's (checked when a GPU event uses it). */
+static int k_id(struct kst *k, const char *s, size_t len, int quoted)
+{
+	int64_t v = -1;
+	if (!quoted && gt_an_parse_id(s, len, &v) == 0) {
+		if (k->fld == F_PID)
+			k->pid = (long)v;
+		else if (k->fld == F_RANK)
+			k->rank = (long)v;
+		else {
+			k->device = (long)v;
+			k->has_dev = 1;
+		}
+		return 1;
+	}
+	if (k->fld == F_PID) {
+		k->pid = -1;
+		return 1;
+	}
+	char m[200];
+	int n = (int)(len < 40 ? len : 40);
+	const char *q = quoted ? "\"" : "";
+	if (k->fld == F_RANK) {
+		snprintf(k->err, sizeof(k->err), "%s: distributedInfo.rank %s%.*s%s is not a rank (" GT_AN_ID_RANGE ")",
+			 k->path, q, n, s, q);
+		k->failed = 1;
+		return 0;
+	}
+	snprintf(m, sizeof(m), "args.device %s%.*s%s is not a device id (" GT_AN_ID_RANGE ")", q, n, s, q);
+	return fail(k, m);
+}
+
 static void reset_event(struct kst *k)
 {
 	k->name[0] = '\0';
@@ -65,12 +136,18 @@ static void reset_event(struct kst *k)
 	k->pid = k->device = 0;
 	k->ts = k->dur = 0;
 	k->corr = 0;
+	k->stream = k->bytes = 0;
+	k->has_stream = 0;
+	k->pg[0] = '\0';
+	k->seq = GT_SEQ_UNKNOWN;
 	k->in_args = 0;
 }
 
 static int k_start_map(void *ctx)
 {
 	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 'o';
 	k->depth++;
 	if (k->in_events && k->depth == 3) {
 		reset_event(k);
@@ -82,17 +159,75 @@ static int k_start_map(void *ctx)
 	return 1;
 }
 
+/* Categories as every PyTorch version has spelled them: Kineto's "kernel", "gpu_memcpy",
+ * "cuda_runtime", … and the capitalised names of the first profiler versions ("Kernel", "Memcpy",
+ * "Memset", "Runtime", "Operator"). */
+enum kcat { KC_OTHER, KC_KERNEL, KC_MEMOP, KC_RUNTIME, KC_CPU, KC_SYNC };
+
+static enum kcat cat_lookup(const char *cat)
+{
+	static const struct {
+		const char *name;
+		enum kcat c;
+	} t[] = {
+	    {"kernel", KC_KERNEL},	  {"gpu_memcpy", KC_MEMOP},	 {"gpu_memset", KC_MEMOP},
+	    {"memcpy", KC_MEMOP},	  {"memset", KC_MEMOP},	 {"cuda_runtime", KC_RUNTIME},
+	    {"cuda_driver", KC_RUNTIME},	  {"runtime", KC_RUNTIME},	 {"driver", KC_RUNTIME},
+	    {"user_annotation", KC_CPU}, {"user annotation", KC_CPU}, {"cpu_op", KC_CPU},
+	    {"operator", KC_CPU},	  {"trace", KC_CPU},		 {"cuda_sync", KC_SYNC},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcasecmp(cat, t[i].name) == 0)
+			return t[i].c;
+	return KC_OTHER;
+}
+
+/* Consecutive events mostly share their category: remember the last one. */
+static enum kcat cat_of(struct kst *k)
+{
+	if (strcmp(k->cat, k->last_cat) != 0) {
+		memcpy(k->last_cat, k->cat, sizeof(k->last_cat));
+		k->last_kc = (int)cat_lookup(k->cat);
+	}
+	return (enum kcat)k->last_kc;
+}
+
+static void note_cat(struct kst *k)
+{
+	if (!k->cat[0] || k->ncats == 8)
+		return;
+	for (int i = 0; i < k->ncats; i++)
+		if (strcmp(k->cats[i], k->cat) == 0)
+			return;
+	snprintf(k->cats[k->ncats++], sizeof(k->cats[0]), "%s", k->cat);
+}
+
 static int handle_event(struct kst *k)
 {
 	struct gt_an_ctx *c = k->c;
 	int kind = 0;
-	if (strcmp(k->cat, "kernel") == 0)
+	enum kcat kc = cat_of(k);
+	if (kc == KC_KERNEL)
 		kind = GT_NK_KERNEL;
-	else if (strcmp(k->cat, "gpu_memcpy") == 0 || strcmp(k->cat, "gpu_memset") == 0)
+	else if (kc == KC_MEMOP)
 		kind = GT_NK_MEMOP;
+	if (k->has_ts && k->has_dur && k->dur > GT_AN_MAX_NS - k->ts)
+		return fail(k, "the event ends past the clock's range (\"ts\" + \"dur\")");
+	if (!k->ngpu)
+		note_cat(k);
+	if (!kind && k->has_stream) { /* HTA counts these as GPU work */
+		if (kc == KC_SYNC)
+			c->hta_sync++;
+		else
+			c->hta_cpu_stream++;
+	}
 	if (kind) {
+		if (!gt_utf8_valid((const unsigned char *)k->name, k->name_len))
+			return fail(k, "\"name\" is not valid UTF-8");
 		if (!k->has_ts || !k->has_dur)
 			return fail(k, "a GPU event without \"ts\" or \"dur\"");
+		if (!k->has_dev && k->pid < 0)
+			return fail(k, "a GPU event without \"args.device\", and its \"pid\" is no device id");
 		char mn[256];
 		const char *nm = k->name;
 		if (kind == GT_NK_MEMOP) {
@@ -105,19 +240,27 @@ static int handle_event(struct kst *k)
 			return fail(k, "out of memory");
 		c->names.v[ni].time_ns += (double)k->dur;
 		c->names.v[ni].count++;
-		if (gt_tl_event_c(&c->tl, (uint32_t)g, k->ts, k->ts + k->dur, c->names.v[ni].cat, k->corr) < 0)
+		if (gt_tl_op(&c->tl, (uint32_t)g, k->ts, k->ts + k->dur, c->names.v[ni].cat, k->corr, (uint32_t)ni,
+			     (uint32_t)k->stream, kind == GT_NK_MEMOP ? k->bytes : 0) < 0)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
+		k->ngpu++;
+		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
+		    gt_colls_kernel(c->colls, k->source, (int)(k->has_dev ? k->device : k->pid), k->ts, k->ts + k->dur,
+				    k->corr, k->name, k->pg, k->pg[0] ? k->seq : GT_SEQ_UNKNOWN) < 0)
+			return fail(k, "out of memory");
 		if (kind == GT_NK_MEMOP)
 			c->has_mem = 1;
 		return 1;
 	}
-	if (k->corr && (strcmp(k->cat, "cuda_runtime") == 0 || strcmp(k->cat, "cuda_driver") == 0)) {
-		if (k->has_ts && gt_tl_launch(&c->tl, k->source, k->ts, k->corr) < 0)
+	if (k->corr && kc == KC_RUNTIME) {
+		if (k->has_ts && gt_tl_launch2(&c->tl, k->source, k->ts, k->ts + k->dur, k->corr, k->name) < 0)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
 		return 1;
 	}
-	if ((strcmp(k->cat, "user_annotation") == 0 || strcmp(k->cat, "cpu_op") == 0 ||
-	     strcmp(k->cat, "Trace") == 0) && strcmp(k->ph, "X") == 0 && gt_an_is_iter_range(c, k->name)) {
+	if (kc == KC_CPU && strcmp(k->ph, "X") == 0 &&
+	    (strncasecmp(k->cat, "user", 4) == 0 || strncmp(k->name, "ProfilerStep#", 13) == 0))
+		gt_an_range_seen(c, k->name, (double)k->dur, 1);
+	if (kc == KC_CPU && strcmp(k->ph, "X") == 0 && gt_an_is_iter_range(c, k->name)) {
 		if (!k->has_ts)
 			return fail(k, "an iteration range without \"ts\"");
 		c->has_nvtx = 1;
@@ -144,9 +287,11 @@ static int k_end_map(void *ctx)
 static int k_start_array(void *ctx)
 {
 	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 'a';
 	k->depth++;
 	if (k->depth == 2 && k->events_key)
-		k->in_events = 1;
+		k->in_events = k->saw_events = 1;
 	k->fld = F_NONE;
 	return 1;
 }
@@ -189,6 +334,14 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 			k->fld = F_DEVICE;
 		else if (IS("correlation"))
 			k->fld = F_CORR;
+		else if (IS("Process Group Name"))
+			k->fld = F_PG;
+		else if (IS("Seq"))
+			k->fld = F_SEQ;
+		else if (IS("stream"))
+			k->fld = F_STREAM;
+		else if (IS("bytes"))
+			k->fld = F_BYTES;
 	}
 #undef IS
 	return 1;
@@ -198,10 +351,10 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 static int k_string(void *ctx, const unsigned char *s, size_t len)
 {
 	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 's';
 	switch (k->fld) {
-	case F_NAME: {
-		if (!gt_utf8_valid(s, len))
-			return fail(k, "\"name\" is not valid UTF-8");
+	case F_NAME: { /* checked as UTF-8 in handle_event, for the names that are kept */
 		size_t n = len < sizeof(k->name) - 1 ? len : sizeof(k->name) - 1;
 		while (n > 0 && n < len && (s[n] & 0xc0) == 0x80) /* cut at a character boundary */
 			n--;
@@ -222,18 +375,22 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		k->ph[n] = '\0';
 		break;
 	}
-	case F_PID: { /* "pid": "Spans" etc.: not a GPU track */
-		k->pid = -1;
+	case F_PG: {
+		size_t n = len < sizeof(k->pg) - 1 ? len : sizeof(k->pg) - 1;
+		memcpy(k->pg, s, n);
+		k->pg[n] = '\0';
 		break;
 	}
+	case F_PID: /* "pid": "Spans" etc.: not a GPU track */
+	case F_DEVICE:
+	case F_RANK:
+		if (!k_id(k, (const char *)s, len, 1))
+			return 0;
+		break;
 	case F_TS:
 	case F_DUR:
-		if (gt_an_parse_fixed((const char *)s, len, 3, k->fld == F_TS ? &k->ts : &k->dur) < 0)
-			return fail(k, "\"ts\"/\"dur\" is not a number");
-		if (k->fld == F_TS)
-			k->has_ts = 1;
-		else
-			k->has_dur = 1;
+		if (!k_time(k, (const char *)s, len))
+			return 0;
 		break;
 	default: break;
 	}
@@ -245,37 +402,37 @@ static int k_number(void *ctx, const char *s, size_t len)
 {
 	struct kst *k = ctx;
 	uint64_t v = 0;
+	if (k->depth == 0)
+		k->root = 's';
 	switch (k->fld) {
 	case F_TS:
 	case F_DUR:
-		if (gt_an_parse_fixed(s, len, 3, &v) < 0)
-			return fail(k, "\"ts\"/\"dur\" is not a number");
-		if (k->fld == F_TS) {
-			k->ts = v;
-			k->has_ts = 1;
-		} else {
-			k->dur = v;
-			k->has_dur = 1;
-		}
+		if (!k_time(k, s, len))
+			return 0;
 		break;
 	case F_CORR:
 		if (gt_an_parse_fixed(s, len, 0, &v) < 0)
 			v = 0;
 		k->corr = v;
 		break;
+	case F_SEQ:
+		if (gt_an_parse_fixed(s, len, 0, &v) == 0)
+			k->seq = v;
+		break;
+	case F_STREAM:
+		k->has_stream = 1;
+		if (gt_an_parse_fixed(s, len, 0, &v) == 0 && v <= UINT32_MAX)
+			k->stream = v;
+		break;
+	case F_BYTES:
+		if (gt_an_parse_fixed(s, len, 0, &v) == 0)
+			k->bytes = v;
+		break;
 	case F_PID:
 	case F_DEVICE:
 	case F_RANK:
-		if (gt_an_parse_fixed(s, len, 0, &v) < 0 || v > 1000000)
-			v = 0;
-		if (k->fld == F_PID)
-			k->pid = (long)v;
-		else if (k->fld == F_RANK)
-			k->rank = (long)v;
-		else {
-			k->device = (long)v;
-			k->has_dev = 1;
-		}
+		if (!k_id(k, s, len, 0))
+			return 0;
 		break;
 	default: break;
 	}
@@ -285,14 +442,16 @@ static int k_number(void *ctx, const char *s, size_t len)
 
 static int k_null(void *ctx)
 {
-	((struct kst *)ctx)->fld = F_NONE;
+	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 's';
+	k->fld = F_NONE;
 	return 1;
 }
 static int k_bool(void *ctx, int b)
 {
 	(void)b;
-	((struct kst *)ctx)->fld = F_NONE;
-	return 1;
+	return k_null(ctx);
 }
 
 static const yajl_callbacks kcb = {
@@ -339,16 +498,22 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 	uint64_t done = 0;
 	int rc = 0;
 	gt_an_progress(c, label, 0, total);
+	int first = 1;
 	while ((n = ksrc_read(src, buf, 1 << 16)) > 0) {
-		yajl_status st = yajl_parse(h, buf, (size_t)n);
+		size_t skip = 0;
+		/* a UTF-8 byte-order mark, as some editors write: accepted as in CSV */
+		if (first && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf)
+			skip = 3;
+		first = 0;
+		yajl_status st = yajl_parse(h, buf + skip, (size_t)n - skip);
 		if (st != yajl_status_ok) {
-			size_t at = yajl_get_bytes_consumed(h);
-			for (size_t i = 0; i < at && i < (size_t)n; i++)
+			size_t at = yajl_get_bytes_consumed(h) + skip;
+			for (size_t i = skip; i < at && i < (size_t)n; i++)
 				line += buf[i] == '\n';
 			if (k->failed) {
 				snprintf(err, errlen, "%s (line %ld)", k->err, line);
 			} else {
-				unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n);
+				unsigned char *m = yajl_get_error(h, 0, buf + skip, (size_t)n - skip);
 				snprintf(err, errlen, "%s:%ld: invalid JSON: %s", label, line, m ? (char *)m : "?");
 				if (m)
 					yajl_free_error(h, m);
@@ -374,8 +539,22 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 			snprintf(err, errlen, "%s:%ld: invalid JSON: truncated or empty", label, line);
 		rc = -1;
 	}
-	if (rc == 0 && k->nev == 0)
-		gt_an_note(c, "%s: no traceEvents (not a Kineto trace?)", label);
+	if (rc == 0 && (k->root != 'o' || !k->saw_events)) {
+		snprintf(err, errlen, "%s: not a Kineto trace (%s)", label,
+			 k->root == 'o'	  ? "no \"traceEvents\" list"
+			 : k->root == 'a' ? "the top level is a JSON list, not an object with \"traceEvents\""
+					  : "the top level is not a JSON object");
+		rc = -1;
+	} else if (rc == 0 && k->nev == 0) {
+		gt_an_note(c, "%s: \"traceEvents\" is empty", label);
+	} else if (rc == 0 && k->ngpu == 0) {
+		char cats[256] = "";
+		size_t o = 0;
+		for (int i = 0; i < k->ncats && o < sizeof(cats); i++)
+			o += (size_t)snprintf(cats + o, sizeof(cats) - o, "%s\"%s\"", i ? ", " : "", k->cats[i]);
+		gt_an_note(c, "%s: no GPU activity: no kernel, memcpy or memset event among %llu events (categories: %s)",
+			   label, (unsigned long long)k->nev, cats[0] ? cats : "none");
+	}
 	if (rc == 0) {
 		char nm[64];
 		const char *b = strrchr(label, '/');
@@ -383,7 +562,7 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 			snprintf(nm, sizeof(nm), "rank%ld", k->rank);
 		else
 			snprintf(nm, sizeof(nm), "%s", b && b[1] ? b + 1 : label);
-		if (gt_tl_label(&c->tl, k->source, nm) < 0) {
+		if (gt_an_label(c, k->source, nm, label) < 0) {
 			snprintf(err, errlen, "%s: out of memory", label);
 			rc = -1;
 		}

@@ -1,5 +1,5 @@
 /*
- * analyze/output.c — the three output formats.  Text keeps the seed's sections and column layout
+ * analyze/output.c — the three output formats.  Text keeps the GPU Performance Analyzer's sections and column layout
  * byte for byte (header cells padded to 17/15/23 columns, numbers right-aligned), then adds the
  * measured tables when a timeline was read.  JSON (schema in docs/analyze.md) and CSV (long
  * format: one value per row) carry the same numbers.
@@ -10,18 +10,67 @@
 
 #include <yajl/yajl_gen.h>
 
-#include "analyze/analyze.h"
+#include "analyze/an_internal.h"
 #include "core/csvio.h"
+#include "core/log.h"
 
 #define MS(ns) ((ns) / 1e6)
 
 static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
 
+/* Cells of the text tables.  Names come from input files: control bytes are shown as \xNN.  A
+ * cell wider than its column keeps one space before the next, so columns never run together. */
+static void lcell(FILE *f, int w, const char *s)
+{
+	char buf[512];
+	s = gt_term_str(s, buf, sizeof(buf));
+	int n = (int)strlen(s);
+	fprintf(f, "%s%*s", s, n < w ? w - n : 1, "");
+}
+
+static void ncell(FILE *f, int w, int prec, double v)
+{
+	char b[64];
+	int n = snprintf(b, sizeof(b), "%.*f", prec, v);
+	fprintf(f, "%*s%s", n < w ? w - n : 1, "", b);
+}
+
+static void ucell(FILE *f, int w, unsigned long long v)
+{
+	char b[32];
+	int n = snprintf(b, sizeof(b), "%llu", v);
+	fprintf(f, "%*s%s", n < w ? w - n : 1, "", b);
+}
+
 static void print_window(FILE *f, int lw, const char *label, const struct gt_an_window *w)
 {
-	fprintf(f, "%-*s%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.2f\n", lw, label, MS(w->span_ns),
-		MS(w->busy_ns), MS(w->idle_ns), MS(w->compute_ns), MS(w->comm_ns), MS(w->overlap_ns),
-		MS(w->exposed_ns), pct(w->overlap_ns, w->comm_ns));
+	lcell(f, lw, label);
+	const double v[7] = {w->span_ns, w->busy_ns, w->idle_ns, w->compute_ns, w->comm_ns, w->overlap_ns,
+			     w->exposed_ns};
+	for (int i = 0; i < 7; i++)
+		ncell(f, 12, 3, MS(v[i]));
+	ncell(f, 12, 2, pct(w->overlap_ns, w->comm_ns));
+	fputc('\n', f);
+}
+
+/* A name row of the GPU Performance Analyzer's tables: name, per-iteration time and count,
+ * [percent of the per-iteration time], total time and count, [percent of the total]. */
+static void print_stat(FILE *f, int nw, const struct gt_an_stat *s, int with_pct, double per_iter_all,
+		       double total_all)
+{
+	lcell(f, nw, s->name);
+	ncell(f, 15, 2, MS(s->time_per_iter_ns));
+	ucell(f, 17, (unsigned long long)s->count_per_iter);
+	if (with_pct) {
+		ncell(f, 16, 2, pct(s->time_per_iter_ns, per_iter_all));
+		ncell(f, 16, 2, MS(s->time_ns));
+		ucell(f, 17, (unsigned long long)s->count);
+		ncell(f, 14, 2, pct(s->time_ns, total_all));
+	} else {
+		ncell(f, 15, 2, MS(s->time_ns));
+		ucell(f, 17, (unsigned long long)s->count);
+	}
+	fputc('\n', f);
 }
 
 static void window_header(FILE *f, int lw, const char *first)
@@ -32,7 +81,9 @@ static void window_header(FILE *f, int lw, const char *first)
 
 int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 {
-	fprintf(f, "===== %s =====\n", r->title);
+	fputs("===== ", f);
+	lcell(f, 0, r->title);
+	fputs("=====\n", f);
 	fprintf(f, "Kernel time per iteration: %.3f (ms)\n", MS(r->kernel_time_per_iter_ns));
 	fprintf(f, "Kernel instances per iteration: %llu\n", (unsigned long long)r->kernel_count_per_iter);
 	fprintf(f, "Kernel total time: %.3f (ms)\n", MS(r->kernel_time_ns));
@@ -41,10 +92,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 	fprintf(f, "%-17s%-17s%-17s%-17s%-17s%-15s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter",
 		"TimePerIter(%)", "TotalTime(ms)", "TotalInstance", "TotalTime(%)");
 	for (size_t i = 0; i < r->nclasses; i++) {
-		const struct gt_an_stat *s = &r->classes[i];
-		fprintf(f, "%-17s%15.2f%17llu%16.2f%16.2f%17llu%14.2f\n", s->name, MS(s->time_per_iter_ns),
-			(unsigned long long)s->count_per_iter, pct(s->time_per_iter_ns, r->kernel_time_per_iter_ns),
-			MS(s->time_ns), (unsigned long long)s->count, pct(s->time_ns, r->kernel_time_ns));
+		print_stat(f, 17, &r->classes[i], 1, r->kernel_time_per_iter_ns, r->kernel_time_ns);
 	}
 	fprintf(f, "\n");
 	fprintf(f, "NCCL time per iteration: %.3f (ms)\n", MS(r->nccl_time_per_iter_ns));
@@ -55,9 +103,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 	fprintf(f, "%-17s%-17s%-17s%-17s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter", "TotalTime(ms)",
 		"TotalInstance");
 	for (size_t i = 0; i < r->nnccl; i++) {
-		const struct gt_an_stat *s = &r->nccl[i];
-		fprintf(f, "%-17s%15.2f%17llu%15.2f%17llu\n", s->name, MS(s->time_per_iter_ns),
-			(unsigned long long)s->count_per_iter, MS(s->time_ns), (unsigned long long)s->count);
+		print_stat(f, 17, &r->nccl[i], 0, 0, 0);
 	}
 	if (r->has_mem) {
 		fprintf(f, "\n");
@@ -65,9 +111,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 		fprintf(f, "%-23s%-17s%-17s%-17s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter",
 			"TotalTime(ms)", "TotalInstance");
 		for (size_t i = 0; i < r->nmemops; i++) {
-			const struct gt_an_stat *s = &r->memops[i];
-			fprintf(f, "%-23s%15.2f%17llu%15.2f%17llu\n", s->name, MS(s->time_per_iter_ns),
-				(unsigned long long)s->count_per_iter, MS(s->time_ns), (unsigned long long)s->count);
+			print_stat(f, 23, &r->memops[i], 0, 0, 0);
 		}
 	}
 	fprintf(f, "\n");
@@ -96,6 +140,10 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 			if (n + 1 > lw)
 				lw = n + 1;
 		}
+		if (r->ngpu == 0) {
+			fprintf(f, "\nMeasured GPU time: no GPU kernel, memcpy or memset in the timeline\n");
+			return ferror(f) ? -1 : 0;
+		}
 		fprintf(f, "\nMeasured GPU time (merged intervals; overlap = communication hidden by compute):\n");
 		window_header(f, lw, "GPU");
 		for (size_t i = 0; i < r->ngpu; i++)
@@ -108,9 +156,11 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 		if (any) {
 			if (r->ops_by_launch + r->ops_outside)
 				fprintf(f,
-					"\nMeasured per iteration (%s; GPU ops by the iteration that launched them: %llu, "
-					"launched outside every iteration: %llu, by GPU time: %llu):\n",
+					"\nMeasured per iteration (%s; GPU ops by the iteration that launched them: %llu "
+					"(%llu by their launch event, %llu without one in the trace, by correlation-id "
+					"range), launched outside every iteration: %llu, by GPU time: %llu):\n",
 					r->iter_source, (unsigned long long)r->ops_by_launch,
+					(unsigned long long)r->by_launch_event, (unsigned long long)r->by_launch_range,
 					(unsigned long long)r->ops_outside, (unsigned long long)r->ops_by_time);
 			else
 				fprintf(f, "\nMeasured per iteration (%s):\n", r->iter_source);
@@ -122,6 +172,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 					print_window(f, lw, lab, &r->gpu[i].iters[j]);
 				}
 		}
+		gt_an_text_detail(r, f);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -147,11 +198,15 @@ static void jnum(yajl_gen g, const char *k, double v)
 	yajl_gen_number(g, b, n);
 }
 
+void gt_an_jnum(void *g, const char *k, double v) { jnum(g, k, v); }
+
 static void jint(yajl_gen g, const char *k, unsigned long long v)
 {
 	GS(g, k);
 	yajl_gen_integer(g, (long long)v);
 }
+
+void gt_an_jint(void *g, const char *k, unsigned long long v) { jint(g, k, v); }
 
 static void jstats(yajl_gen g, const char *k, const struct gt_an_stat *v, size_t n)
 {
@@ -279,6 +334,8 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 	} else {
 		yajl_gen_null(g);
 	}
+	gt_an_json_collectives(g, r);
+	gt_an_json_detail(g, r);
 	GS(g, "notes");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < r->nnotes; i++)
@@ -316,7 +373,7 @@ int gt_an_print_json(const struct gt_an_result *const *rs, size_t n, FILE *f)
 /* ---- CSV: title,section,gpu,iteration,name,metric,value ---- */
 
 
-static void csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
+void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
 		    const char *metric, double v)
 {
 	gt_csv_put(f, title);
@@ -333,10 +390,10 @@ static void csv_row(FILE *f, const char *title, const char *sec, const char *gpu
 static void csv_stats(FILE *f, const char *title, const char *sec, const struct gt_an_stat *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		csv_row(f, title, sec, "", -1, v[i].name, "time_ms", MS(v[i].time_ns));
-		csv_row(f, title, sec, "", -1, v[i].name, "count", (double)v[i].count);
-		csv_row(f, title, sec, "", -1, v[i].name, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
-		csv_row(f, title, sec, "", -1, v[i].name, "count_per_iter", (double)v[i].count_per_iter);
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "time_ms", MS(v[i].time_ns));
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "count", (double)v[i].count);
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
+		gt_an_csv_row(f, title, sec, "", -1, v[i].name, "count_per_iter", (double)v[i].count_per_iter);
 	}
 }
 
@@ -347,8 +404,8 @@ static void csv_window(FILE *f, const char *title, const char *gpu, long it, con
 	double v[] = {w->span_ns, w->busy_ns, w->idle_ns, w->compute_ns, w->comm_ns,
 		      w->overlap_ns, w->exposed_ns, w->memop_ns, w->kernel_ns};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", names[i], MS(v[i]));
-	csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", "kernels", (double)w->kernels);
+		gt_an_csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", names[i], MS(v[i]));
+	gt_an_csv_row(f, title, it >= 0 ? "iteration" : "gpu", gpu, it, "", "kernels", (double)w->kernels);
 }
 
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f)
@@ -360,8 +417,8 @@ int gt_an_print_csv(const struct gt_an_result *r, FILE *f)
 	if (r->has_mem)
 		csv_stats(f, t, "memop", r->memops, r->nmemops);
 	if (r->nvtx_count) {
-		csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "count", (double)r->nvtx_count);
-		csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "total_ms", MS(r->nvtx_total_ns));
+		gt_an_csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "count", (double)r->nvtx_count);
+		gt_an_csv_row(f, t, "nvtx", "", -1, r->nvtx_tag, "total_ms", MS(r->nvtx_total_ns));
 	}
 	if (r->has_timeline) {
 		for (size_t i = 0; i < r->ngpu; i++) {
@@ -370,6 +427,7 @@ int gt_an_print_csv(const struct gt_an_result *r, FILE *f)
 				csv_window(f, t, r->gpu[i].label, (long)j, &r->gpu[i].iters[j]);
 		}
 		csv_window(f, t, "total", -1, &r->total);
+		gt_an_csv_detail(r, f);
 	}
 	return ferror(f) ? -1 : 0;
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "core/sort.h"
 
 enum { U_ALL, U_KERN, U_COMP, U_COMM, U_MEM, U_N };
 
@@ -45,6 +46,7 @@ void gt_tl_free(struct gt_tl *tl)
 	free(tl->run_off);
 	free(tl->run_len);
 	free(tl->gpus);
+	free(tl->gpu_slots);
 	free(tl->ranges);
 	free(tl->lbuf);
 	if (tl->lspill)
@@ -52,20 +54,62 @@ void gt_tl_free(struct gt_tl *tl)
 	for (size_t i = 0; i < tl->nlabels; i++)
 		free(tl->labels[i]);
 	free(tl->labels);
+	gt_dt_free(tl->dt);
 	memset(tl, 0, sizeof(*tl));
 }
 
+static size_t gpu_slot(int source, int device, size_t mask)
+{
+	uint64_t h = (((uint64_t)(uint32_t)source << 32) | (uint32_t)device) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 29) & mask;
+}
+
+/* A hash of (source, device): inputs with tens of thousands of devices stay linear. */
 long gt_tl_gpu(struct gt_tl *tl, int source, int device)
 {
-	for (size_t i = 0; i < tl->ngpus; i++)
-		if (tl->gpus[i].source == source && tl->gpus[i].device == device)
-			return (long)i;
-	void *g = realloc(tl->gpus, (tl->ngpus + 1) * sizeof(*tl->gpus));
-	if (!g)
+	size_t mask = tl->gpu_nslots - 1;
+	if (tl->gpu_nslots)
+		for (size_t h = gpu_slot(source, device, mask); tl->gpu_slots[h]; h = (h + 1) & mask) {
+			size_t i = tl->gpu_slots[h] - 1;
+			if (tl->gpus[i].source == source && tl->gpus[i].device == device)
+				return (long)i;
+		}
+	if (tl->ngpus >= GT_TL_MAX_GPUS) {
+		snprintf(tl->err, sizeof(tl->err), "more than %u GPUs", GT_TL_MAX_GPUS);
 		return -1;
-	tl->gpus = g;
+	}
+	if (tl->ngpus == tl->gpus_cap) {
+		size_t nc = tl->gpus_cap ? tl->gpus_cap * 2 : 16;
+		void *g = realloc(tl->gpus, nc * sizeof(*tl->gpus));
+		if (!g)
+			return -1;
+		tl->gpus = g;
+		tl->gpus_cap = nc;
+	}
+	if ((tl->ngpus + 1) * 2 > tl->gpu_nslots) {
+		size_t ns = tl->gpu_nslots ? tl->gpu_nslots * 2 : 64;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+		if (!sl)
+			return -1;
+		for (size_t i = 0; i < tl->ngpus; i++) {
+			size_t h = gpu_slot(tl->gpus[i].source, tl->gpus[i].device, ns - 1);
+			while (sl[h])
+				h = (h + 1) & (ns - 1);
+			sl[h] = (uint32_t)(i + 1);
+		}
+		free(tl->gpu_slots);
+		tl->gpu_slots = sl;
+		tl->gpu_nslots = ns;
+		mask = ns - 1;
+	}
+	size_t h = gpu_slot(source, device, mask);
+	while (tl->gpu_slots[h])
+		h = (h + 1) & mask;
+	tl->gpu_slots[h] = (uint32_t)(tl->ngpus + 1);
 	tl->gpus[tl->ngpus].source = source;
 	tl->gpus[tl->ngpus].device = device;
+	tl->gpus[tl->ngpus].first = UINT64_MAX;
+	tl->gpus[tl->ngpus].last = 0;
 	return (long)tl->ngpus++;
 }
 
@@ -84,7 +128,7 @@ static void sort_chunk(struct gt_tl *tl)
 {
 	for (size_t i = 1; i < tl->nchunk; i++)
 		if (ev_cmp(&tl->chunk[i - 1], &tl->chunk[i]) > 0) {
-			qsort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
+			gt_sort(tl->chunk, tl->nchunk, sizeof(*tl->chunk), ev_cmp);
 			return;
 		}
 }
@@ -119,7 +163,8 @@ static int spill_chunk(struct gt_tl *tl)
 	return 0;
 }
 
-int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr)
+int gt_tl_op(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr, uint32_t name,
+	     uint32_t stream, uint64_t bytes)
 {
 	if (end < start)
 		end = start;
@@ -128,11 +173,25 @@ int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, 
 	struct gt_ev *e = &tl->chunk[tl->nchunk++];
 	e->start = start;
 	e->end = end;
+	e->bytes = bytes;
 	e->corr = corr <= UINT32_MAX ? (uint32_t)corr : 0;
+	e->name = name;
+	e->stream = stream;
 	e->gpu = gpu & 0xffffffu;
 	e->cat = (uint32_t)cat & 0xffu;
 	tl->nevents++;
+	if (gpu < tl->ngpus) {
+		if (start < tl->gpus[gpu].first)
+			tl->gpus[gpu].first = start;
+		if (end > tl->gpus[gpu].last)
+			tl->gpus[gpu].last = end;
+	}
 	return 0;
+}
+
+int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr)
+{
+	return gt_tl_op(tl, gpu, start, end, cat, corr, GT_NO_NAME, 0, 0);
 }
 
 int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat)
@@ -156,7 +215,14 @@ static int flush_launches(struct gt_tl *tl)
 	return 0;
 }
 
-int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr)
+/* The launch calls HTA's launch statistics count. */
+static int hta_launch_name(const char *n)
+{
+	return n && (strcmp(n, "cudaLaunchKernel") == 0 || strcmp(n, "cudaLaunchKernelExC") == 0 ||
+		     strcmp(n, "cudaMemcpyAsync") == 0 || strcmp(n, "cudaMemsetAsync") == 0);
+}
+
+int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, uint64_t corr, const char *name)
 {
 	if (!corr || corr > UINT32_MAX || source < 0)
 		return 0;
@@ -164,9 +230,16 @@ int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr)
 		return -1;
 	if (tl->nlbuf == LBUF_N && flush_launches(tl) < 0)
 		return -1;
-	tl->lbuf[tl->nlbuf++] = (struct gt_launch){start, (uint32_t)corr, (uint32_t)source};
+	uint64_t d = end > start ? end - start : 0;
+	tl->lbuf[tl->nlbuf++] = (struct gt_launch){start, (uint32_t)corr, (uint32_t)source,
+						   d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, (uint32_t)hta_launch_name(name)};
 	tl->nlaunches++;
 	return 0;
+}
+
+int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr)
+{
+	return gt_tl_launch2(tl, source, start, start, corr, NULL);
 }
 
 int gt_tl_label(struct gt_tl *tl, int source, const char *label)
@@ -223,6 +296,8 @@ struct acc { /* one merged interval per class, and the window it accumulates int
 };
 
 struct gstate {
+	int source;
+	uint64_t last_step;   /* start of the source's last range when it has 2 or more, else UINT64_MAX */
 	struct acc tot;
 	struct acc *acc;      /* one per window: iterations overlap on the GPU */
 	long w;               /* window of the last op placed by time, -1 before the first */
@@ -337,10 +412,84 @@ static void count_op(struct gt_an_window *w, const struct gt_ev *e)
 	}
 }
 
-static void sweep_one(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpus, const struct gt_ev *e)
+/* The launches, sorted by (source, correlation id), for the join with the GPU ops. */
+struct ljoin {
+	struct gt_launch *v;
+	size_t n, cap;
+	int failed;
+};
+
+static void ljoin_add(void *arg, const struct gt_launch *l)
+{
+	struct ljoin *j = arg;
+	if (j->failed)
+		return;
+	if (j->n == j->cap) {
+		size_t nc = j->cap ? j->cap * 2 : 4096;
+		struct gt_launch *v = realloc(j->v, nc * sizeof(*v));
+		if (!v) {
+			j->failed = 1;
+			return;
+		}
+		j->v = v;
+		j->cap = nc;
+	}
+	j->v[j->n++] = *l;
+}
+
+static int launch_cmp(const void *a, const void *b)
+{
+	const struct gt_launch *x = a, *y = b;
+	if (x->source != y->source)
+		return x->source < y->source ? -1 : 1;
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const struct gt_launch *ljoin_find(const struct ljoin *j, uint32_t source, uint32_t corr)
+{
+	if (!corr)
+		return NULL;
+	size_t lo = 0, hi = j->n;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		const struct gt_launch *l = &j->v[m];
+		if (l->source < source || (l->source == source && l->corr < corr))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < j->n && j->v[lo].source == source && j->v[lo].corr == corr ? &j->v[lo] : NULL;
+}
+
+static void sweep_one(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpus, const struct gt_ev *e,
+		      const struct ljoin *lj)
 {
 	struct gstate *g = &gs[e->gpu];
 	struct gt_an_window *tw = &gpus[e->gpu].total;
+	const struct gt_launch *l = ljoin_find(lj, (uint32_t)g->source, e->corr);
+	double dur = (double)(e->end - e->start);
+	int last_step = l && l->start >= g->last_step;
+	if (!l) {
+		tl->hta.nolaunch_ops++;
+		tl->hta.nolaunch_ns += dur;
+	} else if (last_step) {
+		tl->hta.last_step_ops++;
+		tl->hta.last_step_ns += dur;
+	}
+	if ((tl->launched_only && !l) || (tl->without_last_step && last_step)) {
+		tl->hta.left_out_ops++;
+		tl->hta.left_out_ns += dur;
+		if (tl->names && e->name < tl->names->n) { /* out of the class tables too */
+			struct gt_name *n = &tl->names->v[e->name];
+			n->time_ns -= dur;
+			if (n->count)
+				n->count--;
+		}
+		return;
+	}
+	long iter = -1;
 	int us[3], nu = 0;
 	us[nu++] = U_ALL;
 	if (e->cat == GT_CAT_MEMOP) {
@@ -353,23 +502,29 @@ static void sweep_one(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpu
 		feed(&g->tot, us[i], e->start, e->end, tw);
 	count_op(tw, e);
 	if (!g->nbnd)
-		return;
+		goto detail;
 	if (g->cor && e->corr) { /* by its launch: the whole op goes to one iteration */
 		long w = iter_of(g->cor, g->nbnd, e->corr);
 		if (w < 0) {
 			tl->outside++;
-			return;
+			goto detail;
 		}
 		tl->by_launch++;
+		if (l)
+			tl->by_launch_event++;
+		else
+			tl->by_launch_range++;
+		iter = w;
 		for (int i = 0; i < nu; i++)
 			feed(&g->acc[w], us[i], e->start, e->end, &g->win[w]);
 		count_op(&g->win[w], e);
-		return;
+		goto detail;
 	}
 	/* by GPU time: counted in the window of its start, cut at the window starts */
 	tl->by_time++;
 	while ((size_t)(g->w + 1) < g->nbnd && e->start >= g->bnd[g->w + 1])
 		g->w++;
+	iter = g->w;
 	if (g->w >= 0)
 		count_op(&g->win[g->w], e);
 	uint64_t a = e->start;
@@ -383,6 +538,9 @@ static void sweep_one(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpu
 			break;
 		a = hi;
 	}
+detail:
+	if (tl->dt && gt_dt_op(tl->dt, e, g->source, l, iter) < 0 && !tl->err[0])
+		snprintf(tl->err, sizeof(tl->err), "out of memory in the per-op analyses");
 }
 
 struct run_rd {
@@ -418,6 +576,27 @@ static size_t upper(const uint64_t *b, size_t n, uint64_t t)
 			hi = m;
 	}
 	return lo;
+}
+
+int gt_tl_each_launch(struct gt_tl *tl, void (*fn)(void *arg, const struct gt_launch *l), void *arg)
+{
+	if (tl->lspill) {
+		if (tl->nlbuf && flush_launches(tl) < 0)
+			return -1;
+		rewind(tl->lspill);
+		size_t n;
+		while ((n = fread(tl->lbuf, sizeof(*tl->lbuf), LBUF_N, tl->lspill)) > 0)
+			for (size_t i = 0; i < n; i++)
+				fn(arg, &tl->lbuf[i]);
+		if (ferror(tl->lspill)) {
+			snprintf(tl->err, sizeof(tl->err), "reading the temporary API-call file failed");
+			return -1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < tl->nlbuf; i++)
+		fn(arg, &tl->lbuf[i]);
+	return 0;
 }
 
 /* One pass over the API calls: per source with ranges, the correlation-id boundaries C_0..C_n
@@ -478,13 +657,14 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 	uint64_t *smin = NULL, *smax = NULL;
 	size_t *rfirst = NULL, *rcount = NULL;
 	size_t ng = tl->ngpus;
+	struct ljoin lj = {0};
 
 	r->gpu = calloc(ng ? ng : 1, sizeof(*r->gpu));
 	gs = calloc(ng ? ng : 1, sizeof(*gs));
 	if (!r->gpu || !gs)
 		goto nomem;
 	r->ngpu = ng;
-	qsort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
+	gt_sort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
 
 	/* Windows must be known before the sweep.  With --iters and no ranges, a source's extent
 	 * (first start, last end) is needed first: one extra pass over the chunk or the spill file. */
@@ -586,6 +766,10 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		gp->source = tl->gpus[i].source;
 		gp->device = tl->gpus[i].device;
 		gs[i].w = -1;
+		gs[i].source = (int)s;
+		gs[i].last_step = rcount[s] >= 2 ? tl->ranges[rfirst[s] + rcount[s] - 1].start : UINT64_MAX;
+		if (tl->dt)
+			gt_dt_extent(tl->dt, i, tl->gpus[i].first, tl->gpus[i].last);
 		gs[i].bnd = sb[s];
 		gs[i].nbnd = snb[s];
 		gs[i].cor = has[s] ? cor[s] : NULL;
@@ -603,11 +787,18 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		gs[i].win = gp->iters;
 	}
 
+	/* the launches, for the per-op join: sorted by (source, correlation id) */
+	if (tl->nlaunches && gt_tl_each_launch(tl, ljoin_add, &lj) < 0)
+		goto fail;
+	if (lj.failed)
+		goto nomem;
+	gt_sort(lj.v, lj.n, sizeof(*lj.v), launch_cmp);
+
 	/* the sweep, in start order */
 	if (tl->nruns == 0) {
 		sort_chunk(tl);
 		for (size_t i = 0; i < tl->nchunk; i++)
-			sweep_one(tl, gs, r->gpu, &tl->chunk[i]);
+			sweep_one(tl, gs, r->gpu, &tl->chunk[i], &lj);
 	} else {
 		if (tl->nchunk && spill_chunk(tl) < 0)
 			goto fail;
@@ -647,7 +838,7 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		}
 		while (hn) {
 			struct run_rd *top = &rd[heap[0]];
-			sweep_one(tl, gs, r->gpu, &top->buf[top->pos]);
+			sweep_one(tl, gs, r->gpu, &top->buf[top->pos], &lj);
 			if (++top->pos == top->n) {
 				if (top->left) {
 					if (run_fill(tl, top, bufn) < 0)
@@ -695,6 +886,11 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		}
 		sum_window(&r->total, &gp->total);
 	}
+
+	if (tl->err[0])
+		goto fail;
+	if (tl->dt && gt_dt_finish(tl->dt, r, tl->names) < 0)
+		goto nomem;
 
 	/* NVTX range time, as nsys's nvtx_gpu_proj_trace when the launches are known: per range, the
 	 * first start to the last end of the GPU work it launched, over the source's GPUs */
@@ -751,5 +947,6 @@ out:
 	free(has);
 	free(rd);
 	free(heap);
+	free(lj.v);
 	return rc;
 }

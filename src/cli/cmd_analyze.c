@@ -1,4 +1,5 @@
 /* gputap analyze — per-iteration tables from nsys, PyTorch-profiler and gputap recordings. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 const char cmd_analyze_help[] =
     "usage: gputap analyze --config FILE [--format text|json|csv]\n"
     "       gputap analyze [--map F] [--iters N] [--gpus N] [--nvtx TAG] [--format text|json|csv]\n"
-    "                      [--title T] [--progress] INPUT...\n"
+    "                      [--title T] [--progress] [--collectives] [--launched-only]\n"
+    "                      [--without-last-step] [--hta-view] [--top N] [--kernel-wait-us X]\n"
+    "                      [--buckets N] INPUT...\n"
     "\n"
     "Summarise where GPU time goes: kernel time by class, NCCL time by collective, memory\n"
     "operations, NVTX iterations, and, for inputs with a timeline, the measured overlap of\n"
@@ -37,19 +40,37 @@ const char cmd_analyze_help[] =
     "                     config with a kernel_to_class_map.  Keys match case-insensitively as\n"
     "                     substrings; NCCL kernels always go to the NCCL table; the rest is 'others'\n"
     "  --iters N          divide per-iteration columns by N; for timelines without iteration ranges,\n"
-    "                     also split each rank's timeline into N windows of equal time\n"
-    "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1)\n"
+    "                     also split each rank's timeline into N windows of equal time (1 to 1000000)\n"
+    "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1; at\n"
+    "                     most 1000000)\n"
     "  --nvtx TAG         the NVTX range that marks one iteration (default: ProfilerStep#N ranges)\n"
-    "  --format F         text (default, the seed's layout plus the measured tables), json (stable,\n"
+    "  --format F         text (default, the GPU Performance Analyzer's layout plus the measured tables), json (stable,\n"
     "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
     "  --title T          title of the report (default: the first input's name)\n"
     "  --progress         show progress on stderr (default: only when stderr is a terminal)\n"
+    "  --collectives      JSON: add \"collectives\", one row per NCCL collective per rank (communicator,\n"
+    "                     sequence number, algorithm, protocol, GPU start/end, iteration), as NCCL's\n"
+    "                     profiler plugin recorded it, else numbered in order; what 'gputap fleet' matches\n"
+    "  --launched-only    leave out GPU ops whose launch event is not in the trace (launched before it\n"
+    "                     began), as HTA does\n"
+    "  --without-last-step  leave out GPU ops launched at or after the start of the last ProfilerStep\n"
+    "                     (2 or more steps), as HTA's default view does\n"
+    "  --hta-view         both: the rows HTA's default view counts (what it leaves out is printed below\n"
+    "                     the tables either way)\n"
+    "  --top N            kernels per kind (compute, communication, memory) and rank in the text (5)\n"
+    "  --kernel-wait-us X idle gaps on a stream under X us that are not host wait are kernel wait (30,\n"
+    "                     as HTA 0.5 applies its default to its microsecond timestamps)\n"
+    "  --buckets N        time buckets of the queue-length and bandwidth series in JSON/CSV (20)\n"
     "  -h, --help         this help\n"
     "\n"
     "Definitions (docs/analyze.md): busy = |union of kernel, memcpy and memset intervals| of a GPU;\n"
     "idle = (last end - first start) - busy; compute = |union of non-NCCL kernels|; comm = |union of\n"
     "NCCL kernels|; overlap = |compute ∩ comm|; exposed = comm - overlap.  These are the merged\n"
-    "intervals of Holistic Trace Analysis (get_temporal_breakdown, get_comm_comp_overlap).\n"
+    "intervals of Holistic Trace Analysis (get_temporal_breakdown, get_comm_comp_overlap).  Per\n"
+    "stream: idle time by cause (host wait, kernel wait, other) and the launch queue; per rank: top\n"
+    "kernels per kind with launch delays (GPU start - end of the launch call), short kernels and\n"
+    "outliers; per GPU: memory bandwidth per kind (HTA's idle time breakdown, kernel launch\n"
+    "statistics, queue length and memory bandwidth summaries).\n"
     "\n"
     "Exit status: 0 ok; 1 bad input (the message names the file and line or row); 2 usage.\n"
     "\n"
@@ -58,12 +79,20 @@ const char cmd_analyze_help[] =
     "  gputap analyze --map classes.json --nvtx train_step myrun/\n"
     "  gputap analyze --format json rank0.pt.trace.json.gz rank1.pt.trace.json.gz\n";
 
-static int parse_pos(const char *s, int *out)
+/* A count option: 0, or 2 after saying what is wrong with it. */
+static int parse_count(const char *opt, const char *s, int *out)
 {
 	char *e;
-	long v = strtol(s, &e, 10);
-	if (*s == '\0' || *e || v <= 0 || v > 1000000)
-		return -1;
+	errno = 0;
+	long long v = strtoll(s, &e, 10);
+	if (*s == '\0' || *e || v <= 0) {
+		gt_error("%s wants a positive integer, not '%s'", opt, s);
+		return 2;
+	}
+	if (v > GT_AN_MAX_COUNT || errno == ERANGE) {
+		gt_error("%s is at most %d, not '%s'", opt, GT_AN_MAX_COUNT, s);
+		return 2;
+	}
 	*out = (int)v;
 	return 0;
 }
@@ -75,7 +104,11 @@ int cmd_analyze(int argc, char **argv)
 	    {"iters", required_argument, 0, 'i'},  {"gpus", required_argument, 0, 'g'},
 	    {"nvtx", required_argument, 0, 'n'},   {"format", required_argument, 0, 'f'},
 	    {"title", required_argument, 0, 't'},  {"progress", no_argument, 0, 'p'},
-	    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+	    {"collectives", no_argument, 0, 'C'},  {"help", no_argument, 0, 'h'},
+	    {"launched-only", no_argument, 0, 'L'}, {"without-last-step", no_argument, 0, 'W'},
+	    {"hta-view", no_argument, 0, 'H'},      {"top", required_argument, 0, 'T'},
+	    {"kernel-wait-us", required_argument, 0, 'K'}, {"buckets", required_argument, 0, 'B'},
+	    {0, 0, 0, 0},
 	};
 	const char *config = NULL, *mapf = NULL, *format = "text";
 	struct gt_an_opts o;
@@ -89,21 +122,41 @@ int cmd_analyze(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'm': mapf = optarg; break;
 		case 'i':
-			if (parse_pos(optarg, &o.iters) < 0) {
-				gt_error("--iters wants a positive integer, not '%s'", optarg);
+			if (parse_count("--iters", optarg, &o.iters))
 				return 2;
-			}
 			break;
 		case 'g':
-			if (parse_pos(optarg, &o.gpus) < 0) {
-				gt_error("--gpus wants a positive integer, not '%s'", optarg);
+			if (parse_count("--gpus", optarg, &o.gpus))
 				return 2;
-			}
 			break;
 		case 'n': o.nvtx_tag = optarg; break;
 		case 'f': format = optarg; break;
 		case 't': o.title = optarg; break;
 		case 'p': o.progress = 1; break;
+		case 'C': o.collectives = 1; break;
+		case 'L': o.launched_only = 1; break;
+		case 'W': o.without_last_step = 1; break;
+		case 'H': o.launched_only = o.without_last_step = 1; break;
+		case 'T':
+			if (parse_count("--top", optarg, &o.top))
+				return 2;
+			break;
+		case 'B':
+			if (parse_count("--buckets", optarg, &o.buckets) || o.buckets > 10000) {
+				gt_error("--buckets wants an integer from 1 to 10000, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'K': {
+			char *e;
+			double v = strtod(optarg, &e);
+			if (!*optarg || *e || !(v > 0) || v > 1e9) {
+				gt_error("--kernel-wait-us wants a positive number of microseconds, not '%s'", optarg);
+				return 2;
+			}
+			o.kernel_wait_ns = v * 1e3;
+			break;
+		}
 		case 'h': fputs(cmd_analyze_help, stdout); return gt_finish_stdout(0);
 		default:
 			gt_error("analyze: unknown or incomplete option '%s'; see 'gputap help analyze'",

@@ -1,4 +1,4 @@
-/* gputap convert — a gputap trace to Chrome/Perfetto JSON, nsys-style CSVs and seed logs. */
+/* gputap convert — a gputap trace to Chrome/Perfetto JSON, nsys-style CSVs and the alnair interposer's logs. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,8 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
-#include "out/out.h"
+#include "export/export.h"
+#include "core/sort.h"
 
 const char cmd_convert_help[] =
 	"usage: gputap convert INPUT [-o OUT] [--format LIST]\n"
@@ -24,7 +25,7 @@ const char cmd_convert_help[] =
 	"  trace_cuda_api_sum.csv          `gputap analyze` and for tools written for\n"
 	"  trace_nvtx_sum.csv              nsys\n"
 	"  trace_nvtx_gpu_proj_trace.csv\n"
-	"  metrics.log, timeline.log       the seed-000 logs rebuilt from the trace\n"
+	"  metrics.log, timeline.log       the alnair interposer's logs, rebuilt\n"
 	"\n"
 	"INPUT is one of:\n"
 	"  a trace file        DIR/<proc>/trace.gtr, or trace.gtr.partial (a process\n"
@@ -36,8 +37,8 @@ const char cmd_convert_help[] =
 	"\n"
 	"options:\n"
 	"  -o, --output OUT    where to write (created if missing)\n"
-	"  --format LIST       comma-separated: json, csv, seed, or all\n"
-	"                      (default: json,csv; `seed` rewrites metrics.log and\n"
+	"  --format LIST       comma-separated: json, csv, logs, or all\n"
+	"                      (default: json,csv; `logs` rewrites metrics.log and\n"
 	"                      timeline.log, which the tap already writes during a run)\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -70,8 +71,8 @@ static int parse_format(const char *s, unsigned *what)
 			*what |= GT_OUT_JSON;
 		else if (strcmp(t, "csv") == 0)
 			*what |= GT_OUT_CSV;
-		else if (strcmp(t, "seed") == 0)
-			*what |= GT_OUT_SEEDLOGS;
+		else if (strcmp(t, "logs") == 0)
+			*what |= GT_OUT_LOGS;
 		else if (strcmp(t, "all") == 0)
 			*what |= GT_OUT_ALL;
 		else
@@ -86,15 +87,28 @@ static int is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* DIR/trace.gtr or its .partial exists */
+/* DIR/trace.gtr or its .partial: 1 a file, 0 none, -1 there but not a file (a folder, ...) */
 static int has_trace(const char *dir, char *trace, size_t cap)
 {
+	struct stat st;
 	snprintf(trace, cap, "%s/trace.gtr", dir);
 	if (is_file(trace))
 		return 1;
+	if (stat(trace, &st) == 0)
+		return -1;
 	char p[4200];
 	snprintf(p, sizeof(p), "%s.partial", trace);
-	return is_file(p);
+	if (is_file(p))
+		return 1;
+	return stat(p, &st) == 0 ? -1 : 0;
+}
+
+static int not_a_trace(const char *trace)
+{
+	struct stat st;
+	gt_error("%s: %s, not a trace file", trace,
+		 stat(trace, &st) == 0 && S_ISDIR(st.st_mode) ? "is a folder" : "is not a plain file");
+	return 1;
 }
 
 static int convert_one(const char *trace, const char *outdir, unsigned what)
@@ -113,7 +127,7 @@ static int convert_one(const char *trace, const char *outdir, unsigned what)
 		gt_warn("%s: %llu records were lost by the tap and %llu dropped by CUPTI: totals are lower bounds",
 			info.trace_path, (unsigned long long)info.lost, (unsigned long long)info.cupti_dropped);
 	printf("%s -> %s/%s%s%s\n", info.trace_path, outdir, (what & GT_OUT_JSON) ? "trace.json " : "",
-	       (what & GT_OUT_CSV) ? "trace_*.csv " : "", (what & GT_OUT_SEEDLOGS) ? "metrics.log timeline.log" : "");
+	       (what & GT_OUT_CSV) ? "trace_*.csv " : "", (what & GT_OUT_LOGS) ? "metrics.log timeline.log" : "");
 	return 0;
 }
 
@@ -131,13 +145,17 @@ static int convert_run_dir(const char *dir, const char *out, unsigned what)
 	}
 	char **names = NULL;
 	size_t n = 0;
+	int status = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
 		char sub[4200], trace[4300];
 		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		if (!has_trace(sub, trace, sizeof(trace)))
+		int h = has_trace(sub, trace, sizeof(trace));
+		if (h < 0)
+			status = not_a_trace(trace);
+		if (h <= 0)
 			continue;
 		char **nn = realloc(names, (n + 1) * sizeof(*nn));
 		if (!nn || !(nn[n] = strdup(e->d_name))) {
@@ -151,11 +169,11 @@ static int convert_run_dir(const char *dir, const char *out, unsigned what)
 	}
 	closedir(d);
 	if (!n) {
-		gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
+		if (!status)
+			gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
 		return 1;
 	}
-	qsort(names, n, sizeof(*names), cmp_str);
-	int status = 0;
+	gt_sort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		char sub[4200], trace[4300], od[4200];
 		snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
@@ -201,7 +219,7 @@ int cmd_convert(int argc, char **argv)
 		if (a[1] == 'o' || strcmp(a, "--output") == 0) {
 			out = val;
 		} else if (parse_format(val, &what) < 0) {
-			gt_error("--format '%s': expected a comma-separated list of json, csv, seed, all", val);
+			gt_error("--format '%s': expected a comma-separated list of json, csv, logs, all", val);
 			return 2;
 		}
 	}
@@ -213,8 +231,11 @@ int cmd_convert(int argc, char **argv)
 	char trace[4300];
 	int status;
 	if (stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (has_trace(input, trace, sizeof(trace)))
+		int h = has_trace(input, trace, sizeof(trace));
+		if (h > 0)
 			status = convert_one(trace, out ? out : input, what);
+		else if (h < 0)
+			status = not_a_trace(trace);
 		else
 			status = convert_run_dir(input, out, what);
 	} else {

@@ -6,7 +6,8 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
-#include "run/nvml.h"
+#include "gpu/nvml.h"
+#include "gpu/probe.h"
 
 const char cmd_info_help[] =
 	"NAME\n"

@@ -17,7 +17,7 @@ const char cmd_report_help[] =
 	"    drawn at one column per pixel so that big traces stay small;\n"
 	"  - GPU time by kernel class and the per-iteration breakdown (compute, exposed\n"
 	"    communication, memory ops, idle), as 'gputap analyze' computes them;\n"
-	"  - power and memory over time (gpu_samples.csv, or the seed's\n"
+	"  - power and memory over time (gpu_samples.csv, or madengine's\n"
 	"    gpu_info_power_profiler_output.csv / gpu_info_vram_profiler_output.csv) and the\n"
 	"    memory the program allocated (from the trace);\n"
 	"  - the most called library configurations (library_trace.csv) with the gains\n"

@@ -12,7 +12,8 @@ const char cmd_run_help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    gputap run [-o DIR] [--tools LIST | --context JSON | --context-file F]\n"
-	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--] CMD [ARGS...]\n"
+	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--capture SPEC]\n"
+	"               [--] CMD [ARGS...]\n"
 	"    gputap run --tools help\n"
 	"\n"
 	"DESCRIPTION\n"
@@ -69,15 +70,27 @@ const char cmd_run_help[] =
 	"        bounds the queue (default 1024), GPUTAP_HOLD_KERNELS=word,... holds only\n"
 	"        kernels whose name contains a word.  The summary says what was held,\n"
 	"        what was not and why, and what released each batch (docs/hold.md).\n"
+	"    --capture SPEC\n"
+	"        Trace only inside capture windows (GPUTAP_CAPTURE); outside them the tap\n"
+	"        keeps its counters only, at the cost of the metrics mode. SPEC, several\n"
+	"        separated by ';' or given as several --capture options:\n"
+	"          nvtx:NAME[@FIRST[-LAST]]  occurrences FIRST..LAST (from 1; default the\n"
+	"                                    first) of the NVTX range NAME; NAME* matches by\n"
+	"                                    prefix (ProfilerStep#*); @100- = to the end\n"
+	"          cudaProfilerApi           between cu(da)ProfilerStart and Stop\n"
+	"          time:DELAY[+DURATION]     seconds after the process started (30, 1.5s, 250ms)\n"
+	"          trigger                   nothing until `gputap trigger` starts a window\n"
+	"        GPU work launched inside a window is kept whole. Example:\n"
+	"        --capture 'nvtx:train_step@100-110'\n"
 	"    -h, --help\n"
 	"        This text.\n"
 	"\n"
 	"TOOLS\n"
 	"    kernel_trace   full GPU trace: API calls, kernels, copies, memory, NVTX\n"
 	"    api_trace      CUDA API records only\n"
-	"    metrics        seed-000 counters only (metrics.log, timeline.log)\n"
-	"    power          power samples (seed name gpu_info_power_profiler)\n"
-	"    vram           memory-use samples (seed name gpu_info_vram_profiler)\n"
+	"    metrics        counters only (the alnair interposer's metrics.log, timeline.log)\n"
+	"    power          power samples (madengine name gpu_info_power_profiler)\n"
+	"    vram           memory-use samples (madengine name gpu_info_vram_profiler)\n"
 	"    cublas_trace, cublaslt_trace, cudnn_trace, nccl_trace\n"
 	"                   the library's own call log into DIR/libs/, summarised into\n"
 	"                   DIR/library_trace.csv\n"
@@ -168,6 +181,18 @@ int cmd_run(int argc, char **argv)
 			dst = &o.buffer_mb;
 		else if (nl == 6 && strncmp(a, "--hold", 6) == 0)
 			dst = &o.hold;
+		else if (nl == 9 && strncmp(a, "--capture", 9) == 0) {
+			const char *v = eq ? eq + 1 : (need_arg(argc, argv, i) ? argv[++i] : NULL);
+			if (!v)
+				return 2;
+			size_t used = strlen(o.capture);
+			if (used + strlen(v) + 2 > sizeof(o.capture)) {
+				gt_error("run: --capture: the windows are longer than %zu characters", sizeof(o.capture) - 1);
+				return 2;
+			}
+			snprintf(o.capture + used, sizeof(o.capture) - used, "%s%s", used ? ";" : "", v);
+			continue;
+		}
 		if (!dst) {
 			gt_error("run: unknown option '%s'; see 'gputap help run'", a);
 			return 2;

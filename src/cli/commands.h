@@ -17,9 +17,12 @@
 	X(run, "run a command under the tap and write the files of a run")                        \
 	X(analyze, "per-iteration tables from nsys, PyTorch-profiler or gputap recordings")       \
 	X(report, "terminal summary and report.html with plots for a run directory")             \
-	X(convert, "turn a gputap trace into Chrome/Perfetto JSON, nsys-style CSVs, seed logs")  \
+	X(convert, "turn a gputap trace into Chrome/Perfetto JSON, nsys-style CSVs, metrics/timeline logs")  \
 	X(libperf, "replay recorded GEMM/NCCL configs and time them")                            \
 	X(info, "GPUs, driver, CUDA/CUPTI versions, what is supported")                          \
+	X(fleet, "many ranks on a Dask cluster: skew, late ranks, clock offsets, outliers")       \
+	X(trigger, "start a capture window in a program running under gputap run --capture")    \
+	X(diff, "two runs or traces compared: kernels added, removed, changed, per iteration")   \
 	X(help, "show help for gputap or one command")
 
 #define GT_DECLARE_CMD(name, summary)                                                              \

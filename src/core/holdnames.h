@@ -5,7 +5,7 @@
  * Owns: the two lists, their keys (the words in trace.gtr: the reason of a
  * GT_REC_HOLD release record, the counters "hold.release.KEY" and
  * "hold.not_held.KEY") and their names for people.  The tap (tap/hold.h)
- * and the readers (out/holdstat.h) use these same lists; docs/hold.md
+ * and the readers (export/holdstat.h) use these same lists; docs/hold.md
  * explains each.
  */
 #ifndef GT_CORE_HOLDNAMES_H

@@ -120,21 +120,28 @@ int gt_tw_close(struct gt_trace_writer *w, uint64_t end_ns, uint64_t lost, uint6
 
 /* ---- reader ---- */
 
+/* The frozen version-1 sizes must fit the structs of today (fields are only appended). */
+#define GT_V1_FITS(type, size) _Static_assert((size) <= GT_REC_ZERO_FILL, "record larger than the zero fill");
+GT_REC_V1_SIZES(GT_V1_FITS)
+#undef GT_V1_FITS
+_Static_assert(sizeof(struct gt_rec_api) >= 64 && sizeof(struct gt_rec_kernel) >= 96 &&
+		       sizeof(struct gt_rec_memcpy) >= 64 && sizeof(struct gt_rec_memset) >= 64 &&
+		       sizeof(struct gt_rec_memory) >= 56 && sizeof(struct gt_rec_range) >= 56 &&
+		       sizeof(struct gt_rec_counter) >= 32 && sizeof(struct gt_rec_dropped) >= 24 &&
+		       sizeof(struct gt_rec_device) >= 40 && sizeof(struct gt_rec_thread) >= 16 &&
+		       sizeof(struct gt_rec_nccl_coll) >= 80 && sizeof(struct gt_rec_string) >= 16 &&
+		       sizeof(struct gt_rec_hold) >= 64,
+	       "a record shrank below its version-1 size");
+_Static_assert(sizeof(struct gt_rec_kernel) <= GT_REC_ZERO_FILL && sizeof(struct gt_rec_nccl_coll) <= GT_REC_ZERO_FILL,
+	       "GT_REC_ZERO_FILL must cover the largest fixed record");
+
 size_t gt_rec_min_size(unsigned type)
 {
 	switch (type) {
-	case GT_REC_STRING: return sizeof(struct gt_rec_string);
-	case GT_REC_API: return sizeof(struct gt_rec_api);
-	case GT_REC_KERNEL: return sizeof(struct gt_rec_kernel);
-	case GT_REC_MEMCPY: return sizeof(struct gt_rec_memcpy);
-	case GT_REC_MEMSET: return sizeof(struct gt_rec_memset);
-	case GT_REC_MEMORY: return sizeof(struct gt_rec_memory);
-	case GT_REC_RANGE: return sizeof(struct gt_rec_range);
-	case GT_REC_COUNTER: return sizeof(struct gt_rec_counter);
-	case GT_REC_DROPPED: return sizeof(struct gt_rec_dropped);
-	case GT_REC_DEVICE: return sizeof(struct gt_rec_device);
-	case GT_REC_THREAD: return sizeof(struct gt_rec_thread);
-	case GT_REC_HOLD: return sizeof(struct gt_rec_hold);
+#define GT_V1_CASE(t, size)                                                                        \
+	case t: return (size);
+		GT_REC_V1_SIZES(GT_V1_CASE)
+#undef GT_V1_CASE
 	default: return 0;
 	}
 }
@@ -160,9 +167,24 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 	size_t plen = strlen(r->path);
 	if (plen > 8 && strcmp(r->path + plen - 8, ".partial") == 0)
 		r->partial = 1;
+	struct stat st;
+	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(r->err, sizeof(r->err), "%s: is a folder, not a trace file", r->path);
+		goto fail;
+	}
 	size_t n = fread(&r->hdr, 1, sizeof(r->hdr), r->f);
-	if (n < 16 || memcmp(r->hdr.magic, GT_TRACE_MAGIC, 8) != 0) {
+	if (n == 0) {
+		snprintf(r->err, sizeof(r->err), "%s: an empty file, not a gputap trace%s", r->path,
+			 ferror(r->f) ? " (read error)" : "");
+		goto fail;
+	}
+	if (n < 8 || memcmp(r->hdr.magic, GT_TRACE_MAGIC, 8) != 0) {
 		snprintf(r->err, sizeof(r->err), "%s: not a gputap trace (bad magic at byte 0)", r->path);
+		goto fail;
+	}
+	if (n < 16) {
+		snprintf(r->err, sizeof(r->err), "%s: the header is cut short (%zu of %zu bytes)", r->path, n,
+			 sizeof(r->hdr));
 		goto fail;
 	}
 	if (r->hdr.version == 0 || r->hdr.version > GT_TRACE_VERSION) {
@@ -170,9 +192,18 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 			 r->path, r->hdr.version, GT_TRACE_VERSION);
 		goto fail;
 	}
-	if (r->hdr.header_size < 64 || r->hdr.header_size > (1u << 20) || n < sizeof(r->hdr) ||
-	    (r->hdr.header_size % 8) != 0) {
+	if (r->hdr.header_size < 64 || r->hdr.header_size > (1u << 20) || (r->hdr.header_size % 8) != 0) {
 		snprintf(r->err, sizeof(r->err), "%s: byte 12: invalid header size %u", r->path, r->hdr.header_size);
+		goto fail;
+	}
+	if (n < sizeof(r->hdr)) {
+		snprintf(r->err, sizeof(r->err), "%s: the header is cut short (%zu of %zu bytes)", r->path, n,
+			 sizeof(r->hdr));
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < r->hdr.header_size) {
+		snprintf(r->err, sizeof(r->err), "%s: byte 12: header size %u is past the end of the file (%llu bytes)",
+			 r->path, r->hdr.header_size, (unsigned long long)st.st_size);
 		goto fail;
 	}
 	r->hdr.proc[sizeof(r->hdr.proc) - 1] = '\0';
@@ -184,7 +215,7 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 		goto fail;
 	}
 	r->offset = r->hdr.header_size;
-	r->cap = GT_REC_MAX_SIZE + 8;
+	r->cap = GT_REC_MAX_SIZE + GT_REC_ZERO_FILL;
 	r->buf = malloc(r->cap);
 	if (!r->buf) {
 		snprintf(r->err, sizeof(r->err), "%s: out of memory", r->path);
@@ -209,6 +240,14 @@ static int add_string(struct gt_trace_reader *r, const struct gt_rec_string *s)
 			 (unsigned long long)r->offset, s->id);
 		return -1;
 	}
+	/* ids are handed out from 1 in order, so an id far beyond the strings read so far is damage;
+	 * refusing it keeps the table proportional to the file */
+	if (s->id > r->nseen + GT_TR_ID_SLACK) {
+		snprintf(r->err, sizeof(r->err),
+			 "%s: byte %llu: string id %u is far beyond the %u strings before it (ids count up from 1)",
+			 r->path, (unsigned long long)r->offset, s->id, r->nseen);
+		return -1;
+	}
 	if (s->id >= r->nstrings) {
 		uint32_t n = r->nstrings ? r->nstrings : 256;
 		while (n <= s->id)
@@ -229,6 +268,8 @@ static int add_string(struct gt_trace_reader *r, const struct gt_rec_string *s)
 	}
 	memcpy(txt, (const char *)(s + 1), s->len);
 	txt[s->len] = '\0';
+	if (!r->strings[s->id])
+		r->nseen++;
 	free(r->strings[s->id]);
 	r->strings[s->id] = txt;
 	return 0;
@@ -261,8 +302,8 @@ int gt_tr_next(struct gt_trace_reader *r, const struct gt_rec_hdr **rec)
 		r->partial = 1;
 		return 0;
 	}
-	/* zero the slack so readers of an older, shorter record see 0 in new fields */
-	memset(r->buf + h.size, 0, 8);
+	/* zero what follows, so readers of an older, shorter record see 0 in the fields appended since */
+	memset(r->buf + h.size, 0, GT_REC_ZERO_FILL);
 	if (h.type == GT_REC_STRING && add_string(r, (const struct gt_rec_string *)r->buf) < 0)
 		return -1;
 	r->offset += h.size;

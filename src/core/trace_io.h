@@ -49,14 +49,19 @@ struct gt_trace_reader {
 	unsigned char *buf;
 	size_t cap;
 	char **strings; /* id -> NUL-terminated text (NULL if not seen) */
-	uint32_t nstrings;
+	uint32_t nstrings; /* size of `strings`: at most GT_TR_ID_SLACK above the strings seen */
+	uint32_t nseen;    /* distinct string ids read so far */
 	char path[4096];
 	char err[512];
 };
 
+/* A string id may run at most this far ahead of the strings read before it. */
+#define GT_TR_ID_SLACK 65536u
+
 /* Open `path` (or `path`.partial when only that exists). 0 or -1 with r->err set. */
 int gt_tr_open(struct gt_trace_reader *r, const char *path);
-/* Next record: 1 and *rec set (valid until the next call), 0 at end, -1 with
+/* Next record: 1 and *rec set (valid until the next call; GT_REC_ZERO_FILL
+ * zero bytes follow it), 0 at end, -1 with
  * r->err naming the file and byte offset.  String records are returned too,
  * after they have been added to the table. */
 int gt_tr_next(struct gt_trace_reader *r, const struct gt_rec_hdr **rec);
@@ -64,7 +69,11 @@ int gt_tr_next(struct gt_trace_reader *r, const struct gt_rec_hdr **rec);
 const char *gt_tr_str(const struct gt_trace_reader *r, uint32_t id);
 void gt_tr_close(struct gt_trace_reader *r);
 
-/* Minimum size of each record type (0 for unknown types). */
+/* Minimum size of each record type: its frozen version-1 size
+ * (GT_REC_V1_SIZES), 0 for unknown types. */
 size_t gt_rec_min_size(unsigned type);
+/* A record returned by gt_tr_next is followed by this many zero bytes, so
+ * a struct of today laid over a shorter, older record reads 0 past its end. */
+#define GT_REC_ZERO_FILL 128u
 
 #endif

@@ -19,10 +19,12 @@
 #include <yajl/yajl_tree.h>
 
 #include "analyze/analyze.h"
+#include "core/log.h"
 #include "core/trace_io.h"
-#include "libtrace/libtrace.h"
-#include "out/holdstat.h"
+#include "liblog/libtrace.h"
+#include "export/holdstat.h"
 #include "report/svg.h"
+#include "core/sort.h"
 
 #define MAX_PROCS 256
 #define MAX_LANES 48
@@ -128,6 +130,7 @@ struct page {
 	struct series power[16], memused[16], util[16];
 	size_t npower, nmemused, nutil;
 	char samples_src[128];
+	uint64_t samples_dropped; /* values left out of the plots: not finite, negative or absurd */
 	/* analysis */
 	struct gt_an_result *an;
 	char an_err[512];
@@ -154,9 +157,17 @@ static void load_run(struct page *p)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/run.json", p->dir);
-	char *text = gt_read_file(path, NULL);
+	struct stat sb;
+	char *text = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? gt_read_file(path, NULL) : NULL;
 	if (!text) {
-		snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
+		int e = errno;
+		if (stat(path, &sb) < 0)
+			snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
+		else if (S_ISDIR(sb.st_mode))
+			snprintf(p->run_err, sizeof(p->run_err), "run.json: is a folder, not a file");
+		else
+			snprintf(p->run_err, sizeof(p->run_err), "run.json: %s",
+				 S_ISREG(sb.st_mode) ? strerror(e) : "not a plain file");
 		return;
 	}
 	char yerr[256] = "";
@@ -216,7 +227,7 @@ static void find_procs(struct page *p)
 			snprintf(p->procs[p->nprocs++], sizeof(p->procs[0]), "%s", e->d_name);
 	}
 	closedir(d);
-	qsort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
+	gt_sort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
 }
 
 /* GPU work of one record: 1 with its fields, 0 if the record is not GPU work. */
@@ -361,11 +372,11 @@ static void load_traces(struct page *p)
 	}
 	gt_holdstat_sort(&p->hold);
 	if (p->nlanes > MAX_LANES) {
-		qsort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
+		gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
 		p->lanes_dropped = p->nlanes - MAX_LANES;
 		p->nlanes = MAX_LANES;
 	}
-	qsort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
+	gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
 	if (p->t1 <= p->t0)
 		p->t1 = p->t0 + 1;
 	choose_zoom(p);
@@ -456,6 +467,38 @@ static void load_traces(struct page *p)
 }
 
 /* ---------------- samples ---------------- */
+/* The largest sample value a plot takes (W, MiB, %: far beyond any real one) and the largest time
+ * offset from the run's start (about 30 years); anything else is left out and counted. */
+#define SAMPLE_MAX 1e12
+#define SAMPLE_T_MAX 1e9
+
+static void sample_add(struct page *p, struct series *s, double x, double y)
+{
+	if (!isfinite(x) || fabs(x) > SAMPLE_T_MAX || !isfinite(y) || y < 0 || y > SAMPLE_MAX)
+		p->samples_dropped++;
+	else
+		series_add(s, x, y);
+}
+
+/* A device column: an integer id, else -1 (the row's values are left out). */
+static int sample_device(struct page *p, const char *file, long line, const char *v)
+{
+	double d = num(v);
+	if (d >= 0 && d <= 2147483647.0 && d == floor(d))
+		return (int)d;
+	gt_warn("%s/%s:%ld: device %s is not a device id; the row is left out of the plots", p->dir, file, line, v);
+	p->samples_dropped++;
+	return -1;
+}
+
+static void samples_done(struct page *p, const char *file, uint64_t dropped0)
+{
+	if (p->samples_dropped > dropped0)
+		gt_warn("%s/%s: %llu values left out of the plots (not finite, negative, above %.0e, or a time more "
+			"than %.0e s from the start)",
+			p->dir, file, (unsigned long long)(p->samples_dropped - dropped0), SAMPLE_MAX, SAMPLE_T_MAX);
+}
+
 static struct series *dev_series(struct series *arr, size_t *n, const char *what, int dev)
 {
 	char name[64];
@@ -480,7 +523,10 @@ static void load_gpu_samples(struct page *p)
 	char *line = NULL;
 	size_t cap = 0;
 	int ct = -1, cd = -1, cp = -1, cm = -1, cu = -1, header = 1;
+	long lineno = 0;
+	uint64_t dropped0 = p->samples_dropped;
 	while (getline(&line, &cap, f) > 0) {
+		lineno++;
 		line[strcspn(line, "\r\n")] = 0;
 		char *fl[32];
 		int nf = gt_csv_split(line, fl, 32);
@@ -505,28 +551,29 @@ static void load_gpu_samples(struct page *p)
 			continue;
 		}
 		double t = ct < nf ? num(fl[ct]) : NAN;
-		int dev = cd >= 0 && cd < nf && !isnan(num(fl[cd])) ? (int)num(fl[cd]) : 0;
-		if (isnan(t))
+		int dev = cd >= 0 && cd < nf ? sample_device(p, "gpu_samples.csv", lineno, fl[cd]) : 0;
+		if (isnan(t) || dev < 0)
 			continue;
 		double x = (t - t_base(p)) / 1e9;
 		if (t_base(p) <= 0)
 			x = t / 1e9;
 		struct series *s;
 		if (cp >= 0 && cp < nf && !isnan(num(fl[cp])) && (s = dev_series(p->power, &p->npower, "power", dev)))
-			series_add(s, x, num(fl[cp]));
+			sample_add(p, s, x, num(fl[cp]));
 		if (cm >= 0 && cm < nf && !isnan(num(fl[cm])) &&
 		    (s = dev_series(p->memused, &p->nmemused, "memory used", dev)))
-			series_add(s, x, num(fl[cm]));
+			sample_add(p, s, x, num(fl[cm]));
 		if (cu >= 0 && cu < nf && !isnan(num(fl[cu])) && (s = dev_series(p->util, &p->nutil, "SM busy", dev)))
-			series_add(s, x, num(fl[cu]));
+			sample_add(p, s, x, num(fl[cu]));
 	}
 	free(line);
 	fclose(f);
+	samples_done(p, "gpu_samples.csv", dropped0);
 	snprintf(p->samples_src, sizeof(p->samples_src), "gpu_samples.csv");
 }
 
-/* The seed's power / vram CSVs: time, then one column per GPU. */
-static void load_seed_csv(struct page *p, const char *file, struct series *arr, size_t *n, const char *what)
+/* madengine's power / vram CSVs: time, then one column per GPU. */
+static void load_sampler_csv(struct page *p, const char *file, struct series *arr, size_t *n, const char *what)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", p->dir, file);
@@ -539,6 +586,7 @@ static void load_seed_csv(struct page *p, const char *file, struct series *arr, 
 	double first = NAN;
 	size_t row = 0;
 	struct series *cols[16] = {0};
+	uint64_t dropped0 = p->samples_dropped;
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\r\n")] = 0;
 		char *fl[17];
@@ -549,7 +597,8 @@ static void load_seed_csv(struct page *p, const char *file, struct series *arr, 
 			ncol = nf;
 			for (int i = 1; i < nf && i < 17; i++) {
 				const char *g = strstr(fl[i], "GPU");
-				cols[i - 1] = dev_series(arr, n, what, g ? atoi(g + 3) : i - 1);
+				long dev = g ? strtol(g + 3, NULL, 10) : i - 1;
+				cols[i - 1] = dev >= 0 && dev <= 2147483647L ? dev_series(arr, n, what, (int)dev) : NULL;
 			}
 			header = 0;
 			continue;
@@ -561,10 +610,11 @@ static void load_seed_csv(struct page *p, const char *file, struct series *arr, 
 		row++;
 		for (int i = 1; i < nf && i < ncol && i < 17; i++)
 			if (cols[i - 1] && !isnan(num(fl[i])))
-				series_add(cols[i - 1], x, num(fl[i]));
+				sample_add(p, cols[i - 1], x, num(fl[i]));
 	}
 	free(line);
 	fclose(f);
+	samples_done(p, file, dropped0);
 	if (!p->samples_src[0])
 		snprintf(p->samples_src, sizeof(p->samples_src), "%s", file);
 }
@@ -850,7 +900,7 @@ static void sec_classes(FILE *f, const struct page *p)
 			b[k++] = (struct gt_bar){p->an->classes[i].name, p->an->classes[i].time_ns / 1e6, NULL};
 	if (p->an->nccl_time_ns > 0)
 		b[k++] = (struct gt_bar){"nccl (communication)", p->an->nccl_time_ns / 1e6, NULL};
-	qsort(b, k, sizeof(*b), stat_cmp);
+	gt_sort(b, k, sizeof(*b), stat_cmp);
 	for (size_t i = 0; i < k; i++) {
 		snprintf(notes[i], 48, "%.4g ms (%.1f%%)", b[i].value, total > 0 ? b[i].value * 1e6 / total * 100 : 0);
 		b[i].note = notes[i];
@@ -1015,7 +1065,7 @@ static void sec_lib(FILE *f, const struct page *p)
 		gt_svg_hbars(f, "gain of the best algorithm over the recorded one", bars, nb, "%");
 	else if (p->nperf == 0)
 		fputs("<p class=\"note\">No library_perf.csv: run <code>gputap libperf DIR/library_trace.csv -o "
-		      "DIR/library_perf.csv</code> on a GPU to time the recorded GEMMs.</p>\n",
+		      "DIR/library_perf.csv</code> on a GPU to time the recorded GEMMs, cuDNN convolutions and NCCL collectives.</p>\n",
 		      f);
 	if (p->perf_err[0])
 		absent(f, p->perf_err);
@@ -1097,11 +1147,12 @@ static int write_page(FILE *f, const struct page *p)
 /* ---------------- terminal summary ---------------- */
 static void summary(FILE *f, const struct page *p, const char *html)
 {
-	char b[64], b2[64];
-	fprintf(f, "gputap report: %s\n", p->dir);
+	/* names from the run's files are shown with their control bytes as \xNN (core/log.h) */
+	char b[64], b2[64], esc[1024];
+	fprintf(f, "gputap report: %s\n", gt_term_str(p->dir, esc, sizeof(esc)));
 	if (p->run) {
 		const char *c = run_str(p, "command", b, sizeof(b));
-		fprintf(f, "  command      %s\n", c ? c : "?");
+		fprintf(f, "  command      %s\n", c ? gt_term_str(c, esc, sizeof(esc)) : "?");
 		const char *w = run_str(p, "wall_s", b, sizeof(b));
 		const char *e = run_str(p, "exit_status", b2, sizeof(b2));
 		fprintf(f, "  duration     %s s, exit status %s\n", w ? w : "?", e ? e : "?");
@@ -1114,7 +1165,8 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
 			p->nlanes + p->lanes_dropped);
 	} else {
-		fprintf(f, "  GPU work     none recorded (%s)\n", p->trace_err[0] ? p->trace_err : "no GPU activity");
+		fprintf(f, "  GPU work     none recorded (%s)\n",
+			p->trace_err[0] ? gt_term_str(p->trace_err, esc, sizeof(esc)) : "no GPU activity");
 	}
 	if (p->an && p->an->kernel_time_ns + p->an->nccl_time_ns > 0) {
 		double tot = p->an->kernel_time_ns + p->an->nccl_time_ns;
@@ -1133,7 +1185,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			if (bi == (size_t)-1)
 				break;
 			best[nb++] = bi;
-			fprintf(f, "%s %s %.1f%%", k ? "," : ":", p->an->classes[bi].name,
+			fprintf(f, "%s %s %.1f%%", k ? "," : ":", gt_term_str(p->an->classes[bi].name, esc, sizeof(esc)),
 				tot > 0 ? 100 * p->an->classes[bi].time_ns / tot : 0);
 		}
 		if (p->an->nccl_time_ns > 0)
@@ -1185,9 +1237,9 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 	load_traces(&p);
 	load_gpu_samples(&p);
 	if (!p.npower)
-		load_seed_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
+		load_sampler_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
 	if (!p.nmemused)
-		load_seed_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
+		load_sampler_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
 	for (size_t i = 0; i < p.npower; i++)
 		series_downsample(&p.power[i]);
 	for (size_t i = 0; i < p.nmemused; i++)

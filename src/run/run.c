@@ -1,6 +1,8 @@
 /* run/run.c — one `gputap run`, from the tool stack to the summary.  See run.h. */
 #include "run/run.h"
 
+#include "core/capture.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -16,10 +18,12 @@
 
 #include "core/log.h"
 #include "core/trace_io.h"
-#include "libtrace/libtrace.h"
-#include "out/out.h"
+#include "liblog/libtrace.h"
+#include "export/export.h"
+#include "export/ofile.h"
 #include "report/report.h"
 #include "run/child.h"
+#include "core/sort.h"
 
 extern char **environ;
 
@@ -139,7 +143,7 @@ int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs)
 	}
 	closedir(d);
 	if (n)
-		qsort(*procs, n, sizeof(**procs), cmp_proc);
+		gt_sort(*procs, n, sizeof(**procs), cmp_proc);
 	return (int)n;
 }
 
@@ -361,7 +365,7 @@ static size_t list_traces(const char *dir, char ***out)
 	}
 	closedir(d);
 	if (n)
-		qsort(*out, n, sizeof(**out), cmp_str);
+		gt_sort(*out, n, sizeof(**out), cmp_str);
 	return n;
 }
 
@@ -453,6 +457,15 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 	if (o->outdir) {
 		snprintf(path, sizeof(path), "%s", o->outdir);
 		struct stat st;
+		char to[PATH_MAX];
+		ssize_t tl;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) < 0 &&
+		    (tl = readlink(path, to, sizeof(to) - 1)) >= 0) {
+			to[tl] = '\0';
+			gt_error("-o %s: is a symbolic link to '%s', which does not exist; create it or choose another "
+				 "directory", path, to);
+			return 2;
+		}
 		if (stat(path, &st) == 0) {
 			char rj[PATH_MAX + 16];
 			snprintf(rj, sizeof(rj), "%s/run.json", path);
@@ -470,7 +483,7 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 		gt_error("could not find a free name for the run directory");
 		return 125;
 	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+	if (gt_mkdirs(path) < 0) { /* with its parents, as the help says */
 		gt_error("cannot create run directory %s: %s", path, strerror(errno));
 		return 125;
 	}
@@ -533,6 +546,15 @@ int gt_run_execute(const struct gt_run_opts *o)
 			gt_tools_free(&tl);
 			return 2;
 		}
+	if (o->capture[0]) {
+		struct gt_capture cap;
+		char cerr[512];
+		if (gt_capture_parse(&cap, o->capture, cerr, sizeof(cerr)) < 0) {
+			gt_error("--capture: %s", cerr);
+			gt_tools_free(&tl);
+			return 2;
+		}
+	}
 	int st = prepare_dir(o, r);
 	if (st) {
 		gt_tools_free(&tl);
@@ -569,6 +591,11 @@ int gt_run_execute(const struct gt_run_opts *o)
 		gt_plan_setenv(&r->plan, "GPUTAP_TRACE", o->trace);
 	if (o->buffer_mb)
 		gt_plan_setenv(&r->plan, "GPUTAP_BUFFER_MB", o->buffer_mb);
+	if (o->capture[0]) {
+		gt_plan_setenv(&r->plan, "GPUTAP_CAPTURE", o->capture);
+		if (!r->plan.has_tap)
+			warnf(r, "--capture needs the tap (kernel_trace, api_trace or metrics); it has no effect");
+	}
 	if (o->hold) {
 		gt_plan_setenv(&r->plan, "GPUTAP_HOLD", o->hold);
 		if (!r->plan.has_tap)

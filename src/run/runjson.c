@@ -13,6 +13,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "cli/commands.h"
+#include "gpu/probe.h"
 
 void gt_iso8601(uint64_t ns, char *buf, size_t len)
 {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/sort.h"
 
 /* Text of one tick, per file, built without stdio and written at once. */
 struct lbuf {
@@ -115,7 +116,7 @@ int gt_sampler_parse_devices(const char *spec, int count, int *devs, int max, ch
 			devs[n++] = (int)v;
 		p = end;
 	}
-	qsort(devs, (size_t)n, sizeof(int), cmp_int);
+	gt_sort(devs, (size_t)n, sizeof(int), cmp_int);
 	if (n == 0)
 		snprintf(err, errlen, "DEVICE '%s': no GPU selected", spec);
 	return n ? n : -1;
@@ -135,7 +136,7 @@ static FILE *open_csv(const char *dir, const char *name, char *err, size_t errle
 	return f;
 }
 
-/* Every tick reads what the asked seed CSVs print; the rest of gpu_samples.csv
+/* Every tick reads what the asked madengine CSVs print; the rest of gpu_samples.csv
  * is read every slow_every ticks (>= 1), device i at phase i*slow_every/ndev. */
 static void plan_reads(struct gt_sampler *s)
 {

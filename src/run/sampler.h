@@ -3,8 +3,8 @@
  * taken by a thread of gputap while the command runs.
  *
  * Owns: the sampling loop, its timing, and the sample files of a run:
- *   DIR/gpu_info_power_profiler_output.csv  time, Power(Watt) GPU<i>...  (seed 003)
- *   DIR/gpu_info_vram_profiler_output.csv   time, vram(%) GPU<i>...      (seed 003)
+ *   DIR/gpu_info_power_profiler_output.csv  time, Power(Watt) GPU<i>...  (madengine)
+ *   DIR/gpu_info_vram_profiler_output.csv   time, vram(%) GPU<i>...      (madengine)
  *   DIR/gpu_samples.csv                      one row per device and sample, units in the header
  *   DIR/samplers/trace.gtr                   the same samples as GT_REC_COUNTER records
  *
@@ -51,7 +51,7 @@
 #include <stdio.h>
 
 #include "core/trace_io.h"
-#include "run/nvml.h"
+#include "gpu/nvml.h"
 
 struct gt_sampler_lines;
 
@@ -98,7 +98,7 @@ struct gt_sampler {
 	int dev[GT_SAMPLER_MAXDEV];
 	uint64_t period_ns;
 	unsigned outputs;
-	uint64_t t0_real_ns;  /* origin of the seed CSVs' "time" column */
+	uint64_t t0_real_ns;  /* origin of madengine's CSVs' "time" column */
 	uint64_t max_samples; /* stop after this many (tests), 0 = until stopped */
 	uint64_t slow_period_ns; /* set before init; 0 = GT_SAMPLER_SLOW_PERIOD_NS */
 	struct gt_sampler_clock clock;  /* the tick thread's */

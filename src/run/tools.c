@@ -9,12 +9,12 @@
 
 #include <yajl/yajl_tree.h>
 
-/* The defaults of every tool: the one place they live (the seed's tools.json). */
+/* The defaults of every tool: the one place they live (madengine's tools.json). */
 const struct gt_tool_def gt_tool_table[] = {
 	{"kernel_trace", NULL, GT_TOOL_TAP, "full GPU trace: API calls, kernels, copies, memory, NVTX ranges", NULL,
 	 {"GPUTAP_TRACE=api,kernel,memcpy,memory,nvtx"}},
 	{"api_trace", NULL, GT_TOOL_TAP, "CUDA driver/runtime API records only", NULL, {"GPUTAP_TRACE=api"}},
-	{"metrics", NULL, GT_TOOL_TAP, "seed-000 counters only (metrics.log, timeline.log), lowest overhead", NULL,
+	{"metrics", NULL, GT_TOOL_TAP, "counters only (the alnair interposer's metrics.log, timeline.log), lowest overhead", NULL,
 	 {"GPUTAP_TRACE=metrics"}},
 	{"power", "gpu_info_power_profiler", GT_TOOL_SAMPLER,
 	 "GPU power samples -> gpu_info_power_profiler_output.csv (DEVICE, SAMPLING_RATE)", NULL,
@@ -63,7 +63,7 @@ void gt_tool_print_help(FILE *f)
 	for (const struct gt_tool_def *d = gt_tool_table; d->name; d++) {
 		fprintf(f, "  %-15s %-11s %s\n", d->name, kind_name(d->kind), d->summary);
 		if (d->alias)
-			fprintf(f, "  %-15s             (seed name: %s)\n", "", d->alias);
+			fprintf(f, "  %-15s             (madengine name: %s)\n", "", d->alias);
 	}
 }
 

@@ -1,5 +1,5 @@
 /*
- * run/tools.h — the tool stack of `gputap run` (seed 003 semantics).
+ * run/tools.h — the tool stack of `gputap run` (madengine's semantics).
  *
  * Owns: the one table of tools and their defaults (name, aliases, kind,
  * wrapper command, environment), parsing of --tools LIST and of the
@@ -8,7 +8,7 @@
  * command gets, and the order of set-up and tear-down actions.
  *
  * Invariants of a plan:
- *  - tools[0] is the innermost tool (closest to the command), as in the seed;
+ *  - tools[0] is the innermost tool (closest to the command), as in madengine;
  *  - set-up runs from the outermost tool in, tear-down from the innermost out;
  *  - environment: table defaults, then each tool's env_vars, in list order,
  *    a later tool's value wins (GPUTAP_TRACE defaults of tap tools are
@@ -31,7 +31,7 @@ enum gt_tool_kind { GT_TOOL_TAP = 1, GT_TOOL_SAMPLER = 2, GT_TOOL_LIBLOG = 3 };
 #define GT_TOOL_MAX_ENV 8
 struct gt_tool_def {
 	const char *name;
-	const char *alias; /* seed name, or NULL */
+	const char *alias; /* madengine's name, or NULL */
 	enum gt_tool_kind kind;
 	const char *summary;
 	const char *cmd;                      /* default wrapper, NULL for none */

@@ -2,16 +2,16 @@
  * tap/apis.h — the host API calls the tap counts: one id per metric name.
  *
  * Owns: the metric names of metrics.log and timeline.log and the name_id of
- * GT_REC_API records.  The seed-000 names come first, in the seed's order
- * (core/seedlog.h); several driver entry points map to one name (cuMemAlloc
+ * GT_REC_API records.  The alnair interposer's names come first, in its order
+ * (core/alnair_log.h); several driver entry points map to one name (cuMemAlloc
  * and cuMemAlloc_v2, the _ptds/_ptsz variants, cuCtxSynchronize and its
- * CUDA 13 _v2), and copies are named by direction as the seed does
+ * CUDA 13 _v2), and copies are named by direction as the interposer does
  * (cuMemcpyH2D, cuMemcpyD2H_ASYNC, ...).
  */
 #ifndef GT_TAP_APIS_H
 #define GT_TAP_APIS_H
 
-#include "core/seedlog.h"
+#include "core/alnair_log.h"
 
 #define GT_TAP_EXTRA_APIS(X)                                                                       \
 	X(cuMemcpyD2H_ASYNC)                                                                       \
@@ -67,10 +67,16 @@
 	X(cuModuleLoadDataEx)                                                                      \
 	X(cuModuleLoadFatBinary)                                                                   \
 	X(cuLibraryLoadData)                                                                       \
-	X(cuLibraryLoadFromFile)
+	X(cuLibraryLoadFromFile)                                                                   \
+	X(cuMemCreate)                                                                             \
+	X(cuMemRelease)                                                                            \
+	X(cuMemMap)                                                                                \
+	X(cuMemUnmap)                                                                              \
+	X(cuMemAddressReserve)                                                                     \
+	X(cuMemAddressFree)
 
 #define GT_TAP_API_ENUM(n) GT_API_##n,
-enum gt_api_id { GT_SEED_NAMES(GT_TAP_API_ENUM) GT_TAP_EXTRA_APIS(GT_TAP_API_ENUM) GT_API_N };
+enum gt_api_id { GT_ALNAIR_NAMES(GT_TAP_API_ENUM) GT_TAP_EXTRA_APIS(GT_TAP_API_ENUM) GT_API_N };
 #undef GT_TAP_API_ENUM
 
 extern const char *const gt_api_names[GT_API_N];

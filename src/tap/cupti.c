@@ -8,11 +8,15 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
+#include "gpu/probe.h"
+#include "tap/api.h"
+#include "tap/capture_tap.h"
 #include "tap/tap.h"
 
 
@@ -29,7 +33,8 @@ _Atomic int gt_cupti_active;
 	X(cuptiUnsubscribe)                                                                        \
 	X(cuptiEnableCallback)                                                                     \
 	X(cuptiGetResultString)                                                                    \
-	X(cuptiGetTimestamp)
+	X(cuptiGetTimestamp)                                                                       \
+	X(cuptiFinalize)
 
 #define GT_CUPTI_PTR(n) __typeof__(&n) n;
 static struct {
@@ -41,7 +46,53 @@ static struct {
 	int64_t ts_offset; /* added to CUPTI timestamps when our clock could not be installed */
 	_Atomic int in_own_subscribe;
 	_Atomic int yielded;
+	int started; /* activity/callbacks set up; 0 again after a capture window's cuptiFinalize */
+	int cuinit;  /* CUDA initialised: CUPTI may start */
 } C;
+
+/*
+ * Capture windows (tap/capture_tap.c decides when).  CUPTI is started when a
+ * window opens and finalized after it closed, once the GPU work launched in it
+ * has been delivered: only cuptiFinalize gives the launch path its speed back
+ * (disabling the activity kinds leaves two thirds of CUPTI's cost).  Records
+ * of work launched after the close are dropped by correlation id.  The
+ * finalize runs at the exit of the next driver callback, where no other CUPTI
+ * call of that thread is in flight (what CUPTI recommends for a detach).
+ */
+#define GT_CAP_SPANS 64
+static struct {
+	_Atomic uint64_t last_corr; /* correlation id of the last launch seen */
+	/* correlation ids launched inside windows: [lo, hi], hi = UINT64_MAX while open; GPU records
+	 * outside every span were launched between windows (CUPTI delivers them late) */
+	_Atomic uint64_t lo[GT_CAP_SPANS], hi[GT_CAP_SPANS];
+	_Atomic int nspans;         /* 0 without capture windows: every record is kept */
+	_Atomic uint64_t kernels;   /* kernel records kept since the window opened */
+	_Atomic int finalize;       /* 1: finalize at the next callback exit */
+	/* CUPTI numbers correlation ids from 1 again after a finalize: ids are offset by the last id
+	 * of the earlier CUPTI sessions, so that they stay unique in the trace */
+	_Atomic uint64_t era_base;
+	pthread_mutex_t mu;         /* flushes by the writer vs the finalize */
+} K = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static _Atomic uint64_t max_corr; /* the largest id any record carried, for the next session's base */
+
+static uint64_t corr_of(uint32_t id)
+{
+	return id ? id + atomic_load_explicit(&K.era_base, memory_order_relaxed) : 0;
+}
+
+/* corr_of for records (not on a launch path): also keeps the largest id seen */
+static uint64_t corr_rec(uint32_t id)
+{
+	if (!id)
+		return 0;
+	uint64_t c = corr_of(id);
+	uint64_t m = atomic_load_explicit(&max_corr, memory_order_relaxed);
+	while (c > m && !atomic_compare_exchange_weak_explicit(&max_corr, &m, c, memory_order_relaxed,
+							       memory_order_relaxed)) {
+	}
+	return c;
+}
 #undef GT_CUPTI_PTR
 
 #define GT_CUPTI_BUF (4u << 20)
@@ -49,11 +100,6 @@ static struct {
 static uint64_t ts_realtime(void)
 {
 	return gt_now_ns();
-}
-
-static void *try_open(const char *path)
-{
-	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
 static int find_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
@@ -67,44 +113,6 @@ static int find_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	}
 	return 0;
-}
-
-static void *load_cupti(void)
-{
-	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *h = try_open(names[i]);
-		if (h)
-			return h;
-	}
-	char path[4300];
-	const char *home = getenv("CUDA_HOME");
-	const char *homes[2] = {home, GT_CUDA_HOME};
-	static const char *const subs[] = {"/extras/CUPTI/lib64/libcupti.so", "/lib64/libcupti.so",
-					   "/targets/x86_64-linux/lib/libcupti.so"};
-	for (int h = 0; h < 2; h++) {
-		if (!homes[h])
-			continue;
-		for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-			snprintf(path, sizeof(path), "%s%s", homes[h], subs[i]);
-			void *p = try_open(path);
-			if (p)
-				return p;
-		}
-	}
-	char dir[4096] = "";
-	if (dl_iterate_phdr(find_dir_of, dir) && dir[0]) {
-		/* pip wheels: .../nvidia/cuda_runtime/lib next to .../nvidia/cuda_cupti/lib, or one shared lib dir */
-		static const char *const rel[] = {"/libcupti.so.13", "/libcupti.so.12", "/../../cuda_cupti/lib/libcupti.so.13",
-						  "/../../cuda_cupti/lib/libcupti.so.12"};
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-			snprintf(path, sizeof(path), "%s%s", dir, rel[i]);
-			void *p = try_open(path);
-			if (p)
-				return p;
-		}
-	}
-	return NULL;
 }
 
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
@@ -124,6 +132,19 @@ static uint64_t ts(uint64_t t)
 	return t ? (uint64_t)((int64_t)t + C.ts_offset) : 0;
 }
 
+/* GPU work launched after a capture window closed (CUPTI still on until the finalize). */
+static int after_window(uint64_t corr)
+{
+	int n = atomic_load_explicit(&K.nspans, memory_order_acquire);
+	if (n == 0 || corr == 0)
+		return 0;
+	for (int i = n - 1; i >= 0; i--)
+		if (corr >= atomic_load_explicit(&K.lo[i], memory_order_relaxed) &&
+		    corr <= atomic_load_explicit(&K.hi[i], memory_order_relaxed))
+			return 0;
+	return 1;
+}
+
 static void convert(const CUpti_Activity *a)
 {
 	switch (a->kind) {
@@ -141,7 +162,7 @@ static void convert(const CUpti_Activity *a)
 		r.stream = k->streamId;
 		r.start_ns = ts(k->start);
 		r.end_ns = ts(k->end);
-		r.corr_id = k->correlationId;
+		r.corr_id = corr_rec(k->correlationId);
 		r.grid[0] = (uint32_t)k->gridX;
 		r.grid[1] = (uint32_t)k->gridY;
 		r.grid[2] = (uint32_t)k->gridZ;
@@ -153,7 +174,11 @@ static void convert(const CUpti_Activity *a)
 		r.dynamic_smem = (uint32_t)k->dynamicSharedMemory;
 		r.graph_id = k->graphId;
 		r.graph_node_id = k->graphNodeId;
+		if (after_window(r.corr_id))
+			break;
+		atomic_fetch_add_explicit(&K.kernels, 1, memory_order_relaxed);
 		gt_tap_put(&r, sizeof(r));
+		gt_api_on_kernel(r.corr_id, r.start_ns, r.end_ns);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -172,8 +197,10 @@ static void convert(const CUpti_Activity *a)
 		r.start_ns = ts(m->start);
 		r.end_ns = ts(m->end);
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.graph_id = m->graphId;
+		if (after_window(r.corr_id))
+			break;
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -194,8 +221,10 @@ static void convert(const CUpti_Activity *a)
 		r.start_ns = ts(m->start);
 		r.end_ns = ts(m->end);
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.graph_id = m->graphId;
+		if (after_window(r.corr_id))
+			break;
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -212,8 +241,10 @@ static void convert(const CUpti_Activity *a)
 		r.start_ns = ts(m->start);
 		r.end_ns = ts(m->end);
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.graph_id = m->graphId;
+		if (after_window(r.corr_id))
+			break;
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -230,7 +261,7 @@ static void convert(const CUpti_Activity *a)
 		r.ts_ns = ts(m->timestamp);
 		r.address = m->address;
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.stream = m->streamId;
 		gt_tap_put(&r, sizeof(r));
 		break;
@@ -261,8 +292,14 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	const CUpti_CallbackData *cb = data;
 	struct gt_tls *t = &gt_tls;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
-		if (cb->callbackSite == CUPTI_API_ENTER)
-			t->corr = cb->correlationId;
+		if (cb->callbackSite == CUPTI_API_ENTER) {
+			t->corr = corr_of(cb->correlationId);
+			if (gt_capture_tap_mode())
+				atomic_store_explicit(&K.last_corr, t->corr, memory_order_relaxed);
+		} else if (atomic_load_explicit(&K.finalize, memory_order_relaxed)) {
+			gt_cupti_capture_finalize();
+		}
+		gt_api_driver_callback(cbid, cb); /* range links; calls the hooks cannot see */
 		return;
 	}
 	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || t->in_runtime || t->guard || !atomic_load(&gt_tap.on))
@@ -288,7 +325,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	}
 	int rc = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
 	t->guard++;
-	gt_tap_api_done(api, t0, t1, rc, count, kind, 0, cb->correlationId);
+	gt_tap_api_done(api, t0, t1, rc, count, kind, 0, corr_of(cb->correlationId));
 	t->guard--;
 }
 
@@ -303,19 +340,21 @@ static int runtime_is_shared(void)
 	return dl_iterate_phdr(find_dir_of, dir) != 0;
 }
 
-int gt_cupti_start(void)
+static int start_cupti(void)
 {
-	if (C.lib || atomic_load(&C.yielded))
-		return 0;
 	unsigned tr0 = gt_tap.trace;
 	int gpu0 = (tr0 & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
 	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
 	 * which CUPTI otherwise checks on every runtime call. */
 	int static_rt = !runtime_is_shared();
-	int corr = gpu0 && (tr0 & GT_TR_API);
+	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
+	 * for capture windows a place to finalize */
+	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
 	if (!gpu0 && !static_rt && !corr)
 		return 0;
-	void *lib = load_cupti();
+	if (C.lib)
+		goto loaded;
+	void *lib = gt_cupti_open(NULL, 0);
 	if (!lib) {
 		gt_warn("CUPTI (libcupti.so.13 or .12) not found: GPU activity is not recorded; host-side metrics "
 			"are (set CUDA_HOME to the toolkit that has CUPTI)");
@@ -335,6 +374,7 @@ int gt_cupti_start(void)
 	C.reg_ts = (__typeof__(&cuptiActivityRegisterTimestampCallback))gt_real_dlsym(
 		lib, "cuptiActivityRegisterTimestampCallback");
 	C.lib = lib;
+loaded:;
 	unsigned tr = gt_tap.trace;
 	int gpu = (tr & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
 
@@ -347,7 +387,7 @@ int gt_cupti_start(void)
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
 			"process: gputap records no GPU activity; host-side metrics and API records go on");
-		return -1;
+		return -EBUSY;
 	}
 	if (sr == CUPTI_SUCCESS) {
 		C.subscribed = 1;
@@ -368,6 +408,11 @@ int gt_cupti_start(void)
 			};
 			for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++)
 				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch[i]);
+			/* memory calls, when the driver hooks are not in effect (in-process start) */
+			const CUpti_CallbackId *ids;
+			size_t nids = gt_api_callback_ids(&ids);
+			for (size_t i = 0; i < nids; i++)
+				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
 		}
 	} else {
 		const char *msg = "?";
@@ -398,6 +443,100 @@ activity:
 		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
 	atomic_store(&gt_cupti_active, 1);
 	return 0;
+}
+
+int gt_cupti_start(void)
+{
+	if (C.started || atomic_load(&C.yielded))
+		return atomic_load(&C.yielded) ? -1 : 0;
+	int rc = start_cupti();
+	if (rc == 0)
+		C.started = 1;
+	return rc;
+}
+
+int gt_cupti_capture_open(void)
+{
+	atomic_store(&K.finalize, 0);
+	atomic_store(&K.kernels, 0);
+	int n = atomic_load(&K.nspans);
+	if (n < GT_CAP_SPANS) {
+		atomic_store(&K.lo[n], atomic_load(&K.last_corr) + 1);
+		atomic_store(&K.hi[n], UINT64_MAX);
+		atomic_store_explicit(&K.nspans, n + 1, memory_order_release);
+	} else {
+		atomic_store(&K.hi[n - 1], UINT64_MAX); /* out of spans: the last one stretches */
+	}
+	if (atomic_load(&C.yielded))
+		return -1;
+	if (!C.cuinit)
+		return 0; /* CUPTI starts at cuInit, the window being open */
+	pthread_mutex_lock(&K.mu);
+	uint64_t t0 = gt_now_ns();
+	int was = C.started;
+	int rc = gt_cupti_start();
+	if (!was)
+		gt_info("CUPTI started for a capture window (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
+	pthread_mutex_unlock(&K.mu);
+	return rc;
+}
+
+void gt_cupti_capture_close(void)
+{
+	int n = atomic_load(&K.nspans);
+	if (n > 0)
+		atomic_store(&K.hi[n - 1], atomic_load(&K.last_corr));
+}
+
+uint64_t gt_cupti_capture_flush(void)
+{
+	pthread_mutex_lock(&K.mu);
+	/* a default flush: only buffers whose records are all complete (a forced one would hand over
+	 * a kernel still running, with no end time, and it would never come again) */
+	if (C.started && atomic_load(&gt_cupti_active))
+		C.cuptiActivityFlushAll(0);
+	pthread_mutex_unlock(&K.mu);
+	return atomic_load(&K.kernels);
+}
+
+void gt_cupti_capture_request_finalize(void)
+{
+	if (C.started && C.subscribed)
+		atomic_store(&K.finalize, 1);
+}
+
+void gt_cupti_capture_finalize(void)
+{
+	if (pthread_mutex_trylock(&K.mu) != 0)
+		return; /* the writer is flushing: the next callback exit tries again */
+	if (atomic_exchange(&K.finalize, 0) && C.started) {
+		int saved = gt_tls.guard;
+		gt_tls.guard = 1;
+		if (atomic_load(&gt_cupti_active)) {
+			C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+			static const CUpti_ActivityKind kinds[] = {
+				CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+				CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2};
+			for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+				C.cuptiActivityDisable(kinds[i]);
+		}
+		uint64_t t0 = gt_now_ns();
+		CUptiResult r = C.cuptiFinalize();
+		gt_info("CUPTI finalized after a capture window (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
+		if (r != CUPTI_SUCCESS) {
+			const char *msg = "?";
+			C.cuptiGetResultString(r, &msg);
+			gt_warn("cuptiFinalize failed after a capture window (%s): CUPTI stays on, at its cost", msg);
+		} else {
+			C.started = 0;
+			C.subscribed = 0;
+			atomic_store(&gt_cupti_active, 0);
+			uint64_t m = atomic_load(&max_corr), l = atomic_load(&K.last_corr);
+			atomic_store(&K.era_base, m > l ? m : l); /* the next session counts on */
+		}
+		gt_tls.guard = saved;
+	}
+	pthread_mutex_unlock(&K.mu);
 }
 
 void gt_cupti_flush(void)
@@ -449,7 +588,12 @@ void gt_tap_after_cuinit(void)
 	static _Atomic int started;
 	if (!atomic_load(&gt_tap.on) || atomic_exchange(&started, 1))
 		return;
+	C.cuinit = 1;
+	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live))
+		return; /* no window open: CUPTI starts when one opens */
+	pthread_mutex_lock(&K.mu);
 	gt_cupti_start();
+	pthread_mutex_unlock(&K.mu);
 }
 
 GT_EXPORT int InitializeInjection(void);

@@ -152,6 +152,8 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 			c->buffer_bytes = (uint64_t)mb << 20;
 		}
 	}
+	v = get("GPUTAP_CAPTURE");
+	c->capture = v && *v ? v : NULL; /* checked when the library starts (tap/capture_tap.c) */
 	read_hold(c, get);
 }
 

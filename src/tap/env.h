@@ -43,6 +43,7 @@ struct gt_tap_config {
 	int metrics_only;      /* GPUTAP_TRACE=metrics */
 	uint64_t buffer_bytes; /* GPUTAP_BUFFER_MB */
 	int log_level;         /* GPUTAP_LOG, enum gt_log_level */
+	const char *capture;   /* GPUTAP_CAPTURE or NULL */
 	long hold;             /* GPUTAP_HOLD: launches per batch, 0 = no hold */
 	long hold_max;         /* GPUTAP_HOLD_MAX: most launches the queue holds */
 	long hold_timeout_us;  /* GPUTAP_HOLD_TIMEOUT_US: oldest held launch released after this */

@@ -10,6 +10,8 @@
 #include <cuda.h>
 #include <string.h>
 
+#include "tap/api.h"
+#include "tap/capture_tap.h"
 #include "tap/hold.h"
 #include "tap/tap.h"
 
@@ -44,6 +46,11 @@ static int copy_kind(CUmemorytype s, CUmemorytype d)
 	ptr = (uint64_t)(p);                                                                       \
 	if (r == CUDA_SUCCESS)                                                                     \
 		gt_tap_mem_free(ptr);
+/* virtual memory (tap/api.h): physical handles in mem_used, mappings as memory records */
+#define P_VMM(op, p, n, h)                                                                         \
+	ptr = (uint64_t)(p);                                                                       \
+	bytes = (n);                                                                               \
+	gt_api_vmm(op, (int)r, ptr, bytes, (uint64_t)(h));
 
 /* X(name, "base", minver, maxver, api, (params), (args), post, ptname) */
 #define GT_DRIVER_HOOKS(X)                                                                                    \
@@ -204,7 +211,22 @@ static int copy_kind(CUmemorytype s, CUmemorytype d)
 	  bytes = 2 * w * h;, cuMemsetD2D16Async_ptsz)                                                        \
 	X(cuMemsetD2D32Async, "cuMemsetD2D32Async", 3020, 0, cuMemsetD2D32Async,                              \
 	  (CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s), (d, p, v, w, h, s),      \
-	  bytes = 4 * w * h;, cuMemsetD2D32Async_ptsz)
+	  bytes = 4 * w * h;, cuMemsetD2D32Async_ptsz) \
+	X(cuMemCreate, "cuMemCreate", 10020, 0, cuMemCreate,                                                  \
+	  (CUmemGenericAllocationHandle * h, size_t n, const CUmemAllocationProp *p, unsigned long long f),   \
+	  (h, n, p, f), P_VMM(GT_VMM_CREATE, 0, n, r == CUDA_SUCCESS ? *h : 0), gt_nopt_cuMemCreate)          \
+	X(cuMemRelease, "cuMemRelease", 10020, 0, cuMemRelease, (CUmemGenericAllocationHandle h), (h),        \
+	  P_VMM(GT_VMM_RELEASE, 0, 0, h), gt_nopt_cuMemRelease)                                               \
+	X(cuMemMap, "cuMemMap", 10020, 0, cuMemMap,                                                           \
+	  (CUdeviceptr p, size_t n, size_t o, CUmemGenericAllocationHandle h, unsigned long long f),          \
+	  (p, n, o, h, f), P_VMM(GT_VMM_MAP, p, n, h), gt_nopt_cuMemMap)                                      \
+	X(cuMemUnmap, "cuMemUnmap", 10020, 0, cuMemUnmap, (CUdeviceptr p, size_t n), (p, n),                 \
+	  P_VMM(GT_VMM_UNMAP, p, n, 0), gt_nopt_cuMemUnmap)                                                   \
+	X(cuMemAddressReserve, "cuMemAddressReserve", 10020, 0, cuMemAddressReserve,                          \
+	  (CUdeviceptr * p, size_t n, size_t al, CUdeviceptr a, unsigned long long f), (p, n, al, a, f),      \
+	  bytes = n; if (r == CUDA_SUCCESS) ptr = (uint64_t)*p;, gt_nopt_cuMemAddressReserve)                  \
+	X(cuMemAddressFree, "cuMemAddressFree", 10020, 0, cuMemAddressFree, (CUdeviceptr p, size_t n), (p, n), \
+	  bytes = n; ptr = (uint64_t)p;, gt_nopt_cuMemAddressFree)
 
 /* The launches: their body goes through launch hold (hold.h). */
 #define GT_LAUNCH_HOOKS(X)                                                                                    \
@@ -415,6 +437,58 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 	return r;
 }
 
+/* ---- cuProfilerStart / cuProfilerStop: capture windows of kind cudaProfilerApi ---- */
+static void *_Atomic real_prof[2]; /* [0] stop, [1] start */
+GT_EXPORT CUresult CUDAAPI cuProfilerStart(void);
+GT_EXPORT CUresult CUDAAPI cuProfilerStop(void);
+
+static CUresult profiler_call(int start)
+{
+	gt_pfn_ctxsync real = (gt_pfn_ctxsync)atomic_load(&real_prof[start]);
+	if (!real) {
+		real = (gt_pfn_ctxsync)gt_real_driver(start ? "cuProfilerStart" : "cuProfilerStop");
+		if (!real || (void *)real == (void *)cuProfilerStart || (void *)real == (void *)cuProfilerStop)
+			return CUDA_ERROR_NOT_INITIALIZED;
+		atomic_store(&real_prof[start], (void *)real);
+	}
+	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+		gt_hold_gate_hook(GT_HOLD_PROFILER, 0);
+	GT_HOOK_ENTER(t);
+	CUresult r = gt_hold_result(real());
+	if (!t_active)
+		return r;
+	int saved_errno = errno;
+	gt_capture_tap_profiler(start);
+	t->guard--;
+	errno = saved_errno;
+	return r;
+}
+
+GT_EXPORT CUresult CUDAAPI cuProfilerStart(void) { return profiler_call(1); }
+GT_EXPORT CUresult CUDAAPI cuProfilerStop(void) { return profiler_call(0); }
+
+/* One hook per name for the argument-less entry points above. */
+static void *noarg_hook(const char *name, void *real)
+{
+	static const struct {
+		const char *name;
+		void *hook;
+		void *_Atomic *slot;
+	} tab[] = {{"cuProfilerStart", (void *)cuProfilerStart, &real_prof[1]},
+		   {"cuProfilerStop", (void *)cuProfilerStop, &real_prof[0]}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(name, tab[i].name) != 0)
+			continue;
+		if (real == tab[i].hook)
+			return real;
+		void *expect = NULL;
+		if (!atomic_compare_exchange_strong(tab[i].slot, &expect, real) && expect != real)
+			return real;
+		return tab[i].hook;
+	}
+	return NULL;
+}
+
 /* ---- cuGetProcAddress ---- */
 #undef cuGetProcAddress
 typedef CUresult(CUDAAPI *gt_pfn_gpa2)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
@@ -439,6 +513,9 @@ static void *lookup_hook(const char *symbol, int ver, cuuint64_t flags, void *re
 			return real;
 		return (void *)cuCtxSynchronize;
 	}
+	void *na = noarg_hook(symbol, real);
+	if (na)
+		return na;
 	for (int i = 0; i < GT_HOOK_N; i++) {
 		if (strcmp(hooks[i].base, symbol) != 0)
 			continue;
@@ -526,6 +603,9 @@ void *gt_hook_for_dlsym(const char *name, void *real)
 			return real;
 		return (void *)cuCtxSynchronize;
 	}
+	void *na = noarg_hook(name, real);
+	if (na)
+		return na;
 	for (int i = 0; i < GT_HOOK_N; i++) {
 		if (strcmp(hooks[i].sym, name) == 0)
 			return install(i, 0, real);

@@ -1,8 +1,8 @@
 /*
  * NVTX v3 injection (InitializeInjectionNvtx2) and the public range API.
  * Ranges are recorded on the host, per thread: push/pop nesting lives in the
- * thread's slot; start/end ranges (which may end on another thread) in a
- * small table keyed by range id.
+ * thread's slot; start/end ranges (which may end on another thread) in the
+ * open-range table (tap/openrange.h).
  */
 #include <string.h>
 #include <wchar.h>
@@ -10,16 +10,15 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "gputap.h"
+#include "tap/api.h"
+#include "tap/capture_tap.h"
+#include "tap/openrange.h"
 #include "tap/tap.h"
 
 #define GT_OPEN_MAX 4096
 
-struct gt_open_range {
-	_Atomic uint64_t id;
-	uint64_t start_ns;
-	uint32_t name_id, domain_id, tid, pad;
-};
-static struct gt_open_range open_ranges[GT_OPEN_MAX];
+static struct gt_open_range open_mem[GT_OPEN_MAX];
+static struct gt_open_table open_ranges = {open_mem, GT_OPEN_MAX};
 
 static uint32_t intern_msg(int type, const nvtxMessageValue_t *m)
 {
@@ -66,7 +65,7 @@ static int domain_depth(const struct gt_slot *s, int below, uint32_t domain)
 	return n;
 }
 
-static int do_push(uint32_t name, uint32_t domain)
+static int do_push(uint32_t name, uint32_t domain, int user)
 {
 	struct gt_slot *s = gt_tap_slot();
 	if (!s)
@@ -76,9 +75,13 @@ static int do_push(uint32_t name, uint32_t domain)
 		return d; /* deeper than we keep: counted as lost at its pop */
 	struct gt_nest *n = &s->stack[d];
 	n->id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
-	n->start_ns = gt_now_ns();
 	n->name_id = name;
 	n->domain_id = domain;
+	n->node = 0;
+	if (user)
+		gt_api_range_open(s, d); /* its path, for the per-range results */
+	n->start_ns = gt_now_ns();
+	gt_capture_tap_range_open(name, n->id, d == 0, n->start_ns);
 	return domain_depth(s, d, domain);
 }
 
@@ -115,7 +118,11 @@ static int do_pop(uint8_t kind, uint32_t domain)
 	r.end_ns = gt_now_ns();
 	r.range_id = n.id;
 	r.parent_id = d > 0 ? s->stack[d - 1].id : 0;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
+	gt_capture_tap_range_close(n.id, d == 0);
+	if (n.node)
+		gt_api_range_close(&n, r.end_ns);
 	return level;
 }
 
@@ -139,46 +146,42 @@ static void do_mark(uint32_t name, uint32_t domain, uint8_t kind)
 	int d = s->depth;
 	r.level = (uint8_t)(d > 255 ? 255 : d);
 	r.parent_id = d > 0 && d <= GT_NEST_MAX ? s->stack[d - 1].id : 0;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
 }
 
 static uint64_t do_start(uint32_t name, uint32_t domain)
 {
 	struct gt_slot *s = gt_tap_slot();
 	uint64_t id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
-	struct gt_open_range *o = &open_ranges[id % GT_OPEN_MAX];
-	o->start_ns = gt_now_ns();
-	o->name_id = name;
-	o->domain_id = domain;
-	o->tid = s ? s->tid : 0;
-	uint64_t old = atomic_exchange_explicit(&o->id, id, memory_order_release);
-	if (old)
-		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed); /* never ended in time */
+	uint64_t t0 = gt_now_ns();
+	if (gt_open_start(&open_ranges, id, t0, name, domain, s ? s->tid : 0) < 0)
+		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed); /* too many open at once */
+	gt_capture_tap_range_open(name, id, 0, t0);
 	return id;
 }
 
 static void do_end(uint64_t id)
 {
-	struct gt_open_range *o = &open_ranges[id % GT_OPEN_MAX];
-	uint64_t expect = id;
-	uint64_t start = o->start_ns;
-	uint32_t name = o->name_id, dom = o->domain_id, tid = o->tid;
-	if (!atomic_compare_exchange_strong(&o->id, &expect, 0))
+	struct gt_open_range o;
+	if (!gt_open_end(&open_ranges, id, &o))
 		return;
 	struct gt_slot *s = gt_tap_slot();
 	struct gt_rec_range r;
 	memset(&r, 0, sizeof(r));
 	r.h.type = GT_REC_RANGE;
 	r.h.size = sizeof(r);
-	r.h.tid = tid;
-	r.name_id = name;
-	r.domain_id = dom;
+	r.h.tid = o.tid;
+	r.name_id = o.name_id;
+	r.domain_id = o.domain_id;
 	r.kind = GT_RANGE_STARTEND;
 	r.end_tid = s ? s->tid : 0;
-	r.start_ns = start;
+	r.start_ns = o.start_ns;
 	r.end_ns = gt_now_ns();
 	r.range_id = id;
-	gt_tap_put(&r, sizeof(r));
+	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+		gt_tap_put(&r, sizeof(r));
+	gt_capture_tap_range_close(id, 0);
 }
 
 /* Every entry point: the guard, the global switch, errno. */
@@ -194,21 +197,21 @@ static void do_end(uint64_t id)
 static int NVTX_API nv_push_a(const char *m)
 {
 	NV_ENTER(0);
-	int d = do_push(m ? gt_strtab_intern(&gt_tap.strs, m, strlen(m)) : 0, 0);
+	int d = do_push(m ? gt_strtab_intern(&gt_tap.strs, m, strlen(m)) : 0, 0, 0);
 	NV_LEAVE();
 	return d;
 }
 static int NVTX_API nv_push_w(const wchar_t *m)
 {
 	NV_ENTER(0);
-	int d = do_push(intern_wide(m), 0);
+	int d = do_push(intern_wide(m), 0, 0);
 	NV_LEAVE();
 	return d;
 }
 static int NVTX_API nv_push_ex(const nvtxEventAttributes_t *a)
 {
 	NV_ENTER(0);
-	int d = do_push(intern_attr(a), 0);
+	int d = do_push(intern_attr(a), 0, 0);
 	NV_LEAVE();
 	return d;
 }
@@ -291,7 +294,7 @@ static void NVTX_API nv_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
 static int NVTX_API nv_dpush_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
 	NV_ENTER(0);
-	int r = do_push(intern_attr(a), dom_id(d));
+	int r = do_push(intern_attr(a), dom_id(d), 0);
 	NV_LEAVE();
 	return r;
 }
@@ -386,19 +389,41 @@ GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 
 /* ---- public API (include/gputap.h) ---- */
 
+/*
+ * The public ranges are NVTX ranges too, emitted whether or not gputap
+ * records, so that nsys, ncu or torch.profiler see them.  The NVTX call is
+ * made with the guard up: when NVTX's injection is this library itself, the
+ * range is not recorded twice.
+ */
 GT_EXPORT int gputap_range_push(const char *name)
 {
-	NV_ENTER(-1);
-	int d = do_push(name ? gt_strtab_intern(&gt_tap.strs, name, strlen(name)) : 0, 0);
-	NV_LEAVE();
+	int saved = errno, d = -1;
+	struct gt_tls *t = &gt_tls;
+	if (atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0) {
+		t->guard++;
+		d = do_push(name ? gt_strtab_intern(&gt_tap.strs, name, strlen(name)) : 0, 0, 1);
+		t->guard--;
+	}
+	t->guard++;
+	nvtxRangePushA(name ? name : "");
+	t->guard--;
+	errno = saved;
 	return d;
 }
 
 GT_EXPORT int gputap_range_pop(void)
 {
-	NV_ENTER(-1);
-	int d = do_pop(GT_RANGE_USER, 0);
-	NV_LEAVE();
+	int saved = errno, d = -1;
+	struct gt_tls *t = &gt_tls;
+	if (atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0) {
+		t->guard++;
+		d = do_pop(GT_RANGE_USER, 0);
+		t->guard--;
+	}
+	t->guard++;
+	nvtxRangePop();
+	t->guard--;
+	errno = saved;
 	return d;
 }
 

@@ -4,6 +4,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "tap/api.h"
+#include "tap/capture_tap.h"
 #include "tap/tap.h"
 
 __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
@@ -75,7 +77,7 @@ void gt_tap_api_count(int api, uint64_t t0, uint64_t t1)
 void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
 		       uint64_t ptr, uint64_t corr, uint16_t flags)
 {
-	if (!gt_tap.want_api_recs)
+	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
 		return;
 	struct gt_rec_api r;
 	memset(&r, 0, sizeof(r));
@@ -105,12 +107,16 @@ void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t byt
 void gt_tap_mem_alloc(uint64_t ptr, uint64_t size)
 {
 	if (gt_ptrtab_insert(&gt_tap.ptrs, ptr, size) == 0)
-		atomic_fetch_add_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed);
+		gt_api_on_mem(1, size,
+			      atomic_fetch_add_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed) +
+				      (int64_t)size);
 }
 
 void gt_tap_mem_free(uint64_t ptr)
 {
 	uint64_t size = gt_ptrtab_remove(&gt_tap.ptrs, ptr);
 	if (size)
-		atomic_fetch_sub_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed);
+		gt_api_on_mem(0, size,
+			      atomic_fetch_sub_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed) -
+				      (int64_t)size);
 }

@@ -19,7 +19,7 @@ int gt_pool_init(struct gt_pool *p, void *mem, size_t bytes, size_t chunk_size)
 		atomic_store_explicit(&c->state, 0, memory_order_relaxed);
 		c->flushed = c->flushed_nrec = 0;
 		c->idx = i;
-		c->next = i + 1 < p->nchunks ? i + 2 : 0;
+		atomic_store_explicit(&c->next, i + 1 < p->nchunks ? i + 2 : 0, memory_order_relaxed);
 	}
 	atomic_store(&p->free_head, 1);
 	atomic_store(&p->full_head, 0);
@@ -42,7 +42,7 @@ struct gt_chunk *gt_pool_get(struct gt_pool *p)
 			return NULL;
 		struct gt_chunk *c = gt_pool_chunk(p, i1 - 1);
 		/* The tag in the high half makes a concurrent pop/push (ABA) fail the CAS. */
-		uint64_t next = ((head >> 32) + 1) << 32 | c->next;
+		uint64_t next = ((head >> 32) + 1) << 32 | atomic_load_explicit(&c->next, memory_order_relaxed);
 		if (atomic_compare_exchange_weak_explicit(&p->free_head, &head, next, memory_order_acq_rel,
 							  memory_order_acquire))
 			return c;
@@ -55,7 +55,7 @@ void gt_pool_release(struct gt_pool *p, struct gt_chunk *c)
 	c->flushed = c->flushed_nrec = 0;
 	uint64_t head = atomic_load_explicit(&p->free_head, memory_order_acquire);
 	for (;;) {
-		c->next = (uint32_t)head;
+		atomic_store_explicit(&c->next, (uint32_t)head, memory_order_relaxed);
 		uint64_t nh = ((head >> 32) + 1) << 32 | (c->idx + 1);
 		if (atomic_compare_exchange_weak_explicit(&p->free_head, &head, nh, memory_order_acq_rel,
 							  memory_order_acquire))
@@ -67,7 +67,7 @@ void gt_pool_put_full(struct gt_pool *p, struct gt_chunk *c)
 {
 	uint32_t head = atomic_load_explicit(&p->full_head, memory_order_acquire);
 	for (;;) {
-		c->next = head;
+		atomic_store_explicit(&c->next, head, memory_order_relaxed);
 		if (atomic_compare_exchange_weak_explicit(&p->full_head, &head, c->idx + 1, memory_order_acq_rel,
 							  memory_order_acquire))
 			return;
@@ -81,15 +81,15 @@ unsigned gt_pool_take_full(struct gt_pool *p, void (*fn)(struct gt_chunk *c, voi
 	uint32_t rev = 0;
 	while (head) {
 		struct gt_chunk *c = gt_pool_chunk(p, head - 1);
-		uint32_t nx = c->next;
-		c->next = rev;
+		uint32_t nx = atomic_load_explicit(&c->next, memory_order_relaxed);
+		atomic_store_explicit(&c->next, rev, memory_order_relaxed);
 		rev = head;
 		head = nx;
 	}
 	unsigned n = 0;
 	while (rev) {
 		struct gt_chunk *c = gt_pool_chunk(p, rev - 1);
-		rev = c->next;
+		rev = atomic_load_explicit(&c->next, memory_order_relaxed);
 		fn(c, arg);
 		n++;
 	}

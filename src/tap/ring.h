@@ -11,7 +11,9 @@
  *    list back to the free list, so a chunk is never reused under a reader;
  *  - `state` packs (records << 32 | bytes) committed, published with release
  *    after the bytes are written, so a drainer sees whole records only;
- *  - every append either stores the record or adds exactly 1 to `lost`.
+ *  - every append either stores the record or adds exactly 1 to `lost`;
+ *  - `next` is atomic (relaxed): a popper may read the link of a chunk that
+ *    another thread has just taken; the tagged CAS then fails and it retries.
  */
 #ifndef GT_TAP_RING_H
 #define GT_TAP_RING_H
@@ -24,7 +26,7 @@ struct gt_chunk {
 	_Atomic uint64_t state; /* committed: records << 32 | bytes of data */
 	uint32_t flushed;       /* bytes already handed to the drainer (drainer only) */
 	uint32_t flushed_nrec;
-	uint32_t next; /* list link: index + 1, 0 = end */
+	_Atomic uint32_t next; /* list link: index + 1, 0 = end; read by threads racing on a list head */
 	uint32_t idx;
 	uint64_t pad;
 	/* data follows, 8-aligned */

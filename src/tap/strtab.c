@@ -26,8 +26,8 @@ int gt_strtab_init(struct gt_strtab *t, void *mem, uint32_t cap, size_t arena)
 	memset(mem, 0, gt_strtab_mem_size(cap, 0));
 	t->slots = mem;
 	t->cap = cap;
-	t->by_id = (uint32_t *)(t->slots + cap);
-	t->written = (unsigned char *)(t->by_id + cap);
+	t->by_id = (_Atomic uint32_t *)(t->slots + cap);
+	t->written = (unsigned char *)mem + (size_t)cap * sizeof(struct gt_str_slot) + (size_t)cap * sizeof(uint32_t);
 	t->arena = (char *)(t->written + cap);
 	t->arena_cap = arena;
 	t->first_unwritten = 1;
@@ -67,23 +67,18 @@ uint32_t gt_strtab_intern(struct gt_strtab *t, const char *s, size_t len)
 				memcpy(t->arena + off, s, len);
 				sl->off = off;
 				sl->len = (uint32_t)len;
-				t->by_id[id] = i + 1;
+				atomic_store_explicit(&t->by_id[id], i + 1, memory_order_release);
 				atomic_store_explicit(&sl->id, id, memory_order_release);
 				return id;
 			}
 		}
 		if (cur != h)
 			continue;
-		/* same hash: wait (bounded) for the inserter to publish, then compare text */
-		uint32_t id = 0;
-		for (int spin = 0; spin < 1000000; spin++) {
-			id = atomic_load_explicit(&sl->id, memory_order_acquire);
-			if (id)
-				break;
-		}
-		if (id == 0 || id == UINT32_MAX)
-			return 0;
-		if (sl->len == len && memcmp(t->arena + sl->off, s, len) == 0)
+		/* Same hash.  If its inserter has not published the id yet (it may be
+		 * preempted), do not wait: probe on and intern the text again in another
+		 * slot.  Readers key by text, so a second id of the same text is harmless. */
+		uint32_t id = atomic_load_explicit(&sl->id, memory_order_acquire);
+		if (id && id != UINT32_MAX && sl->len == len && memcmp(t->arena + sl->off, s, len) == 0)
 			return id;
 	}
 	atomic_fetch_add_explicit(&t->failed, 1, memory_order_relaxed);
@@ -92,9 +87,10 @@ uint32_t gt_strtab_intern(struct gt_strtab *t, const char *s, size_t len)
 
 const char *gt_strtab_get(const struct gt_strtab *t, uint32_t id, uint32_t *len)
 {
-	if (id == 0 || id >= t->cap || t->by_id[id] == 0)
+	uint32_t si = id && id < t->cap ? atomic_load_explicit(&t->by_id[id], memory_order_acquire) : 0;
+	if (si == 0)
 		return NULL;
-	const struct gt_str_slot *sl = &t->slots[t->by_id[id] - 1];
+	const struct gt_str_slot *sl = &t->slots[si - 1];
 	if (atomic_load_explicit(&sl->id, memory_order_acquire) != id)
 		return NULL;
 	*len = sl->len;

@@ -11,7 +11,9 @@
  *  - the drainer writes, before the records it took, every string that is
  *    ready and not yet written (gt_strtab_pending), so a GT_REC_STRING always
  *    precedes the records that use its id;
- *  - when the table or arena is full, intern returns 0 ("no string").
+ *  - when the table or arena is full, intern returns 0 ("no string");
+ *  - intern never waits for another thread: a text whose first insert is not
+ *    published yet is interned again under a second id (same text).
  */
 #ifndef GT_TAP_STRTAB_H
 #define GT_TAP_STRTAB_H
@@ -30,7 +32,7 @@ struct gt_str_slot {
 struct gt_strtab {
 	struct gt_str_slot *slots;
 	uint32_t cap;    /* power of two */
-	uint32_t *by_id; /* id -> slot index + 1, cap entries */
+	_Atomic uint32_t *by_id; /* id -> slot index + 1, cap entries */
 	unsigned char *written; /* id -> written flag (drainer only) */
 	char *arena;
 	size_t arena_cap;

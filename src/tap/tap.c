@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "core/seedlog.h"
+#include "core/alnair_log.h"
 #include "core/trace_io.h"
+#include "tap/capture_tap.h"
 #include "tap/hold.h"
 #include "tap/tap.h"
+#include "core/sort.h"
 
 struct gt_tap_state gt_tap;
 pthread_key_t gt_tap_thread_key;
@@ -125,9 +127,9 @@ static void tl_records(const unsigned char *p, uint32_t len)
 			if (a->name_id >= 1 && a->name_id <= GT_API_N) {
 				if (sizeof(W.tlbuf) - W.tllen < 512)
 					tl_flush();
-				int n = gt_seed_timelineline(W.tlbuf + W.tllen, sizeof(W.tlbuf) - W.tllen,
-							     gt_api_names[a->name_id - 1], a->start_ns,
-							     (a->end_ns - a->start_ns) / 1000, a->bytes, a->copy_kind);
+				int n = gt_alnair_timelineline(W.tlbuf + W.tllen, sizeof(W.tlbuf) - W.tllen,
+							       gt_api_names[a->name_id - 1], a->start_ns,
+							       (a->end_ns - a->start_ns) / 1000, a->bytes, a->copy_kind);
 				if (n > 0)
 					W.tllen += (size_t)n;
 			}
@@ -247,23 +249,23 @@ static void write_metrics(void)
 {
 	size_t len = 0, cap = sizeof(W.mbuf);
 	int64_t mu = atomic_load(&gt_tap.mem_used);
-	int n = gt_seed_memline(W.mbuf, cap, mu > 0 ? (uint64_t)mu : 0);
+	int n = gt_alnair_memline(W.mbuf, cap, mu > 0 ? (uint64_t)mu : 0);
 	len += n > 0 ? (size_t)n : 0;
 	int order[GT_API_N] = {0}, no = 0;
 	for (int i = 0; i < GT_API_N; i++) {
-		if ((unsigned)i < gt_seed_nnames)
+		if ((unsigned)i < gt_alnair_nnames)
 			order[no++] = i;
 	}
 	int rest[GT_API_N] = {0}, nr = 0;
-	for (int i = (int)gt_seed_nnames; i < GT_API_N; i++)
+	for (int i = (int)gt_alnair_nnames; i < GT_API_N; i++)
 		if (atomic_load(&gt_tap.api[i].count))
 			rest[nr++] = i;
-	qsort(rest, (size_t)nr, sizeof(int), cmp_first);
+	gt_sort(rest, (size_t)nr, sizeof(int), cmp_first);
 	for (int i = 0; i < nr; i++)
 		order[no++] = rest[i];
 	for (int k = 0; k < no && len + 256 < cap; k++) {
 		int i = order[k];
-		n = gt_seed_metricline(W.mbuf + len, cap - len, gt_api_names[i], atomic_load(&gt_tap.api[i].count),
+		n = gt_alnair_metricline(W.mbuf + len, cap - len, gt_api_names[i], atomic_load(&gt_tap.api[i].count),
 				       atomic_load(&gt_tap.api[i].ns) / 1000);
 		len += n > 0 ? (size_t)n : 0;
 	}
@@ -332,12 +334,13 @@ static void *writer_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&W.stop)) {
 		struct pollfd pfd = {.fd = W.efd, .events = POLLIN};
-		if (poll(&pfd, W.efd >= 0 ? 1 : 0, 100) > 0) {
+		if (poll(&pfd, W.efd >= 0 ? 1 : 0, gt_capture_tap_busy() ? 2 : 100) > 0) {
 			uint64_t v;
 			if (read(W.efd, &v, sizeof(v)) < 0) {
 				/* nothing: the wake-up is only a hint */
 			}
 		}
+		gt_capture_tap_tick();
 		drain();
 		if (gt_now_ns() - W.last_metrics_ns >= 1000000000ull)
 			write_metrics();
@@ -352,6 +355,14 @@ static void *writer_main(void *arg)
 	close_outputs(0);
 	atomic_store(&W.done, 1);
 	return NULL;
+}
+
+void gt_tap_wake_writer(void)
+{
+	uint64_t one = 1;
+	if (W.efd >= 0 && write(W.efd, &one, sizeof(one)) < 0) {
+		/* the writer polls anyway */
+	}
 }
 
 static int start_writer(void)
@@ -405,6 +416,7 @@ static void open_outputs(int forked)
 			gt_warn("cannot create %s: %s", path, strerror(-rc));
 		else
 			W.tw_open = 1;
+		gt_capture_tap_outputs(W.dir);
 	}
 	const char *dirs[2] = {W.dir, W.pfdir};
 	for (int i = 0; i < 2; i++) {
@@ -529,6 +541,9 @@ static void atfork_child(void)
 		atomic_store(&gt_tap.on, 1);
 }
 
+static void begin(void);
+static int begin_at_load; /* begin() runs as the library loads, before the program's first CUDA call */
+
 static void init_once(void)
 {
 	gt_bug_is_fatal = 0;
@@ -541,9 +556,47 @@ static void init_once(void)
 				"launches run unchanged");
 		return; /* nothing asked for: record nothing, cost nothing */
 	}
+	begin_at_load = 1;
+	begin();
+	begin_at_load = 0;
+}
+
+/* In-process start (gputap_start): the same start, with the output directory given (or none). */
+int gt_tap_start_inprocess(const char *out_dir)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char dir[4096];
+	gt_tap_init();
+	pthread_mutex_lock(&mu);
+	int rc = 0;
+	if (!atomic_load(&gt_tap.on)) {
+		if (W.inited) {
+			rc = -EALREADY; /* started once and stopped: the files are closed */
+		} else {
+			if (out_dir && *out_dir) {
+				snprintf(dir, sizeof(dir), "%s", out_dir);
+				gt_tap.cfg.out_dir = dir;
+			}
+			begin();
+			rc = atomic_load(&gt_tap.on) ? 0 : -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+static void begin(void)
+{
+	struct gt_tap_config *c = &gt_tap.cfg;
+	if (!gt_real_dlsym) {
+		gt_warn("the C library's dlsym was not found (neither by version nor in its symbol table): "
+			"nothing is recorded");
+		return;
+	}
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();
+	gt_capture_tap_init(c->capture, gt_tap.start_ns);
 	if (gethostname(gt_tap.host, sizeof(gt_tap.host) - 1) < 0)
 		gt_tap.host[0] = '\0';
 	name_process(0);
@@ -567,7 +620,11 @@ static void init_once(void)
 	gt_tap.slots = slots;
 	for (int i = 0; i < GT_API_N; i++)
 		gt_tap.api_name_id[i] = gt_strtab_intern(&gt_tap.strs, gt_api_names[i], strlen(gt_api_names[i]));
-	gt_hold_setup();
+	if (c->hold && !begin_at_load)
+		gt_warn("GPUTAP_HOLD: launch hold needs the tap from the program's start (not gputap_start); "
+			"launches run unchanged");
+	else
+		gt_hold_setup();
 	if (pthread_key_create(&gt_tap_thread_key, gt_tap_thread_exit) != 0)
 		return;
 	W.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -593,6 +650,7 @@ void gt_tap_finish(void)
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
 	gt_hold_finish(); /* held launches are issued while the driver is still there */
+	gt_capture_tap_finish();
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);
 	atomic_store(&W.stop, 1);

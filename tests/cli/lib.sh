@@ -1,9 +1,9 @@
 # Sourced by tests/cli/t_*.sh.  Each check prints "ok NAME" or "not ok NAME".
-# GPUTAP, LIBGPUTAP, GT_SHARED come from tests/run-tests.sh.
+# GPUTAP, LIBGPUTAP, GT_TEST_SRCDIR come from tests/run-tests.sh.
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-FIX="$GT_SHARED/fixtures"
+FIX="$GT_TEST_SRCDIR/fixtures"
 _script=$(basename "$0" .sh)
 _fails=0
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# gputap analyze on nsys summary CSVs: the seed's config and output, header spellings, errors.
+# gputap analyze on nsys summary CSVs: the GPU Performance Analyzer's config and output, header spellings, errors.
 . "$(dirname "$0")/lib.sh"
 D="$GT_TEST_SRCDIR/analyze-data"
 L="$FIX/nsys-llama2-70b"
 
-# The seed config on the fixture prints the seed's output exactly (byte for byte: the seed's
+# The GPU Performance Analyzer config on the fixture prints that tool's output exactly (byte for byte: its
 # header lines end in padding spaces, and we keep them; no normalisation is needed).
 expect_status fixture-config 0 "$GPUTAP" analyze --config "$L/config.json"
 "$GPUTAP" analyze --config "$L/config.json" >"$T/fix.txt" 2>"$T/fix.err"
 if cmp -s "$T/fix.txt" "$L/expected-output.txt"; then ok fixture-exact; else notok fixture-exact "$(diff "$T/fix.txt" "$L/expected-output.txt" | head -20)"; fi
 contains fixture-ambiguity-note "$T/fix.err" "match keys of two classes"
 
-# The same config written as the seed documents it: // comments, trailing commas, relative paths.
+# The same config written as that tool documents it: // comments, trailing commas, relative paths.
 mkdir -p "$T/cfg"
 cp "$L"/*.csv "$T/cfg/"
 cat >"$T/cfg/c.json" <<'JSON'

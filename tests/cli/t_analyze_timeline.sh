@@ -43,9 +43,9 @@ compare sqlite-gpu1 "$T/s.json" rank1 1
 compare sqlite-total "$T/s.json" total total
 contains sqlite-nvtx "$T/s.json" '"iteration_source": "nvtx"'
 
-# Text keeps the seed's sections and adds the measured tables; CSV is long format.
+# Text keeps the GPU Performance Analyzer's sections and adds the measured tables; CSV is long format.
 expect_status text 0 "$GPUTAP" analyze --nvtx train_step "$T/in/scenario.sqlite"
-contains text-seed-section "$T/.out" "NCCL Statistic:"
+contains text-analyzer-section "$T/.out" "NCCL Statistic:"
 contains text-measured "$T/.out" "scenario.sqlite/gpu0          1.400       1.000       0.400       0.600       0.500       0.150       0.350       30.00"
 contains text-iteration "$T/.out" "1 scenario.sqlite/gpu0        0.400       0.300       0.100       0.150       0.200       0.050       0.150       25.00"
 expect_status csv 0 "$GPUTAP" analyze --format csv --nvtx train_step "$T/in/scenario.sqlite"
@@ -55,7 +55,9 @@ contains csv-overlap "$T/.out" "scenario.sqlite,gpu,scenario.sqlite/gpu0,,,overl
 # --iters without ranges: even split in time, and the divisor.
 expect_status iters-split 0 "$GPUTAP" analyze --format json --iters 4 --nvtx no-such-range "$T/in/scenario.sqlite"
 contains iters-source "$T/.out" '"iteration_source": "--iters"'
-if "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); g=d["results"][0]["timeline"]["gpus"][0]; assert len(g["iterations"]) == 4; assert abs(sum(i["busy_ms"] for i in g["iterations"]) - g["total"]["busy_ms"]) < 1e-9' "$T/.out" 2>"$T/.e"; then ok iters-windows-add-up; else notok iters-windows-add-up "$(cat "$T/.e")"; fi
+contains iters-tag-unmatched "$T/.out" 'no NVTX range named "no-such-range" in scenario.sqlite (ranges seen: train_step'
+"$GPUTAP" analyze --format json --iters 4 --nvtx no-such-range "$T/in/scenario.sqlite" >"$T/iters.json" 2>/dev/null
+if "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); g=d["results"][0]["timeline"]["gpus"][0]; assert len(g["iterations"]) == 4; assert abs(sum(i["busy_ms"] for i in g["iterations"]) - g["total"]["busy_ms"]) < 1e-9' "$T/iters.json" 2>"$T/.e"; then ok iters-windows-add-up; else notok iters-windows-add-up "$(cat "$T/.e")"; fi
 
 # Broken inputs: status 1, the file (and row/line) named.
 expect_status truncated-json 1 "$GPUTAP" analyze "$T/in/truncated.json"

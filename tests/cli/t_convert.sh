@@ -24,10 +24,10 @@ if ls "$T/o1"/*.partial >/dev/null 2>&1; then notok file-no-partial-left; else o
 expect_status analyze-reads-prefix 0 "$GPUTAP" analyze "$T/o1/trace"
 contains analyze-kernels "$T/.out" "Kernel total instances: 5"
 
-# a run directory, in place, default formats (json, csv; no seed logs)
+# a run directory, in place, default formats (json, csv; no metrics/timeline logs)
 expect_status rundir 0 "$GPUTAP" convert "$T/run"
 if [ -f "$T/run/rank0/trace.json" ] && [ -f "$T/run/rank1/trace_cuda_gpu_kern_sum.csv" ]; then ok rundir-files; else notok rundir-files "$(ls -R "$T/run")"; fi
-if [ ! -e "$T/run/rank0/metrics.log" ]; then ok rundir-default-no-seed; else notok rundir-default-no-seed; fi
+if [ ! -e "$T/run/rank0/metrics.log" ]; then ok rundir-default-no-logs; else notok rundir-default-no-logs; fi
 
 # a process directory into -o
 expect_status procdir 0 "$GPUTAP" convert "$T/run/rank1" -o "$T/o2" --format=csv
@@ -65,4 +65,17 @@ expect_status bad-option 2 "$GPUTAP" convert "$T/run" --frobnicate
 expect_status help 0 "$GPUTAP" convert --help
 contains help-usage "$T/.out" "usage: gputap convert INPUT"
 contains help-formats "$T/.out" "--format"
+# kernel names demangled in every human-facing output, kept mangled in the trace
+R="$(dirname "$0")/../../examples/recorded/torch-train"
+expect_status demangle-convert 0 "$GPUTAP" convert "$(ls -d "$R"/pid*/trace.gtr | head -n1)" -o "$T/dm" --format all
+if grep -q "_Z" "$T/dm"/*.csv; then notok demangle-no-mangled-csv "$(grep -h "_Z" "$T/dm"/*.csv | head -n 3)"; else ok demangle-no-mangled-csv; fi
+contains demangle-csv-readable "$T/dm/trace_cuda_gpu_kern_sum.csv" "void at::native::"
+if python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+k=[e["name"] for e in d["traceEvents"] if e.get("cat")=="kernel"]
+assert k and not any(n.startswith("_Z") for n in k), k[:3]' "$T/dm/trace.json" 2>"$T/.err"; then ok demangle-json; else notok demangle-json "$(cat "$T/.err")"; fi
+if grep -qa "_ZN2at6native" "$(ls -d "$R"/pid*/trace.gtr | head -n1)"; then ok demangle-trace-keeps-mangled; else notok demangle-trace-keeps-mangled; fi
+expect_status demangle-analyze 0 "$GPUTAP" analyze "$R"
+if grep -q "_Z" "$T/.out"; then notok demangle-analyze-readable "$(grep "_Z" "$T/.out" | head -n 3)"; else ok demangle-analyze-readable; fi
+
 finish

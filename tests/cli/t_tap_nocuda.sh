@@ -14,7 +14,7 @@ expect_status off-unchanged 3 tap sh -c 'exit 3'
 d=$(ls -d "$T"/o1/pid* 2>/dev/null | head -1)
 [ -n "$d" ] && [ -f "$d/trace.gtr" ] && [ -f "$d/metrics.log" ] && ok files-written || notok files-written "$(ls -R "$T/o1")"
 [ -n "$d" ] && head -1 "$d/metrics.log" | grep -qx 'name:mem_used,count:0' && ok metrics-memline || notok metrics-memline
-[ -n "$d" ] && sed -n 2p "$d/metrics.log" | grep -qx 'name:cuInit,count:0,burst:0' && ok metrics-seed-order || notok metrics-seed-order
+[ -n "$d" ] && sed -n 2p "$d/metrics.log" | grep -qx 'name:cuInit,count:0,burst:0' && ok metrics-name-order || notok metrics-name-order
 
 # unwritable output directory: exactly one warning, program unaffected
 tap GPUTAP_OUT=/proc/gputap-no/such sh -c 'echo fine' >"$T/u.out" 2>"$T/u.err"
@@ -35,7 +35,7 @@ tap GPUTAP_OUT="$T/o5" RANK=1 sh -c '/bin/true; exit 0'
 n=$(ls "$T/o5" | wc -l)
 [ -d "$T/o5/rank1" ] && [ "$n" -eq 2 ] && ok exec-child-own-dir || notok exec-child-own-dir "$(ls "$T/o5")"
 
-# PFLOG alone: seed-000 files directly in the folder
+# PFLOG alone: the interposer's files directly in the folder
 tap PFLOG="$T/pf" /bin/true
 [ -f "$T/pf/metrics.log" ] && [ -f "$T/pf/timeline.log" ] && ok pflog-files || notok pflog-files "$(ls -R "$T/pf" 2>&1)"
 

@@ -1,4 +1,4 @@
-/* Fuzz target: the seed-config reader (comment stripping, yajl, the map's checks). */
+/* Fuzz target: the GPU Performance Analyzer config reader (comment stripping, yajl, the map's checks). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "out/out.h"
+#include "export/export.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

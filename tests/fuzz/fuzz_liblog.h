@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/liblog.h"
-#include "libtrace/libtrace.h"
+#include "liblog/liblog.h"
+#include "liblog/libtrace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

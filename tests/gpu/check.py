@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gtr  # noqa: E402
 
-SEED = ["cuInit", "cuMemAlloc", "cuMemFree", "cuLaunchKernel", "cuMemcpyH2D", "cuMemcpyD2H", "cuGetProcAddress",
+ALNAIR = ["cuInit", "cuMemAlloc", "cuMemFree", "cuLaunchKernel", "cuMemcpyH2D", "cuMemcpyD2H", "cuGetProcAddress",
         "cuMemcpyH2D_ASYNC", "cudaMemcpy", "cudaMemcpyAsync"]
 
 
@@ -96,7 +96,7 @@ def case_example(pfx, out, stdout):
     allocs = sum(r["bytes"] for r in t["records"] if r["type"] == "api" and r["name"] == "cuMemAlloc" and r["result"] == 0)
     res(pfx + "/alloc-bytes", allocs == exp["alloc_bytes"], "api %d, program %d" % (allocs, exp["alloc_bytes"]))
     m, order = metrics(os.path.join(d, "metrics.log"))
-    if res(pfx + "/metrics-format", m is not None and order[0] == "mem_used" and order[1:11] == SEED, order):
+    if res(pfx + "/metrics-format", m is not None and order[0] == "mem_used" and order[1:11] == ALNAIR, order):
         res(pfx + "/mem-used-zero", m["mem_used"][0] == 0, m["mem_used"])
         res(pfx + "/metrics-cudaMemcpy", m["cudaMemcpy"][0] == 3, m["cudaMemcpy"])
         res(pfx + "/metrics-launches", m["cuLaunchKernel"][0] + m.get("cuLaunchKernelEx", (0, 0))[0] == nlaunch, m)
@@ -159,10 +159,13 @@ def case_torch(pfx, out, stdout, base_stdout):
     t = gtr.read(os.path.join(main[0], "trace.gtr"))
     s = gtr.summary(t)
     res(pfx + "/kernels", sum(s["kernels"].values()) > exp["steps"], s["kernels"])
+    marks = [r for r in t["records"] if r["type"] == "range" and r["name"].startswith("ProfilerStep#")]
+    res(pfx + "/profiler-step-ranges", len(marks) == exp["step_ranges"] and all(r["level"] == 0 for r in marks),
+        len(marks))
     steps = [r for r in t["records"] if r["type"] == "range" and r["name"] == "step"]
-    res(pfx + "/step-ranges", len(steps) == exp["step_ranges"] and all(r["level"] == 0 for r in steps), len(steps))
+    res(pfx + "/step-ranges", len(steps) == exp["step_ranges"] and all(r["level"] == 1 for r in steps), len(steps))
     inner = [r for r in t["records"] if r["type"] == "range" and r["name"] in ("forward", "backward", "optimizer")]
-    res(pfx + "/inner-ranges", len(inner) == 3 * exp["steps"] and all(r["level"] == 1 for r in inner), len(inner))
+    res(pfx + "/inner-ranges", len(inner) == 3 * exp["steps"] and all(r["level"] == 2 for r in inner), len(inner))
     m, order = metrics(os.path.join(main[0], "metrics.log"))
     res(pfx + "/metrics-launches", m and m["cuLaunchKernel"][0] + m.get("cuLaunchKernelEx", (0, 0))[0] > 0, m)
     launches = sum(s["api"].get(n, [0])[0] for n in ("cuLaunchKernel", "cuLaunchKernelEx"))

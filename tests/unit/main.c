@@ -101,8 +101,26 @@ static int run_one(struct gt_test *t, int timeout_s)
 	return WEXITSTATUS(st) != 0;
 }
 
+/* `unit-tests --sanitizer-probe heap|ub` commits one deliberate fault: in the
+ * sanitizer build it must be reported, which proves the build is instrumented. */
+static int sanitizer_probe(const char *what)
+{
+	if (!strcmp(what, "heap")) {
+		char *volatile p = malloc(8);
+		volatile char c = p[8];
+		free(p);
+		printf("heap probe read %d unnoticed\n", c);
+	} else if (!strcmp(what, "ub")) {
+		volatile int big = 0x7fffffff, one = 1;
+		printf("ub probe computed %d unnoticed\n", big + one);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "--sanitizer-probe"))
+		return sanitizer_probe(argv[2]);
 	const char *filter = argc > 1 ? argv[1] : NULL;
 	const char *sd = getenv("GT_TEST_SRCDIR");
 	snprintf(srcdir, sizeof(srcdir), "%s", sd ? sd : "tests");

@@ -293,7 +293,7 @@ static void check_iters(const struct gt_an_result *r, const char *label)
 	/* NVTX: GPU projections of the ranges, 400 + 400 + 650 µs (not the 3 µs CPU ranges) */
 	ASSERT_EQ_STR(r->nvtx_time, "gpu-projection");
 	ASSERT_NEAR(r->nvtx_total_ns, US(1450), 1e-6);
-	/* the seed's estimate: range time minus kernel time per iteration, non-negative now */
+	/* the GPU Performance Analyzer's estimate: range time minus kernel time per iteration, non-negative now */
 	ASSERT_NEAR(r->kernel_time_ns, US(200 + 300 + 400 + 50 + 50), 1e-6);
 	double est = r->nvtx_total_ns / (double)r->nvtx_count - r->kernel_time_per_iter_ns;
 	ASSERT(est > 0);
@@ -310,7 +310,7 @@ TEST(analyze_iter_by_launch_gtr)
 	if (!r)
 		GT_FAIL_AT("gt_an_run: %s", err);
 	check_iters(r, "rank0/gpu0");
-	/* text: the seed section says the NVTX times are projections, the estimate is not negative */
+	/* text: the GPU Performance Analyzer's section says the NVTX times are projections, the estimate is not negative */
 	char p[4300];
 	snprintf(p, sizeof(p), "%s/out.txt", gt_test_tmpdir());
 	FILE *f = fopen(p, "w");
@@ -322,7 +322,9 @@ TEST(analyze_iter_by_launch_gtr)
 	ASSERT_CONTAINS(t, "NVTX total range time: 1.450 (ms)");
 	ASSERT_CONTAINS(t, "NVTX range times are GPU projections");
 	ASSERT_CONTAINS(t, "Estimated non-hidden NCCL, mem ops and bubble time per range: 0.150 (ms)");
-	ASSERT_CONTAINS(t, "by the iteration that launched them: 7, launched outside every iteration: 2, by GPU time: 1");
+	ASSERT_CONTAINS(t, "by the iteration that launched them: 7 (");
+	ASSERT_CONTAINS(t, "launched outside every iteration: 2, by GPU time: 1");
+	ASSERT_EQ_U64(r->by_launch_event + r->by_launch_range, 7);
 	ASSERT_CONTAINS(t, "2 rank0/gpu0");
 	free(t);
 	gt_an_free(r);

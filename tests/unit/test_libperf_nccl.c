@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtrace/libperf.h"
-#include "libtrace/libtrace.h"
+#include "libperf/libperf.h"
+#include "liblog/libtrace.h"
 #include "test.h"
 
 static int plan_of(const char *config, int gpus, struct gt_nccl_plan *p, char *why, size_t whylen)

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "libtrace/liblog.h"
-#include "libtrace/libtrace.h"
+#include "liblog/liblog.h"
+#include "liblog/libtrace.h"
 #include "test.h"
 
 /* Lines in the formats recorded on the GPU machine (docs/libtrace.md). */

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "libtrace/liblog.h"
-#include "libtrace/libtrace.h"
+#include "liblog/liblog.h"
+#include "liblog/libtrace.h"
 #include "test.h"
 
 static const char *fixdir(void)

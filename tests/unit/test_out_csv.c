@@ -1,4 +1,4 @@
-/* The nsys-compatible CSVs and the seed logs against golden files, and the
+/* The nsys-compatible CSVs and the alnair interposer's logs against golden files, and the
  * statistics by construction.  GT_UPDATE_GOLDEN=1 rewrites the golden files
  * (then check them by hand against the numbers in test_out_sample.c). */
 #include <errno.h>
@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "out/model.h"
-#include "out/ofile.h"
-#include "out/out.h"
-#include "out/writers.h"
+#include "export/model.h"
+#include "export/ofile.h"
+#include "export/export.h"
+#include "export/writers.h"
 #include "test.h"
 
 const char *gt_test_out_sample(const char *dir, int close_it);
@@ -50,7 +50,7 @@ TEST(out_csv_golden)
 	char err[512] = "";
 	char od[4200];
 	snprintf(od, sizeof(od), "%s/out", d);
-	ASSERT_EQ_INT(gt_out_write_all(t, od, GT_OUT_CSV | GT_OUT_SEEDLOGS, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_out_write_all(t, od, GT_OUT_CSV | GT_OUT_LOGS, err, sizeof(err)), 0);
 	if (getenv("GT_UPDATE_GOLDEN")) { /* the CLI tests and the fuzz corpus use this trace */
 		size_t n = 0;
 		char *b = gt_test_read_file(t, &n), g[4300];
@@ -259,7 +259,7 @@ TEST(out_missing_trace)
 	ASSERT_CONTAINS(err, "/nonexistent/trace.gtr");
 }
 
-/* An empty trace gives header-only CSVs and the seed names at zero. */
+/* An empty trace gives header-only CSVs and the interposer's names at zero. */
 TEST(out_empty_trace)
 {
 	const char *d = gt_test_tmpdir();
@@ -325,7 +325,7 @@ TEST(out_memory_records_preferred)
 	ASSERT_EQ_U64(m.mem_peak, 5100);  /* 100 + 5000, before the free */
 	ASSERT_EQ_U64(m.mem_final, 5007); /* the free took back the 100 of its allocation */
 	gt_model_free(&m);
-	ASSERT_EQ_INT(gt_out_write_all(path, d, GT_OUT_SEEDLOGS, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_out_write_all(path, d, GT_OUT_LOGS, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/metrics.log", d);
 	char *s = gt_test_read_file(path, NULL);
 	ASSERT(s);

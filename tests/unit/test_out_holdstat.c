@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "core/trace_io.h"
-#include "out/holdstat.h"
-#include "out/out.h"
+#include "export/holdstat.h"
+#include "export/export.h"
 #include "test.h"
 
 enum { S_LAUNCH = 1, S_KERN, S_FULL, S_TIMER, S_COPY_API, S_COPY, S_HELD, S_BATCH, S_TIMEOUT, S_NH, S_NH_CAP, S_NH_PT, S_FAILED };

@@ -3,7 +3,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "core/trace_io.h"
-#include "out/out.h"
+#include "export/export.h"
 #include "test.h"
 
 const char *gt_test_out_sample(const char *dir, int close_it);

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "core/trace_io.h"
-#include "out/out.h"
-#include "out/writers.h"
+#include "export/export.h"
+#include "export/writers.h"
 #include "test.h"
 
 const char *gt_test_out_sample(const char *dir, int close_it);

@@ -275,9 +275,9 @@ TEST(report_partial_dirs_say_what_is_missing)
 	ASSERT_CONTAINS(html, "library_trace.csv not found");
 	free(html);
 
-	/* only the seed's sampler CSVs */
+	/* only madengine's sampler CSVs */
 	char sub[4096];
-	snprintf(sub, sizeof(sub), "%s/seed", dir);
+	snprintf(sub, sizeof(sub), "%s/madengine", dir);
 	mkdir(sub, 0755);
 	const char pw[] = "time,Power(Watt) GPU0,Power(Watt) GPU1\n0.0,100,90\n0.1,250,240\n0.2,300,120\n";
 	const char vr[] = "time,vram(%) GPU0\n0.0,10\n0.1,40\n";

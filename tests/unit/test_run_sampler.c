@@ -300,7 +300,7 @@ TEST(sampler_three_devices_not_supported_is_empty)
 	ASSERT_EQ_INT(n, 7 + 6 + 2); /* device 0's energy only on tick 0 */
 }
 
-/* Each tick reads only what the asked seed CSVs print. */
+/* Each tick reads only what the asked madengine CSVs print. */
 TEST(sampler_reads_only_what_is_asked)
 {
 	static const struct {

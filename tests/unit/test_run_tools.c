@@ -64,7 +64,7 @@ TEST(stack_order_setup_outermost_in_teardown_innermost_out)
 			      &p, err, sizeof(err)),
 		      0);
 	ASSERT_EQ_INT(gt_plan_describe(&p, desc, sizeof(desc)), 0);
-	/* the seed: setup rocblas -> miopen -> rocprof, teardown rocprof -> miopen -> rocblas */
+	/* madengine: setup rocblas -> miopen -> rocprof, teardown rocprof -> miopen -> rocblas */
 	ASSERT_EQ_STR(desc, "setup cublas_trace\nsetup cudnn_trace\nsetup kernel_trace\n"
 			    "teardown kernel_trace\nteardown cudnn_trace\nteardown cublas_trace\n");
 	ASSERT_EQ_INT(p.has_tap, 1);

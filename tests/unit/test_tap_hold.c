@@ -645,7 +645,8 @@ TEST(hold_launch_ex_copies_config_and_attributes)
 		at.id = (CUlaunchAttributeID)refused[k];
 		CUlaunchConfig cfg = {1, 1, 1, 32, 1, 1, 0, NULL, &at, 1};
 		int a = 0;
-		void *kp[3] = {&a, &a, &a};
+		long a8 = 0, b8 = 0;
+		void *kp[3] = {&a, &a8, &b8};
 		struct gt_hold_call c = {.form = GT_HOLD_KERNEL_EX, .real = (void *)fake_launch_ex, .f = fh(0),
 					 .cfg = &cfg, .params = kp};
 		gt_hold_launch(&h, &c, &held, &why);
@@ -660,7 +661,8 @@ TEST(hold_launch_ex_copies_config_and_attributes)
 	at.value.clusterDim.y = at.value.clusterDim.z = 1;
 	CUlaunchConfig cfg = {8, 1, 1, 32, 1, 1, 0, NULL, &at, 1};
 	int a = 0;
-	void *kp[3] = {&a, &a, &a};
+	long a8 = 0, b8 = 0;
+	void *kp[3] = {&a, &a8, &b8};
 	struct gt_hold_call c = {.form = GT_HOLD_KERNEL_EX, .real = (void *)fake_launch_ex, .f = fh(0), .cfg = &cfg,
 				 .params = kp};
 	gt_hold_launch(&h, &c, &held, &why);
@@ -673,7 +675,8 @@ TEST(hold_cooperative_launch)
 	struct gt_hold h;
 	ASSERT_EQ_INT(start(&h, 8, 64, 1000000, 0), 0);
 	int held, why, a = 5;
-	void *kp[3] = {&a, &a, &a};
+	long a8 = 0, b8 = 0;
+	void *kp[3] = {&a, &a8, &b8};
 	/* 2 blocks per SM x 132 SMs = 264 co-resident blocks */
 	struct gt_hold_call c = {.form = GT_HOLD_COOP, .real = (void *)fake_launch_coop, .f = fh(0),
 				 .grid = {264, 1, 1}, .block = {256, 1, 1}, .params = kp};
@@ -1024,7 +1027,8 @@ TEST(hold_state_changes_are_seen_by_later_checks)
 	struct gt_hold h;
 	ASSERT_EQ_INT(start(&h, 8, 64, 1000000, 0), 0);
 	int held, why, a = 0;
-	void *kp[3] = {&a, &a, &a};
+	long a8 = 0, b8 = 0;
+	void *kp[3] = {&a, &a8, &b8};
 	struct gt_hold_call c = {.form = GT_HOLD_KERNEL, .real = (void *)fake_launch, .f = fh(0), .grid = {1, 1, 1},
 				 .block = {32, 1, 1}, .smem = 100 * 1024, .params = kp};
 	gt_hold_launch(&h, &c, &held, &why);

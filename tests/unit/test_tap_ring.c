@@ -135,7 +135,7 @@ TEST(tap_ring_threads_account_every_record)
 		uint32_t head = atomic_exchange(&p.full_head, 0);
 		while (head && nl < 64) {
 			struct gt_chunk *c = gt_pool_chunk(&p, head - 1);
-			head = c->next;
+			head = atomic_load(&c->next);
 			list[nl++] = c;
 		}
 		for (int i = 0; i < nl; i++) {
@@ -150,6 +150,82 @@ TEST(tap_ring_threads_account_every_record)
 	for (int i = 0; i < 8; i++)
 		stored += (uint64_t)a[i].stored;
 	ASSERT_EQ_U64(stored + atomic_load(&p.lost), 8 * 20000);
+	ASSERT_EQ_U64(drained, stored);
+	free(mem);
+}
+
+/* Many small chunks, many switches: the free and full lists are popped and
+ * pushed from every thread at once.  Run under ThreadSanitizer by make check. */
+struct small_arg {
+	struct gt_pool *p;
+	_Atomic int *stop;
+	uint64_t stored;
+};
+
+static void *small_appender(void *arg)
+{
+	struct small_arg *a = arg;
+	struct gt_chunk *_Atomic cur = NULL;
+	uint64_t rec[8] = {0};
+	for (int i = 0; i < 30000; i++)
+		if (gt_ring_append(a->p, &cur, rec, sizeof(rec)) == 0)
+			a->stored++;
+	struct gt_chunk *c = atomic_load(&cur);
+	if (c)
+		gt_pool_put_full(a->p, c);
+	return NULL;
+}
+
+static void count_and_release(struct gt_chunk *c, void *arg)
+{
+	uint64_t *n = arg;
+	const unsigned char *ptr;
+	uint32_t len, nrec;
+	gt_chunk_unflushed(c, &ptr, &len, &nrec);
+	*n += nrec;
+}
+
+struct taken {
+	struct gt_chunk *c[4096];
+	int n;
+};
+
+static void take_one(struct gt_chunk *c, void *arg)
+{
+	struct taken *t = arg;
+	t->c[t->n++] = c;
+}
+
+TEST(tap_ring_chunk_lists_race_free)
+{
+	size_t csize = GT_CHUNK_HDR + 192; /* three records a chunk */
+	size_t bytes = 24 * csize;
+	unsigned char *mem = malloc(bytes);
+	struct gt_pool p;
+	ASSERT_EQ_INT(gt_pool_init(&p, mem, bytes, csize), 0);
+	pthread_t t[6];
+	struct small_arg a[6];
+	for (int i = 0; i < 6; i++) {
+		a[i] = (struct small_arg){&p, NULL, 0};
+		pthread_create(&t[i], NULL, small_appender, &a[i]);
+	}
+	uint64_t drained = 0;
+	static struct taken tk;
+	for (int k = 0; k < 20000; k++) {
+		tk.n = 0;
+		gt_pool_take_full(&p, take_one, &tk);
+		for (int i = 0; i < tk.n; i++) {
+			count_and_release(tk.c[i], &drained);
+			gt_pool_release(&p, tk.c[i]);
+		}
+	}
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	gt_pool_take_full(&p, count_and_release, &drained);
+	uint64_t stored = 0;
+	for (int i = 0; i < 6; i++)
+		stored += a[i].stored;
+	ASSERT_EQ_U64(stored + atomic_load(&p.lost), 6 * 30000);
 	ASSERT_EQ_U64(drained, stored);
 	free(mem);
 }

@@ -1,0 +1,344 @@
+"""Ranges, start, results: the thin layer over libgputap.so.
+
+Importing costs nothing and prints nothing: the library is loaded at the first
+range or call that needs it.  Ranges work before init() and without a GPU:
+they then cost one ctypes call (or nothing when no library can be loaded) and
+record nothing, unless the program already runs under `gputap run`.
+"""
+import ctypes
+import functools
+import os
+import sys
+import threading
+import time
+import warnings
+
+from . import _lib
+from . import _results
+
+
+class GputapError(RuntimeError):
+    """Base of the errors gputap raises."""
+
+
+class GPUUnavailableError(GputapError):
+    """init(): no NVIDIA driver, no GPU, CUDA could not be initialised, or libgputap.so is missing."""
+
+
+class MetricsError(GputapError):
+    """Hardware metrics could not be enabled: unknown name, counters restricted to administrators, ..."""
+
+
+class GputapWarning(UserWarning):
+    """Something gputap could not do; the program and the rest of gputap go on."""
+
+
+class CuptiBusyWarning(GputapWarning):
+    """Another CUPTI client (torch.profiler, nsys, ncu) holds the process: GPU activity is not recorded."""
+
+
+# codes of include/gputap.h
+ENOGPU, EBUSY, EPERM, EINVAL, EFAIL = -1, -2, -3, -4, -5
+
+_state = {
+    "started": False,
+    "out_dir": None,
+    "metrics": None,
+    "metrics_error": None,
+    "busy": None,
+    "enabled": True,
+    "start_ns": None,
+}
+_start_lock = threading.Lock()
+_push = None
+_pop = None
+_names = {}
+
+
+def _bind():
+    """Load the library once and cache the two hot functions."""
+    global _push, _pop
+    lib = _lib.load()
+    if lib is None:
+        _push = _pop = False
+        return None
+    _push = lib.gputap_range_push
+    _pop = lib.gputap_range_pop
+    return lib
+
+
+def _lib_or_raise():
+    lib = _lib.load()
+    if lib is None:
+        raise GPUUnavailableError(_lib.load_error())
+    return lib
+
+
+def _encode(name):
+    b = _names.get(name)
+    if b is None:
+        if not isinstance(name, str):
+            raise TypeError("range name must be a str, not %s" % type(name).__name__)
+        b = name.encode("utf-8", "replace")
+        if b"\0" in b:
+            raise ValueError("range name contains a NUL character")
+        if len(_names) < 65536:
+            _names[name] = b
+    return b
+
+
+def enabled():
+    return _state["enabled"]
+
+
+def enable():
+    """Ranges opened from now on are recorded (the default)."""
+    _state["enabled"] = True
+
+
+def disable():
+    """Ranges opened from now on are neither recorded nor emitted as NVTX; open ones still close."""
+    _state["enabled"] = False
+
+
+class range:  # noqa: N801 - the name users write: `with gputap.range("x")`
+    """A named range: `with gputap.range("forward"):` or `@gputap.range("step")`.
+
+    Ranges nest per thread (the path of an inner range is "outer/inner"), are
+    NVTX ranges too (nsys, ncu and torch.profiler see them), and close on the
+    thread that opened them, also when the body raises.
+    """
+
+    __slots__ = ("name", "_b", "_pushed")
+
+    def __init__(self, name):
+        self.name = name
+        self._b = _encode(name)
+        self._pushed = 0
+
+    def __enter__(self):
+        if _push is None:
+            _bind()
+        if _push and _state["enabled"]:
+            _push(self._b)
+            self._pushed += 1
+        return self
+
+    def __exit__(self, et, ev, tb):
+        if self._pushed:
+            self._pushed -= 1
+            _pop()
+        return False
+
+    def __call__(self, fn):
+        b = self._b
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if _push is None:
+                _bind()
+            if not (_push and _state["enabled"]):
+                return fn(*args, **kwargs)
+            _push(b)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _pop()
+
+        return wrapper
+
+    def __repr__(self):
+        return "gputap.range(%r)" % (self.name,)
+
+
+def profile(fn=None, *, name=None):
+    """Decorator: the function's calls are ranges named after it (or `name`).
+
+    `@gputap.profile`, `@gputap.profile()` and `@gputap.profile(name="x")` all work.
+    """
+    if fn is None:
+        return lambda f: profile(f, name=name)
+    if isinstance(fn, str):  # @gputap.profile("name")
+        return lambda f: profile(f, name=fn)
+    if not callable(fn):
+        raise TypeError("gputap.profile decorates a function")
+    return range(name or getattr(fn, "__qualname__", None) or fn.__name__)(fn)
+
+
+def mark(name):
+    """A point in time named `name` (recorded as a range of zero length)."""
+    lib = _lib.load()
+    if lib is not None and _state["enabled"]:
+        lib.gputap_mark(_encode(name))
+
+
+def push(name):
+    """Open a range on this thread (prefer `with gputap.range(name)`); returns its level or -1."""
+    if _push is None:
+        _bind()
+    if not (_push and _state["enabled"]):
+        return -1
+    return _push(_encode(name))
+
+
+def pop():
+    """Close this thread's innermost range; returns its level or -1."""
+    if _push is None:
+        _bind()
+    return _pop() if _pop else -1
+
+
+def library():
+    """Where libgputap.so came from: {'path', 'how', 'error'}; how is 'loaded' under gputap run."""
+    return _lib.info()
+
+
+def active():
+    """True while the library records this process (after init(), or under gputap run)."""
+    lib = _lib.load()
+    return bool(lib is not None and lib.gputap_active())
+
+
+def _raise_for(code, lib, what):
+    msg = _lib.last_error(lib) or "%s failed (code %d)" % (what, code)
+    if code == ENOGPU:
+        raise GPUUnavailableError(msg)
+    if code in (EPERM, EINVAL):
+        raise MetricsError(msg)
+    raise GputapError(msg)
+
+
+def init(out_dir=None, metrics=None, mode="auto"):
+    """Start recording in this process.
+
+    out_dir: also write a whole gputap run directory there (trace, metrics.log,
+    timeline.log; finish() completes it with run.json and the CSVs), default
+    none.  metrics: hardware metrics per range (a list or a comma string of
+    Nsight Compute names; None = none, "default" = the engine's default list).
+    mode: "auto", "kernel" or "range" (see docs/python.md).
+
+    Works in a plain `python train.py`, also after PyTorch created its CUDA
+    context; under `gputap run` it attaches to the library already there.
+    Raises GPUUnavailableError without a driver or GPU, MetricsError when the
+    metrics cannot be enabled.  Warns (CuptiBusyWarning) when another CUPTI
+    client holds the process.  Calling it again is harmless.
+    """
+    lib = _lib_or_raise()
+    if _push is None:
+        _bind()
+    with _start_lock:
+        if not _state["started"]:
+            if not hasattr(lib, "gputap_start"):
+                raise GPUUnavailableError("%s is too old: it has no gputap_start" % _lib.info()["path"])
+            arg = os.fsencode(os.path.abspath(out_dir)) if out_dir else None
+            rc = lib.gputap_start(arg)
+            if rc == EBUSY:
+                _state["busy"] = _lib.last_error(lib)
+                warnings.warn(_state["busy"], CuptiBusyWarning, stacklevel=2)
+            elif rc < 0:
+                _raise_for(rc, lib, "gputap_start")
+            _state["started"] = True
+            _state["start_ns"] = time.time_ns()
+            _state["out_dir"] = os.path.abspath(out_dir) if out_dir else None
+        if metrics:
+            enable_metrics(metrics, mode)
+    return True
+
+
+def enable_metrics(metrics, mode="auto"):
+    """Ask the range-metrics engine for `metrics` (list or comma string)."""
+    lib = _lib_or_raise()
+    if isinstance(metrics, (list, tuple)):
+        metrics = ",".join(metrics)
+    if not isinstance(metrics, str):
+        raise TypeError("metrics must be a list of names or a comma-separated string")
+    if mode not in ("auto", "kernel", "range"):
+        raise ValueError("mode must be 'auto', 'kernel' or 'range' (got %r)" % (mode,))
+    if not hasattr(lib, "gputap_metrics_enable"):
+        _state["metrics_error"] = "this libgputap.so has no range-metrics engine"
+        raise MetricsError(_state["metrics_error"])
+    m = None if metrics == "default" else metrics.encode()
+    rc = lib.gputap_metrics_enable(m, mode.encode())
+    if rc < 0:
+        _state["metrics_error"] = _lib.last_error(lib) or "code %d" % rc
+        _raise_for(rc, lib, "gputap_metrics_enable")
+    _state["metrics"] = metrics
+    return True
+
+
+def flush():
+    """Wait for the GPU work queued so far and make its records visible to results()."""
+    lib = _lib.load()
+    if lib is None or not hasattr(lib, "gputap_flush"):
+        return
+    rc = lib.gputap_flush()
+    if rc < 0 and rc != ENOGPU:
+        _raise_for(rc, lib, "gputap_flush")
+
+
+def results_json(flush_first=True):
+    """The library's results document as JSON text (see docs/python.md)."""
+    lib = _lib.load()
+    if lib is None or not hasattr(lib, "gputap_results_json"):
+        return '{"ranges":[],"metrics":null,"mode":"off"}'
+    if flush_first:
+        flush()
+    cap = 1 << 16
+    while True:
+        buf = ctypes.create_string_buffer(cap)
+        n = lib.gputap_results_json(buf, cap)
+        if n < 0:
+            _raise_for(n, lib, "gputap_results_json")
+        if n < cap:
+            return buf.value.decode("utf-8", "replace")
+        cap = n + 1
+
+
+def results(flush_first=True):
+    """Every range closed so far: a dict (format in docs/python.md)."""
+    doc = _results.parse(results_json(flush_first))
+    if not doc.get("metric_names") and not doc.get("metrics_error"):
+        if _state["metrics_error"]:
+            doc["metrics_error"] = _state["metrics_error"]
+        elif not _lib.has("gputap_metrics_enable"):
+            doc["metrics_error"] = "this libgputap.so has no range-metrics engine"
+    if _state["busy"]:
+        doc.setdefault("notes", []).append(_state["busy"])
+    return doc
+
+
+def reset():
+    """Forget the results so far (ranges still open keep counting)."""
+    lib = _lib.load()
+    if lib is not None and hasattr(lib, "gputap_results_reset"):
+        lib.gputap_results_reset()
+
+
+def dataframe(doc=None):
+    """Results as a pandas DataFrame (one row per range path); needs pandas."""
+    return _results.dataframe(doc if doc is not None else results())
+
+
+def print_results(reduction="SUM", file=None, doc=None):
+    """Print the kernel table then the memory table, in the GMP profiler's layout."""
+    d = doc if doc is not None else results()
+    out = file or sys.stdout
+    out.write(_results.format_ranges(d, reduction))
+    out.write(_results.format_memory(d))
+
+
+def write_csv(path, reduction="SUM", doc=None, names=None):
+    """Write the ranges as CSV (columns in docs/python.md); returns the path."""
+    d = doc if doc is not None else results()
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        f.write(_results.csv_text(d, reduction, names))
+    os.replace(tmp, path)
+    return path
+
+
+def state():
+    """What init() did: started, out_dir, metrics, busy (a message or None)."""
+    return dict(_state)

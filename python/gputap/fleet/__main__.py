@@ -1,0 +1,64 @@
+"""python -m gputap.fleet — the `gputap fleet` command (see `gputap help fleet`)."""
+import argparse
+import os
+import sys
+
+USAGE = "gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--workers N] [--quiet] INPUT..."
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="gputap fleet", usage=USAGE,
+        description="Analyse the ranks of a job on a Dask cluster (one task per rank, the C analyzer on the "
+                    "worker) and reduce them to one answer: per rank busy/idle/compute/communication, per "
+                    "iteration the slowest and fastest rank, per collective the arrival skew and the late rank, "
+                    "each machine's clock offset, and the outliers.")
+    ap.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="gputap run folders, rank folders, trace.gtr, PyTorch-profiler traces (.json/.json.gz), "
+                         "nsys exports (.sqlite/.nsys-rep), or folders of these")
+    ap.add_argument("-o", "--output", metavar="DIR",
+                    help="write ranks.parquet, iterations.parquet, collectives.parquet, summary.json, summary.txt "
+                         "and report.html here")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--scheduler", metavar="ADDR",
+                   help="an existing Dask scheduler (tcp://host:8786); default: $DASK_SCHEDULER_ADDRESS, else a "
+                        "LocalCluster")
+    g.add_argument("--scheduler-file", metavar="F", help="the scheduler file of an existing Dask cluster")
+    ap.add_argument("--workers", type=int, metavar="N",
+                    help="worker processes of the LocalCluster (default: min(4, CPUs))")
+    ap.add_argument("--gputap", metavar="PATH", help="the gputap command the workers run (default: found on each)")
+    ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    a = ap.parse_args(argv)
+    if a.workers is not None and a.workers < 1:
+        ap.error("--workers wants a positive integer")
+    if (a.scheduler or a.scheduler_file) and a.workers:
+        ap.error("--workers sizes the LocalCluster: not with --scheduler or --scheduler-file")
+    if a.scheduler_file and not os.path.exists(a.scheduler_file):
+        print("gputap fleet: error: %s: no such scheduler file" % a.scheduler_file, file=sys.stderr)
+        return 1
+    sched = a.scheduler or (None if a.scheduler_file else os.environ.get("DASK_SCHEDULER_ADDRESS") or None)
+    try:
+        from gputap import fleet
+        fleet._require()
+    except ImportError as e:
+        print("gputap fleet: error: %s" % e, file=sys.stderr)
+        return 1
+    from gputap.fleet.output import text_summary
+    try:
+        res = fleet.analyze(a.inputs, out=a.output, scheduler=sched, scheduler_file=a.scheduler_file,
+                            workers=a.workers, gputap=a.gputap, progress=None if a.quiet else sys.stderr)
+    except (OSError, ValueError, TimeoutError) as e:
+        print("gputap fleet: error: %s" % e, file=sys.stderr)
+        return 1
+    sys.stdout.write(text_summary(res))
+    if a.output:
+        sys.stdout.write("\nwritten: %s/{ranks,iterations,collectives}.parquet, summary.json, summary.txt, "
+                         "report.html\n" % a.output)
+    if not res.summary["ranks"]:
+        print("gputap fleet: error: no rank could be analysed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

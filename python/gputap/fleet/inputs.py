@@ -1,0 +1,133 @@
+"""What `gputap fleet` is given, turned into one task per rank.
+
+INPUT may be:
+  * a gputap run folder (run.json and one <proc>/trace.gtr per process): one task per <proc>;
+    the host and the clock anchor come from run.json;
+  * a rank folder (<proc>/ with trace.gtr or trace.gtr.partial), or a trace.gtr file: one task;
+  * a PyTorch-profiler / Kineto trace (.json, .json.gz), an nsys SQLite export (.sqlite), an
+    .nsys-rep: one task each;
+  * a folder holding any of these (a folder of rank<R>.json.gz, a folder of run folders): each.
+A folder that looks like a rank folder but has no trace is still a task, so that the analysis
+names it as failed instead of skipping it silently.
+"""
+import json
+import os
+import re
+
+TRACE_SUFFIXES = (".json", ".json.gz", ".sqlite", ".nsys-rep", ".gtr", ".gtr.partial")
+
+
+class Task(dict):
+    """One rank: path (what the analyzer reads), label, rank (int or None), host, run_dir, anchor_ns."""
+
+
+def _looks_like_kineto(p):
+    """A .json[.gz] found inside a folder counts only when it is a trace (not, say, a config)."""
+    import gzip
+    try:
+        op = gzip.open if p.endswith(".gz") else open
+        with op(p, "rb") as f:
+            head = f.read(65536)
+    except (OSError, EOFError):
+        return True  # let the analyzer say what is wrong with it
+    return any(k in head for k in (b'"traceEvents"', b'"schemaVersion"', b'"distributedInfo"'))
+
+
+def _rank_of(name):
+    m = re.search(r"rank(\d+)", name)
+    return int(m.group(1)) if m else None
+
+
+def _read_run_json(d):
+    p = os.path.join(d, "run.json")
+    try:
+        with open(p) as f:
+            j = json.load(f)
+        return j if isinstance(j, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _trace_in(d):
+    for n in ("trace.gtr", "trace.gtr.partial"):
+        p = os.path.join(d, n)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def _proc_task(pdir, run):
+    name = os.path.basename(os.path.normpath(pdir))
+    host = run.get("host") if run else None
+    return Task(path=_trace_in(pdir) or pdir, label=name, rank=_rank_of(name), host=host,
+                run_dir=os.path.dirname(os.path.normpath(pdir)) if run else None,
+                anchor_ns=run.get("start_ns") if run else None)
+
+
+def _looks_like_proc(d):
+    name = os.path.basename(os.path.normpath(d))
+    return _trace_in(d) is not None or re.fullmatch(r"(rank\d+|pid\d+)", name) is not None
+
+
+def expand(inputs):
+    """Tasks for the inputs, in a stable order, and [{path, error}] for inputs that are not there."""
+    tasks, failed = [], []
+    seen = set()
+
+    def add(t):
+        key = os.path.realpath(t["path"])
+        if key not in seen:
+            seen.add(key)
+            tasks.append(t)
+
+    def walk(p, depth):
+        if os.path.isfile(p):
+            base = os.path.basename(p)
+            if base.endswith(TRACE_SUFFIXES):
+                host = None
+                run = _read_run_json(os.path.dirname(os.path.dirname(os.path.abspath(p))))
+                if base.startswith("trace.gtr") and run:
+                    host = run.get("host")
+                label = os.path.basename(os.path.dirname(os.path.abspath(p))) if base.startswith("trace.gtr") else base
+                for suf in (".json.gz", ".json", ".sqlite", ".nsys-rep"):
+                    if label.endswith(suf):
+                        label = label[: -len(suf)]
+                add(Task(path=p, label=label, rank=_rank_of(label), host=host, run_dir=None,
+                         anchor_ns=run.get("start_ns") if run else None))
+            elif depth == 0:
+                add(Task(path=p, label=base, rank=_rank_of(base), host=None, run_dir=None, anchor_ns=None))
+            return
+        if not os.path.isdir(p):
+            failed.append({"path": p, "error": "no such file or folder"})
+            return
+        run = _read_run_json(p)
+        if run or any(_trace_in(os.path.join(p, e)) for e in _listdir(p)):
+            for e in _listdir(p):
+                sub = os.path.join(p, e)
+                if os.path.isdir(sub) and _looks_like_proc(sub) and e != "samplers":
+                    add(_proc_task(sub, run))
+            return
+        if _looks_like_proc(p):
+            add(_proc_task(p, _read_run_json(os.path.dirname(os.path.normpath(p)))))
+            return
+        if depth < 2:
+            for e in _listdir(p):
+                sub = os.path.join(p, e)
+                if os.path.isdir(sub) or (e.endswith(TRACE_SUFFIXES) and not (
+                        e.endswith((".json", ".json.gz")) and not _looks_like_kineto(sub))):
+                    walk(sub, depth + 1)
+
+    for p in inputs:
+        n = len(tasks) + len(failed)
+        walk(p, 0)
+        if len(tasks) + len(failed) == n:
+            failed.append({"path": p, "error": "no trace found (run folders, rank folders, trace.gtr, "
+                                               "Kineto .json[.gz], nsys .sqlite/.nsys-rep)"})
+    return tasks, failed
+
+
+def _listdir(p):
+    try:
+        return sorted(os.listdir(p), key=lambda s: (len(s), s))
+    except OSError:
+        return []

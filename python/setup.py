@@ -1,0 +1,98 @@
+"""Build step of the gputap package.
+
+The package carries two native files built from this repository's C sources
+with the repository's own Makefile: libgputap.so (loaded with ctypes) and the
+gputap command.  They are declared as one extension module so that every
+packaging path treats them as native code: `pip install ./python`, `pip
+install -e ./python` (built in place), and `pip wheel ./python` (a
+platform wheel).
+
+Settings (environment):
+  GPUTAP_SRC       the repository root (default: the folder above this file)
+  GPUTAP_PREBUILT  a folder holding an already built gputap and libgputap.so
+                   to package instead of building (e.g. `make gpu-bundle`'s
+                   .carry/build on a machine without the CLI's headers)
+  GPUTAP_MAKE      make program (default: make); MAKEFLAGS is honoured
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NATIVE = ("gputap", "libgputap.so")
+
+
+class BuildNative(build_ext):
+    """Runs the repository's Makefile and copies its two outputs into gputap/_bin."""
+
+    def get_ext_filename(self, fullname):
+        # gputap/_bin/libgputap.so, not libgputap.cpython-3xx-....so: the gputap
+        # command finds the library next to itself by this name.
+        if fullname == "gputap._bin.libgputap":
+            return os.path.join("gputap", "_bin", "libgputap.so")
+        return super().get_ext_filename(fullname)
+
+    def build_extension(self, ext):
+        dest_lib = os.path.abspath(self.get_ext_fullpath(ext.name))
+        dest_dir = os.path.dirname(dest_lib)
+        os.makedirs(dest_dir, exist_ok=True)
+        prebuilt = os.environ.get("GPUTAP_PREBUILT")
+        if prebuilt:
+            src_dir = os.path.abspath(prebuilt)
+        else:
+            src_dir = self._make()
+        for name in NATIVE:
+            src = os.path.join(src_dir, name)
+            if not os.path.isfile(src):
+                sys.exit("gputap: %s was not built (looked in %s)" % (name, src_dir))
+            dst = os.path.join(dest_dir, name)
+            if os.path.abspath(src) != dst:
+                shutil.copy2(src, dst)
+            os.chmod(dst, 0o755)
+
+    def copy_extensions_to_source(self):
+        # in-place and editable builds: the gputap command goes next to the library
+        super().copy_extensions_to_source()
+        build_py = self.get_finalized_command("build_py")
+        src = os.path.join(self.build_lib, "gputap", "_bin", "gputap")
+        dst = os.path.join(build_py.get_package_dir("gputap._bin"), "gputap")
+        if os.path.isfile(src):
+            self.copy_file(src, dst, level=self.verbose)
+            os.chmod(dst, 0o755)
+
+    def _make(self):
+        root = os.path.abspath(os.environ.get("GPUTAP_SRC") or os.path.join(HERE, ".."))
+        if not os.path.isfile(os.path.join(root, "Makefile")) or not os.path.isdir(
+            os.path.join(root, "src", "tap")
+        ):
+            sys.exit(
+                "gputap: the C sources were not found in %s: install from the repository "
+                "(pip install ./python from its root) or set GPUTAP_SRC to the repository root" % root
+            )
+        # one build folder per source tree (not per build command): the wheel, an
+        # install and an editable install of the same tree share make's objects
+        out = os.path.join(HERE, "build", "gputap-native")
+        os.makedirs(out, exist_ok=True)
+        make = os.environ.get("GPUTAP_MAKE", "make")
+        jobs = "-j%d" % max(1, min(8, os.cpu_count() or 1))
+        cmd = [make, "-C", root, jobs, "O=" + out, out + "/gputap", out + "/libgputap.so"]
+        print("gputap: " + " ".join(cmd), flush=True)
+        try:
+            subprocess.check_call(cmd)
+        except (OSError, subprocess.CalledProcessError) as e:
+            sys.exit(
+                "gputap: building the native parts failed (%s); run tools/setup-deps.sh in the "
+                "repository for the build dependencies (a C compiler, make, the CUDA toolkit "
+                "headers, libyajl-dev, libsqlite3-dev, zlib1g-dev)" % e
+            )
+        return out
+
+
+setup(
+    ext_modules=[Extension("gputap._bin.libgputap", sources=[])],
+    cmdclass={"build_ext": BuildNative},
+)

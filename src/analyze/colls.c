@@ -1,0 +1,398 @@
+/*
+ * analyze/colls.c — one row per NCCL collective per rank, so that the ranks of a job can be matched
+ * (`gputap analyze --collectives`, used by `gputap fleet`).
+ *
+ * Which collective an NCCL kernel ran comes, best first, from:
+ *  - "nccl": the records NCCL's profiler plugin interface gave the tap (GT_REC_NCCL_COLL: communicator
+ *    hash, sequence number, algorithm, protocol).  A record is enqueued by a host thread before the
+ *    kernel that runs it is launched (at the end of the NCCL group), so record k belongs to the first
+ *    NCCL kernel of its process launched at or after the record's start: with C_k the smallest
+ *    correlation id of any API call that started at or after the record (ids grow with launch time
+ *    within a process, as for the iterations in timeline.c), the first NCCL kernel with id >= C_k.
+ *    Several records of one group share one kernel: each is a row with the kernel's times.
+ *  - "trace": the trace's own arguments (Kineto kernel args "Process Group Name" and "Seq");
+ *  - "order": the order of the rank's NCCL kernels (by launch, else by GPU start) per communicator
+ *    when the trace names it, else over all of the rank's NCCL kernels.  Ranks of one job issue
+ *    their collectives in the same order, which is what NCCL itself relies on.
+ * Memory: 200 bytes per NCCL kernel of the input (one rank, for `gputap fleet`).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "analyze/an_internal.h"
+#include "core/sort.h"
+
+struct krow { /* an NCCL kernel */
+	struct gt_an_coll c;
+	uint64_t corr;
+	int has_seq;
+};
+
+struct nrec { /* a plugin record */
+	int source;
+	uint64_t start, bound; /* bound: C_k, UINT64_MAX when no API call followed */
+	uint64_t comm, seq, count;
+	char func[32], algo[16], proto[16];
+};
+
+struct gt_colls {
+	struct krow *k;
+	size_t nk, kcap;
+	struct nrec *n;
+	size_t nn, ncap;
+};
+
+struct gt_colls *gt_colls_new(void)
+{
+	return calloc(1, sizeof(struct gt_colls));
+}
+
+void gt_colls_free(struct gt_colls *cs)
+{
+	if (!cs)
+		return;
+	free(cs->k);
+	free(cs->n);
+	free(cs);
+}
+
+static void copy(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start, uint64_t end, uint64_t corr,
+		    const char *name, const char *comm, uint64_t seq)
+{
+	if (cs->nk == cs->kcap) {
+		size_t nc = cs->kcap ? cs->kcap * 2 : 256;
+		struct krow *v = realloc(cs->k, nc * sizeof(*v));
+		if (!v)
+			return -1;
+		cs->k = v;
+		cs->kcap = nc;
+	}
+	struct krow *k = &cs->k[cs->nk++];
+	memset(k, 0, sizeof(*k));
+	k->c.source = source;
+	k->c.device = device;
+	k->c.start_ns = start;
+	k->c.end_ns = end > start ? end : start;
+	k->c.iteration = -1;
+	k->corr = corr;
+	gt_an_nccl_collective(name, k->c.name, sizeof(k->c.name));
+	copy(k->c.comm, sizeof(k->c.comm), comm);
+	k->has_seq = seq != GT_SEQ_UNKNOWN;
+	k->c.seq = k->has_seq ? seq : 0;
+	copy(k->c.match, sizeof(k->c.match), comm && comm[0] && k->has_seq ? "trace" : "order");
+	return 0;
+}
+
+int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
+		  const char *algo, const char *proto)
+{
+	if (cs->nn == cs->ncap) {
+		size_t nc = cs->ncap ? cs->ncap * 2 : 256;
+		struct nrec *v = realloc(cs->n, nc * sizeof(*v));
+		if (!v)
+			return -1;
+		cs->n = v;
+		cs->ncap = nc;
+	}
+	struct nrec *n = &cs->n[cs->nn++];
+	memset(n, 0, sizeof(*n));
+	n->source = source;
+	n->start = rec->start_ns;
+	n->bound = UINT64_MAX;
+	n->comm = rec->comm_hash;
+	n->seq = rec->seq;
+	n->count = rec->count;
+	copy(n->func, sizeof(n->func), func);
+	copy(n->algo, sizeof(n->algo), algo);
+	copy(n->proto, sizeof(n->proto), proto);
+	return 0;
+}
+
+static int k_corr_cmp(const void *a, const void *b)
+{
+	const struct krow *x = a, *y = b;
+	if (x->c.source != y->c.source)
+		return x->c.source < y->c.source ? -1 : 1;
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	if (x->c.start_ns != y->c.start_ns)
+		return x->c.start_ns < y->c.start_ns ? -1 : 1;
+	return 0;
+}
+
+static int n_start_cmp(const void *a, const void *b)
+{
+	const struct nrec *x = a, *y = b;
+	if (x->source != y->source)
+		return x->source < y->source ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* rows [lo, hi) of `source` in a (source, key)-sorted array */
+#define RANGE_OF(arr, n, field, src, lo, hi)                                                              \
+	do {                                                                                               \
+		size_t a_ = 0, b_ = (n);                                                                   \
+		while (a_ < b_) {                                                                          \
+			size_t m_ = a_ + (b_ - a_) / 2;                                                    \
+			if ((arr)[m_].field < (src))                                                       \
+				a_ = m_ + 1;                                                               \
+			else                                                                               \
+				b_ = m_;                                                                   \
+		}                                                                                          \
+		(lo) = a_;                                                                                 \
+		b_ = (n);                                                                                  \
+		while (a_ < b_) {                                                                          \
+			size_t m_ = a_ + (b_ - a_) / 2;                                                    \
+			if ((arr)[m_].field <= (src))                                                      \
+				a_ = m_ + 1;                                                               \
+			else                                                                               \
+				b_ = m_;                                                                   \
+		}                                                                                          \
+		(hi) = a_;                                                                                 \
+	} while (0)
+
+/* The launch scan: launch time of each NCCL kernel, and C_k of each plugin record. */
+static void on_launch(void *arg, const struct gt_launch *l)
+{
+	struct gt_colls *cs = arg;
+	int src = (int)l->source;
+	size_t lo, hi;
+	RANGE_OF(cs->k, cs->nk, c.source, src, lo, hi);
+	while (lo < hi) { /* the kernel launched by this call */
+		size_t m = lo + (hi - lo) / 2;
+		if (cs->k[m].corr < l->corr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (size_t i = lo; i < cs->nk && cs->k[i].c.source == src && cs->k[i].corr == l->corr; i++)
+		if (!cs->k[i].c.launch_ns || l->start < cs->k[i].c.launch_ns)
+			cs->k[i].c.launch_ns = l->start;
+	if (!cs->nn)
+		return;
+	RANGE_OF(cs->n, cs->nn, source, src, lo, hi);
+	size_t a = lo, b = hi; /* records of src that started at or before this call */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (cs->n[m].start <= l->start)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a > lo && l->corr < cs->n[a - 1].bound)
+		cs->n[a - 1].bound = l->corr;
+}
+
+static int add_row(struct gt_an_coll **v, size_t *n, size_t *cap, const struct gt_an_coll *c)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct gt_an_coll *p = realloc(*v, nc * sizeof(*p));
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = *c;
+	return 0;
+}
+
+/* The iteration windows of a source: those of its first GPU (every GPU of a source shares them). */
+static const struct gt_an_gpu *source_gpu(const struct gt_an_result *r, int source)
+{
+	for (size_t i = 0; i < r->ngpu; i++)
+		if (r->gpu[i].source == source)
+			return &r->gpu[i];
+	return NULL;
+}
+
+static long window_of(const struct gt_an_gpu *g, uint64_t t, int last_open)
+{
+	if (!g || !g->niters || t < g->iters[0].start_ns)
+		return -1;
+	size_t lo = 0, hi = g->niters; /* iters[lo].start <= t */
+	while (hi - lo > 1) {
+		size_t m = lo + (hi - lo) / 2;
+		if (g->iters[m].start_ns <= t)
+			lo = m;
+		else
+			hi = m;
+	}
+	if (lo + 1 == g->niters && !last_open && t > g->iters[lo].end_ns)
+		return -1;
+	return (long)lo;
+}
+
+struct cseq {
+	int source;
+	char comm[64];
+	uint64_t next;
+};
+
+int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *r)
+{
+	gt_sort(cs->k, cs->nk, sizeof(*cs->k), k_corr_cmp);
+	gt_sort(cs->n, cs->nn, sizeof(*cs->n), n_start_cmp);
+	if (tl->nlaunches && gt_tl_each_launch(tl, on_launch, cs) < 0)
+		return -1;
+	/* C_k = the smallest id at or after record k: a minimum over the records after it too */
+	for (size_t i = cs->nn; i-- > 1;)
+		if (cs->n[i - 1].source == cs->n[i].source && cs->n[i].bound < cs->n[i - 1].bound)
+			cs->n[i - 1].bound = cs->n[i].bound;
+
+	struct gt_an_coll *out = NULL;
+	size_t nout = 0, cap = 0;
+	struct cseq *sq = NULL;
+	size_t nsq = 0;
+	unsigned char *used = calloc(cs->nk ? cs->nk : 1, 1);
+	if (!used)
+		return -1;
+	/* plugin records onto kernels */
+	for (size_t i = 0; i < cs->nn; i++) {
+		const struct nrec *n = &cs->n[i];
+		if (n->bound == UINT64_MAX)
+			continue;
+		size_t lo, hi;
+		RANGE_OF(cs->k, cs->nk, c.source, n->source, lo, hi);
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+			if (cs->k[m].corr < n->bound)
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		if (lo >= cs->nk || cs->k[lo].c.source != n->source || !cs->k[lo].corr)
+			continue;
+		struct gt_an_coll c = cs->k[lo].c;
+		used[lo] = 1;
+		snprintf(c.comm, sizeof(c.comm), "0x%016llx", (unsigned long long)n->comm);
+		c.seq = n->seq;
+		c.count = n->count;
+		if (n->func[0])
+			copy(c.name, sizeof(c.name), n->func);
+		copy(c.algo, sizeof(c.algo), n->algo);
+		copy(c.proto, sizeof(c.proto), n->proto);
+		copy(c.match, sizeof(c.match), "nccl");
+		if (add_row(&out, &nout, &cap, &c) < 0)
+			goto nomem;
+	}
+	/* the other kernels: the trace's own numbers, else their order per communicator */
+	for (size_t i = 0; i < cs->nk; i++) {
+		if (used[i])
+			continue;
+		struct gt_an_coll c = cs->k[i].c;
+		if (!cs->k[i].has_seq) {
+			size_t j = 0;
+			while (j < nsq && !(sq[j].source == c.source && strcmp(sq[j].comm, c.comm) == 0))
+				j++;
+			if (j == nsq) {
+				struct cseq *p = realloc(sq, (nsq + 1) * sizeof(*p));
+				if (!p)
+					goto nomem;
+				sq = p;
+				memset(&sq[nsq], 0, sizeof(sq[nsq]));
+				sq[nsq].source = c.source;
+				copy(sq[nsq].comm, sizeof(sq[nsq].comm), c.comm);
+				nsq++;
+			}
+			c.seq = sq[j].next++;
+			copy(c.match, sizeof(c.match), "order");
+		}
+		if (add_row(&out, &nout, &cap, &c) < 0)
+			goto nomem;
+	}
+	/* iteration: the one that launched it, else the window of its GPU start */
+	for (size_t i = 0; i < nout; i++) {
+		const struct gt_an_gpu *g = source_gpu(r, out[i].source);
+		out[i].iteration = out[i].launch_ns ? window_of(g, out[i].launch_ns, 0) : window_of(g, out[i].start_ns, 1);
+	}
+	/* labels of the sources, as the GPU rows name them */
+	size_t nsrc = 0;
+	for (size_t i = 0; i < tl->nlabels; i++)
+		if (tl->labels[i])
+			nsrc = i + 1;
+	for (size_t i = 0; i < nout; i++)
+		if ((size_t)out[i].source + 1 > nsrc)
+			nsrc = (size_t)out[i].source + 1;
+	r->coll_labels = calloc(nsrc ? nsrc : 1, sizeof(char *));
+	if (!r->coll_labels)
+		goto nomem;
+	r->ncoll_labels = nsrc;
+	for (size_t i = 0; i < nsrc; i++) {
+		char b[64];
+		if (i < tl->nlabels && tl->labels[i])
+			snprintf(b, sizeof(b), "%.60s", tl->labels[i]);
+		else
+			snprintf(b, sizeof(b), "rank%zu", i);
+		if (!(r->coll_labels[i] = strdup(b)))
+			goto nomem;
+	}
+	free(used);
+	free(sq);
+	r->colls = out;
+	r->ncolls = nout;
+	r->has_colls = 1;
+	return 0;
+nomem:
+	free(used);
+	free(sq);
+	free(out);
+	return -1;
+}
+
+/* JSON "collectives": [ {label, device, comm, seq, name, algo, proto, count, iteration, start_ns, end_ns,
+ * launch_ns, match} ] — called by the JSON printer for each result that has them. */
+static void js(yajl_gen g, const char *k, const char *v)
+{
+	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+	yajl_gen_string(g, (const unsigned char *)v, strlen(v));
+}
+
+static void ju(yajl_gen g, const char *k, unsigned long long v)
+{
+	char b[32];
+	int n = snprintf(b, sizeof(b), "%llu", v);
+	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+	yajl_gen_number(g, b, (size_t)n);
+}
+
+void gt_an_json_collectives(void *gen, const struct gt_an_result *r)
+{
+	yajl_gen g = gen;
+	if (!r->has_colls)
+		return;
+	yajl_gen_string(g, (const unsigned char *)"collectives", 11);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < r->ncolls; i++) {
+		const struct gt_an_coll *c = &r->colls[i];
+		yajl_gen_map_open(g);
+		js(g, "rank", (size_t)c->source < r->ncoll_labels ? r->coll_labels[c->source] : "");
+		ju(g, "device", (unsigned long long)(c->device < 0 ? 0 : c->device));
+		js(g, "comm", c->comm);
+		ju(g, "seq", c->seq);
+		js(g, "name", c->name);
+		js(g, "algo", c->algo);
+		js(g, "proto", c->proto);
+		ju(g, "count", c->count);
+		yajl_gen_string(g, (const unsigned char *)"iteration", 9);
+		if (c->iteration < 0)
+			yajl_gen_null(g);
+		else
+			yajl_gen_integer(g, c->iteration);
+		ju(g, "start_ns", c->start_ns);
+		ju(g, "end_ns", c->end_ns);
+		ju(g, "launch_ns", c->launch_ns);
+		js(g, "match", c->match);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}

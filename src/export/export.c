@@ -1,0 +1,89 @@
+#include "export/export.h"
+
+#include <string.h>
+
+#include "core/log.h"
+#include "export/model.h"
+#include "export/ofile.h"
+#include "export/writers.h"
+
+int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
+		   size_t errlen)
+{
+	struct gt_model m;
+	struct gt_ofile json = {0}, tl = {0}, met = {0};
+	struct gt_json *j = NULL;
+	int rc = -1;
+	if (info)
+		memset(info, 0, sizeof(*info));
+	if (gt_model_open(&m, trace_path, err, errlen) < 0)
+		return -1;
+	if (what & GT_OUT_JSON) {
+		if (gt_ofile_open(&json, outdir, GT_OUT_JSON_NAME, err, errlen) < 0)
+			goto out;
+		j = gt_json_begin(json.f, &m, 0);
+		if (!j) {
+			snprintf(err, errlen, "%s: out of memory", json.path);
+			goto out;
+		}
+	}
+	if (what & GT_OUT_LOGS) {
+		if (gt_ofile_open(&tl, outdir, "timeline.log", err, errlen) < 0)
+			goto out;
+		gt_alnair_timeline_hook(&m, tl.f, 1);
+	}
+	if (gt_model_run(&m, err, errlen) < 0)
+		goto out;
+	if (j) {
+		struct gt_json *jj = j;
+		j = NULL;
+		if (gt_json_end(jj, &m) < 0) {
+			snprintf(err, errlen, "%s: out of memory", json.path);
+			goto out;
+		}
+		if (gt_ofile_commit(&json, err, errlen) < 0)
+			goto out;
+	}
+	if (what & GT_OUT_LOGS) {
+		if (gt_ofile_commit(&tl, err, errlen) < 0)
+			goto out;
+		if (gt_ofile_open(&met, outdir, "metrics.log", err, errlen) < 0)
+			goto out;
+		if (gt_alnair_metrics(met.f, &m) < 0) {
+			snprintf(err, errlen, "%s: out of memory", met.path);
+			goto out;
+		}
+		if (gt_ofile_commit(&met, err, errlen) < 0)
+			goto out;
+	}
+	if ((what & GT_OUT_CSV) && gt_csv_write_all(&m, outdir, GT_OUT_CSV_PREFIX, err, errlen) < 0)
+		goto out;
+	rc = 0;
+	if (info) {
+		info->partial = m.partial;
+		info->records = m.nrecords;
+		info->lost = gt_model_lost(&m);
+		info->cupti_dropped = gt_model_cupti_dropped(&m);
+		snprintf(info->proc, sizeof(info->proc), "%s", m.hdr.proc);
+		snprintf(info->trace_path, sizeof(info->trace_path), "%s", m.path);
+	}
+out:
+	if (j)
+		gt_json_abandon(j); /* the pass failed */
+	gt_ofile_abort(&json);
+	gt_ofile_abort(&tl);
+	gt_ofile_abort(&met);
+	gt_model_free(&m);
+	return rc;
+}
+
+int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, char *err, size_t errlen)
+{
+	struct gt_out_info info;
+	int rc = gt_out_convert(trace_path, outdir, what, &info, err, errlen);
+	if (rc == 0 && info.partial)
+		gt_warn("%s: the trace is partial (the process did not finish writing it); its outputs cover what "
+			"was recorded",
+			info.trace_path);
+	return rc;
+}

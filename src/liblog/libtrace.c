@@ -1,0 +1,598 @@
+/* Library call logs: the call table, format detection, the per-file driver,
+ * library_trace.csv writing and reading. */
+#include "liblog/libtrace.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/csvio.h"
+#include "core/log.h"
+#include "liblog/liblog.h"
+#include "core/sort.h"
+
+int gt_liblog_verbose = 1;
+
+#define BAD_LINES_SHOWN 5
+/* Lines read without a recognised one before a file is called unknown. */
+#define DETECT_LINES 20000
+
+static const char *const lib_names[GT_LIB_COUNT] = {"unknown", "cublas", "cublasLt", "cudnn", "nccl"};
+
+const char *gt_lib_name(enum gt_lib lib)
+{
+	return (unsigned)lib < GT_LIB_COUNT ? lib_names[lib] : "unknown";
+}
+
+enum gt_lib gt_lib_from_name(const char *name)
+{
+	for (int i = 1; i < GT_LIB_COUNT; i++)
+		if (strcasecmp(name, lib_names[i]) == 0)
+			return (enum gt_lib)i;
+	return GT_LIB_UNKNOWN;
+}
+
+/* ---- call table: open addressing on (lib, config) ---- */
+struct entry {
+	char *config; /* NULL: empty slot */
+	uint64_t hash;
+	uint64_t calls;
+	enum gt_lib lib;
+};
+struct gt_libcalls {
+	struct entry *slots;
+	size_t cap, used;
+	struct gt_libcall_row *rows;
+};
+
+static uint64_t hash_cfg(enum gt_lib lib, const char *s)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)lib;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+struct gt_libcalls *gt_libcalls_new(void)
+{
+	struct gt_libcalls *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->cap = 64;
+	t->slots = calloc(t->cap, sizeof(*t->slots));
+	if (!t->slots) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void gt_libcalls_free(struct gt_libcalls *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slots[i].config);
+	free(t->slots);
+	free(t->rows);
+	free(t);
+}
+
+static int grow(struct gt_libcalls *t)
+{
+	size_t ncap = t->cap * 2;
+	struct entry *ns = calloc(ncap, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->slots[i].config)
+			continue;
+		size_t j = t->slots[i].hash & (ncap - 1);
+		while (ns[j].config)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->cap = ncap;
+	return 0;
+}
+
+int gt_libcalls_add(struct gt_libcalls *t, enum gt_lib lib, const char *config, uint64_t n)
+{
+	if ((t->used + 1) * 4 > t->cap * 3 && grow(t) < 0)
+		return -ENOMEM;
+	uint64_t h = hash_cfg(lib, config);
+	size_t j = h & (t->cap - 1);
+	while (t->slots[j].config) {
+		struct entry *e = &t->slots[j];
+		if (e->hash == h && e->lib == lib && strcmp(e->config, config) == 0) {
+			e->calls += n;
+			return 0;
+		}
+		j = (j + 1) & (t->cap - 1);
+	}
+	char *c = strdup(config);
+	if (!c)
+		return -ENOMEM;
+	t->slots[j] = (struct entry){c, h, n, lib};
+	t->used++;
+	free(t->rows);
+	t->rows = NULL;
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct gt_libcall_row *x = a, *y = b;
+	if (x->lib != y->lib)
+		return x->lib < y->lib ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->config, y->config);
+}
+
+size_t gt_libcalls_rows(struct gt_libcalls *t, const struct gt_libcall_row **rows)
+{
+	free(t->rows);
+	t->rows = calloc(t->used ? t->used : 1, sizeof(*t->rows));
+	if (!t->rows) {
+		*rows = NULL;
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slots[i].config)
+			t->rows[n++] = (struct gt_libcall_row){t->slots[i].lib, t->slots[i].config, t->slots[i].calls};
+	gt_sort(t->rows, n, sizeof(*t->rows), row_cmp);
+	*rows = t->rows;
+	return n;
+}
+
+/* ---- helpers shared by the parsers ---- */
+void gt_liblog_bad(struct gt_liblog_ctx *c, uint64_t lineno, const char *fmt, ...)
+{
+	c->st->bad++;
+	if (!gt_liblog_verbose || c->st->bad > BAD_LINES_SHOWN)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	gt_warn("%s:%llu: %s", c->file, (unsigned long long)lineno, msg);
+}
+
+void gt_liblog_call(struct gt_liblog_ctx *c, const char *config)
+{
+	if (c->failed)
+		return;
+	if (gt_libcalls_add(c->t, c->st->lib, config, 1) < 0) {
+		c->failed = 1;
+		return;
+	}
+	c->st->calls++;
+}
+
+static int is_key_start(const char *s, const char *p)
+{
+	return p == s || p[-1] == ' ' || p[-1] == '[' || p[-1] == ';' || p[-1] == '\t' || p[-1] == ',';
+}
+
+int gt_kv_get(const char *s, const char *end, const char *key, char *out, size_t outlen)
+{
+	size_t kl = strlen(key);
+	if (!end)
+		end = s + strlen(s);
+	for (const char *p = s; p + kl < end; p++) {
+		p = memchr(p, key[0], (size_t)(end - p));
+		if (!p || p + kl >= end)
+			return 0;
+		if (memcmp(p, key, kl) == 0 && p[kl] == '=' && is_key_start(s, p)) {
+			const char *v = p + kl + 1, *e = v;
+			while (e < end && *e && *e != ' ' && *e != ']' && *e != ';' && *e != ',' && *e != '\t')
+				e++;
+			size_t n = (size_t)(e - v);
+			if (outlen == 0)
+				return 1;
+			if (n >= outlen)
+				n = outlen - 1;
+			memcpy(out, v, n);
+			out[n] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int gt_parse_i64(const char *s, int64_t *v)
+{
+	if (!s || !*s)
+		return -1;
+	char *e;
+	errno = 0;
+	long long x = strtoll(s, &e, 0);
+	if (errno || *e)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int gt_kv_int(const char *s, const char *end, const char *key, int64_t *v)
+{
+	char buf[32];
+	if (!gt_kv_get(s, end, key, buf, sizeof(buf)))
+		return 0;
+	return gt_parse_i64(buf, v) == 0;
+}
+
+void gt_cfg_sanitize(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+	if (len == 0)
+		return;
+	for (; src[i] && i + 1 < len; i++) {
+		unsigned char ch = (unsigned char)src[i];
+		dst[i] = (char)(isalnum(ch) || strchr("_.:+-", ch) ? ch : '_');
+	}
+	dst[i] = 0;
+}
+
+void gt_sbuf_printf(struct gt_sbuf *b, const char *fmt, ...)
+{
+	if (b->overflow)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= b->cap - b->len) {
+		b->overflow = 1;
+		b->p[b->len] = 0;
+		return;
+	}
+	b->len += (size_t)n;
+}
+
+/* ---- the per-file driver ---- */
+static const struct gt_liblog_ops *const parsers[] = {&gt_liblog_nccl, &gt_liblog_cublaslt, &gt_liblog_cublas,
+						      &gt_liblog_cudnn};
+#define NPARSERS (sizeof(parsers) / sizeof(parsers[0]))
+
+struct driver {
+	struct gt_liblog_ctx c;
+	const struct gt_liblog_ops *ops;
+	void *state;
+};
+
+static void driver_line(struct driver *d, char *line, size_t len)
+{
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = 0;
+	uint64_t no = ++d->c.st->lines;
+	if (d->c.failed)
+		return;
+	if (!d->ops) {
+		for (size_t i = 0; i < NPARSERS; i++)
+			if (parsers[i]->detect(line)) {
+				d->ops = parsers[i];
+				d->c.st->lib = d->ops->lib;
+				d->state = d->ops->open();
+				if (!d->state) {
+					d->c.failed = 1;
+					return;
+				}
+				break;
+			}
+		if (!d->ops)
+			return;
+	}
+	d->ops->line(d->state, &d->c, line, no);
+}
+
+static void driver_init(struct driver *d, const char *name, struct gt_libcalls *t, struct gt_liblog_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	memset(d, 0, sizeof(*d));
+	d->c.file = name;
+	d->c.t = t;
+	d->c.st = st;
+}
+
+static int driver_done(struct driver *d)
+{
+	if (d->ops) {
+		if (!d->c.failed)
+			d->ops->finish(d->state, &d->c);
+		d->ops->close(d->state);
+	} else if (gt_liblog_verbose) {
+		gt_warn("%s: not a cuBLAS, cuBLASLt, cuDNN or NCCL log I can read; skipped", d->c.file);
+	}
+	if (d->c.st->bad > BAD_LINES_SHOWN && gt_liblog_verbose)
+		gt_warn("%s: %llu lines could not be read in all", d->c.file, (unsigned long long)d->c.st->bad);
+	return d->c.failed ? -ENOMEM : 0;
+}
+
+int gt_liblog_parse_file(const char *path, struct gt_libcalls *t, struct gt_liblog_stats *st, char *err,
+			 size_t errlen)
+{
+	struct driver d;
+	driver_init(&d, path, t, st);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		driver_line(&d, line, (size_t)n);
+		if (!d.ops && st->lines >= DETECT_LINES)
+			break;
+	}
+	int rerr = ferror(f);
+	free(line);
+	fclose(f);
+	int rc = driver_done(&d);
+	if (rerr) {
+		snprintf(err, errlen, "%s: read error", path);
+		return -1;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	return 0;
+}
+
+int gt_liblog_parse_buf(const char *name, const char *buf, size_t len, struct gt_libcalls *t,
+			struct gt_liblog_stats *st)
+{
+	return gt_liblog_parse_buf_as(GT_LIB_UNKNOWN, name, buf, len, t, st);
+}
+
+int gt_liblog_parse_buf_as(enum gt_lib lib, const char *name, const char *buf, size_t len, struct gt_libcalls *t,
+			   struct gt_liblog_stats *st)
+{
+	struct driver d;
+	driver_init(&d, name, t, st);
+	for (size_t i = 0; i < NPARSERS; i++)
+		if (lib != GT_LIB_UNKNOWN && parsers[i]->lib == lib) {
+			d.ops = parsers[i];
+			st->lib = lib;
+			if (!(d.state = d.ops->open()))
+				return -ENOMEM;
+		}
+	char *line = NULL;
+	size_t cap = 0;
+	size_t i = 0;
+	while (i < len) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (buf + i)) : len - i;
+		if (n + 1 > cap) {
+			char *nb = realloc(line, n + 1);
+			if (!nb)
+				break;
+			line = nb;
+			cap = n + 1;
+		}
+		memcpy(line, buf + i, n);
+		/* an embedded NUL ends the line early, as it would for a C reader */
+		line[n] = 0;
+		driver_line(&d, line, strlen(line));
+		i += n + 1;
+	}
+	free(line);
+	return driver_done(&d);
+}
+
+/* ---- collecting a folder ---- */
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int gt_libtrace_collect(const char *logdir, const char *csv_path, const char *jobid, const char *model,
+			char *err, size_t errlen)
+{
+	struct gt_libcalls *t = gt_libcalls_new();
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = 0;
+	char **names = NULL;
+	size_t nnames = 0, cap = 0;
+	DIR *dir = opendir(logdir);
+	if (!dir) {
+		if (errno != ENOENT) {
+			snprintf(err, errlen, "%s: %s", logdir, strerror(errno));
+			gt_libcalls_free(t);
+			return -1;
+		}
+	} else {
+		struct dirent *e;
+		while ((e = readdir(dir))) {
+			if (e->d_name[0] == '.')
+				continue;
+			size_t nl = strlen(e->d_name);
+			if (nl > 8 && strcmp(e->d_name + nl - 8, ".partial") == 0)
+				continue;
+			if (nnames == cap) {
+				cap = cap ? cap * 2 : 16;
+				char **nn = realloc(names, cap * sizeof(*names));
+				if (!nn) {
+					rc = -1;
+					break;
+				}
+				names = nn;
+			}
+			if (!(names[nnames] = strdup(e->d_name))) {
+				rc = -1;
+				break;
+			}
+			nnames++;
+		}
+		closedir(dir);
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	if (names)
+		gt_sort(names, nnames, sizeof(*names), name_cmp);
+	for (size_t i = 0; rc == 0 && i < nnames; i++) {
+		char p[4096];
+		struct stat sb;
+		snprintf(p, sizeof(p), "%s/%s", logdir, names[i]);
+		if (stat(p, &sb) < 0 || !S_ISREG(sb.st_mode))
+			continue;
+		struct gt_liblog_stats st;
+		if (gt_liblog_parse_file(p, t, &st, err, errlen) < 0)
+			rc = -1;
+		else if (st.lib != GT_LIB_UNKNOWN)
+			gt_info("%s: %s log, %llu calls, %llu bad lines", p, gt_lib_name(st.lib),
+				(unsigned long long)st.calls, (unsigned long long)st.bad);
+	}
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	if (rc == 0)
+		rc = gt_libcalls_write_csv(t, csv_path, jobid, model, NULL, err, errlen);
+	gt_libcalls_free(t);
+	return rc;
+}
+
+/* ---- CSV ---- */
+int gt_libcalls_write_csv(struct gt_libcalls *t, const char *path, const char *jobid, const char *model,
+			  const char *created, char *err, size_t errlen)
+{
+	char when[32];
+	if (!created) {
+		time_t now = time(NULL);
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		created = when;
+	}
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.partial", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	fputs("jobid,created_date,model,library,config,calls\n", f);
+	const struct gt_libcall_row *rows;
+	size_t n = gt_libcalls_rows(t, &rows);
+	for (size_t i = 0; i < n; i++) {
+		gt_csv_put(f, jobid);
+		fputc(',', f);
+		gt_csv_put(f, created);
+		fputc(',', f);
+		gt_csv_put(f, model);
+		fputc(',', f);
+		gt_csv_put(f, gt_lib_name(rows[i].lib));
+		fputc(',', f);
+		gt_csv_put(f, rows[i].config);
+		fprintf(f, ",%llu\n", (unsigned long long)rows[i].calls);
+	}
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad) {
+		snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int gt_libcalls_read_csv(const char *path, struct gt_libcalls *t, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint64_t no = 0;
+	int col_lib = -1, col_cfg = -1, col_calls = -1, rc = 0;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		no++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = 0;
+		if (n == 0)
+			continue;
+		char *fld[32];
+		int nf = gt_csv_split(line, fld, 32);
+		if (nf < 0) {
+			snprintf(err, errlen, "%s:%llu: unbalanced quote", path, (unsigned long long)no);
+			rc = -1;
+			break;
+		}
+		if (col_cfg < 0) {
+			for (int i = 0; i < nf; i++) {
+				if (strcmp(fld[i], "library") == 0)
+					col_lib = i;
+				else if (strcmp(fld[i], "config") == 0)
+					col_cfg = i;
+				else if (strcmp(fld[i], "calls") == 0)
+					col_calls = i;
+			}
+			if (col_lib < 0 || col_cfg < 0 || col_calls < 0) {
+				snprintf(err, errlen,
+					 "%s:%llu: not a library_trace.csv header (needs library, config, calls)",
+					 path, (unsigned long long)no);
+				rc = -1;
+				break;
+			}
+			continue;
+		}
+		if (nf <= col_lib || nf <= col_cfg || nf <= col_calls) {
+			snprintf(err, errlen, "%s:%llu: %d fields, expected at least %d", path,
+				 (unsigned long long)no, nf,
+				 1 + (col_lib > col_cfg ? (col_lib > col_calls ? col_lib : col_calls)
+							: (col_cfg > col_calls ? col_cfg : col_calls)));
+			rc = -1;
+			break;
+		}
+		enum gt_lib lib = gt_lib_from_name(fld[col_lib]);
+		int64_t calls;
+		if (lib == GT_LIB_UNKNOWN) {
+			snprintf(err, errlen, "%s:%llu: unknown library '%s'", path, (unsigned long long)no,
+				 fld[col_lib]);
+			rc = -1;
+			break;
+		}
+		if (gt_parse_i64(fld[col_calls], &calls) < 0 || calls < 0) {
+			snprintf(err, errlen, "%s:%llu: calls '%s' is not a count", path, (unsigned long long)no,
+				 fld[col_calls]);
+			rc = -1;
+			break;
+		}
+		if (gt_libcalls_add(t, lib, fld[col_cfg], (uint64_t)calls) < 0) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0 && col_cfg < 0) {
+		snprintf(err, errlen, "%s: empty file, no library_trace.csv header", path);
+		rc = -1;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
