@@ -2,7 +2,8 @@
 """Checks of launch hold runs (tests/gpu/hold.sh), from the runs' own traces.
 
     check_hold.py NAME BASE_STDOUT NOHOLD_DIR NOHOLD_STDOUT HOLD_N:DIR:STDOUT... [--expect KEY>0 ...]
-    check_hold.py latency RUNDIR...         launch-to-start latency and GPU idle time per run (JSON lines)
+    check_hold.py latency [--window K] RUNDIR...   launch-to-start latency and GPU idle time per run
+                                            (JSON lines; --window: the last K kernels only)
 
 For each hold run: the program printed exactly what it printed without gputap
 and without hold; the trace says launches were held (hold.held > 0, held
@@ -112,11 +113,17 @@ def pct(v, q):
     return v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]
 
 
-def latency(rundir):
+def latency(rundir, window=0):
     """Launch-to-start latency (kernel start - end of the launch call), for
     held launches also from the release, and GPU idle time between the first
-    and last kernel (gaps in the union of kernel spans)."""
+    and last kernel (gaps in the union of kernel spans); with a window, over
+    the last `window` kernels (a benchmark's timed part)."""
     f = facts(rundir)
+    if window and len(f["kernel_spans"]) > window:
+        spans = sorted(f["kernel_spans"])[-window:]
+        t0 = spans[0][0]
+        f["kernel_spans"] = spans
+        f["kernel_start"] = {c: s for c, s in f["kernel_start"].items() if s >= t0}
     held = {r["corr"]: r for r in f["held_recs"] if r["corr"]}
     l_all, l_held, l_rel, l_not = [], [], [], []
     for corr, a in f["api_by_corr"].items():
@@ -149,7 +156,8 @@ def latency(rundir):
         k = r["reason"] + (":" + r["api"] if r["api"] else "")
         trig[k] = trig.get(k, 0) + 1
     return dict(run=os.path.basename(rundir.rstrip("/")), kernels=f["kernels"], launches=f["launches"],
-                held=len(f["held_recs"]),
+                held=len(f["held_recs"]), window_kernels=len(f["kernel_spans"]),
+                gpu_busy_pct=100.0 * busy / (busy + idle) if busy + idle else float("nan"),
                 latency_us=dict(median=pct(l_all, 0.5), p95=pct(l_all, 0.95)),
                 held_latency_us=dict(median=pct(l_held, 0.5), p95=pct(l_held, 0.95)),
                 release_to_start_us=dict(median=pct(l_rel, 0.5), p95=pct(l_rel, 0.95)),
@@ -162,8 +170,13 @@ def latency(rundir):
 def main():
     a = sys.argv[1:]
     if a and a[0] == "latency":
-        for d in a[1:]:
-            print(json.dumps(latency(d)))
+        a = a[1:]
+        window = 0
+        if a[:1] == ["--window"]:
+            window = int(a[1])
+            a = a[2:]
+        for d in a:
+            print(json.dumps(latency(d, window)))
         return 0
     expect, batched = [], []
     rest = []

@@ -20,7 +20,7 @@ LAYOUT = {
     7: ("range", "<IIBBHIQQQQ", "name_id domain_id kind level pad end_tid start end range_id parent_id"),
     8: ("counter", "<IIQd", "name_id device ts value"),
     9: ("dropped", "<IIQ", "source pad count"),
-    12: ("hold", "<B3xiQQQQIIII", "kind result start end corr batch count reason_id api_id pad2"),
+    13: ("hold", "<B3xiQQQQIIII", "kind result start end corr batch count reason_id api_id pad2"),
 }
 
 
