@@ -4,7 +4,7 @@
  *
  * Owns: the list of variables the library reads (GPUTAP_OUT, PFLOG,
  * GPUTAP_TRACE, GPUTAP_BUFFER_MB, GPUTAP_LOG, GPUTAP_HOLD, GPUTAP_HOLD_MAX,
- * GPUTAP_HOLD_TIMEOUT_US, GPUTAP_HOLD_KERNELS),
+ * GPUTAP_HOLD_TIMEOUT_US, GPUTAP_HOLD_KERNELS, GPUTAP_METRICS, GPUTAP_METRICS_MODE),
  * their accepted values and defaults, and the <proc> naming scheme.
  * Pure functions: the caller passes a getenv-like function, so tests need
  * no environment.  A bad value gives one message listing what is accepted,
@@ -49,6 +49,8 @@ struct gt_tap_config {
 	long hold_timeout_us;  /* GPUTAP_HOLD_TIMEOUT_US: oldest held launch released after this */
 	const char *hold_kernels; /* GPUTAP_HOLD_KERNELS: hold only kernels whose name contains one of
 				   * these comma-separated words; NULL = all */
+	const char *metrics;      /* GPUTAP_METRICS: range-metric list (checked by tap/rmetrics.c), or NULL */
+	const char *metrics_mode; /* GPUTAP_METRICS_MODE: auto, kernel or range (NULL = auto) */
 	int nwarnings;         /* messages printed while parsing */
 };
 

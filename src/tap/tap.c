@@ -22,6 +22,7 @@
 #include "core/trace_io.h"
 #include "tap/capture_tap.h"
 #include "tap/hold.h"
+#include "tap/rmetrics.h"
 #include "tap/tap.h"
 #include "core/sort.h"
 
@@ -650,6 +651,7 @@ void gt_tap_finish(void)
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
 	gt_hold_finish(); /* held launches are issued while the driver is still there */
+	gt_rm_finish(); /* while CUDA is still up: decodes the last range metrics */
 	gt_capture_tap_finish();
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);
