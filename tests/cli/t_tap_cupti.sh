@@ -51,7 +51,7 @@ run "$T/r" env FAKE_CUPTI_REFUSE=10 "$T/client" plain >"$T/r.out" 2>&1
 rc=$?
 "$T/stat" "$(trace_of "$T/r")" >"$T/r.stat" 2>&1
 [ $rc -eq 0 ] && grep -q "CUPTI refused to record kernels (CUPTI_ERROR_NOT_COMPATIBLE)" "$T/r.out" &&
-	grep -qx "note 2" "$T/r.stat" && [ $(( $(sed -n 's/^flags //p' "$T/r.stat") & 8 )) -ne 0 ] &&
+	grep -qx "note 2" "$T/r.stat" && [ $(( $(sed -n 's/^flags //p' "$T/r.stat") & 16 )) -ne 0 ] &&
 	ok refused-kind-marked || notok refused-kind-marked "exit $rc" "$(cat "$T/r.out" "$T/r.stat")"
 
 # the program's own profiler takes CUPTI over: the trace says from when
@@ -59,7 +59,7 @@ run "$T/h" "$T/client" handover >"$T/h.out" 2>&1
 rc=$?
 "$T/stat" "$(trace_of "$T/h")" >"$T/h.stat" 2>&1
 [ $rc -eq 0 ] && grep -q "hands CUPTI over" "$T/h.out" && grep -qx "note 1" "$T/h.stat" &&
-	[ $(( $(sed -n 's/^flags //p' "$T/h.stat") & 8 )) -ne 0 ] &&
+	[ $(( $(sed -n 's/^flags //p' "$T/h.stat") & 16 )) -ne 0 ] &&
 	ok handover-marked || notok handover-marked "exit $rc" "$(cat "$T/h.out" "$T/h.stat")"
 "$GPUTAP" convert "$T/h" >"$T/hc.out" 2>&1
 grep -q "handed over to another client" "$T/hc.out" && grep -q "handed over to another client" "$T"/h/pid*/trace.json &&
