@@ -210,6 +210,9 @@ struct gt_an_coll {
 /* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */
 struct gt_an_map;
 
+/* The largest --iters / --gpus (and num_of_iters / num_of_gpus of a config). */
+#define GT_AN_MAX_COUNT 1000000
+
 /* Every GPU op of a timeline, handed to a caller that draws them (gputap report), for any input
  * format.  `begin` is called once before the first op, with the result's GPUs (labels and iteration
  * windows set; `gpu` below indexes them) and the extent of all GPU ops; then `op` once per op, in

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/sort.h"
 #include "report/svg.h"
 
@@ -491,6 +492,7 @@ void gt_rep_an_summary(FILE *f, const struct gt_an_result *an)
 {
 	if (!an || !an->has_timeline)
 		return;
+	char esc[512]; /* names from the inputs are shown with their control bytes as \xNN (core/log.h) */
 	/* iterations and overlap */
 	size_t with_iters = 0, niters = 0;
 	for (size_t i = 0; i < an->ngpu; i++)
@@ -541,7 +543,8 @@ void gt_rep_an_summary(FILE *f, const struct gt_an_result *an)
 		fprintf(f, "  launches     %llu of %llu ops launched in the trace, mean launch delay %s, %llu short",
 			(unsigned long long)t.launched, (unsigned long long)t.ops, b, (unsigned long long)t.short_n);
 		if (qs && qs->queue_max)
-			fprintf(f, ", queue up to %u (%s stream %u)", qs->queue_max, gpu_label(an, qs->gpu), qs->stream);
+			fprintf(f, ", queue up to %u (%s stream %u)", qs->queue_max,
+				gt_term_str(gpu_label(an, qs->gpu), esc, sizeof(esc)), qs->stream);
 		fputc('\n', f);
 	}
 	/* the top op of each kind */
@@ -558,8 +561,9 @@ void gt_rep_an_summary(FILE *f, const struct gt_an_result *an)
 		double kt = gt_an_kind_time(an, best->source, c);
 		static const char *const lab[3] = {"top compute", "top comm", "top memory"};
 		gt_fmt_ns(b, sizeof(b), best->time_ns);
-		fprintf(f, "  %-12s %s: %s, %.1f%% of %s's %s\n", lab[c], sn, b, kt > 0 ? best->time_ns / kt * 100 : 0, rl,
-			gt_an_kind_name(c));
+		fprintf(f, "  %-12s %s: %s, %.1f%% of ", lab[c], gt_term_str(sn, esc, sizeof(esc)), b,
+			kt > 0 ? best->time_ns / kt * 100 : 0);
+		fprintf(f, "%s's %s\n", gt_term_str(rl, esc, sizeof(esc)), gt_an_kind_name(c));
 	}
 	/* memory bandwidth */
 	const struct gt_an_membw *pk = NULL;
@@ -568,7 +572,7 @@ void gt_rep_an_summary(FILE *f, const struct gt_an_result *an)
 			pk = &an->membw[i];
 	if (pk && pk->peak_gbps > 0)
 		fprintf(f, "  memory bw    peak %.4g GB/s (%s on %s), %zu kinds\n", pk->peak_gbps, pk->kind,
-			gpu_label(an, pk->gpu), an->nmembw);
+			gt_term_str(gpu_label(an, pk->gpu), esc, sizeof(esc)), an->nmembw);
 	const struct gt_an_hta *h = &an->hta;
 	if (h->nolaunch_ops || h->last_step_ops)
 		fprintf(f, "  HTA view     would leave out %llu ops (%llu launched before the trace, %llu in the last "
