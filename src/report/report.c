@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
+#include "export/rmtable.h"
 #include "report/report_an.h"
 #include "report/svg.h"
 #include "core/sort.h"
@@ -1213,6 +1214,8 @@ static int write_page(FILE *f, const struct page *p)
 	gt_rep_an_sections(f, p->an, p->an_err, an_t_base(p));
 	sec_power(f, p);
 	sec_lib(f, p);
+	if (!p->inputs) /* a run directory's range_metrics.csv */
+		gt_rm_tables(f, p->dir, 200, 1);
 	fprintf(f, "<p class=\"note\">Made by gputap. This page is self-contained: it loads nothing.</p>\n"
 		   "</body></html>\n");
 	return ferror(f) ? -1 : 0;
@@ -1285,6 +1288,8 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			p->nperf ? ", library_perf.csv read" : "");
 	}
 	fprintf(f, "  report       %s\n", html);
+	if (!p->inputs)
+		gt_rm_tables(f, p->dir, 12, 0);
 }
 
 int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)
