@@ -10,6 +10,12 @@
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
 		   size_t errlen)
 {
+	return gt_out_convert_ex(trace_path, outdir, what, NULL, NULL, NULL, info, err, errlen);
+}
+
+int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what, gt_trace_join_fn join, void *join_arg,
+		      struct gt_summary *sum, struct gt_out_info *info, char *err, size_t errlen)
+{
 	struct gt_model m;
 	struct gt_ofile json = {0}, tl = {0}, met = {0};
 	struct gt_json *j = NULL;
@@ -32,8 +38,20 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 			goto out;
 		gt_alnair_timeline_hook(&m, tl.f, 1);
 	}
-	if (gt_model_run(&m, err, errlen) < 0)
+	struct gt_trace_visitor more[GT_VISIT_MAX];
+	size_t nmore = 0;
+	if (errlen)
+		err[0] = '\0';
+	if (join && join(join_arg, &m.r, more, &nmore) < 0)
 		goto out;
+	if (sum)
+		gt_summary_attach(sum, &m);
+	if (gt_model_run_with(&m, more, nmore, err, errlen) < 0)
+		goto out;
+	if (sum && gt_summary_add(sum, m.path, &m) < 0) {
+		snprintf(err, errlen, "%s: out of memory", m.path);
+		goto out;
+	}
 	if (j) {
 		struct gt_json *jj = j;
 		j = NULL;
@@ -66,6 +84,7 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 		info->cupti_dropped = gt_model_cupti_dropped(&m);
 		info->cupti_no_buffer = m.cupti_no_buffer;
 		info->notes = m.notes;
+		info->flags = m.hdr.flags;
 		snprintf(info->proc, sizeof(info->proc), "%s", m.hdr.proc);
 		snprintf(info->trace_path, sizeof(info->trace_path), "%s", m.path);
 	}

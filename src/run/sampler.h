@@ -50,7 +50,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "gpu/nvml.h"
 
 struct gt_sampler_lines;

@@ -19,7 +19,7 @@
 
 #include "core/log.h"
 #include "core/alnair_log.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "tap/capture_tap.h"
 #include "tap/hold.h"
 #include "tap/rmetrics.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 
 TEST(trace_roundtrip)
 {
