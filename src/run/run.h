@@ -35,6 +35,8 @@ struct gt_run_opts {
 	const char *trace;        /* --trace KINDS -> GPUTAP_TRACE */
 	const char *buffer_mb;    /* --buffer-mb N -> GPUTAP_BUFFER_MB */
 	const char *hold;         /* --hold N -> GPUTAP_HOLD */
+	const char *metrics;      /* --metrics LIST -> GPUTAP_METRICS */
+	const char *metrics_mode; /* --metrics-mode -> GPUTAP_METRICS_MODE */
 	char capture[1024];       /* --capture SPEC (repeatable, joined by ';') -> GPUTAP_CAPTURE */
 	char **argv;              /* the command, NULL-terminated */
 	int argc;
@@ -51,6 +53,7 @@ struct gt_run_proc {
 	uint64_t lost_records;
 	uint64_t cupti_dropped;
 	uint64_t records;
+	int capture; /* traced only inside capture windows */
 };
 
 /* A sampler thread and the tools it serves. */

@@ -21,6 +21,7 @@
 #include "core/alnair_log.h"
 #include "core/trace_io.h"
 #include "tap/capture_tap.h"
+#include "tap/rmetrics.h"
 #include "tap/tap.h"
 #include "core/sort.h"
 
@@ -410,7 +411,8 @@ static void open_outputs(int forked)
 		char path[4200];
 		snprintf(path, sizeof(path), "%s/trace.gtr", W.dir);
 		int rc = gt_tw_open(&W.tw, path, gt_tap.proc, gt_tap.host, (uint32_t)getpid(), gt_tap.start_ns,
-				    c->metrics_only ? GT_FILE_METRICS_ONLY : 0);
+				    (c->metrics_only ? GT_FILE_METRICS_ONLY : 0) |
+					    (gt_capture_tap_mode() ? GT_FILE_CAPTURE : 0));
 		if (rc < 0)
 			gt_warn("cannot create %s: %s", path, strerror(-rc));
 		else
@@ -636,6 +638,7 @@ void gt_tap_finish(void)
 {
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
+	gt_rm_finish(); /* while CUDA is still up: decodes the last range metrics */
 	gt_capture_tap_finish();
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);
