@@ -6,7 +6,8 @@
 # 2. a PyTorch run with power,vram,cublaslt_trace,cudnn_trace,nccl_trace,kernel_trace stacked,
 #    its report, and `gputap libperf` on its library trace
 # 3. the sampler's cost and period (bench/sampler/gpu_run.sh)
-# 4. libperf on the cuDNN convolutions of a ResNet-18 training step (tests/gpu/libperf-cudnn.sh)
+# 4. range metrics against ncu (tests/gpu/rmetrics.sh)
+# 5. libperf on the cuDNN convolutions of a ResNet-18 training step (tests/gpu/libperf-cudnn.sh)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -44,6 +45,11 @@ grep -h -E '"(label|gap_mean_ms|gap_sd_ms|missed_deadlines|thread_cpu_pct|sample
 tar czf "$OUT/gpu-tests.tgz" -C /tmp --exclude='*.gtr' --exclude='*.gtr.partial' gt-gpu 2>/dev/null
 tar czf "$OUT/sampler.tgz" -C "$OUT" sampler 2>/dev/null && rm -rf "$OUT/sampler"
 
-echo "== 4. libperf on cuDNN convolutions (ResNet-18)"
+echo "== 4. range metrics against Nsight Compute (RM_SECTIONS picks the sections)"
+mkdir -p "$OUT/rmetrics"
+timeout 300 tests/gpu/rmetrics.sh "$OUT/rmetrics" "${RM_SECTIONS:-kernel range threads multipass big torch info}" 2>&1 |
+	grep -E '^not ok|passed'
+
+echo "== 5. libperf on cuDNN convolutions (ResNet-18)"
 timeout 450 tests/gpu/libperf-cudnn.sh "$OUT/libperf-cudnn" 2>&1 | tail -n 1
 tar czf "$OUT/libperf-cudnn.tgz" -C "$OUT" libperf-cudnn 2>/dev/null && rm -rf "$OUT/libperf-cudnn"
