@@ -76,6 +76,13 @@ for f in "$O"/fuzz/*; do
 	run "fuzz-san/$n" sh -c "'$O/san/fuzz/$n' 'tests/fuzz/corpus/$n' | sed 's/^\(not ok\|ok\) fuzz\//\1 fuzz-san\//'"
 done
 
+# each libFuzzer target for a fixed time (make fuzz builds them when clang is there)
+if command -v clang >/dev/null; then
+	run fuzz-lf tests/fuzz/run-libfuzzer.sh
+else
+	echo "not ok fuzz-lf (no clang: tools/setup-deps.sh installs clang and libFuzzer)" | tee -a "$log"
+fi
+
 for t in tests/cli/t_*.sh; do
 	[ -f "$t" ] || continue
 	run "cli/$(basename "$t" .sh)" bash "$t"

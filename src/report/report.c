@@ -613,21 +613,12 @@ static void load_sampler_csv(struct page *p, const char *file, struct series *ar
 }
 
 /* ---------------- analysis (classes, iterations) ---------------- */
-static const char *const map_keys[] = {"flash", "fmha", "attention", "sdpa", "conv", "winograd", "implicit_convolve",
-				       "gemm", "nvjet", "cutlass", "xmma", "matmul", "splitk", "softmax", "norm",
-				       "reduce", "elementwise", "vectorized", "copy", "fill"};
-static const char *const map_classes[] = {
-	"attention", "attention", "attention", "attention", "convolution", "convolution", "convolution",
-	"gemm",      "gemm",      "gemm",      "gemm",      "gemm",        "gemm",        "softmax",
-	"normalization", "reduction", "elementwise", "elementwise", "copy/fill", "copy/fill"};
 
 static void load_analysis(struct page *p, const char *map_path)
 {
 	struct gt_an_map *m = NULL;
 	char err[512];
-	int rc = map_path ? gt_an_map_load(&m, map_path, err, sizeof(err))
-			  : gt_an_map_new(&m, map_keys, map_classes, sizeof(map_keys) / sizeof(map_keys[0]),
-					  "report default map", err, sizeof(err));
+	int rc = map_path ? gt_an_map_load(&m, map_path, err, sizeof(err)) : 0; /* NULL: analyze's default map */
 	if (rc < 0) {
 		snprintf(p->an_err, sizeof(p->an_err), "%s", err);
 		return;
