@@ -23,8 +23,9 @@ endif
 # SANFLAGS, not CFLAGS: a CFLAGS given on the command line (as `check` does) must not
 # drop the instrumentation.
 ifeq ($(SAN),1)
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDSAN := -fsanitize=address,undefined
+SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined,float-cast-overflow
+LDSAN := -fsanitize=address,undefined,float-cast-overflow
 endif
 ifeq ($(TSAN),1)
 CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
