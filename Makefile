@@ -118,7 +118,7 @@ tests-bin: $(GPUTAP) $(LIBTAP) $(UNIT) $(FUZZ_BINS)
 # All CPU tests: the normal build, then unit and fuzz regressions under ASan+UBSan, and each
 # libFuzzer target for GT_FUZZ_SECONDS (10) on its corpus.
 check: tests-bin
-	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
+	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(O)/san/gputap $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
 	@! command -v clang >/dev/null || $(MAKE) --no-print-directory fuzz >/dev/null
 	@$(MAKE) --no-print-directory O=$(O)/tsan TSAN=1 CFLAGS="-O1 -g" $(O)/tsan/tap-unit-tests >/dev/null
 	@O=$(O) PYTHON=$(PYTHON) tests/run-tests.sh
