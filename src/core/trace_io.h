@@ -69,6 +69,9 @@ int gt_tr_next(struct gt_trace_reader *r, const struct gt_rec_hdr **rec);
 const char *gt_tr_str(const struct gt_trace_reader *r, uint32_t id);
 void gt_tr_close(struct gt_trace_reader *r);
 
+/* What a GT_REC_NOTE says, in a sentence ("CUPTI was handed over ..."). */
+const char *gt_note_text(uint32_t what);
+
 /* Minimum size of each record type: its frozen version-1 size
  * (GT_REC_V1_SIZES), 0 for unknown types. */
 size_t gt_rec_min_size(unsigned type);
