@@ -42,6 +42,10 @@ int gputap_active(void);
 int gputap_start(const char *out_dir);
 /* Make every record so far (GPU records included) visible to the results below. */
 int gputap_flush(void);
+/* Stop recording and finish this process's files (trace.gtr, metrics.log); results stay readable. */
+int gputap_stop(void);
+/* Forget the per-range results so far (paths stay known); ranges open now count from here. */
+int gputap_results_reset(void);
 /* Range metrics: metrics = comma-separated Nsight Compute names (NULL = the
  * default list); mode = "auto", "kernel" (per kernel) or "range" (per range). */
 int gputap_metrics_enable(const char *metrics, const char *mode);

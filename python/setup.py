@@ -54,6 +54,16 @@ class BuildNative(build_ext):
                 shutil.copy2(src, dst)
             os.chmod(dst, 0o755)
 
+    def copy_extensions_to_source(self):
+        # in-place and editable builds: the gputap command goes next to the library
+        super().copy_extensions_to_source()
+        build_py = self.get_finalized_command("build_py")
+        src = os.path.join(self.build_lib, "gputap", "_bin", "gputap")
+        dst = os.path.join(build_py.get_package_dir("gputap._bin"), "gputap")
+        if os.path.isfile(src):
+            self.copy_file(src, dst, level=self.verbose)
+            os.chmod(dst, 0o755)
+
     def _make(self):
         root = os.path.abspath(os.environ.get("GPUTAP_SRC") or os.path.join(HERE, ".."))
         if not os.path.isfile(os.path.join(root, "Makefile")) or not os.path.isdir(
@@ -63,7 +73,9 @@ class BuildNative(build_ext):
                 "gputap: the C sources were not found in %s: install from the repository "
                 "(pip install ./python from its root) or set GPUTAP_SRC to the repository root" % root
             )
-        out = os.path.abspath(os.path.join(self.build_temp, "gputap-native"))
+        # one build folder per source tree (not per build command): the wheel, an
+        # install and an editable install of the same tree share make's objects
+        out = os.path.join(HERE, "build", "gputap-native")
         os.makedirs(out, exist_ok=True)
         make = os.environ.get("GPUTAP_MAKE", "make")
         jobs = "-j%d" % max(1, min(8, os.cpu_count() or 1))

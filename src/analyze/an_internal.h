@@ -40,7 +40,8 @@ struct gt_names {
 
 void gt_names_init(struct gt_names *t);
 void gt_names_free(struct gt_names *t);
-/* Index of (kind, name), added if new.  -1 on allocation failure. */
+/* Index of (kind, name), added if new; the name ends at its first NUL within `len`.  -1 on
+ * allocation failure. */
 long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len);
 
 /* ---- classification ---- */
@@ -117,7 +118,9 @@ struct gt_tl {
 		int source, device;
 		uint64_t first, last; /* extent of the GPU's ops (first start, last end) */
 	} *gpus;
-	size_t ngpus;
+	size_t ngpus, gpus_cap;
+	uint32_t *gpu_slots; /* (source, device) -> index + 1, open addressing; 0 empty */
+	size_t gpu_nslots;
 	/* iteration ranges, per source */
 	struct gt_range *ranges;
 	size_t nranges, ranges_cap;
@@ -145,7 +148,8 @@ struct gt_tl {
 
 int gt_tl_init(struct gt_tl *tl, size_t chunk_events);
 void gt_tl_free(struct gt_tl *tl);
-/* GPU index for (source, device), -1 on allocation failure. */
+/* GPU index for (source, device), -1 on allocation failure or past GT_TL_MAX_GPUS (tl->err says). */
+#define GT_TL_MAX_GPUS (1u << 24) /* the width of gt_ev.gpu */
 long gt_tl_gpu(struct gt_tl *tl, int source, int device);
 int gt_tl_event(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat);
 /* The same with the correlation id of the launch (0: unknown, the op is put into a window by time). */
@@ -206,11 +210,21 @@ struct gt_an_ctx {
 	const char *tag;
 	char **notes;
 	size_t nnotes;
+	char **paths; /* per source: the file it was read from (messages about duplicate labels) */
+	size_t npaths;
+	struct gt_names seen; /* NVTX range names of the input being read, with count and time (messages,
+				 the default iteration range) */
 	int progress;
 	uint64_t hta_sync, hta_cpu_stream; /* Kineto events HTA counts as GPU work and gputap does not */
 	uint64_t gpu_ops;                  /* GPU ops read (all inputs) */
 };
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Name source `source`, read from `path`, as gt_tl_label does; a label another source already has
+ * (two files of one rank) gets the file's name added, with a note.  0 or -1 (out of memory). */
+int gt_an_label(struct gt_an_ctx *c, int source, const char *label, const char *path);
+/* Every reader calls this for each NVTX range (Kineto: user annotation) it reads, matching or not:
+ * `count` ranges of `name` lasting `ns` in all.  ProfilerStep#<n> counts as "ProfilerStep#N". */
+void gt_an_range_seen(struct gt_an_ctx *c, const char *name, double ns, uint64_t count);
 /* 1 if `name` is an iteration range for this run (the tag, or ProfilerStep#N when no tag). */
 int gt_an_is_iter_range(const struct gt_an_ctx *c, const char *name);
 void gt_an_progress(struct gt_an_ctx *c, const char *path, uint64_t done, uint64_t total);
@@ -243,7 +257,19 @@ void gt_an_json_collectives(void *gen, const struct gt_an_result *r);
 /* Every API call the timeline engine holds (source, start, corr), in the order read. */
 int gt_tl_each_launch(struct gt_tl *tl, void (*fn)(void *arg, const struct gt_launch *l), void *arg);
 
-/* Parse an unsigned decimal with optional fraction, scaled by 10^scale (e.g. µs -> ns: 3). */
+/* ---- ids and times: every reader checks them the same way (docs/analyze.md, "Bad input") ----
+ * A device or rank id is an integer from 0 to GT_AN_MAX_ID, kept exact; a time is a count of ns from
+ * 0 to GT_AN_MAX_NS.  Anything else is refused, the file and row named: a wrapped id would merge two
+ * GPUs, a clamped time would move work without a word. */
+#define GT_AN_MAX_ID 2147483647
+#define GT_AN_MAX_NS ((uint64_t)INT64_MAX)
+#define GT_AN_ID_RANGE "an integer from 0 to 2147483647"
+
+/* Parse a decimal with optional fraction and exponent, scaled by 10^scale (e.g. µs -> ns: 3).
+ * 0, or GT_AN_NAN (not a number), GT_AN_NEGATIVE, GT_AN_RANGE (2^64 or more once scaled). */
+enum { GT_AN_NAN = -1, GT_AN_NEGATIVE = -2, GT_AN_RANGE = -3 };
 int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out);
+/* A device or rank id written as a JSON number ("3", "3.0"): 0, or -1 when it is not one. */
+int gt_an_parse_id(const char *s, size_t len, int64_t *out);
 
 #endif

@@ -15,6 +15,12 @@
 #include "core/log.h"
 #include "core/sort.h"
 
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s && s[1] ? s + 1 : p;
+}
+
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...)
 {
 	char buf[1024];
@@ -28,6 +34,82 @@ void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...)
 	c->notes = n;
 	if ((n[c->nnotes] = strdup(buf)))
 		c->nnotes++;
+}
+
+void gt_an_range_seen(struct gt_an_ctx *c, const char *name, double ns, uint64_t count)
+{
+	if (strncmp(name, "ProfilerStep#", 13) == 0)
+		name = "ProfilerStep#N";
+	long i = gt_names_get(&c->seen, GT_NK_KERNEL, name, strlen(name));
+	if (i < 0)
+		return; /* out of memory: only a message would lose a name */
+	c->seen.v[i].count += count;
+	c->seen.v[i].time_ns += ns;
+}
+
+static int seen_cmp(const void *a, const void *b)
+{
+	const struct gt_name *x = *(const struct gt_name *const *)a, *y = *(const struct gt_name *const *)b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* "a, b, c, ..." of the range names seen in the input just read, most frequent first */
+static void seen_list(const struct gt_names *seen, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	const struct gt_name **v = malloc((seen->n + 1) * sizeof(*v));
+	if (!v)
+		return;
+	for (size_t i = 0; i < seen->n; i++)
+		v[i] = &seen->v[i];
+	gt_sort(v, seen->n, sizeof(*v), seen_cmp);
+	for (size_t i = 0; i < seen->n && i <= 8 && o + 1 < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, i == 8 ? ", ..." : "%s%.60s", i ? ", " : "", v[i]->name);
+	free(v);
+}
+
+/* After one input: when the iteration range matched nothing in it, say so and name the ranges it
+ * has; keep each name's largest count in one input and its total time, to pick a default. */
+static void input_ranges_done(struct gt_an_ctx *c, struct gt_names *all, const char *input, uint64_t matched_before)
+{
+	if (c->tag && c->nvtx_count == matched_before) {
+		char list[700];
+		seen_list(&c->seen, list, sizeof(list));
+		if (list[0])
+			gt_an_note(c, "no NVTX range named \"%s\" in %s (ranges seen: %s)", c->tag, base_name(input), list);
+		else
+			gt_an_note(c, "no NVTX range named \"%s\" in %s (it has no NVTX ranges)", c->tag, base_name(input));
+	}
+	for (size_t i = 0; i < c->seen.n; i++) {
+		const struct gt_name *e = &c->seen.v[i];
+		long k = gt_names_get(all, GT_NK_KERNEL, e->name, strlen(e->name));
+		if (k < 0)
+			continue;
+		if (e->count > all->v[k].count)
+			all->v[k].count = e->count;
+		all->v[k].time_ns += e->time_ns;
+	}
+	gt_names_free(&c->seen);
+	gt_names_init(&c->seen);
+}
+
+/* With no ProfilerStep#N range: the range name that repeats in an input and covers the most time. */
+static const char *default_range(const struct gt_names *all)
+{
+	const struct gt_name *best = NULL;
+	for (size_t i = 0; i < all->n; i++) {
+		const struct gt_name *e = &all->v[i];
+		if (e->count < 2 || strcmp(e->name, "ProfilerStep#N") == 0)
+			continue;
+		if (!best || e->time_ns > best->time_ns ||
+		    (e->time_ns == best->time_ns && (e->count > best->count ||
+						     (e->count == best->count && strcmp(e->name, best->name) < 0))))
+			best = e;
+	}
+	return best ? best->name : NULL;
 }
 
 int gt_an_is_iter_range(const struct gt_an_ctx *c, const char *name)
@@ -78,10 +160,10 @@ int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out)
 		i++;
 	}
 	if (i == len || s[i] < '0' || s[i] > '9')
-		return -1;
+		return GT_AN_NAN;
 	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
 		if (v > (UINT64_MAX - 9) / 10)
-			return -1;
+			return neg ? GT_AN_NEGATIVE : GT_AN_RANGE;
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	}
 	int frac = 0;
@@ -94,30 +176,84 @@ int gt_an_parse_fixed(const char *s, size_t len, int scale, uint64_t *out)
 			}
 	}
 	if (i < len && (s[i] == 'e' || s[i] == 'E')) { /* rare: fall back to a double */
-		char tmp[64];
+		char tmp[64], *end;
 		if (len >= sizeof(tmp))
-			return -1;
+			return GT_AN_NAN;
 		memcpy(tmp, s, len);
 		tmp[len] = '\0';
-		double d = strtod(tmp, NULL);
+		double d = strtod(tmp, &end);
+		if (*end)
+			return GT_AN_NAN;
 		for (int k = 0; k < scale; k++)
 			d *= 10;
-		if (d < 0)
-			d = 0;
+		if (neg && d != 0)
+			return GT_AN_NEGATIVE;
+		if (!(d < 18446744073709549568.0)) /* the largest double below 2^64; also inf and nan */
+			return GT_AN_RANGE;
 		*out = (uint64_t)(d + 0.5);
 		return 0;
 	}
 	if (i != len)
-		return -1;
+		return GT_AN_NAN;
 	for (; frac < scale; frac++)
 		fv *= 10;
 	uint64_t m = 1;
 	for (int k = 0; k < scale; k++)
 		m *= 10;
+	if (neg && (v || fv))
+		return GT_AN_NEGATIVE;
 	if (v > (UINT64_MAX - fv) / m)
-		return -1;
-	*out = neg ? 0 : v * m + fv;
+		return GT_AN_RANGE;
+	*out = v * m + fv;
 	return 0;
+}
+
+int gt_an_parse_id(const char *s, size_t len, int64_t *out)
+{
+	uint64_t v;
+	if (gt_an_parse_fixed(s, len, 0, &v) < 0 || v > GT_AN_MAX_ID)
+		return -1;
+	/* "3.0" is the id 3, "3.5" is no id */
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') {
+			char tmp[64];
+			if (len >= sizeof(tmp))
+				return -1;
+			memcpy(tmp, s, len);
+			tmp[len] = '\0';
+			double d = strtod(tmp, NULL);
+			if (d != (double)v)
+				return -1;
+			break;
+		}
+	*out = (int64_t)v;
+	return 0;
+}
+
+int gt_an_label(struct gt_an_ctx *c, int source, const char *label, const char *path)
+{
+	char **p = realloc(c->paths, ((size_t)source + 1) * sizeof(*p));
+	if (!p)
+		return -1;
+	for (size_t i = c->npaths; i <= (size_t)source; i++)
+		p[i] = NULL;
+	c->paths = p;
+	if ((size_t)source + 1 > c->npaths)
+		c->npaths = (size_t)source + 1;
+	free(p[source]);
+	if (!(p[source] = strdup(path)))
+		return -1;
+	for (int s = 0; s < (int)c->tl.nlabels && s < (int)c->npaths; s++) {
+		if (s == source || !c->tl.labels[s] || strcmp(c->tl.labels[s], label) != 0)
+			continue;
+		/* two inputs claim the same rank (or process): keep both, told apart by their file */
+		char both[512];
+		snprintf(both, sizeof(both), "%s (%s)", label, base_name(path));
+		gt_an_note(c, "%s: \"%s\" again (also %s): its rows are labelled \"%s\"", path, label,
+			   c->paths[s] ? c->paths[s] : "an earlier input", both);
+		return gt_tl_label(&c->tl, source, both);
+	}
+	return gt_tl_label(&c->tl, source, label);
 }
 
 static int has_suffix(const char *s, const char *suf)
@@ -249,8 +385,7 @@ static int run_nsys_export(struct gt_an_ctx *c, const char *rep, char *err, size
 		rc = -1;
 	} else {
 		rc = gt_an_read_sqlite(c, out, err, errlen);
-		const char *b = strrchr(rep, '/');
-		if (rc == 0 && gt_tl_label(&c->tl, c->nsources - 1, b && b[1] ? b + 1 : rep) < 0) {
+		if (rc == 0 && gt_an_label(c, c->nsources - 1, base_name(rep), rep) < 0) {
 			snprintf(err, errlen, "%s: out of memory", rep);
 			rc = -1;
 		}
@@ -288,7 +423,8 @@ static int read_input(struct gt_an_ctx *c, const char *in, char *err, size_t err
 		return gt_an_read_gtr(c, in, NULL, err, errlen);
 	if (n >= 15 && memcmp(b, "SQLite format 3", 15) == 0)
 		return gt_an_read_sqlite(c, in, err, errlen);
-	if (n >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || b[0] == '{' || b[0] == '['))
+	size_t bom = n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf ? 3 : 0;
+	if (n >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || b[bom] == '{' || b[bom] == '['))
 		return gt_an_read_kineto(c, in, err, errlen);
 	snprintf(err, errlen, "%s: not a format gputap analyze reads (nsys CSV/SQLite/.nsys-rep, Kineto JSON, "
 			      "gputap run directory or trace.gtr)", in);
@@ -451,22 +587,21 @@ static void report_skipped(struct gt_an_ctx *c)
 		fprintf(stderr, "gputap: %d input(s) with no GPU work, left out of the per-GPU tables: %s\n", n, list);
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s && s[1] ? s + 1 : p;
-}
-
-int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o, struct gt_an_result **out,
-	      char *err, size_t errlen)
+/* One analysis.  `pick` (when not NULL): with no tag, no --iters and no iteration range found, the
+ * default range to run again with ("" when there is none). */
+static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o, struct gt_an_result **out,
+		  char *err, size_t errlen, char *pick, size_t picklen)
 {
 	struct gt_an_ctx c;
+	struct gt_names seen_all;
 	memset(&c, 0, sizeof(c));
 	c.o = o;
 	c.tag = o->nvtx_tag && o->nvtx_tag[0] ? o->nvtx_tag : NULL;
 	c.tag_is_profiler_step = c.tag == NULL;
 	c.progress = o->progress;
 	gt_names_init(&c.names);
+	gt_names_init(&c.seen);
+	gt_names_init(&seen_all);
 	int rc = -1;
 	struct gt_an_result *r = calloc(1, sizeof(*r));
 	if (!r || (o->collectives && !(c.colls = gt_colls_new())) || gt_tl_init(&c.tl, 0) < 0) {
@@ -476,26 +611,48 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	if (o->csv_kern) {
 		if (gt_an_read_nsys_csv(&c, o->csv_kern, o->csv_nvtx, o->csv_mem, err, errlen) < 0)
 			goto out;
+		if (o->csv_nvtx && c.has_nvtx)
+			input_ranges_done(&c, &seen_all, o->csv_nvtx, 0);
 	}
 	for (int i = 0; i < ninputs; i++) {
+		uint64_t m0 = c.nvtx_count;
 		int k = read_input(&c, inputs[i], err, errlen);
 		if (k < 0) {
 			rc = k;
 			goto out;
 		}
+		input_ranges_done(&c, &seen_all, inputs[i], m0);
 	}
-	/* nothing to analyse is an error naming the input, never a table of zeros */
-	if (c.has_tl && c.tl.nevents == 0 && c.names.n == 0) {
-		const char *why = NULL;
-		for (size_t i = 0; i < c.nnotes && !why; i++)
-			if (strstr(c.notes[i], "no GPU activity") || strstr(c.notes[i], "no traceEvents"))
+	/* nothing to analyze is an error naming the input, never a table of zeros (which would read as
+	 * "the GPU did nothing") */
+	uint64_t nops = 0;
+	for (size_t i = 0; i < c.names.n; i++)
+		nops += c.names.v[i].count;
+	if (nops == 0) {
+		const char *why = NULL; /* a reader's own account (a Kineto trace lists its categories) */
+		for (size_t i = 0; i < c.nnotes && !why && ninputs == 1; i++)
+			if (strstr(c.notes[i], "no GPU activity"))
 				why = c.notes[i];
 		if (why)
 			snprintf(err, errlen, "%s", why);
+		else if (ninputs == 1 || (o->csv_kern && ninputs == 0))
+			snprintf(err, errlen, "%s: no GPU activity: no kernel, memcpy or memset in it: nothing to analyze",
+				 ninputs ? inputs[0] : o->csv_kern);
 		else
-			snprintf(err, errlen, "%s%s: no GPU activity: no kernel, memcpy or memset in the input%s",
-				 ninputs > 0 ? inputs[0] : "input", ninputs > 1 ? " …" : "", ninputs > 1 ? "s" : "");
+			snprintf(err, errlen, "no GPU activity: no kernel, memcpy or memset in any of the %d inputs: "
+					      "nothing to analyze", ninputs + (o->csv_kern != NULL));
 		goto out;
+	}
+	if (pick) {
+		const char *d = !c.tag && !c.nvtx_count && !o->iters && !o->csv_kern ? default_range(&seen_all) : NULL;
+		snprintf(pick, picklen, "%s", d ? d : "");
+		if (d) { /* the caller runs again with it */
+			rc = 0;
+			goto out;
+		}
+		if (!c.tag && !c.nvtx_count && !o->iters && !o->csv_kern)
+			gt_an_note(&c, "no iterations: no ProfilerStep#N range and no NVTX range that repeats in an "
+				       "input; the tables cover the whole run (--nvtx TAG or --iters N sets iterations)");
 	}
 	/* iterations and GPUs */
 	size_t max_ranges = 0;
@@ -580,9 +737,47 @@ out:
 	for (size_t i = 0; i < c.nnotes; i++)
 		free(c.notes[i]);
 	free(c.notes);
+	for (size_t i = 0; i < c.npaths; i++)
+		free(c.paths[i]);
+	free(c.paths);
 	gt_names_free(&c.names);
+	gt_names_free(&c.seen);
+	gt_names_free(&seen_all);
 	gt_tl_free(&c.tl);
 	gt_colls_free(c.colls);
 	gt_an_free(r);
 	return rc;
+}
+
+int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o, struct gt_an_result **out,
+	      char *err, size_t errlen)
+{
+	char pick[1024];
+	*out = NULL;
+	int rc = an_run(inputs, ninputs, o, out, err, errlen, pick, sizeof(pick));
+	if (rc < 0 || !pick[0])
+		return rc;
+	/* No ProfilerStep#N: the range that repeats and covers the most time marks the iterations (one
+	 * more read of the inputs, since which range it is is known only at their end). */
+	struct gt_an_opts o2 = *o;
+	o2.nvtx_tag = pick;
+	rc = an_run(inputs, ninputs, &o2, out, err, errlen, NULL, 0);
+	if (rc < 0)
+		return rc;
+	struct gt_an_result *r = *out;
+	char **n = realloc(r->notes, (r->nnotes + 1) * sizeof(*n));
+	if (!n)
+		return 0;
+	r->notes = n;
+	memmove(n + 1, n, r->nnotes * sizeof(*n));
+	char buf[1400];
+	snprintf(buf, sizeof(buf),
+		 "no ProfilerStep#N range: iterations are the NVTX range \"%s\" (%llu ranges), the range that repeats "
+		 "and covers the most time; --nvtx TAG chooses another",
+		 pick, (unsigned long long)r->nvtx_count);
+	if ((n[0] = strdup(buf)))
+		r->nnotes++;
+	else
+		memmove(n, n + 1, r->nnotes * sizeof(*n));
+	return 0;
 }

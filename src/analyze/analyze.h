@@ -210,6 +210,9 @@ struct gt_an_coll {
 /* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */
 struct gt_an_map;
 
+/* The largest --iters / --gpus (and num_of_iters / num_of_gpus of a config). */
+#define GT_AN_MAX_COUNT 1000000
+
 struct gt_an_opts {
 	const struct gt_an_map *map; /* NULL: every non-NCCL kernel is "others" */
 	int iters;                   /* >0: divide by this (and split timelines into N even windows) */

@@ -65,6 +65,9 @@ static int names_grow(struct gt_names *t)
 
 long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len)
 {
+	/* a name is text up to its first NUL: readers may hand a length that runs past one (an nsys
+	 * BLOB, a JSON "\u0000", a trace string), and the stored copy ends there */
+	len = strnlen(name, len);
 	if ((t->n + 1) * 2 > t->nslots && names_grow(t) < 0)
 		return -1;
 	size_t h = hash_name(kind, name, len) & (t->nslots - 1);

@@ -30,6 +30,56 @@ static const char *get_str(yajl_val obj, const char *k)
 	return v && YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
 }
 
+/* "a number", "an object", ...: what a value is, for messages */
+static const char *jtype(yajl_val v)
+{
+	if (!v || YAJL_IS_NULL(v))
+		return "null";
+	if (YAJL_IS_STRING(v))
+		return "a string";
+	if (YAJL_IS_NUMBER(v))
+		return "a number";
+	if (YAJL_IS_OBJECT(v))
+		return "an object";
+	if (YAJL_IS_ARRAY(v))
+		return "a list";
+	return "true or false";
+}
+
+/* A string member `k` of `obj` (NULL when absent): -1 with a message when it is there but not a
+ * string.  `where` is "inputs[3].nsys_csv_file_path" and the like. */
+static int opt_str(const char *cfg, const char *where, yajl_val obj, const char *k, const char **out)
+{
+	yajl_val v = get(obj, k);
+	*out = NULL;
+	if (!v)
+		return 0;
+	if (!YAJL_IS_STRING(v)) {
+		gt_error("%s: %s.%s must be a string%s, not %s", cfg, where, k,
+			 strcmp(k, "title") && strcmp(k, "nvtx_tag_of_iter") ? " (a file path)" : "", jtype(v));
+		return -1;
+	}
+	*out = YAJL_GET_STRING(v);
+	return 0;
+}
+
+/* analysis_args.num_of_iters / num_of_gpus: an integer from 1 to GT_AN_MAX_COUNT. */
+static int count_arg(const char *cfg, size_t i, yajl_val args, const char *k, int *out)
+{
+	yajl_val v = get(args, k);
+	if (!v) {
+		gt_error("%s: inputs[%zu].analysis_args.%s must be given", cfg, i, k);
+		return -1;
+	}
+	if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > GT_AN_MAX_COUNT) {
+		gt_error("%s: inputs[%zu].analysis_args.%s must be an integer from 1 to %d, not %s", cfg, i, k,
+			 GT_AN_MAX_COUNT, YAJL_IS_NUMBER(v) && v->u.number.r ? v->u.number.r : jtype(v));
+		return -1;
+	}
+	*out = (int)YAJL_GET_INTEGER(v);
+	return 0;
+}
+
 static char *resolve(const char *dir, const char *p)
 {
 	if (!p)
@@ -63,8 +113,15 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 	struct gt_an_map *map = NULL;
 	yajl_val inputs = get(root, "inputs");
 	yajl_val jm = get(root, "kernel_to_class_map");
-	if (!inputs || !YAJL_IS_ARRAY(inputs)) {
-		gt_error("%s: \"inputs\" must be a list of inputs", config_path);
+	if (!inputs || !YAJL_IS_ARRAY(inputs) || inputs->u.array.len == 0) {
+		if (!YAJL_IS_OBJECT(root))
+			gt_error("%s: the config must be a JSON object with \"inputs\", not %s", config_path, jtype(root));
+		else if (!inputs)
+			gt_error("%s: no \"inputs\" list: nothing to analyze", config_path);
+		else if (!YAJL_IS_ARRAY(inputs))
+			gt_error("%s: \"inputs\" must be a list of inputs, not %s", config_path, jtype(inputs));
+		else
+			gt_error("%s: \"inputs\" is empty: nothing to analyze", config_path);
 		yajl_tree_free(root);
 		return 1;
 	}
@@ -78,35 +135,56 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 	size_t nres = 0;
 	for (size_t i = 0; i < n && res; i++) {
 		yajl_val in = inputs->u.array.values[i];
+		char where[64];
+		snprintf(where, sizeof(where), "inputs[%zu]", i);
+		if (!YAJL_IS_OBJECT(in)) {
+			gt_error("%s: %s is not an object (format, title, nsys_csv_file_path, analysis_args), but %s",
+				 config_path, where, jtype(in));
+			status = 1;
+			continue;
+		}
 		const char *fmt = get_str(in, "format");
 		yajl_val args = get(in, "analysis_args");
 		struct gt_an_opts o;
 		memset(&o, 0, sizeof(o));
 		o.map = map;
-		o.title = get_str(in, "title");
 		yajl_val v;
-		if ((v = get(args, "num_of_iters")) && YAJL_IS_INTEGER(v))
-			o.iters = (int)YAJL_GET_INTEGER(v);
-		if ((v = get(args, "num_of_gpus")) && YAJL_IS_INTEGER(v))
-			o.gpus = (int)YAJL_GET_INTEGER(v);
-		if (o.iters <= 0 || o.gpus <= 0) {
-			gt_error("%s: inputs[%zu]: analysis_args.num_of_iters and num_of_gpus must be integers > 0",
-				 config_path, i);
+		if (!args || !YAJL_IS_OBJECT(args)) {
+			gt_error("%s: %s.analysis_args must be an object with num_of_iters and num_of_gpus, not %s",
+				 config_path, where, jtype(args));
 			status = 1;
 			continue;
 		}
-		o.nvtx_tag = get_str(args, "nvtx_tag_of_iter");
+		if (opt_str(config_path, where, in, "title", &o.title) < 0 ||
+		    count_arg(config_path, i, args, "num_of_iters", &o.iters) < 0 ||
+		    count_arg(config_path, i, args, "num_of_gpus", &o.gpus) < 0) {
+			status = 1;
+			continue;
+		}
+		snprintf(where, sizeof(where), "inputs[%zu].analysis_args", i);
+		if (opt_str(config_path, where, args, "nvtx_tag_of_iter", &o.nvtx_tag) < 0) {
+			status = 1;
+			continue;
+		}
 		o.progress = isatty(2);
 		char *p1 = NULL, *p2 = NULL, *p3 = NULL;
 		const char *input = NULL;
 		int nin = 0, with_mem = 1;
 		if (fmt && strcmp(fmt, "csv") == 0) {
 			yajl_val cp = get(in, "nsys_csv_file_path");
-			p1 = resolve(dir, get_str(cp, "kernel_sum"));
-			p2 = resolve(dir, get_str(cp, "nvtx_proj_trace"));
-			p3 = resolve(dir, get_str(cp, "mem_time_sum"));
+			const char *k1, *k2, *k3;
+			snprintf(where, sizeof(where), "inputs[%zu].nsys_csv_file_path", i);
+			if (opt_str(config_path, where, cp, "kernel_sum", &k1) < 0 ||
+			    opt_str(config_path, where, cp, "nvtx_proj_trace", &k2) < 0 ||
+			    opt_str(config_path, where, cp, "mem_time_sum", &k3) < 0) {
+				status = 1;
+				goto next;
+			}
+			p1 = resolve(dir, k1);
+			p2 = resolve(dir, k2);
+			p3 = resolve(dir, k3);
 			if (!p1) {
-				gt_error("%s: inputs[%zu]: nsys_csv_file_path.kernel_sum must be given", config_path, i);
+				gt_error("%s: %s.kernel_sum must be given", config_path, where);
 				status = 1;
 				goto next;
 			}
@@ -117,9 +195,15 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 				o.title = get_str(cp, "kernel_sum");
 		} else if (fmt && strcmp(fmt, "nsys-rep") == 0) {
 			yajl_val rp = get(in, "nsys_report");
-			p1 = resolve(dir, get_str(rp, "path"));
+			const char *rpath;
+			snprintf(where, sizeof(where), "inputs[%zu].nsys_report", i);
+			if (opt_str(config_path, where, rp, "path", &rpath) < 0) {
+				status = 1;
+				goto next;
+			}
+			p1 = resolve(dir, rpath);
 			if (!p1) {
-				gt_error("%s: inputs[%zu]: nsys_report.path must be given", config_path, i);
+				gt_error("%s: inputs[%zu].nsys_report.path must be given", config_path, i);
 				status = 1;
 				goto next;
 			}
@@ -130,7 +214,7 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 			input = p1;
 			nin = 1;
 		} else {
-			gt_error("%s: inputs[%zu]: \"format\" must be \"csv\" or \"nsys-rep\"", config_path, i);
+			gt_error("%s: inputs[%zu].format must be \"csv\" or \"nsys-rep\"", config_path, i);
 			status = 1;
 			goto next;
 		}

@@ -11,7 +11,7 @@
 #include "core/demangle.h"
 #include "core/trace_io.h"
 
-/* string id -> name-table index + 1 (0: not looked up yet); grows with the string table only */
+/* string id -> name-table index + 1 (0: not looked up yet); never larger than the string table */
 struct idcache {
 	uint32_t *v;
 	size_t n;
@@ -20,6 +20,8 @@ struct idcache {
 static long cached_name(struct gt_an_ctx *c, struct idcache *ic, const struct gt_trace_reader *r, uint32_t id,
 			int kind)
 {
+	if (id >= r->nstrings) /* no such string: the cache stays as large as the string table */
+		return gt_names_get(&c->names, kind, "(unnamed kernel)", 16);
 	if (id >= ic->n) {
 		size_t nn = ic->n ? ic->n : 256;
 		while (nn <= id)
@@ -47,9 +49,24 @@ static long cached_name(struct gt_an_ctx *c, struct idcache *ic, const struct gt
 	return (long)ic->v[id] - 1;
 }
 
+/* ids and times as every reader checks them (an_internal.h): a message into why, or 0 */
+static int bad_op(char *why, size_t cap, uint32_t device, uint64_t s, uint64_t e)
+{
+	if (device > GT_AN_MAX_ID)
+		snprintf(why, cap, "device %u is not a device id (" GT_AN_ID_RANGE ")", device);
+	else if (s > GT_AN_MAX_NS || e > GT_AN_MAX_NS)
+		snprintf(why, cap, "%s %llu is past the clock's range (at most %llu ns)", s > GT_AN_MAX_NS ? "start_ns" : "end_ns",
+			 (unsigned long long)(s > GT_AN_MAX_NS ? s : e), (unsigned long long)GT_AN_MAX_NS);
+	else
+		return 0;
+	return 1;
+}
+
 static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64_t s, uint64_t e, uint64_t corr,
 	       uint32_t stream, uint64_t bytes)
 {
+	if (bad_op(c->tl.err, sizeof(c->tl.err), device, s, e))
+		return -1;
 	long g = gt_tl_gpu(&c->tl, source, (int)device);
 	if (g < 0 || ni < 0)
 		return -1;
@@ -75,7 +92,7 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 	proc[sizeof(r.hdr.proc)] = '\0';
 	if (!label || !label[0])
 		label = proc[0] ? proc : NULL;
-	if (label && gt_tl_label(&c->tl, source, label) < 0) {
+	if (label && gt_an_label(c, source, label, path) < 0) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		gt_tr_close(&r);
 		return -1;
@@ -108,7 +125,8 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 		}
 		case GT_REC_API: {
 			const struct gt_rec_api *a = (const void *)h;
-			bad |= gt_tl_launch2(&c->tl, source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0;
+			bad |= bad_op(c->tl.err, sizeof(c->tl.err), 0, a->start_ns, a->end_ns) ||
+			       gt_tl_launch2(&c->tl, source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0;
 			break;
 		}
 		case GT_REC_NCCL_COLL: {
@@ -120,7 +138,13 @@ int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, cha
 		}
 		case GT_REC_RANGE: {
 			const struct gt_rec_range *g = (const void *)h;
-			if (g->kind == GT_RANGE_MARK || g->kind == GT_RANGE_WINDOW || !gt_an_is_iter_range(c, gt_tr_str(&r, g->name_id)))
+			if (g->kind == GT_RANGE_MARK || g->kind == GT_RANGE_WINDOW)
+				break;
+			const char *rn = gt_tr_str(&r, g->name_id);
+			gt_an_range_seen(c, rn, (double)(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0), 1);
+			if (!gt_an_is_iter_range(c, rn))
+				break;
+			if ((bad = bad_op(c->tl.err, sizeof(c->tl.err), 0, g->start_ns, g->end_ns)))
 				break;
 			c->has_nvtx = 1;
 			c->nvtx_count++;

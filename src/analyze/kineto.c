@@ -31,6 +31,8 @@ struct kst {
 	int in_events;   /* inside the traceEvents array */
 	int events_key;  /* the last root key was traceEvents */
 	int dist_key;    /* the last root key was distributedInfo */
+	char root;       /* what the document is: 'o' an object, 'a' a list, 's' a scalar, 0 nothing yet */
+	int saw_events;  /* a traceEvents list was opened */
 	int in_args;     /* depth of the args object, 0 if not inside */
 	enum fld fld;
 	uint64_t nev;
@@ -65,6 +67,65 @@ static int fail(struct kst *k, const char *what)
 	return 0;
 }
 
+/* "ts" or "dur" (µs, as written): a time from 0 to GT_AN_MAX_NS once in ns, else the parse stops */
+static int k_time(struct kst *k, const char *s, size_t len)
+{
+	uint64_t v = 0;
+	const char *what = k->fld == F_TS ? "ts" : "dur";
+	int r = gt_an_parse_fixed(s, len, 3, &v);
+	if (r == 0 && v > GT_AN_MAX_NS)
+		r = GT_AN_RANGE;
+	if (r < 0) {
+		char m[200];
+		snprintf(m, sizeof(m), "\"%s\" %.*s is %s", what, (int)(len < 40 ? len : 40), s,
+			 r == GT_AN_NEGATIVE ? "negative"
+			 : r == GT_AN_RANGE  ? "out of range (a time in µs, at most 9223372036854775)"
+					     : "not a number");
+		return fail(k, m);
+	}
+	if (k->fld == F_TS) {
+		k->ts = v;
+		k->has_ts = 1;
+	} else {
+		k->dur = v;
+		k->has_dur = 1;
+	}
+	return 1;
+}
+
+/* "pid", "args.device", "distributedInfo.rank": an id kept exact (GT_AN_MAX_ID), else refused; a
+ * "pid" that is not one only marks a track that is no GPU's (checked when a GPU event uses it). */
+static int k_id(struct kst *k, const char *s, size_t len, int quoted)
+{
+	int64_t v = -1;
+	if (!quoted && gt_an_parse_id(s, len, &v) == 0) {
+		if (k->fld == F_PID)
+			k->pid = (long)v;
+		else if (k->fld == F_RANK)
+			k->rank = (long)v;
+		else {
+			k->device = (long)v;
+			k->has_dev = 1;
+		}
+		return 1;
+	}
+	if (k->fld == F_PID) {
+		k->pid = -1;
+		return 1;
+	}
+	char m[200];
+	int n = (int)(len < 40 ? len : 40);
+	const char *q = quoted ? "\"" : "";
+	if (k->fld == F_RANK) {
+		snprintf(k->err, sizeof(k->err), "%s: distributedInfo.rank %s%.*s%s is not a rank (" GT_AN_ID_RANGE ")",
+			 k->path, q, n, s, q);
+		k->failed = 1;
+		return 0;
+	}
+	snprintf(m, sizeof(m), "args.device %s%.*s%s is not a device id (" GT_AN_ID_RANGE ")", q, n, s, q);
+	return fail(k, m);
+}
+
 static void reset_event(struct kst *k)
 {
 	k->name[0] = '\0';
@@ -85,6 +146,8 @@ static void reset_event(struct kst *k)
 static int k_start_map(void *ctx)
 {
 	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 'o';
 	k->depth++;
 	if (k->in_events && k->depth == 3) {
 		reset_event(k);
@@ -148,6 +211,8 @@ static int handle_event(struct kst *k)
 		kind = GT_NK_KERNEL;
 	else if (kc == KC_MEMOP)
 		kind = GT_NK_MEMOP;
+	if (k->has_ts && k->has_dur && k->dur > GT_AN_MAX_NS - k->ts)
+		return fail(k, "the event ends past the clock's range (\"ts\" + \"dur\")");
 	if (!k->ngpu)
 		note_cat(k);
 	if (!kind && k->has_stream) { /* HTA counts these as GPU work */
@@ -161,6 +226,8 @@ static int handle_event(struct kst *k)
 			return fail(k, "\"name\" is not valid UTF-8");
 		if (!k->has_ts || !k->has_dur)
 			return fail(k, "a GPU event without \"ts\" or \"dur\"");
+		if (!k->has_dev && k->pid < 0)
+			return fail(k, "a GPU event without \"args.device\", and its \"pid\" is no device id");
 		char mn[256];
 		const char *nm = k->name;
 		if (kind == GT_NK_MEMOP) {
@@ -190,6 +257,9 @@ static int handle_event(struct kst *k)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
 		return 1;
 	}
+	if (kc == KC_CPU && strcmp(k->ph, "X") == 0 &&
+	    (strncasecmp(k->cat, "user", 4) == 0 || strncmp(k->name, "ProfilerStep#", 13) == 0))
+		gt_an_range_seen(c, k->name, (double)k->dur, 1);
 	if (kc == KC_CPU && strcmp(k->ph, "X") == 0 && gt_an_is_iter_range(c, k->name)) {
 		if (!k->has_ts)
 			return fail(k, "an iteration range without \"ts\"");
@@ -217,9 +287,11 @@ static int k_end_map(void *ctx)
 static int k_start_array(void *ctx)
 {
 	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 'a';
 	k->depth++;
 	if (k->depth == 2 && k->events_key)
-		k->in_events = 1;
+		k->in_events = k->saw_events = 1;
 	k->fld = F_NONE;
 	return 1;
 }
@@ -279,6 +351,8 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 static int k_string(void *ctx, const unsigned char *s, size_t len)
 {
 	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 's';
 	switch (k->fld) {
 	case F_NAME: { /* checked as UTF-8 in handle_event, for the names that are kept */
 		size_t n = len < sizeof(k->name) - 1 ? len : sizeof(k->name) - 1;
@@ -307,18 +381,16 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		k->pg[n] = '\0';
 		break;
 	}
-	case F_PID: { /* "pid": "Spans" etc.: not a GPU track */
-		k->pid = -1;
+	case F_PID: /* "pid": "Spans" etc.: not a GPU track */
+	case F_DEVICE:
+	case F_RANK:
+		if (!k_id(k, (const char *)s, len, 1))
+			return 0;
 		break;
-	}
 	case F_TS:
 	case F_DUR:
-		if (gt_an_parse_fixed((const char *)s, len, 3, k->fld == F_TS ? &k->ts : &k->dur) < 0)
-			return fail(k, "\"ts\"/\"dur\" is not a number");
-		if (k->fld == F_TS)
-			k->has_ts = 1;
-		else
-			k->has_dur = 1;
+		if (!k_time(k, (const char *)s, len))
+			return 0;
 		break;
 	default: break;
 	}
@@ -330,18 +402,13 @@ static int k_number(void *ctx, const char *s, size_t len)
 {
 	struct kst *k = ctx;
 	uint64_t v = 0;
+	if (k->depth == 0)
+		k->root = 's';
 	switch (k->fld) {
 	case F_TS:
 	case F_DUR:
-		if (gt_an_parse_fixed(s, len, 3, &v) < 0)
-			return fail(k, "\"ts\"/\"dur\" is not a number");
-		if (k->fld == F_TS) {
-			k->ts = v;
-			k->has_ts = 1;
-		} else {
-			k->dur = v;
-			k->has_dur = 1;
-		}
+		if (!k_time(k, s, len))
+			return 0;
 		break;
 	case F_CORR:
 		if (gt_an_parse_fixed(s, len, 0, &v) < 0)
@@ -364,16 +431,8 @@ static int k_number(void *ctx, const char *s, size_t len)
 	case F_PID:
 	case F_DEVICE:
 	case F_RANK:
-		if (gt_an_parse_fixed(s, len, 0, &v) < 0 || v > 1000000)
-			v = 0;
-		if (k->fld == F_PID)
-			k->pid = (long)v;
-		else if (k->fld == F_RANK)
-			k->rank = (long)v;
-		else {
-			k->device = (long)v;
-			k->has_dev = 1;
-		}
+		if (!k_id(k, s, len, 0))
+			return 0;
 		break;
 	default: break;
 	}
@@ -383,14 +442,16 @@ static int k_number(void *ctx, const char *s, size_t len)
 
 static int k_null(void *ctx)
 {
-	((struct kst *)ctx)->fld = F_NONE;
+	struct kst *k = ctx;
+	if (k->depth == 0)
+		k->root = 's';
+	k->fld = F_NONE;
 	return 1;
 }
 static int k_bool(void *ctx, int b)
 {
 	(void)b;
-	((struct kst *)ctx)->fld = F_NONE;
-	return 1;
+	return k_null(ctx);
 }
 
 static const yajl_callbacks kcb = {
@@ -437,16 +498,22 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 	uint64_t done = 0;
 	int rc = 0;
 	gt_an_progress(c, label, 0, total);
+	int first = 1;
 	while ((n = ksrc_read(src, buf, 1 << 16)) > 0) {
-		yajl_status st = yajl_parse(h, buf, (size_t)n);
+		size_t skip = 0;
+		/* a UTF-8 byte-order mark, as some editors write: accepted as in CSV */
+		if (first && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf)
+			skip = 3;
+		first = 0;
+		yajl_status st = yajl_parse(h, buf + skip, (size_t)n - skip);
 		if (st != yajl_status_ok) {
-			size_t at = yajl_get_bytes_consumed(h);
-			for (size_t i = 0; i < at && i < (size_t)n; i++)
+			size_t at = yajl_get_bytes_consumed(h) + skip;
+			for (size_t i = skip; i < at && i < (size_t)n; i++)
 				line += buf[i] == '\n';
 			if (k->failed) {
 				snprintf(err, errlen, "%s (line %ld)", k->err, line);
 			} else {
-				unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n);
+				unsigned char *m = yajl_get_error(h, 0, buf + skip, (size_t)n - skip);
 				snprintf(err, errlen, "%s:%ld: invalid JSON: %s", label, line, m ? (char *)m : "?");
 				if (m)
 					yajl_free_error(h, m);
@@ -472,8 +539,14 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 			snprintf(err, errlen, "%s:%ld: invalid JSON: truncated or empty", label, line);
 		rc = -1;
 	}
-	if (rc == 0 && k->nev == 0) {
-		gt_an_note(c, "%s: no traceEvents (not a Kineto trace?)", label);
+	if (rc == 0 && (k->root != 'o' || !k->saw_events)) {
+		snprintf(err, errlen, "%s: not a Kineto trace (%s)", label,
+			 k->root == 'o'	  ? "no \"traceEvents\" list"
+			 : k->root == 'a' ? "the top level is a JSON list, not an object with \"traceEvents\""
+					  : "the top level is not a JSON object");
+		rc = -1;
+	} else if (rc == 0 && k->nev == 0) {
+		gt_an_note(c, "%s: \"traceEvents\" is empty", label);
 	} else if (rc == 0 && k->ngpu == 0) {
 		char cats[256] = "";
 		size_t o = 0;
@@ -489,7 +562,7 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 			snprintf(nm, sizeof(nm), "rank%ld", k->rank);
 		else
 			snprintf(nm, sizeof(nm), "%s", b && b[1] ? b + 1 : label);
-		if (gt_tl_label(&c->tl, k->source, nm) < 0) {
+		if (gt_an_label(c, k->source, nm, label) < 0) {
 			snprintf(err, errlen, "%s: out of memory", label);
 			rc = -1;
 		}

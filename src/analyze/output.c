@@ -12,16 +12,65 @@
 
 #include "analyze/an_internal.h"
 #include "core/csvio.h"
+#include "core/log.h"
 
 #define MS(ns) ((ns) / 1e6)
 
 static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
 
+/* Cells of the text tables.  Names come from input files: control bytes are shown as \xNN.  A
+ * cell wider than its column keeps one space before the next, so columns never run together. */
+static void lcell(FILE *f, int w, const char *s)
+{
+	char buf[512];
+	s = gt_term_str(s, buf, sizeof(buf));
+	int n = (int)strlen(s);
+	fprintf(f, "%s%*s", s, n < w ? w - n : 1, "");
+}
+
+static void ncell(FILE *f, int w, int prec, double v)
+{
+	char b[64];
+	int n = snprintf(b, sizeof(b), "%.*f", prec, v);
+	fprintf(f, "%*s%s", n < w ? w - n : 1, "", b);
+}
+
+static void ucell(FILE *f, int w, unsigned long long v)
+{
+	char b[32];
+	int n = snprintf(b, sizeof(b), "%llu", v);
+	fprintf(f, "%*s%s", n < w ? w - n : 1, "", b);
+}
+
 static void print_window(FILE *f, int lw, const char *label, const struct gt_an_window *w)
 {
-	fprintf(f, "%-*s%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.3f%12.2f\n", lw, label, MS(w->span_ns),
-		MS(w->busy_ns), MS(w->idle_ns), MS(w->compute_ns), MS(w->comm_ns), MS(w->overlap_ns),
-		MS(w->exposed_ns), pct(w->overlap_ns, w->comm_ns));
+	lcell(f, lw, label);
+	const double v[7] = {w->span_ns, w->busy_ns, w->idle_ns, w->compute_ns, w->comm_ns, w->overlap_ns,
+			     w->exposed_ns};
+	for (int i = 0; i < 7; i++)
+		ncell(f, 12, 3, MS(v[i]));
+	ncell(f, 12, 2, pct(w->overlap_ns, w->comm_ns));
+	fputc('\n', f);
+}
+
+/* A name row of the GPU Performance Analyzer's tables: name, per-iteration time and count,
+ * [percent of the per-iteration time], total time and count, [percent of the total]. */
+static void print_stat(FILE *f, int nw, const struct gt_an_stat *s, int with_pct, double per_iter_all,
+		       double total_all)
+{
+	lcell(f, nw, s->name);
+	ncell(f, 15, 2, MS(s->time_per_iter_ns));
+	ucell(f, 17, (unsigned long long)s->count_per_iter);
+	if (with_pct) {
+		ncell(f, 16, 2, pct(s->time_per_iter_ns, per_iter_all));
+		ncell(f, 16, 2, MS(s->time_ns));
+		ucell(f, 17, (unsigned long long)s->count);
+		ncell(f, 14, 2, pct(s->time_ns, total_all));
+	} else {
+		ncell(f, 15, 2, MS(s->time_ns));
+		ucell(f, 17, (unsigned long long)s->count);
+	}
+	fputc('\n', f);
 }
 
 static void window_header(FILE *f, int lw, const char *first)
@@ -32,7 +81,9 @@ static void window_header(FILE *f, int lw, const char *first)
 
 int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 {
-	fprintf(f, "===== %s =====\n", r->title);
+	fputs("===== ", f);
+	lcell(f, 0, r->title);
+	fputs("=====\n", f);
 	fprintf(f, "Kernel time per iteration: %.3f (ms)\n", MS(r->kernel_time_per_iter_ns));
 	fprintf(f, "Kernel instances per iteration: %llu\n", (unsigned long long)r->kernel_count_per_iter);
 	fprintf(f, "Kernel total time: %.3f (ms)\n", MS(r->kernel_time_ns));
@@ -41,10 +92,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 	fprintf(f, "%-17s%-17s%-17s%-17s%-17s%-15s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter",
 		"TimePerIter(%)", "TotalTime(ms)", "TotalInstance", "TotalTime(%)");
 	for (size_t i = 0; i < r->nclasses; i++) {
-		const struct gt_an_stat *s = &r->classes[i];
-		fprintf(f, "%-17s%15.2f%17llu%16.2f%16.2f%17llu%14.2f\n", s->name, MS(s->time_per_iter_ns),
-			(unsigned long long)s->count_per_iter, pct(s->time_per_iter_ns, r->kernel_time_per_iter_ns),
-			MS(s->time_ns), (unsigned long long)s->count, pct(s->time_ns, r->kernel_time_ns));
+		print_stat(f, 17, &r->classes[i], 1, r->kernel_time_per_iter_ns, r->kernel_time_ns);
 	}
 	fprintf(f, "\n");
 	fprintf(f, "NCCL time per iteration: %.3f (ms)\n", MS(r->nccl_time_per_iter_ns));
@@ -55,9 +103,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 	fprintf(f, "%-17s%-17s%-17s%-17s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter", "TotalTime(ms)",
 		"TotalInstance");
 	for (size_t i = 0; i < r->nnccl; i++) {
-		const struct gt_an_stat *s = &r->nccl[i];
-		fprintf(f, "%-17s%15.2f%17llu%15.2f%17llu\n", s->name, MS(s->time_per_iter_ns),
-			(unsigned long long)s->count_per_iter, MS(s->time_ns), (unsigned long long)s->count);
+		print_stat(f, 17, &r->nccl[i], 0, 0, 0);
 	}
 	if (r->has_mem) {
 		fprintf(f, "\n");
@@ -65,9 +111,7 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 		fprintf(f, "%-23s%-17s%-17s%-17s%-15s\n", "Class", "TimePerIter(ms)", "InstancePerIter",
 			"TotalTime(ms)", "TotalInstance");
 		for (size_t i = 0; i < r->nmemops; i++) {
-			const struct gt_an_stat *s = &r->memops[i];
-			fprintf(f, "%-23s%15.2f%17llu%15.2f%17llu\n", s->name, MS(s->time_per_iter_ns),
-				(unsigned long long)s->count_per_iter, MS(s->time_ns), (unsigned long long)s->count);
+			print_stat(f, 23, &r->memops[i], 0, 0, 0);
 		}
 	}
 	fprintf(f, "\n");

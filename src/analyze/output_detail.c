@@ -9,6 +9,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "analyze/an_internal.h"
+#include "core/log.h"
 
 #define MS(ns) ((ns) / 1e6)
 #define US(ns) ((ns) / 1e3)
@@ -84,8 +85,10 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 		for (size_t i = 0; i < r->nstreams; i++) {
 			const struct gt_an_stream *s = &r->streams[i];
 			double tot = s->idle_ns[0] + s->idle_ns[1] + s->idle_ns[2];
+			char lb[256];
 			fprintf(f, "%-20s%10u%10llu%14.3f%14.3f%14.3f%14.3f%10u%10.2f\n",
-				s->gpu < r->ngpu ? r->gpu[s->gpu].label : "?", s->stream, (unsigned long long)s->ops,
+				s->gpu < r->ngpu ? gt_term_str(r->gpu[s->gpu].label, lb, sizeof(lb)) : "?", s->stream,
+				(unsigned long long)s->ops,
 				MS(tot), MS(s->idle_ns[0]), MS(s->idle_ns[1]), MS(s->idle_ns[2]), s->queue_max,
 				s->queue_time_mean);
 		}
@@ -106,12 +109,13 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 			}
 			if (n++ >= r->top)
 				continue;
-			char rl[64];
+			char rl[64], nb[512], rb[256];
 			source_label(r, k->source, rl, sizeof(rl));
-			fprintf(f, "%-16.16s%-15s%12.3f%9.2f%9llu%10.1f%10.1f%10.1f%8llu  %.70s\n", rl, kind_name(k->cat),
+			fprintf(f, "%-16.16s%-15s%12.3f%9.2f%9llu%10.1f%10.1f%10.1f%8llu  %.70s\n",
+				gt_term_str(rl, rb, sizeof(rb)), kind_name(k->cat),
 				MS(k->time_ns), pct(k->time_ns, kind_time(r, k->source, k->cat)),
 				(unsigned long long)k->count, US(k->delay_p50_ns), US(k->delay_p90_ns),
-				US(k->delay_max_ns), (unsigned long long)k->short_n, k->name);
+				US(k->delay_max_ns), (unsigned long long)k->short_n, gt_term_str(k->name, nb, sizeof(nb)));
 		}
 		/* per rank: the launches together */
 		fprintf(f, "\nKernel launches per rank (short: launch call <= %.0f us and the op shorter than it; "
@@ -133,9 +137,10 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 				d += k->delay_ns;
 				cpu += k->cpu_ns;
 			}
-			char rl[64];
+			char rl[64], rb[256];
 			source_label(r, s, rl, sizeof(rl));
-			fprintf(f, "%-16.16s%10llu%10llu%14.2f%14.2f%10llu%14llu%14llu\n", rl, (unsigned long long)ops,
+			fprintf(f, "%-16.16s%10llu%10llu%14.2f%14.2f%10llu%14llu%14llu\n", gt_term_str(rl, rb, sizeof(rb)),
+				(unsigned long long)ops,
 				(unsigned long long)la, la ? US(d) / (double)la : 0.0, la ? US(cpu) / (double)la : 0.0,
 				(unsigned long long)sh, (unsigned long long)dout, (unsigned long long)rout);
 		}

@@ -73,7 +73,31 @@ static int col_u64(struct sq *q, sqlite3_stmt *st, int i, const char *table, uin
 		return -1;
 	}
 	sqlite3_int64 v = sqlite3_column_int64(st, i);
-	*out = v < 0 ? 0 : (uint64_t)v;
+	if (v < 0) {
+		snprintf(q->err, q->errlen, "%s: table %s row %llu: %s %lld is negative", q->path, table,
+			 (unsigned long long)row, what, (long long)v);
+		return -1;
+	}
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* a device id column: kept exact (GT_AN_MAX_ID) or refused */
+static int col_id(struct sq *q, sqlite3_stmt *st, int i, const char *table, uint64_t row, const char *what,
+		  int *out)
+{
+	if (sqlite3_column_type(st, i) != SQLITE_INTEGER) {
+		snprintf(q->err, q->errlen, "%s: table %s row %llu: %s is not an integer", q->path, table,
+			 (unsigned long long)row, what);
+		return -1;
+	}
+	sqlite3_int64 v = sqlite3_column_int64(st, i);
+	if (v < 0 || v > GT_AN_MAX_ID) {
+		snprintf(q->err, q->errlen, "%s: table %s row %llu: %s %lld is not a device id (" GT_AN_ID_RANGE ")",
+			 q->path, table, (unsigned long long)row, what, (long long)v);
+		return -1;
+	}
+	*out = (int)v;
 	return 0;
 }
 
@@ -95,9 +119,10 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 			corr_col = i;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		row++;
-		uint64_t s, e, dev;
+		uint64_t s, e;
+		int dev;
 		if (col_u64(q, st, 0, table, row, "start", &s) < 0 || col_u64(q, st, 1, table, row, "end", &e) < 0 ||
-		    col_u64(q, st, 2, table, row, "deviceId", &dev) < 0)
+		    col_id(q, st, 2, table, row, "deviceId", &dev) < 0)
 			goto fail;
 		const char *nm;
 		size_t nl;
@@ -117,13 +142,13 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 			}
 		}
 		long ni = gt_names_get(&c->names, kind, nm, nl);
-		long g = (long)dev == last_dev ? last_g : gt_tl_gpu(&c->tl, q->source, (int)dev);
+		long g = dev == last_dev ? last_g : gt_tl_gpu(&c->tl, q->source, dev);
 		if (ni < 0 || g < 0) {
 			snprintf(q->err, q->errlen, "%s: table %s row %llu: out of memory", q->path, table,
 				 (unsigned long long)row);
 			goto fail;
 		}
-		last_dev = (long)dev;
+		last_dev = dev;
 		last_g = g;
 		c->names.v[ni].time_ns += (double)(e > s ? e - s : 0);
 		c->names.v[ni].count++;
@@ -134,7 +159,7 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 			goto fail;
 		}
 		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
-		    gt_colls_kernel(c->colls, q->source, (int)dev, s, e, corr > 0 ? (uint64_t)corr : 0,
+		    gt_colls_kernel(c->colls, q->source, dev, s, e, corr > 0 ? (uint64_t)corr : 0,
 				    c->names.v[ni].name, NULL, GT_SEQ_UNKNOWN) < 0) {
 			snprintf(q->err, q->errlen, "%s: out of memory", q->path);
 			goto fail;
@@ -179,7 +204,7 @@ static int read_nvtx(struct sq *q, int strings)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		row++;
 		const char *t = (const char *)sqlite3_column_text(st, 2);
-		if (!t || !gt_an_is_iter_range(c, t))
+		if (!t)
 			continue;
 		uint64_t s, e;
 		if (col_u64(q, st, 0, "NVTX_EVENTS", row, "start", &s) < 0 ||
@@ -187,6 +212,9 @@ static int read_nvtx(struct sq *q, int strings)
 			sqlite3_finalize(st);
 			return -1;
 		}
+		gt_an_range_seen(c, t, (double)(e > s ? e - s : 0), 1);
+		if (!gt_an_is_iter_range(c, t))
+			continue;
 		c->nvtx_count++;
 		c->nvtx_total_ns += (double)(e > s ? e - s : 0);
 		if (gt_tl_range(&c->tl, q->source, s, e) < 0) {
@@ -332,7 +360,7 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 	if (read_launches(&q) < 0)
 		goto out;
 	const char *b = strrchr(path, '/');
-	if (gt_tl_label(&c->tl, q.source, b && b[1] ? b + 1 : path) < 0) {
+	if (gt_an_label(c, q.source, b && b[1] ? b + 1 : path, path) < 0) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto out;
 	}

@@ -46,6 +46,7 @@ void gt_tl_free(struct gt_tl *tl)
 	free(tl->run_off);
 	free(tl->run_len);
 	free(tl->gpus);
+	free(tl->gpu_slots);
 	free(tl->ranges);
 	free(tl->lbuf);
 	if (tl->lspill)
@@ -57,15 +58,54 @@ void gt_tl_free(struct gt_tl *tl)
 	memset(tl, 0, sizeof(*tl));
 }
 
+static size_t gpu_slot(int source, int device, size_t mask)
+{
+	uint64_t h = (((uint64_t)(uint32_t)source << 32) | (uint32_t)device) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 29) & mask;
+}
+
+/* A hash of (source, device): inputs with tens of thousands of devices stay linear. */
 long gt_tl_gpu(struct gt_tl *tl, int source, int device)
 {
-	for (size_t i = 0; i < tl->ngpus; i++)
-		if (tl->gpus[i].source == source && tl->gpus[i].device == device)
-			return (long)i;
-	void *g = realloc(tl->gpus, (tl->ngpus + 1) * sizeof(*tl->gpus));
-	if (!g)
+	size_t mask = tl->gpu_nslots - 1;
+	if (tl->gpu_nslots)
+		for (size_t h = gpu_slot(source, device, mask); tl->gpu_slots[h]; h = (h + 1) & mask) {
+			size_t i = tl->gpu_slots[h] - 1;
+			if (tl->gpus[i].source == source && tl->gpus[i].device == device)
+				return (long)i;
+		}
+	if (tl->ngpus >= GT_TL_MAX_GPUS) {
+		snprintf(tl->err, sizeof(tl->err), "more than %u GPUs", GT_TL_MAX_GPUS);
 		return -1;
-	tl->gpus = g;
+	}
+	if (tl->ngpus == tl->gpus_cap) {
+		size_t nc = tl->gpus_cap ? tl->gpus_cap * 2 : 16;
+		void *g = realloc(tl->gpus, nc * sizeof(*tl->gpus));
+		if (!g)
+			return -1;
+		tl->gpus = g;
+		tl->gpus_cap = nc;
+	}
+	if ((tl->ngpus + 1) * 2 > tl->gpu_nslots) {
+		size_t ns = tl->gpu_nslots ? tl->gpu_nslots * 2 : 64;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+		if (!sl)
+			return -1;
+		for (size_t i = 0; i < tl->ngpus; i++) {
+			size_t h = gpu_slot(tl->gpus[i].source, tl->gpus[i].device, ns - 1);
+			while (sl[h])
+				h = (h + 1) & (ns - 1);
+			sl[h] = (uint32_t)(i + 1);
+		}
+		free(tl->gpu_slots);
+		tl->gpu_slots = sl;
+		tl->gpu_nslots = ns;
+		mask = ns - 1;
+	}
+	size_t h = gpu_slot(source, device, mask);
+	while (tl->gpu_slots[h])
+		h = (h + 1) & mask;
+	tl->gpu_slots[h] = (uint32_t)(tl->ngpus + 1);
 	tl->gpus[tl->ngpus].source = source;
 	tl->gpus[tl->ngpus].device = device;
 	tl->gpus[tl->ngpus].first = UINT64_MAX;

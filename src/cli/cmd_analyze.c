@@ -1,4 +1,5 @@
 /* gputap analyze — per-iteration tables from nsys, PyTorch-profiler and gputap recordings. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,9 @@ const char cmd_analyze_help[] =
     "                     config with a kernel_to_class_map.  Keys match case-insensitively as\n"
     "                     substrings; NCCL kernels always go to the NCCL table; the rest is 'others'\n"
     "  --iters N          divide per-iteration columns by N; for timelines without iteration ranges,\n"
-    "                     also split each rank's timeline into N windows of equal time\n"
-    "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1)\n"
+    "                     also split each rank's timeline into N windows of equal time (1 to 1000000)\n"
+    "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1; at\n"
+    "                     most 1000000)\n"
     "  --nvtx TAG         the NVTX range that marks one iteration (default: ProfilerStep#N ranges)\n"
     "  --format F         text (default, the GPU Performance Analyzer's layout plus the measured tables), json (stable,\n"
     "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
@@ -77,12 +79,20 @@ const char cmd_analyze_help[] =
     "  gputap analyze --map classes.json --nvtx train_step myrun/\n"
     "  gputap analyze --format json rank0.pt.trace.json.gz rank1.pt.trace.json.gz\n";
 
-static int parse_pos(const char *s, int *out)
+/* A count option: 0, or 2 after saying what is wrong with it. */
+static int parse_count(const char *opt, const char *s, int *out)
 {
 	char *e;
-	long v = strtol(s, &e, 10);
-	if (*s == '\0' || *e || v <= 0 || v > 1000000)
-		return -1;
+	errno = 0;
+	long long v = strtoll(s, &e, 10);
+	if (*s == '\0' || *e || v <= 0) {
+		gt_error("%s wants a positive integer, not '%s'", opt, s);
+		return 2;
+	}
+	if (v > GT_AN_MAX_COUNT || errno == ERANGE) {
+		gt_error("%s is at most %d, not '%s'", opt, GT_AN_MAX_COUNT, s);
+		return 2;
+	}
 	*out = (int)v;
 	return 0;
 }
@@ -112,16 +122,12 @@ int cmd_analyze(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'm': mapf = optarg; break;
 		case 'i':
-			if (parse_pos(optarg, &o.iters) < 0) {
-				gt_error("--iters wants a positive integer, not '%s'", optarg);
+			if (parse_count("--iters", optarg, &o.iters))
 				return 2;
-			}
 			break;
 		case 'g':
-			if (parse_pos(optarg, &o.gpus) < 0) {
-				gt_error("--gpus wants a positive integer, not '%s'", optarg);
+			if (parse_count("--gpus", optarg, &o.gpus))
 				return 2;
-			}
 			break;
 		case 'n': o.nvtx_tag = optarg; break;
 		case 'f': format = optarg; break;
@@ -132,13 +138,11 @@ int cmd_analyze(int argc, char **argv)
 		case 'W': o.without_last_step = 1; break;
 		case 'H': o.launched_only = o.without_last_step = 1; break;
 		case 'T':
-			if (parse_pos(optarg, &o.top) < 0) {
-				gt_error("--top wants a positive integer, not '%s'", optarg);
+			if (parse_count("--top", optarg, &o.top))
 				return 2;
-			}
 			break;
 		case 'B':
-			if (parse_pos(optarg, &o.buckets) < 0 || o.buckets > 10000) {
+			if (parse_count("--buckets", optarg, &o.buckets) || o.buckets > 10000) {
 				gt_error("--buckets wants an integer from 1 to 10000, not '%s'", optarg);
 				return 2;
 			}

@@ -92,15 +92,28 @@ static int is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* DIR/trace.gtr or its .partial exists */
+/* DIR/trace.gtr or its .partial: 1 a file, 0 none, -1 there but not a file (a folder, ...) */
 static int has_trace(const char *dir, char *trace, size_t cap)
 {
+	struct stat st;
 	snprintf(trace, cap, "%s/trace.gtr", dir);
 	if (is_file(trace))
 		return 1;
+	if (stat(trace, &st) == 0)
+		return -1;
 	char p[4200];
 	snprintf(p, sizeof(p), "%s.partial", trace);
-	return is_file(p);
+	if (is_file(p))
+		return 1;
+	return stat(p, &st) == 0 ? -1 : 0;
+}
+
+static int not_a_trace(const char *trace)
+{
+	struct stat st;
+	gt_error("%s: %s, not a trace file", trace,
+		 stat(trace, &st) == 0 && S_ISDIR(st.st_mode) ? "is a folder" : "is not a plain file");
+	return 1;
 }
 
 static int convert_one(const char *trace, const char *outdir, unsigned what)
@@ -138,13 +151,17 @@ static int convert_run_dir(const char *dir, const char *out, unsigned what)
 	}
 	char **names = NULL;
 	size_t n = 0;
+	int status = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
 		char sub[4200], trace[4300];
 		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		if (!has_trace(sub, trace, sizeof(trace)))
+		int h = has_trace(sub, trace, sizeof(trace));
+		if (h < 0)
+			status = not_a_trace(trace);
+		if (h <= 0)
 			continue;
 		char **nn = realloc(names, (n + 1) * sizeof(*nn));
 		if (!nn || !(nn[n] = strdup(e->d_name))) {
@@ -158,11 +175,11 @@ static int convert_run_dir(const char *dir, const char *out, unsigned what)
 	}
 	closedir(d);
 	if (!n) {
-		gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
+		if (!status)
+			gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
 		return 1;
 	}
 	gt_sort(names, n, sizeof(*names), cmp_str);
-	int status = 0;
 	for (size_t i = 0; i < n; i++) {
 		char sub[4200], trace[4300], od[4200];
 		snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
@@ -220,8 +237,11 @@ int cmd_convert(int argc, char **argv)
 	char trace[4300];
 	int status;
 	if (stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (has_trace(input, trace, sizeof(trace)))
+		int h = has_trace(input, trace, sizeof(trace));
+		if (h > 0)
 			status = convert_one(trace, out ? out : input, what);
+		else if (h < 0)
+			status = not_a_trace(trace);
 		else
 			status = convert_run_dir(input, out, what);
 	} else {

@@ -1,4 +1,4 @@
-/* gputap libperf — replay recorded library calls (GEMMs, NCCL collectives) and time them. */
+/* gputap libperf — replay recorded library calls (GEMMs, cuDNN convolutions, NCCL collectives) and time them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +32,17 @@ const char cmd_libperf_help[] =
 	"else libnccl.so.2 from the loader's path (LD_LIBRARY_PATH), the CUDA toolkit and\n"
 	"PyTorch's nvidia-nccl wheel; NCCL_NVLS_ENABLE is set to 0 unless already set.\n"
 	"On one GPU, or without NCCL, the rows say why they were skipped.\n"
-	"cuDNN calls and non-GEMM BLAS calls are listed as skipped.\n"
+	"\n"
+	"cuDNN convolutions (forward, backward data, backward filter) are rebuilt with cuDNN's\n"
+	"backend API from the recorded types, shapes, strides, padding, strides, dilations\n"
+	"and groups; the recorded engine with its knobs and every engine configuration the\n"
+	"heuristics offer (--algos) are timed the same way; engines that would add TF32,\n"
+	"down-converted inputs or reduced-precision reduction to the recorded engine's\n"
+	"numerics are not timed.  cuDNN is loaded from $GPUTAP_CUDNN_LIB when set, else\n"
+	"libcudnn.so.9 from the loader's path, the CUDA toolkit and PyTorch's nvidia-cudnn\n"
+	"wheel; without it the cuDNN rows say why and the rest is replayed.  Other cuDNN\n"
+	"calls (normalisation, fused graphs) and non-GEMM BLAS calls are listed as skipped,\n"
+	"each saying why.\n"
 	"\n"
 	"INPUT is a library_trace.csv (from 'gputap run --tools cublaslt_trace,...') or a\n"
 	"folder of library logs (cuBLAS, cuBLASLt, cuDNN, NCCL), which is first turned into\n"
@@ -43,7 +53,8 @@ const char cmd_libperf_help[] =
 	"  --iters N          timed runs per algorithm or collective; the median is reported\n"
 	"                     (default 20)\n"
 	"  --warmup N         untimed runs before timing each algorithm (default 5)\n"
-	"  --algos N          algorithms to ask of cuBLASLt's heuristic, at most 64 (default 16)\n"
+	"  --algos N          algorithms to ask of cuBLASLt's (and engines of cuDNN's) heuristics,\n"
+	"                     at most 64 (default 16)\n"
 	"  --device N         CUDA device for the GEMMs (default 0)\n"
 	"  --quiet            no progress lines on stderr\n"
 	"\n"

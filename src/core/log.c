@@ -22,15 +22,75 @@ int gt_log_parse_level(const char *s)
 	return -1;
 }
 
+/* A byte sequence a terminal acts on: C0 controls but tab and newline, DEL, and C1 controls
+ * (U+0080..U+009F, encoded C2 80..C2 9F); its length, 0 for anything else. */
+static size_t ctrl_len(const unsigned char *s, size_t left, int keep_nl)
+{
+	if (s[0] < 0x20)
+		return keep_nl && (s[0] == '\n' || s[0] == '\t') ? 0 : 1;
+	if (s[0] == 0x7f)
+		return 1;
+	if (s[0] == 0xc2 && left > 1 && s[1] >= 0x80 && s[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+size_t gt_esc_ctrl(char *dst, size_t cap, const char *src, size_t len, int keep_nl)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)src;
+	size_t o = 0;
+	if (cap == 0)
+		return 0;
+	for (size_t i = 0; i < len;) {
+		size_t k = ctrl_len(s + i, len - i, keep_nl);
+		if (!k) {
+			if (o + 1 >= cap)
+				break;
+			dst[o++] = (char)s[i++];
+			continue;
+		}
+		for (size_t j = 0; j < k; j++, i++) {
+			if (o + 4 >= cap)
+				goto out;
+			dst[o++] = '\\';
+			dst[o++] = 'x';
+			dst[o++] = hex[s[i] >> 4];
+			dst[o++] = hex[s[i] & 15];
+		}
+	}
+out:
+	dst[o] = '\0';
+	return o;
+}
+
+const char *gt_term_str(const char *s, char *buf, size_t cap)
+{
+	if (!gt_has_ctrl(s))
+		return s;
+	gt_esc_ctrl(buf, cap, s, strlen(s), 0);
+	return buf;
+}
+
+int gt_has_ctrl(const char *s)
+{
+	for (size_t i = 0, n = strlen(s); i < n; i++)
+		if (ctrl_len((const unsigned char *)s + i, n - i, 0))
+			return 1;
+	return 0;
+}
+
 static void emit(const char *prefix, const char *fmt, va_list ap)
 {
 	int saved = errno;
-	char buf[1024];
+	char raw[1024], buf[1024];
 	int n = snprintf(buf, sizeof(buf), "gputap: %s", prefix);
 	if (n < 0)
 		n = 0;
-	int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-	size_t len = (size_t)n + (m > 0 ? (size_t)m : 0);
+	int m = vsnprintf(raw, sizeof(raw), fmt, ap);
+	size_t rl = m < 0 ? 0 : (size_t)m < sizeof(raw) ? (size_t)m : sizeof(raw) - 1;
+	/* messages quote names and lines of input files: never hand their control bytes to a terminal */
+	size_t len = (size_t)n + gt_esc_ctrl(buf + n, sizeof(buf) - (size_t)n, raw, rl, 1);
 	if (len > sizeof(buf) - 2)
 		len = sizeof(buf) - 2;
 	if (len == 0 || buf[len - 1] != '\n')

@@ -254,9 +254,24 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 	size_t plen = strlen(r->path);
 	if (plen > 8 && strcmp(r->path + plen - 8, ".partial") == 0)
 		r->partial = 1;
+	struct stat st;
+	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(r->err, sizeof(r->err), "%s: is a folder, not a trace file", r->path);
+		goto fail;
+	}
 	size_t n = fread(&r->hdr, 1, sizeof(r->hdr), r->f);
-	if (n < 16 || memcmp(r->hdr.magic, GT_TRACE_MAGIC, 8) != 0) {
+	if (n == 0) {
+		snprintf(r->err, sizeof(r->err), "%s: an empty file, not a gputap trace%s", r->path,
+			 ferror(r->f) ? " (read error)" : "");
+		goto fail;
+	}
+	if (n < 8 || memcmp(r->hdr.magic, GT_TRACE_MAGIC, 8) != 0) {
 		snprintf(r->err, sizeof(r->err), "%s: not a gputap trace (bad magic at byte 0)", r->path);
+		goto fail;
+	}
+	if (n < 16) {
+		snprintf(r->err, sizeof(r->err), "%s: the header is cut short (%zu of %zu bytes)", r->path, n,
+			 sizeof(r->hdr));
 		goto fail;
 	}
 	if (r->hdr.version == 0 || r->hdr.version > GT_TRACE_VERSION) {
@@ -264,9 +279,18 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 			 r->path, r->hdr.version, GT_TRACE_VERSION);
 		goto fail;
 	}
-	if (r->hdr.header_size < 64 || r->hdr.header_size > (1u << 20) || n < sizeof(r->hdr) ||
-	    (r->hdr.header_size % 8) != 0) {
+	if (r->hdr.header_size < 64 || r->hdr.header_size > (1u << 20) || (r->hdr.header_size % 8) != 0) {
 		snprintf(r->err, sizeof(r->err), "%s: byte 12: invalid header size %u", r->path, r->hdr.header_size);
+		goto fail;
+	}
+	if (n < sizeof(r->hdr)) {
+		snprintf(r->err, sizeof(r->err), "%s: the header is cut short (%zu of %zu bytes)", r->path, n,
+			 sizeof(r->hdr));
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < r->hdr.header_size) {
+		snprintf(r->err, sizeof(r->err), "%s: byte 12: header size %u is past the end of the file (%llu bytes)",
+			 r->path, r->hdr.header_size, (unsigned long long)st.st_size);
 		goto fail;
 	}
 	r->hdr.proc[sizeof(r->hdr.proc) - 1] = '\0';
@@ -303,6 +327,14 @@ static int add_string(struct gt_trace_reader *r, const struct gt_rec_string *s)
 			 (unsigned long long)r->offset, s->id);
 		return -1;
 	}
+	/* ids are handed out from 1 in order, so an id far beyond the strings read so far is damage;
+	 * refusing it keeps the table proportional to the file */
+	if (s->id > r->nseen + GT_TR_ID_SLACK) {
+		snprintf(r->err, sizeof(r->err),
+			 "%s: byte %llu: string id %u is far beyond the %u strings before it (ids count up from 1)",
+			 r->path, (unsigned long long)r->offset, s->id, r->nseen);
+		return -1;
+	}
 	if (s->id >= r->nstrings) {
 		uint32_t n = r->nstrings ? r->nstrings : 256;
 		while (n <= s->id)
@@ -323,6 +355,8 @@ static int add_string(struct gt_trace_reader *r, const struct gt_rec_string *s)
 	}
 	memcpy(txt, (const char *)(s + 1), s->len);
 	txt[s->len] = '\0';
+	if (!r->strings[s->id])
+		r->nseen++;
 	free(r->strings[s->id]);
 	r->strings[s->id] = txt;
 	return 0;

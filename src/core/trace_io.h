@@ -76,10 +76,14 @@ struct gt_trace_reader {
 	unsigned char *data; /* the block's data as read */
 	size_t datacap;
 	char **strings; /* id -> NUL-terminated text (NULL if not seen) */
-	uint32_t nstrings;
+	uint32_t nstrings; /* size of `strings`: at most GT_TR_ID_SLACK above the strings seen */
+	uint32_t nseen;    /* distinct string ids read so far */
 	char path[4096];
 	char err[512];
 };
+
+/* A string id may run at most this far ahead of the strings read before it. */
+#define GT_TR_ID_SLACK 65536u
 
 /* Open `path` (or `path`.partial when only that exists). 0 or -1 with r->err set. */
 int gt_tr_open(struct gt_trace_reader *r, const char *path);

@@ -20,27 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/containers.h"
 #include "core/trace_io.h"
-
-/* ---- small containers ---- */
-
-struct gt_vec {
-	void *v;
-	size_t n, cap, elsize;
-};
-void gt_vec_init(struct gt_vec *a, size_t elsize);
-void *gt_vec_push(struct gt_vec *a); /* zeroed new element, NULL on ENOMEM */
-void gt_vec_free(struct gt_vec *a);
-#define GT_VEC_AT(a, T, i) (((T *)(a)->v)[i])
-
-/* open-addressing map u64 -> u64; key 0 is reserved (means "none" in traces) */
-struct gt_map {
-	uint64_t *keys, *vals;
-	size_t n, cap;
-};
-uint64_t *gt_map_get(const struct gt_map *m, uint64_t key);
-uint64_t *gt_map_put(struct gt_map *m, uint64_t key, int *is_new); /* NULL on ENOMEM */
-void gt_map_free(struct gt_map *m);
 
 /* interned text, owned by the pool */
 struct gt_pool {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/log.h"
 #include "export/model.h"
 #include "export/export.h"
 #include "export/writers.h"
@@ -70,6 +71,10 @@ void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width)
 		free(t);
 	}
 	free(c);
+	/* for a terminal: control bytes of a name shown as \xNN */
+	char e[512];
+	if (gt_term_str(buf, e, sizeof(e)) != buf)
+		snprintf(buf, cap, "%s", e);
 }
 
 static void human_bytes(char *buf, size_t cap, double b)
@@ -176,7 +181,7 @@ static void print(FILE *f, const struct sum *s, const char *rundir, const char *
 		human_bytes(a, sizeof(a), (double)peaks[i]);
 		fprintf(f, "%s %s", i ? "," : "", a);
 		if (n > 1)
-			fprintf(f, " (%s)", procs[i][0] ? procs[i] : "?");
+			fprintf(f, " (%s)", procs[i][0] ? gt_term_str(procs[i], nm, sizeof(nm)) : "?");
 	}
 	fputc('\n', f);
 	fprintf(f, "Records lost by gputap: %" PRIu64 ", dropped by CUPTI: %" PRIu64 "%s\n", s->lost, s->dropped,

@@ -19,6 +19,7 @@
 #include "liblog/liblog.h"
 #include "liblog/libtrace.h"
 #include "libperf/libperf.h"
+#include "libperf/libperf_cudnn.h"
 #include "core/sort.h"
 
 const char gt_libperf_header[] = "library,config,calls,status,recorded_algo,timed_as,recorded_us,recorded_tflops,"
@@ -255,32 +256,53 @@ static int scalars(const char *scale, unsigned char one[16], unsigned char zero[
 	return 0;
 }
 
+double gt_libperf_time(const struct gt_cu_api *c, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
+		       float *ms, int iters, int warmup)
+{
+	for (int i = 0; i < warmup; i++)
+		if (run(arg) != 0)
+			return -1;
+	for (int i = 0; i < iters; i++) {
+		if (c->event_record(ev[2 * i], st) != 0 || run(arg) != 0 || c->event_record(ev[2 * i + 1], st) != 0) {
+			c->stream_sync(st);
+			return -1;
+		}
+	}
+	if (c->stream_sync(st) != 0)
+		return -1;
+	for (int i = 0; i < iters; i++)
+		if (c->event_elapsed(&ms[i], ev[2 * i], ev[2 * i + 1]) != 0)
+			return -1;
+	gt_sort(ms, (size_t)iters, sizeof(*ms), cmp_float);
+	double med = iters % 2 ? ms[iters / 2] : 0.5 * (ms[iters / 2 - 1] + ms[iters / 2]);
+	return med * 1000.0;
+}
+
+/* One cublasLtMatmul with everything it needs, for gt_libperf_time. */
+struct matmul_call {
+	lt_handle h;
+	lt_desc d;
+	const lt_algo *algo;
+	lt_layout la, lb, lc, ld;
+	cu_ptr A, B, C, D, ws;
+	const void *one, *zero;
+	cu_stream st;
+};
+
+static int run_matmul(void *arg)
+{
+	const struct matmul_call *m = arg;
+	return lt.matmul(m->h, m->d, m->one, (void *)m->A, m->la, (void *)m->B, m->lb, m->zero, (void *)m->C, m->lc,
+			 (void *)m->D, m->ld, m->algo, (void *)m->ws, WORKSPACE_BYTES, m->st) != 0;
+}
+
 /* Time `iters` runs of one algorithm; median in us, or -1 if it failed. */
 static double time_algo(lt_handle h, lt_desc d, const lt_algo *algo, lt_layout la, lt_layout lb, lt_layout lc,
 			lt_layout ld, cu_ptr A, cu_ptr B, cu_ptr C, cu_ptr D, cu_ptr ws, const void *one,
 			const void *zero, cu_stream st, cu_event *ev, float *ms, const struct gt_libperf_opts *o)
 {
-	for (int i = 0; i < o->warmup; i++)
-		if (lt.matmul(h, d, one, (void *)A, la, (void *)B, lb, zero, (void *)C, lc, (void *)D, ld, algo,
-			      (void *)ws, WORKSPACE_BYTES, st) != 0)
-			return -1;
-	for (int i = 0; i < o->iters; i++) {
-		if (cu.event_record(ev[2 * i], st) != 0)
-			return -1;
-		if (lt.matmul(h, d, one, (void *)A, la, (void *)B, lb, zero, (void *)C, lc, (void *)D, ld, algo,
-			      (void *)ws, WORKSPACE_BYTES, st) != 0)
-			return -1;
-		if (cu.event_record(ev[2 * i + 1], st) != 0)
-			return -1;
-	}
-	if (cu.stream_sync(st) != 0)
-		return -1;
-	for (int i = 0; i < o->iters; i++)
-		if (cu.event_elapsed(&ms[i], ev[2 * i], ev[2 * i + 1]) != 0)
-			return -1;
-	gt_sort(ms, (size_t)o->iters, sizeof(*ms), cmp_float);
-	double med = o->iters % 2 ? ms[o->iters / 2] : 0.5 * (ms[o->iters / 2 - 1] + ms[o->iters / 2]);
-	return med * 1000.0;
+	struct matmul_call m = {h, d, algo, la, lb, lc, ld, A, B, C, D, ws, one, zero, st};
+	return gt_libperf_time(&cu, run_matmul, &m, st, ev, ms, o->iters, o->warmup);
 }
 
 static int op_num(char t)
@@ -450,6 +472,48 @@ static void fmt_num(char *b, size_t n, double v, int prec)
 		snprintf(b, n, "%.*f", prec, v);
 }
 
+void gt_libperf_row_init(struct gt_libperf_row *r, enum gt_lib lib, const char *config, uint64_t calls,
+			 const char *device)
+{
+	memset(r, 0, sizeof(*r));
+	r->lib = lib;
+	r->config = config;
+	r->calls = calls;
+	r->timed_as = "";
+	r->recorded_us = r->best_us = -1;
+	r->algbw = r->busbw = -1;
+	r->device = device ? device : "";
+}
+
+void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r)
+{
+	char rus[32], rtf[32], bus[32], btf[32], gain[32], save[32];
+	int timed = r->recorded_us > 0 && r->best_us > 0;
+	fmt_num(rus, sizeof(rus), r->recorded_us, 3);
+	fmt_num(bus, sizeof(bus), r->best_us, 3);
+	fmt_num(rtf, sizeof(rtf), r->flops > 0 && r->recorded_us > 0 ? r->flops / (r->recorded_us * 1e6) : -1, 2);
+	fmt_num(btf, sizeof(btf), r->flops > 0 && r->best_us > 0 ? r->flops / (r->best_us * 1e6) : -1, 2);
+	fmt_num(gain, sizeof(gain), timed ? (r->recorded_us / r->best_us - 1.0) * 100.0 : -1, 1);
+	fmt_num(save, sizeof(save), timed ? (r->recorded_us - r->best_us) * (double)r->calls : -1, 1);
+	char nbytes[32] = "", algbw[32], busbw[32], ngpus[16] = "";
+	if (r->bytes)
+		snprintf(nbytes, sizeof(nbytes), "%llu", (unsigned long long)r->bytes);
+	if (r->gpus)
+		snprintf(ngpus, sizeof(ngpus), "%d", r->gpus);
+	fmt_num(algbw, sizeof(algbw), r->algbw, 2);
+	fmt_num(busbw, sizeof(busbw), r->busbw, 2);
+	fprintf(f, "%s,", gt_lib_name(r->lib));
+	gt_csv_put(f, r->config);
+	fprintf(f, ",%llu,", (unsigned long long)r->calls);
+	gt_csv_put(f, r->status);
+	fputc(',', f);
+	gt_csv_put(f, r->recorded_algo);
+	fprintf(f, ",%s,%s,%s,", r->timed_as, rus, rtf);
+	gt_csv_put(f, r->best_algo);
+	fprintf(f, ",%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n", bus, btf, gain, save, r->tried, r->device, nbytes, algbw, busbw,
+		ngpus);
+}
+
 int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts *o, char *err, size_t errlen)
 {
 	struct gt_libperf_opts opts = *o;
@@ -471,6 +535,8 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 	float *ms = NULL;
 	lt_handle h = NULL;
 	struct gt_nccl_replayer *nr = NULL;
+	struct gt_cudnn_replayer *cr = NULL;
+	int cudnn_said = 0;
 	if (gt_libcalls_read_csv(in, t, err, errlen) < 0) {
 		gt_libcalls_free(t);
 		return -1;
@@ -517,75 +583,81 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 		struct gemm_result r;
 		struct gt_nccl_result nres;
 		struct gt_gemm_cfg g;
+		struct gt_libperf_row row;
 		char e2[256];
 		memset(&r, 0, sizeof(r));
 		memset(&nres, 0, sizeof(nres));
-		nres.us = nres.algbw = nres.busbw = -1;
-		r.recorded_algo = -1;
-		r.best_algo = -1;
-		r.recorded_us = r.best_us = -1;
-		r.timed_as = "";
-		double flops = 0;
+		gt_libperf_row_init(&row, rows[i].lib, rows[i].config, rows[i].calls, dev);
 		int is_gemm = (rows[i].lib == GT_LIB_CUBLAS || rows[i].lib == GT_LIB_CUBLASLT) &&
 			      strncmp(rows[i].config, "op=gemm ", 8) == 0;
 		if (is_gemm && gt_gemm_cfg_parse(rows[i].config, &g, e2, sizeof(e2)) < 0) {
-			snprintf(r.status, sizeof(r.status), "error: %s", e2);
+			snprintf(row.status, sizeof(row.status), "error: %s", e2);
 		} else if (is_gemm) {
+			r.recorded_algo = -1;
 			replay_gemm(h, &g, st, ev, ms, &opts, &r);
-			flops = gemm_flops(&g);
+			snprintf(row.status, sizeof(row.status), "%s", r.status);
+			if (r.recorded_algo >= 0)
+				snprintf(row.recorded_algo, sizeof(row.recorded_algo), "%d", r.recorded_algo);
+			if (r.best_algo >= 0)
+				snprintf(row.best_algo, sizeof(row.best_algo), "%d", r.best_algo);
+			row.timed_as = r.timed_as;
+			row.recorded_us = r.recorded_us;
+			row.best_us = r.best_us;
+			row.tried = r.tried;
+			row.flops = gemm_flops(&g);
 		} else if (rows[i].lib == GT_LIB_NCCL) {
 			if (!nr)
 				nr = gt_nccl_replayer_new(&cu, ndev, opts.iters, opts.warmup);
 			if (nr) {
 				gt_nccl_replay(nr, rows[i].config, &nres);
 				cu.ctx_set(main_ctx);
+				row.recorded_us = nres.us;
+				row.bytes = nres.bytes;
+				row.algbw = nres.algbw;
+				row.busbw = nres.busbw;
+				row.gpus = nres.ranks;
+				if (nres.ranks > 0) {
+					row.timed_as = "one_process";
+					row.tried = 1;
+				}
 			} else {
 				snprintf(nres.status, sizeof(nres.status), "error: out of memory");
 			}
-			snprintf(r.status, sizeof(r.status), "%s", nres.status);
-			r.recorded_us = nres.us;
-			if (nres.ranks > 0) {
-				r.timed_as = "one_process";
-				r.tried = 1;
-			}
+			snprintf(row.status, sizeof(row.status), "%s", nres.status);
 		} else if (rows[i].lib == GT_LIB_CUDNN) {
-			snprintf(r.status, sizeof(r.status), "skipped: cuDNN replay is not supported");
+			if (!cr)
+				cr = gt_cudnn_replayer_new(&cu, st, &opts);
+			if (cr) {
+				gt_cudnn_replay(cr, rows[i].config, &row);
+				if (!cudnn_said && gt_cudnn_replayer_load_error(cr)[0] && opts.progress) {
+					fprintf(opts.progress, "libperf: cuDNN rows are not replayed: %s\n",
+						gt_cudnn_replayer_load_error(cr));
+					cudnn_said = 1;
+				}
+			} else {
+				snprintf(row.status, sizeof(row.status), "error: out of memory");
+			}
 		} else {
-			snprintf(r.status, sizeof(r.status), "skipped: not a GEMM");
+			snprintf(row.status, sizeof(row.status), "skipped: not a GEMM");
 		}
-		char rec_algo[16] = "", rus[32], rtf[32], bus[32], btf[32], gain[32], save[32], balgo[16] = "";
-		if (r.recorded_algo >= 0)
-			snprintf(rec_algo, sizeof(rec_algo), "%d", r.recorded_algo);
-		if (r.best_algo >= 0)
-			snprintf(balgo, sizeof(balgo), "%d", r.best_algo);
-		fmt_num(rus, sizeof(rus), r.recorded_us, 3);
-		fmt_num(bus, sizeof(bus), r.best_us, 3);
-		fmt_num(rtf, sizeof(rtf), r.recorded_us > 0 ? flops / (r.recorded_us * 1e6) : -1, 2);
-		fmt_num(btf, sizeof(btf), r.best_us > 0 ? flops / (r.best_us * 1e6) : -1, 2);
-		double g_pct = r.recorded_us > 0 && r.best_us > 0 ? (r.recorded_us / r.best_us - 1.0) * 100.0 : -1;
-		fmt_num(gain, sizeof(gain), g_pct, 1);
-		double sv = r.recorded_us > 0 && r.best_us > 0 ? (r.recorded_us - r.best_us) * (double)rows[i].calls : -1;
-		fmt_num(save, sizeof(save), sv, 1);
-		fprintf(f, "%s,", gt_lib_name(rows[i].lib));
-		gt_csv_put(f, rows[i].config);
-		fprintf(f, ",%llu,", (unsigned long long)rows[i].calls);
-		gt_csv_put(f, r.status);
-		char nbytes[32] = "", algbw[32], busbw[32], ngpus[16] = "";
-		if (nres.bytes)
-			snprintf(nbytes, sizeof(nbytes), "%llu", (unsigned long long)nres.bytes);
-		if (nres.ranks)
-			snprintf(ngpus, sizeof(ngpus), "%d", nres.ranks);
-		fmt_num(algbw, sizeof(algbw), nres.algbw, 2);
-		fmt_num(busbw, sizeof(busbw), nres.busbw, 2);
-		fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n", rec_algo, r.timed_as, rus, rtf, balgo, bus,
-			btf, gain, save, r.tried, dev, nbytes, algbw, busbw, ngpus);
-		if (opts.progress)
+		gt_libperf_row_write(f, &row);
+		if (opts.progress) {
+			char rus[32] = "", bus[32] = "";
+			if (row.recorded_us >= 0)
+				snprintf(rus, sizeof(rus), "%.3f", row.recorded_us);
+			if (row.best_us >= 0)
+				snprintf(bus, sizeof(bus), "%.3f", row.best_us);
 			fprintf(opts.progress, "libperf: [%zu/%zu] %s %.90s%s: %s%s%s%s%s\n", i + 1, n,
 				gt_lib_name(rows[i].lib), rows[i].config, strlen(rows[i].config) > 90 ? "..." : "",
-				r.status, rus[0] ? ", recorded " : "", rus, bus[0] ? " us, best " : "", bus);
-		if (opts.progress && busbw[0])
-			fprintf(opts.progress, "libperf:   %s on %s GPUs: %s us, algbw %s GB/s, busbw %s GB/s\n",
-				gt_nccl_replayer_version(nr), ngpus, rus, algbw, busbw);
+				row.status, rus[0] ? ", recorded " : "", rus, bus[0] ? " us, best " : "", bus);
+			if (row.busbw >= 0)
+				fprintf(opts.progress, "libperf:   %s on %d GPUs: %s us, algbw %.2f GB/s, busbw %.2f GB/s\n",
+					gt_nccl_replayer_version(nr), row.gpus, rus, row.algbw, row.busbw);
+			if (rows[i].lib == GT_LIB_CUDNN && row.best_algo[0])
+				fprintf(opts.progress, "libperf:   %s: recorded engine %s, best %s of %d tried\n",
+					gt_cudnn_replayer_version(cr), row.recorded_algo[0] ? row.recorded_algo : "-",
+					row.best_algo, row.tried);
+		}
 	}
 	int bad = ferror(f);
 	if (fclose(f) != 0 || bad) {
@@ -615,6 +687,7 @@ done:
 	if (h)
 		lt.destroy(h);
 	gt_nccl_replayer_free(nr);
+	gt_cudnn_replayer_free(cr);
 	gt_libcalls_free(t);
 	return rc;
 }

@@ -53,6 +53,44 @@ struct gt_cu_api {
 	cu_result (*ctx_sync)(void);
 };
 
+/* ---- one row of library_perf.csv (every library) ---- */
+struct gt_libperf_row {
+	enum gt_lib lib;
+	const char *config;
+	uint64_t calls;
+	char status[256];
+	char recorded_algo[128]; /* "" when none */
+	const char *timed_as;    /* "" when none */
+	double recorded_us;      /* -1 when none */
+	double best_us;          /* -1 when none */
+	double flops;            /* per call, for TFLOP/s; 0 when not a compute kernel */
+	char best_algo[128];
+	int tried;
+	const char *device;
+	uint64_t bytes;          /* NCCL: what algbw divides; 0 otherwise */
+	double algbw, busbw;     /* NCCL, GB/s; -1 when none */
+	int gpus;                /* NCCL; 0 otherwise */
+};
+/* An empty row (no time, no algorithm) of one config. */
+void gt_libperf_row_init(struct gt_libperf_row *r, enum gt_lib lib, const char *config, uint64_t calls,
+			 const char *device);
+/* Write the row as one line of library_perf.csv (columns of gt_libperf_header):
+ * TFLOP/s = flops / time, gain = recorded / best - 1, saving = (recorded - best) x calls. */
+void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r);
+
+/* Run `run(arg)` `warmup` times, then `iters` times each between two CUDA
+ * events on `st` (ev: 2 x iters events, ms: iters floats); the median in
+ * microseconds, or -1 when a run or the CUDA calls failed. */
+double gt_libperf_time(const struct gt_cu_api *cu, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
+		       float *ms, int iters, int warmup);
+
+/* dlopen a library of the CUDA stack by soname: $ENV alone when set (a
+ * path); otherwise the loader's search, $CUDA_HOME and the CUDA toolkit
+ * gputap was built against (lib64, lib), the system library folders and
+ * the nvidia-* wheels PyTorch installs (site-packages/nvidia/x/lib).  NULL
+ * with `why` when none loads. */
+void *gt_libperf_open_lib(const char *soname, const char *env, char *why, size_t whylen);
+
 /* ---- the NCCL replay plan ---- */
 enum gt_nccl_coll {
 	GT_NCCL_ALLREDUCE,

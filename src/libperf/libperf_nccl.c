@@ -228,19 +228,17 @@ static void *try_glob(const char *pat, char *why, size_t whylen)
 	return h;
 }
 
-/* GPUTAP_NCCL_LIB alone when set; otherwise the loader's search (LD_LIBRARY_PATH,
- * ld.so.cache), the CUDA toolkit, and the nvidia-nccl wheel PyTorch installs. */
-static void *open_nccl(char *why, size_t whylen)
+void *gt_libperf_open_lib(const char *soname, const char *env, char *why, size_t whylen)
 {
-	const char *env = getenv("GPUTAP_NCCL_LIB");
+	const char *ev = getenv(env);
 	why[0] = 0;
-	if (env && *env) {
-		void *h = try_open(env, why, whylen);
+	if (ev && *ev) {
+		void *h = try_open(ev, why, whylen);
 		if (!h)
-			snprintf(why, whylen, "GPUTAP_NCCL_LIB=%s cannot be loaded", env);
+			snprintf(why, whylen, "%s=%s cannot be loaded", env, ev);
 		return h;
 	}
-	void *h = try_open("libnccl.so.2", why, whylen);
+	void *h = try_open(soname, why, whylen);
 	if (h)
 		return h;
 	char pat[1024];
@@ -249,33 +247,37 @@ static void *open_nccl(char *why, size_t whylen)
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && !h; i++) {
 		if (!roots[i] || !*roots[i])
 			continue;
-		snprintf(pat, sizeof(pat), "%s/lib64/libnccl.so.2", roots[i]);
+		snprintf(pat, sizeof(pat), "%s/lib64/%s", roots[i], soname);
 		if (!(h = try_open(pat, why, whylen))) {
-			snprintf(pat, sizeof(pat), "%s/lib/libnccl.so.2", roots[i]);
+			snprintf(pat, sizeof(pat), "%s/lib/%s", roots[i], soname);
 			h = try_open(pat, why, whylen);
 		}
 	}
-	static const char *const fixed[] = {"/usr/lib/x86_64-linux-gnu/libnccl.so.2", "/usr/lib64/libnccl.so.2",
-					    "/usr/local/lib/libnccl.so.2", "/usr/local/nccl/lib/libnccl.so.2"};
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) && !h; i++)
-		h = try_open(fixed[i], why, whylen);
-	/* the nvidia-nccl-cu* wheel: <site-packages>/nvidia/nccl/lib (nvidia/cu13/lib in newer layouts) */
+	static const char *const fixed[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/lib",
+					    "/usr/local/nccl/lib"};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) && !h; i++) {
+		snprintf(pat, sizeof(pat), "%s/%s", fixed[i], soname);
+		h = try_open(pat, why, whylen);
+	}
+	/* the nvidia-* wheels: <site-packages>/nvidia/nccl/lib, nvidia/cudnn/lib (nvidia/cu13/lib in newer layouts) */
 	const char *pre[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), getenv("HOME")};
 	const char *pre_dir[] = {"", "", "/.local"};
 	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]) && !h; i++) {
 		if (!pre[i] || !*pre[i])
 			continue;
-		snprintf(pat, sizeof(pat), "%s%s/lib/python3*/site-packages/nvidia/*/lib/libnccl.so.2", pre[i],
-			 pre_dir[i]);
+		snprintf(pat, sizeof(pat), "%s%s/lib/python3*/site-packages/nvidia/*/lib/%s", pre[i], pre_dir[i],
+			 soname);
 		h = try_glob(pat, why, whylen);
 	}
-	static const char *const sys[] = {"/usr/local/lib/python3*/dist-packages/nvidia/*/lib/libnccl.so.2",
-					  "/usr/local/lib/python3*/site-packages/nvidia/*/lib/libnccl.so.2",
-					  "/usr/lib/python3/dist-packages/nvidia/*/lib/libnccl.so.2",
-					  "/usr/lib/python3*/site-packages/nvidia/*/lib/libnccl.so.2",
-					  "/opt/conda/lib/python3*/site-packages/nvidia/*/lib/libnccl.so.2"};
-	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && !h; i++)
-		h = try_glob(sys[i], why, whylen);
+	static const char *const sys[] = {"/usr/local/lib/python3*/dist-packages/nvidia/*/lib/",
+					  "/usr/local/lib/python3*/site-packages/nvidia/*/lib/",
+					  "/usr/lib/python3/dist-packages/nvidia/*/lib/",
+					  "/usr/lib/python3*/site-packages/nvidia/*/lib/",
+					  "/opt/conda/lib/python3*/site-packages/nvidia/*/lib/"};
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && !h; i++) {
+		snprintf(pat, sizeof(pat), "%s%s", sys[i], soname);
+		h = try_glob(pat, why, whylen);
+	}
 	return h;
 }
 
@@ -289,7 +291,7 @@ static int load_nccl(struct gt_nccl_replayer *r)
 	 * turn it on by setting the variable. */
 	setenv("NCCL_NVLS_ENABLE", "0", 0);
 	char why[160];
-	void *h = open_nccl(why, sizeof(why));
+	void *h = gt_libperf_open_lib("libnccl.so.2", "GPUTAP_NCCL_LIB", why, sizeof(why));
 	if (!h) {
 		snprintf(r->load_err, sizeof(r->load_err),
 			 "skipped: NCCL (libnccl.so.2) not found (%.100s); set GPUTAP_NCCL_LIB", why);

@@ -15,10 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/containers.h"
 #include "core/csvio.h"
 #include <yajl/yajl_tree.h>
 
 #include "analyze/analyze.h"
+#include "core/log.h"
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
 #include "report/svg.h"
@@ -26,6 +28,8 @@
 
 #define MAX_PROCS 256
 #define MAX_LANES 48
+#define MAX_SERIES 64 /* lines of one plot: one per GPU (or process and GPU) */
+#define MAX_DEVICE 65536 /* device ids the memory plot follows */
 #define COLS 1000 /* timeline resolution: one column per pixel of the plot */
 #define MAX_POINTS 1500
 #define TOP_LIB 25
@@ -122,12 +126,14 @@ struct page {
 	char zlabel[128];
 	struct lane *lanes;
 	size_t nlanes, lanes_dropped;
-	struct series mem[16];
+	struct series mem[MAX_SERIES];
 	size_t nmem;
 	/* samples */
-	struct series power[16], memused[16], util[16];
+	struct series power[MAX_SERIES], memused[MAX_SERIES], util[MAX_SERIES];
 	size_t npower, nmemused, nutil;
+	size_t series_dropped; /* GPUs (or process and GPU) beyond MAX_SERIES: said under the plots */
 	char samples_src[128];
+	uint64_t samples_dropped; /* values left out of the plots: not finite, negative or absurd */
 	/* analysis */
 	struct gt_an_result *an;
 	char an_err[512];
@@ -152,9 +158,17 @@ static void load_run(struct page *p)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/run.json", p->dir);
-	char *text = gt_read_file(path, NULL);
+	struct stat sb;
+	char *text = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? gt_read_file(path, NULL) : NULL;
 	if (!text) {
-		snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
+		int e = errno;
+		if (stat(path, &sb) < 0)
+			snprintf(p->run_err, sizeof(p->run_err), "run.json not found");
+		else if (S_ISDIR(sb.st_mode))
+			snprintf(p->run_err, sizeof(p->run_err), "run.json: is a folder, not a file");
+		else
+			snprintf(p->run_err, sizeof(p->run_err), "run.json: %s",
+				 S_ISREG(sb.st_mode) ? strerror(e) : "not a plain file");
 		return;
 	}
 	char yerr[256] = "";
@@ -251,10 +265,6 @@ static struct lane *get_lane(struct page *p, int proc, uint32_t dev, uint32_t st
 	l->proc = proc, l->device = dev, l->stream = stream;
 	return l;
 }
-
-struct alloc {
-	uint64_t addr, bytes;
-};
 
 static int lane_cmp(const void *a, const void *b)
 {
@@ -375,12 +385,10 @@ static void load_traces(struct page *p)
 		struct gt_trace_reader r;
 		if (gt_tr_open(&r, path) < 0)
 			continue;
-		struct alloc *live = NULL;
-		size_t nlive = 0, caplive = 0;
-		double used[16] = {0};
-		long memidx[16];
-		for (int d = 0; d < 16; d++)
-			memidx[d] = -1;
+		struct gt_map live = {0};   /* address -> bytes */
+		double *used = NULL;        /* per device: bytes in use */
+		long *memidx = NULL;        /* per device: index into p->mem + 1, 0 none, -1 dropped */
+		size_t ndev = 0;
 		const struct gt_rec_hdr *h;
 		while (gt_tr_next(&r, &h) > 0) {
 			uint32_t dev, st;
@@ -388,41 +396,46 @@ static void load_traces(struct page *p)
 			int kind;
 			if (h->type == GT_REC_MEMORY) {
 				const struct gt_rec_memory *m = (const void *)h;
-				if (m->device >= 16)
+				if (m->device >= MAX_DEVICE || (m->op != GT_MEM_ALLOC && m->op != GT_MEM_FREE))
 					continue;
+				if (m->device >= ndev) {
+					size_t nd = (size_t)m->device + 1;
+					double *nu = realloc(used, nd * sizeof(*nu));
+					long *nm = nu ? realloc(memidx, nd * sizeof(*nm)) : NULL;
+					if (nu)
+						used = nu;
+					if (!nm)
+						continue;
+					memidx = nm;
+					for (size_t d = ndev; d < nd; d++)
+						used[d] = 0, memidx[d] = 0;
+					ndev = nd;
+				}
 				if (m->op == GT_MEM_ALLOC) {
-					if (nlive == caplive) {
-						size_t nc = caplive ? caplive * 2 : 64;
-						struct alloc *na = realloc(live, nc * sizeof(*na));
-						if (!na)
-							continue;
-						live = na;
-						caplive = nc;
-					}
-					live[nlive++] = (struct alloc){m->address, m->bytes};
+					uint64_t *b = gt_map_put(&live, m->address, NULL);
+					if (b)
+						*b = m->bytes;
 					used[m->device] += (double)m->bytes;
-				} else if (m->op == GT_MEM_FREE) {
-					uint64_t b = m->bytes;
-					for (size_t j = nlive; j-- > 0;)
-						if (live[j].addr == m->address) {
-							if (!b)
-								b = live[j].bytes;
-							live[j] = live[--nlive];
-							break;
-						}
-					used[m->device] -= (double)b;
 				} else {
-					continue;
+					uint64_t *b = gt_map_get(&live, m->address);
+					uint64_t bytes = m->bytes ? m->bytes : b ? *b : 0;
+					if (b)
+						*b = 0;
+					used[m->device] -= (double)bytes;
 				}
-				if (memidx[m->device] < 0 && p->nmem < 16) {
-					memidx[m->device] = (long)p->nmem;
-					snprintf(p->mem[p->nmem].name, sizeof(p->mem[0].name), "%s gpu%u", p->procs[i],
-						 m->device);
-					p->nmem++;
+				if (memidx[m->device] == 0) {
+					if (p->nmem < MAX_SERIES) {
+						memidx[m->device] = (long)++p->nmem;
+						snprintf(p->mem[p->nmem - 1].name, sizeof(p->mem[0].name), "%s gpu%u",
+							 p->procs[i], m->device);
+					} else {
+						memidx[m->device] = -1;
+						p->series_dropped++;
+					}
 				}
-				if (memidx[m->device] >= 0) {
+				if (memidx[m->device] > 0) {
 					/* a step: the old value up to this instant, then the new one */
-					struct series *ms = &p->mem[memidx[m->device]];
+					struct series *ms = &p->mem[memidx[m->device] - 1];
 					double x = ((double)m->ts_ns - t_base(p)) / 1e9;
 					series_add(ms, x, ms->n ? ms->y[ms->n - 1] : 0);
 					series_add(ms, x, used[m->device] / 1048576.0);
@@ -442,7 +455,9 @@ static void load_traces(struct page *p)
 			if (l->zcols)
 				mark(l->zcols, p->z0, p->z1, s, e, kind);
 		}
-		free(live);
+		gt_map_free(&live);
+		free(used);
+		free(memidx);
 		gt_tr_close(&r);
 	}
 	for (size_t i = 0; i < p->nmem; i++)
@@ -450,15 +465,49 @@ static void load_traces(struct page *p)
 }
 
 /* ---------------- samples ---------------- */
-static struct series *dev_series(struct series *arr, size_t *n, const char *what, int dev)
+/* The largest sample value a plot takes (W, MiB, %: far beyond any real one) and the largest time
+ * offset from the run's start (about 30 years); anything else is left out and counted. */
+#define SAMPLE_MAX 1e12
+#define SAMPLE_T_MAX 1e9
+
+static void sample_add(struct page *p, struct series *s, double x, double y)
+{
+	if (!isfinite(x) || fabs(x) > SAMPLE_T_MAX || !isfinite(y) || y < 0 || y > SAMPLE_MAX)
+		p->samples_dropped++;
+	else
+		series_add(s, x, y);
+}
+
+/* A device column: an integer id, else -1 (the row's values are left out). */
+static int sample_device(struct page *p, const char *file, long line, const char *v)
+{
+	double d = num(v);
+	if (d >= 0 && d <= 2147483647.0 && d == floor(d))
+		return (int)d;
+	gt_warn("%s/%s:%ld: device %s is not a device id; the row is left out of the plots", p->dir, file, line, v);
+	p->samples_dropped++;
+	return -1;
+}
+
+static void samples_done(struct page *p, const char *file, uint64_t dropped0)
+{
+	if (p->samples_dropped > dropped0)
+		gt_warn("%s/%s: %llu values left out of the plots (not finite, negative, above %.0e, or a time more "
+			"than %.0e s from the start)",
+			p->dir, file, (unsigned long long)(p->samples_dropped - dropped0), SAMPLE_MAX, SAMPLE_T_MAX);
+}
+
+static struct series *dev_series(struct page *p, struct series *arr, size_t *n, const char *what, int dev)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "%s gpu%d", what, dev);
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp(arr[i].name, name) == 0)
 			return &arr[i];
-	if (*n >= 16)
+	if (*n >= MAX_SERIES) {
+		p->series_dropped++;
 		return NULL;
+	}
 	struct series *s = &arr[(*n)++];
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	return s;
@@ -474,7 +523,10 @@ static void load_gpu_samples(struct page *p)
 	char *line = NULL;
 	size_t cap = 0;
 	int ct = -1, cd = -1, cp = -1, cm = -1, cu = -1, header = 1;
+	long lineno = 0;
+	uint64_t dropped0 = p->samples_dropped;
 	while (getline(&line, &cap, f) > 0) {
+		lineno++;
 		line[strcspn(line, "\r\n")] = 0;
 		char *fl[32];
 		int nf = gt_csv_split(line, fl, 32);
@@ -499,23 +551,24 @@ static void load_gpu_samples(struct page *p)
 			continue;
 		}
 		double t = ct < nf ? num(fl[ct]) : NAN;
-		int dev = cd >= 0 && cd < nf && !isnan(num(fl[cd])) ? (int)num(fl[cd]) : 0;
-		if (isnan(t))
+		int dev = cd >= 0 && cd < nf ? sample_device(p, "gpu_samples.csv", lineno, fl[cd]) : 0;
+		if (isnan(t) || dev < 0)
 			continue;
 		double x = (t - t_base(p)) / 1e9;
 		if (t_base(p) <= 0)
 			x = t / 1e9;
 		struct series *s;
-		if (cp >= 0 && cp < nf && !isnan(num(fl[cp])) && (s = dev_series(p->power, &p->npower, "power", dev)))
-			series_add(s, x, num(fl[cp]));
+		if (cp >= 0 && cp < nf && !isnan(num(fl[cp])) && (s = dev_series(p, p->power, &p->npower, "power", dev)))
+			sample_add(p, s, x, num(fl[cp]));
 		if (cm >= 0 && cm < nf && !isnan(num(fl[cm])) &&
-		    (s = dev_series(p->memused, &p->nmemused, "memory used", dev)))
-			series_add(s, x, num(fl[cm]));
-		if (cu >= 0 && cu < nf && !isnan(num(fl[cu])) && (s = dev_series(p->util, &p->nutil, "SM busy", dev)))
-			series_add(s, x, num(fl[cu]));
+		    (s = dev_series(p, p->memused, &p->nmemused, "memory used", dev)))
+			sample_add(p, s, x, num(fl[cm]));
+		if (cu >= 0 && cu < nf && !isnan(num(fl[cu])) && (s = dev_series(p, p->util, &p->nutil, "SM busy", dev)))
+			sample_add(p, s, x, num(fl[cu]));
 	}
 	free(line);
 	fclose(f);
+	samples_done(p, "gpu_samples.csv", dropped0);
 	snprintf(p->samples_src, sizeof(p->samples_src), "gpu_samples.csv");
 }
 
@@ -532,18 +585,20 @@ static void load_sampler_csv(struct page *p, const char *file, struct series *ar
 	int header = 1, ncol = 0;
 	double first = NAN;
 	size_t row = 0;
-	struct series *cols[16] = {0};
+	struct series *cols[MAX_SERIES] = {0};
+	uint64_t dropped0 = p->samples_dropped;
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\r\n")] = 0;
-		char *fl[17];
-		int nf = gt_csv_split(line, fl, 17);
+		char *fl[MAX_SERIES + 1];
+		int nf = gt_csv_split(line, fl, MAX_SERIES + 1);
 		if (nf < 1)
 			continue; /* malformed quoting: skip the row */
 		if (header) {
 			ncol = nf;
-			for (int i = 1; i < nf && i < 17; i++) {
+			for (int i = 1; i < nf && i <= MAX_SERIES; i++) {
 				const char *g = strstr(fl[i], "GPU");
-				cols[i - 1] = dev_series(arr, n, what, g ? atoi(g + 3) : i - 1);
+				long dev = g ? strtol(g + 3, NULL, 10) : i - 1;
+				cols[i - 1] = dev >= 0 && dev <= 2147483647L ? dev_series(p, arr, n, what, (int)dev) : NULL;
 			}
 			header = 0;
 			continue;
@@ -553,12 +608,13 @@ static void load_sampler_csv(struct page *p, const char *file, struct series *ar
 			first = t;
 		double x = isnan(t) ? (double)row : t - first;
 		row++;
-		for (int i = 1; i < nf && i < ncol && i < 17; i++)
+		for (int i = 1; i < nf && i < ncol && i <= MAX_SERIES; i++)
 			if (cols[i - 1] && !isnan(num(fl[i])))
-				series_add(cols[i - 1], x, num(fl[i]));
+				sample_add(p, cols[i - 1], x, num(fl[i]));
 	}
 	free(line);
 	fclose(f);
+	samples_done(p, file, dropped0);
 	if (!p->samples_src[0])
 		snprintf(p->samples_src, sizeof(p->samples_src), "%s", file);
 }
@@ -911,10 +967,10 @@ out:
 
 static void lines_section(FILE *f, const char *title, const char *ylabel, const struct series *s, size_t n)
 {
-	struct gt_series gs[16];
-	for (size_t i = 0; i < n && i < 16; i++)
+	struct gt_series gs[MAX_SERIES];
+	for (size_t i = 0; i < n && i < MAX_SERIES; i++)
 		gs[i] = (struct gt_series){s[i].name, s[i].x, s[i].y, s[i].n};
-	gt_svg_lines(f, title, ylabel, gs, n < 16 ? n : 16);
+	gt_svg_lines(f, title, ylabel, gs, n < MAX_SERIES ? n : MAX_SERIES);
 }
 
 static void sec_power(FILE *f, const struct page *p)
@@ -938,6 +994,9 @@ static void sec_power(FILE *f, const struct page *p)
 		lines_section(f, "SM busy (sampled)", "%", p->util, p->nutil);
 	if (p->samples_src[0])
 		fprintf(f, "<p class=\"note\">Samples from %s.</p>\n", p->samples_src);
+	if (p->series_dropped)
+		fprintf(f, "<p class=\"note\">Each plot draws at most %d lines (GPUs); %zu more were left out.</p>\n",
+			MAX_SERIES, p->series_dropped);
 }
 
 static void sec_lib(FILE *f, const struct page *p)
@@ -1009,7 +1068,7 @@ static void sec_lib(FILE *f, const struct page *p)
 		gt_svg_hbars(f, "gain of the best algorithm over the recorded one", bars, nb, "%");
 	else if (p->nperf == 0)
 		fputs("<p class=\"note\">No library_perf.csv: run <code>gputap libperf DIR/library_trace.csv -o "
-		      "DIR/library_perf.csv</code> on a GPU to time the recorded GEMMs.</p>\n",
+		      "DIR/library_perf.csv</code> on a GPU to time the recorded GEMMs, cuDNN convolutions and NCCL collectives.</p>\n",
 		      f);
 	if (p->perf_err[0])
 		absent(f, p->perf_err);
@@ -1044,11 +1103,12 @@ static int write_page(FILE *f, const struct page *p)
 /* ---------------- terminal summary ---------------- */
 static void summary(FILE *f, const struct page *p, const char *html)
 {
-	char b[64], b2[64];
-	fprintf(f, "gputap report: %s\n", p->dir);
+	/* names from the run's files are shown with their control bytes as \xNN (core/log.h) */
+	char b[64], b2[64], esc[1024];
+	fprintf(f, "gputap report: %s\n", gt_term_str(p->dir, esc, sizeof(esc)));
 	if (p->run) {
 		const char *c = run_str(p, "command", b, sizeof(b));
-		fprintf(f, "  command      %s\n", c ? c : "?");
+		fprintf(f, "  command      %s\n", c ? gt_term_str(c, esc, sizeof(esc)) : "?");
 		const char *w = run_str(p, "wall_s", b, sizeof(b));
 		const char *e = run_str(p, "exit_status", b2, sizeof(b2));
 		fprintf(f, "  duration     %s s, exit status %s\n", w ? w : "?", e ? e : "?");
@@ -1061,7 +1121,8 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
 			p->nlanes + p->lanes_dropped);
 	} else {
-		fprintf(f, "  GPU work     none recorded (%s)\n", p->trace_err[0] ? p->trace_err : "no GPU activity");
+		fprintf(f, "  GPU work     none recorded (%s)\n",
+			p->trace_err[0] ? gt_term_str(p->trace_err, esc, sizeof(esc)) : "no GPU activity");
 	}
 	if (p->an && p->an->kernel_time_ns + p->an->nccl_time_ns > 0) {
 		double tot = p->an->kernel_time_ns + p->an->nccl_time_ns;
@@ -1080,7 +1141,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			if (bi == (size_t)-1)
 				break;
 			best[nb++] = bi;
-			fprintf(f, "%s %s %.1f%%", k ? "," : ":", p->an->classes[bi].name,
+			fprintf(f, "%s %s %.1f%%", k ? "," : ":", gt_term_str(p->an->classes[bi].name, esc, sizeof(esc)),
 				tot > 0 ? 100 * p->an->classes[bi].time_ns / tot : 0);
 		}
 		if (p->an->nccl_time_ns > 0)

@@ -67,6 +67,35 @@ static double nice_step(double range, int n)
 	return (m < 1.5 ? 1 : m < 3 ? 2 : m < 7 ? 5 : 10) * p;
 }
 
+/* Make [*lo, *hi] a range a plot can divide by: finite, and wider than the rounding step of a
+ * double at that magnitude (a flat series at -1e20 has hi - lo = 0). */
+static void plot_range(double *lo, double *hi)
+{
+	if (!isfinite(*lo) || !isfinite(*hi) || !isfinite(*hi - *lo)) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	double mag = fmax(fabs(*lo), fabs(*hi));
+	if (!(*hi - *lo > mag * 4e-16)) {
+		double pad = fmax(mag * 1e-12, 0.5);
+		*lo -= pad;
+		*hi += pad;
+	}
+}
+
+/* Ticks of `step` in [lo, hi]: how many (at most MAX_TICKS) and the first.  Counted, so a step
+ * too small to move the value can never loop. */
+#define MAX_TICKS 64
+static int ticks(double lo, double hi, double step, double *first)
+{
+	if (!(step > 0) || !isfinite(step) || !(hi >= lo))
+		return 0;
+	*first = ceil(lo / step) * step;
+	double n = floor((hi - *first) / step * (1 + 1e-9)) + 1;
+	return !(n > 0) ? 0 : n > MAX_TICKS ? MAX_TICKS : (int)n;
+}
+
 static void fmt_tick(char *b, size_t n, double v)
 {
 	if (fabs(v) < 1e-12)
@@ -100,16 +129,18 @@ static void axes(FILE *f, int h, double x0, double x1, double y0, double y1, con
 {
 	int pw = W - ML - MR, ph = h - MT - MB;
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"frame\"/>\n", ML, MT, pw, ph);
-	double sy = nice_step(y1 - y0, 5);
+	double sy = nice_step(y1 - y0, 5), v0 = 0;
 	char b[32];
-	for (double v = ceil(y0 / sy) * sy; v <= y1 + sy * 1e-9; v += sy) {
+	for (int i = 0, nt = ticks(y0, y1, sy, &v0); i < nt; i++) {
+		double v = v0 + i * sy;
 		double py = MT + ph - (v - y0) / (y1 - y0) * ph;
 		fmt_tick(b, sizeof(b), v);
 		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", ML, ML + pw, py, py);
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"yt\">%s</text>\n", ML - 6, py + 4, b);
 	}
 	double sx = nice_step(x1 - x0, 8);
-	for (double v = ceil(x0 / sx) * sx; v <= x1 + sx * 1e-9; v += sx) {
+	for (int i = 0, nt = ticks(x0, x1, sx, &v0); i < nt; i++) {
+		double v = v0 + i * sx;
 		double px = ML + (v - x0) / (x1 - x0) * pw;
 		fmt_tick(b, sizeof(b), v);
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">%s</text>\n", px, MT + ph + 16, b);
@@ -140,10 +171,8 @@ void gt_svg_lines(FILE *f, const char *title, const char *ylabel, const struct g
 		x1 = 1;
 		y1 = 1;
 	}
-	if (x1 <= x0)
-		x1 = x0 + 1;
-	if (y1 <= y0)
-		y1 = y0 + 1;
+	plot_range(&x0, &x1);
+	plot_range(&y0, &y1);
 	y1 += (y1 - y0) * 0.05;
 	svg_open(f, h, title);
 	axes(f, h, x0, x1, y0, y1, "time since start (s)", ylabel);
@@ -173,14 +202,15 @@ void gt_svg_hbars(FILE *f, const char *title, const struct gt_bar *b, size_t n, 
 	int h = MT + (int)n * row + 20;
 	double mx = 0;
 	for (size_t i = 0; i < n; i++)
-		mx = fmax(mx, b[i].value);
+		if (isfinite(b[i].value))
+			mx = fmax(mx, b[i].value);
 	if (mx <= 0)
 		mx = 1;
 	svg_open(f, h, title);
 	int pw = W - lw - 240;
 	for (size_t i = 0; i < n; i++) {
 		int y = MT + (int)i * row;
-		double bw = b[i].value / mx * pw;
+		double bw = isfinite(b[i].value) && b[i].value > 0 ? b[i].value / mx * pw : 0;
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"bl\">", lw - 8, y + 15);
 		char lab[64];
 		snprintf(lab, sizeof(lab), "%.60s", b[i].label ? b[i].label : "");
@@ -209,16 +239,17 @@ void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, s
 			s += fmax(0, values[i * ncats + c]);
 		mx = fmax(mx, s);
 	}
-	if (mx <= 0)
+	if (!(mx > 0) || !isfinite(mx))
 		mx = 1;
 	svg_open(f, h, title);
 	int pw = W - ML - MR, ph = h - MT - MB;
 	char yl[64];
 	snprintf(yl, sizeof(yl), "%s", unit);
-	double sy = nice_step(mx, 5);
+	double sy = nice_step(mx, 5), v0 = 0;
 	char b[32];
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"frame\"/>\n", ML, MT, pw, ph);
-	for (double v = 0; v <= mx * 1.0001; v += sy) {
+	for (int i = 0, nt = ticks(0, mx * 1.0001, sy, &v0); i < nt; i++) {
+		double v = v0 + i * sy;
 		double py = MT + ph - v / mx * ph;
 		fmt_tick(b, sizeof(b), v);
 		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/><text x=\"%d\" "
@@ -267,8 +298,7 @@ void gt_svg_timeline(FILE *f, const char *title, const struct gt_tl_lane *lanes,
 {
 	int lh = 18, lw = 230;
 	int h = MT + (int)nlanes * lh + 50;
-	if (t1 <= t0)
-		t1 = t0 + 1;
+	plot_range(&t0, &t1);
 	svg_open(f, h, title);
 	int pw = W - lw - 30;
 	static const char *const kind_col[3] = {"#4e79a7", "#e15759", "#59a14f"};
@@ -289,10 +319,11 @@ void gt_svg_timeline(FILE *f, const char *title, const struct gt_tl_lane *lanes,
 		fputc('\n', f);
 	}
 	/* time axis in seconds from t0 */
-	double span_s = (t1 - t0) / 1e9, st = nice_step(span_s, 8);
+	double span_s = (t1 - t0) / 1e9, st = nice_step(span_s, 8), v0 = 0;
 	int ya = MT + (int)nlanes * lh + 14;
 	char b[32];
-	for (double v = 0; v <= span_s * 1.0001; v += st) {
+	for (int i = 0, nt = ticks(0, span_s * 1.0001, st, &v0); i < nt; i++) {
+		double v = v0 + i * st;
 		double x = lw + v / span_s * pw;
 		fmt_tick(b, sizeof(b), v);
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">%s</text>", x, ya, b);

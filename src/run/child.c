@@ -19,6 +19,7 @@ static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIG
 
 static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t last_forwarded;
+static volatile sig_atomic_t pending; /* a signal that came before the command started */
 static struct sigaction saved[NFWD];
 static int installed;
 
@@ -109,6 +110,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		else if (!from_tty)
 			kill(pid, sig);
 		last_forwarded = sig;
+	} else if (!pending) {
+		pending = sig; /* during set-up: the command must not start */
 	}
 	errno = saved_errno;
 }
@@ -124,6 +127,7 @@ int gt_child_signals_install(void)
 		if (sigaction(fwd_signals[i], &sa, &saved[i]) < 0)
 			return -errno;
 	installed = 1;
+	pending = 0;
 	return 0;
 }
 
@@ -142,6 +146,11 @@ int gt_child_last_forwarded(void)
 	return (int)last_forwarded;
 }
 
+int gt_child_pending_signal(void)
+{
+	return (int)pending;
+}
+
 pid_t gt_child_start(char *const *argv, char *const *envp, int *exec_errno)
 {
 	*exec_errno = 0;
@@ -156,6 +165,14 @@ pid_t gt_child_start(char *const *argv, char *const *envp, int *exec_errno)
 	for (size_t i = 0; i < NFWD; i++)
 		sigaddset(&block, fwd_signals[i]);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
+	if (pending) {
+		/* interrupted during set-up: the command is not started */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		close(pfd[0]);
+		close(pfd[1]);
+		*exec_errno = EINTR;
+		return -1;
+	}
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);

@@ -12,7 +12,9 @@
  * a terminal's Ctrl-C already reaches it: signals the kernel sent on behalf
  * of the terminal (si_code SI_KERNEL) are not sent a second time.  If the
  * child made itself a process-group leader (a shell with job control, a
- * launcher using setsid), the signal goes to its whole group.
+ * launcher using setsid), the signal goes to its whole group.  A signal that
+ * arrives after the handlers are installed but before the command started
+ * (during set-up) is kept: the command is then not started at all.
  */
 #ifndef GT_RUN_CHILD_H
 #define GT_RUN_CHILD_H
@@ -37,7 +39,8 @@ void gt_child_signals_restore(void);
 
 /* Start argv[0] (searched in PATH) with `envp`.  Returns the pid, or
  * -1 with *exec_errno set when the command could not be executed
- * (the child has then already been reaped).  */
+ * (the child has then already been reaped), EINTR when a signal came
+ * during set-up (gt_child_pending_signal() says which).  */
 pid_t gt_child_start(char *const *argv, char *const *envp, int *exec_errno);
 
 /* Wait for the child, forwarding signals meanwhile.  Returns the raw wait
@@ -51,5 +54,7 @@ int gt_exit_code(int wstatus);
 int gt_exec_failure_code(int err);
 /* Signals forwarded so far (for run.json), by number; 0 if none. */
 int gt_child_last_forwarded(void);
+/* The signal that came during set-up (before the command started), 0 if none. */
+int gt_child_pending_signal(void);
 
 #endif

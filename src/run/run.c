@@ -20,6 +20,7 @@
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
 #include "export/export.h"
+#include "export/ofile.h"
 #include "report/report.h"
 #include "run/child.h"
 #include "core/sort.h"
@@ -456,6 +457,15 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 	if (o->outdir) {
 		snprintf(path, sizeof(path), "%s", o->outdir);
 		struct stat st;
+		char to[PATH_MAX];
+		ssize_t tl;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) < 0 &&
+		    (tl = readlink(path, to, sizeof(to) - 1)) >= 0) {
+			to[tl] = '\0';
+			gt_error("-o %s: is a symbolic link to '%s', which does not exist; create it or choose another "
+				 "directory", path, to);
+			return 2;
+		}
 		if (stat(path, &st) == 0) {
 			char rj[PATH_MAX + 16];
 			snprintf(rj, sizeof(rj), "%s/run.json", path);
@@ -473,7 +483,7 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 		gt_error("could not find a free name for the run directory");
 		return 125;
 	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+	if (gt_mkdirs(path) < 0) { /* with its parents, as the help says */
 		gt_error("cannot create run directory %s: %s", path, strerror(errno));
 		return 125;
 	}
@@ -624,6 +634,8 @@ int gt_run_execute(const struct gt_run_opts *o)
 		const struct gt_action *a = &r->plan.actions[i];
 		if (a->kind != GT_ACT_SETUP)
 			continue;
+		if (gt_child_pending_signal())
+			break; /* Ctrl-C during set-up: no more set-up, and no command */
 		record_action(r, a->kind, a->tool);
 		if (r->plan.tools.t[a->tool].def->kind == GT_TOOL_SAMPLER)
 			setup_sampler(r, a->tool);
@@ -638,6 +650,11 @@ int gt_run_execute(const struct gt_run_opts *o)
 		int ws = gt_child_wait(pid, &r->child_ru);
 		r->wstatus = ws < 0 ? 0 : ws;
 		r->exit_code = ws < 0 ? 1 : gt_exit_code(ws);
+	} else if (r->exec_errno == EINTR && gt_child_pending_signal()) {
+		int sig = gt_child_pending_signal();
+		r->exit_code = 128 + sig;
+		r->forwarded_signal = 0;
+		warnf(r, "%s (signal %d) during set-up: the command was not started", strsignal(sig), sig);
 	} else {
 		r->exit_code = gt_exec_failure_code(r->exec_errno);
 		if (r->exec_errno == ENOENT)

@@ -64,7 +64,13 @@
 	X(cuModuleLoadDataEx)                                                                      \
 	X(cuModuleLoadFatBinary)                                                                   \
 	X(cuLibraryLoadData)                                                                       \
-	X(cuLibraryLoadFromFile)
+	X(cuLibraryLoadFromFile)                                                                   \
+	X(cuMemCreate)                                                                             \
+	X(cuMemRelease)                                                                            \
+	X(cuMemMap)                                                                                \
+	X(cuMemUnmap)                                                                              \
+	X(cuMemAddressReserve)                                                                     \
+	X(cuMemAddressFree)
 
 #define GT_TAP_API_ENUM(n) GT_API_##n,
 enum gt_api_id { GT_ALNAIR_NAMES(GT_TAP_API_ENUM) GT_TAP_EXTRA_APIS(GT_TAP_API_ENUM) GT_API_N };

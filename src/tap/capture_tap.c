@@ -27,7 +27,8 @@ static struct {
 	struct gt_capture cap;
 	char spec[512];
 	char control[4096]; /* DIR/<proc>/control, "" without an output folder */
-	uint64_t launches_at_open, launches_in_window;
+	uint64_t launches_at_open, launches_in_window, graphs_at_open;
+	int graphs_in_window; /* graph launches: their kernel count is not known, wait for quiet */
 	int draining;
 	uint64_t drain_since, kept_prev;
 	uint64_t refused; /* windows that could not start: another CUPTI client */
@@ -88,6 +89,7 @@ static void apply(int d, const struct gt_capture *before)
 	if (d > 0) {
 		X.draining = 0;
 		X.launches_at_open = launches();
+		X.graphs_at_open = atomic_load(&gt_tap.api[GT_API_cuGraphLaunch].count);
 		if (gt_cupti_capture_open() < 0) {
 			X.refused++;
 			gt_warn("a capture window opened but another CUPTI client holds this process: it records "
@@ -98,7 +100,9 @@ static void apply(int d, const struct gt_capture *before)
 		atomic_store(&gt_cap_live, 0);
 		gt_cupti_capture_close();
 		X.launches_in_window = launches() - X.launches_at_open;
+		X.graphs_in_window = atomic_load(&gt_tap.api[GT_API_cuGraphLaunch].count) != X.graphs_at_open;
 		X.draining = 1;
+		gt_tap_wake_writer(); /* the sooner CUPTI goes, the less the rest of the run pays */
 		X.drain_since = gt_now_ns();
 		X.kept_prev = (uint64_t)-1;
 	}
@@ -257,18 +261,22 @@ void gt_capture_tap_tick(void)
 	pthread_mutex_lock(&X.mu);
 	int draining = X.draining && !atomic_load(&gt_cap_live);
 	uint64_t want = X.launches_in_window, since = X.drain_since, prev = X.kept_prev;
+	int graphs = X.graphs_in_window;
 	pthread_mutex_unlock(&X.mu);
 	if (!draining)
 		return;
-	/* the GPU work launched in the window is kept whole: wait for its records, then finalize */
+	/* the GPU work launched in the window is kept whole: wait for its records, then finalize
+	 * (with graph launches the kernel count is unknown: wait until two flushes bring nothing new) */
 	uint64_t kept = gt_cupti_capture_flush();
 	int timed_out = gt_now_ns() - since > DRAIN_MAX_NS;
-	if ((kept >= want && kept == prev) || timed_out) {
+	if ((kept >= want && (!graphs || kept == prev)) || timed_out) {
 		pthread_mutex_lock(&X.mu);
 		if (X.draining && !atomic_load(&gt_cap_live)) {
 			X.draining = 0;
 			if (timed_out && kept < want)
 				X.undelivered++;
+			gt_info("capture window closed: %llu of %llu kernels delivered after %.3f ms",
+				(unsigned long long)kept, (unsigned long long)want, (double)(gt_now_ns() - since) / 1e6);
 			gt_cupti_capture_request_finalize();
 		}
 		pthread_mutex_unlock(&X.mu);
@@ -277,6 +285,11 @@ void gt_capture_tap_tick(void)
 		X.kept_prev = kept;
 		pthread_mutex_unlock(&X.mu);
 	}
+}
+
+int gt_capture_tap_busy(void)
+{
+	return X.mode && X.draining;
 }
 
 void gt_capture_tap_finish(void)

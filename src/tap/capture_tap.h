@@ -30,6 +30,10 @@ void gt_capture_tap_range_close(uint64_t key, int top_level);
 void gt_capture_tap_profiler(int start);
 /* The writer thread, at every wake-up: time windows, trigger requests, CUPTI finalize after a close. */
 void gt_capture_tap_tick(void);
+/* 1 while a closed window's GPU records are awaited: the writer then wakes every few ms. */
+int gt_capture_tap_busy(void);
+/* tap/tap.c: wake the writer thread now */
+void gt_tap_wake_writer(void);
 /* At exit: close open windows. */
 void gt_capture_tap_finish(void);
 /* For run summaries: "nvtx:step@3-4 (1 of 1 opened)", "" when capture is off. */

@@ -15,6 +15,7 @@
 
 #include "core/log.h"
 #include "gpu/probe.h"
+#include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/tap.h"
 
@@ -58,13 +59,40 @@ static struct {
  * finalize runs at the exit of the next driver callback, where no other CUPTI
  * call of that thread is in flight (what CUPTI recommends for a detach).
  */
+#define GT_CAP_SPANS 64
 static struct {
-	_Atomic uint64_t last_corr;  /* correlation id of the last launch seen */
-	_Atomic uint64_t corr_hi;    /* GPU records above this id were launched after the window */
-	_Atomic uint64_t kernels;    /* kernel records kept since the window opened */
-	_Atomic int finalize;        /* 1: finalize at the next callback exit */
-	pthread_mutex_t mu;          /* flushes by the writer vs the finalize */
-} K = {.corr_hi = UINT64_MAX, .mu = PTHREAD_MUTEX_INITIALIZER};
+	_Atomic uint64_t last_corr; /* correlation id of the last launch seen */
+	/* correlation ids launched inside windows: [lo, hi], hi = UINT64_MAX while open; GPU records
+	 * outside every span were launched between windows (CUPTI delivers them late) */
+	_Atomic uint64_t lo[GT_CAP_SPANS], hi[GT_CAP_SPANS];
+	_Atomic int nspans;         /* 0 without capture windows: every record is kept */
+	_Atomic uint64_t kernels;   /* kernel records kept since the window opened */
+	_Atomic int finalize;       /* 1: finalize at the next callback exit */
+	/* CUPTI numbers correlation ids from 1 again after a finalize: ids are offset by the last id
+	 * of the earlier CUPTI sessions, so that they stay unique in the trace */
+	_Atomic uint64_t era_base;
+	pthread_mutex_t mu;         /* flushes by the writer vs the finalize */
+} K = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static _Atomic uint64_t max_corr; /* the largest id any record carried, for the next session's base */
+
+static uint64_t corr_of(uint32_t id)
+{
+	return id ? id + atomic_load_explicit(&K.era_base, memory_order_relaxed) : 0;
+}
+
+/* corr_of for records (not on a launch path): also keeps the largest id seen */
+static uint64_t corr_rec(uint32_t id)
+{
+	if (!id)
+		return 0;
+	uint64_t c = corr_of(id);
+	uint64_t m = atomic_load_explicit(&max_corr, memory_order_relaxed);
+	while (c > m && !atomic_compare_exchange_weak_explicit(&max_corr, &m, c, memory_order_relaxed,
+							       memory_order_relaxed)) {
+	}
+	return c;
+}
 #undef GT_CUPTI_PTR
 
 #define GT_CUPTI_BUF (4u << 20)
@@ -107,7 +135,14 @@ static uint64_t ts(uint64_t t)
 /* GPU work launched after a capture window closed (CUPTI still on until the finalize). */
 static int after_window(uint64_t corr)
 {
-	return corr > atomic_load_explicit(&K.corr_hi, memory_order_relaxed);
+	int n = atomic_load_explicit(&K.nspans, memory_order_acquire);
+	if (n == 0 || corr == 0)
+		return 0;
+	for (int i = n - 1; i >= 0; i--)
+		if (corr >= atomic_load_explicit(&K.lo[i], memory_order_relaxed) &&
+		    corr <= atomic_load_explicit(&K.hi[i], memory_order_relaxed))
+			return 0;
+	return 1;
 }
 
 static void convert(const CUpti_Activity *a)
@@ -127,7 +162,7 @@ static void convert(const CUpti_Activity *a)
 		r.stream = k->streamId;
 		r.start_ns = ts(k->start);
 		r.end_ns = ts(k->end);
-		r.corr_id = k->correlationId;
+		r.corr_id = corr_rec(k->correlationId);
 		r.grid[0] = (uint32_t)k->gridX;
 		r.grid[1] = (uint32_t)k->gridY;
 		r.grid[2] = (uint32_t)k->gridZ;
@@ -143,6 +178,7 @@ static void convert(const CUpti_Activity *a)
 			break;
 		atomic_fetch_add_explicit(&K.kernels, 1, memory_order_relaxed);
 		gt_tap_put(&r, sizeof(r));
+		gt_api_on_kernel(r.corr_id, r.start_ns, r.end_ns);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -161,7 +197,7 @@ static void convert(const CUpti_Activity *a)
 		r.start_ns = ts(m->start);
 		r.end_ns = ts(m->end);
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.graph_id = m->graphId;
 		if (after_window(r.corr_id))
 			break;
@@ -185,7 +221,7 @@ static void convert(const CUpti_Activity *a)
 		r.start_ns = ts(m->start);
 		r.end_ns = ts(m->end);
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.graph_id = m->graphId;
 		if (after_window(r.corr_id))
 			break;
@@ -205,7 +241,7 @@ static void convert(const CUpti_Activity *a)
 		r.start_ns = ts(m->start);
 		r.end_ns = ts(m->end);
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.graph_id = m->graphId;
 		if (after_window(r.corr_id))
 			break;
@@ -225,7 +261,7 @@ static void convert(const CUpti_Activity *a)
 		r.ts_ns = ts(m->timestamp);
 		r.address = m->address;
 		r.bytes = m->bytes;
-		r.corr_id = m->correlationId;
+		r.corr_id = corr_rec(m->correlationId);
 		r.stream = m->streamId;
 		gt_tap_put(&r, sizeof(r));
 		break;
@@ -257,11 +293,13 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	struct gt_tls *t = &gt_tls;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (cb->callbackSite == CUPTI_API_ENTER) {
-			t->corr = cb->correlationId;
-			atomic_store_explicit(&K.last_corr, cb->correlationId, memory_order_relaxed);
+			t->corr = corr_of(cb->correlationId);
+			if (gt_capture_tap_mode())
+				atomic_store_explicit(&K.last_corr, t->corr, memory_order_relaxed);
 		} else if (atomic_load_explicit(&K.finalize, memory_order_relaxed)) {
 			gt_cupti_capture_finalize();
 		}
+		gt_api_driver_callback(cbid, cb); /* range links; calls the hooks cannot see */
 		return;
 	}
 	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || t->in_runtime || t->guard || !atomic_load(&gt_tap.on))
@@ -287,7 +325,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	}
 	int rc = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
 	t->guard++;
-	gt_tap_api_done(api, t0, t1, rc, count, kind, 0, cb->correlationId);
+	gt_tap_api_done(api, t0, t1, rc, count, kind, 0, corr_of(cb->correlationId));
 	t->guard--;
 }
 
@@ -309,8 +347,9 @@ static int start_cupti(void)
 	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
 	 * which CUPTI otherwise checks on every runtime call. */
 	int static_rt = !runtime_is_shared();
-	/* capture windows need the launch callbacks: correlation ids, and a place to finalize */
-	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode());
+	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
+	 * for capture windows a place to finalize */
+	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
 	if (!gpu0 && !static_rt && !corr)
 		return 0;
 	if (C.lib)
@@ -348,7 +387,7 @@ loaded:;
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
 			"process: gputap records no GPU activity; host-side metrics and API records go on");
-		return -1;
+		return -EBUSY;
 	}
 	if (sr == CUPTI_SUCCESS) {
 		C.subscribed = 1;
@@ -369,6 +408,11 @@ loaded:;
 			};
 			for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++)
 				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch[i]);
+			/* memory calls, when the driver hooks are not in effect (in-process start) */
+			const CUpti_CallbackId *ids;
+			size_t nids = gt_api_callback_ids(&ids);
+			for (size_t i = 0; i < nids; i++)
+				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
 		}
 	} else {
 		const char *msg = "?";
@@ -414,28 +458,43 @@ int gt_cupti_start(void)
 int gt_cupti_capture_open(void)
 {
 	atomic_store(&K.finalize, 0);
-	atomic_store(&K.corr_hi, UINT64_MAX);
 	atomic_store(&K.kernels, 0);
+	int n = atomic_load(&K.nspans);
+	if (n < GT_CAP_SPANS) {
+		atomic_store(&K.lo[n], atomic_load(&K.last_corr) + 1);
+		atomic_store(&K.hi[n], UINT64_MAX);
+		atomic_store_explicit(&K.nspans, n + 1, memory_order_release);
+	} else {
+		atomic_store(&K.hi[n - 1], UINT64_MAX); /* out of spans: the last one stretches */
+	}
 	if (atomic_load(&C.yielded))
 		return -1;
 	if (!C.cuinit)
 		return 0; /* CUPTI starts at cuInit, the window being open */
 	pthread_mutex_lock(&K.mu);
+	uint64_t t0 = gt_now_ns();
+	int was = C.started;
 	int rc = gt_cupti_start();
+	if (!was)
+		gt_info("CUPTI started for a capture window (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
 	pthread_mutex_unlock(&K.mu);
 	return rc;
 }
 
 void gt_cupti_capture_close(void)
 {
-	atomic_store(&K.corr_hi, atomic_load(&K.last_corr));
+	int n = atomic_load(&K.nspans);
+	if (n > 0)
+		atomic_store(&K.hi[n - 1], atomic_load(&K.last_corr));
 }
 
 uint64_t gt_cupti_capture_flush(void)
 {
 	pthread_mutex_lock(&K.mu);
+	/* a default flush: only buffers whose records are all complete (a forced one would hand over
+	 * a kernel still running, with no end time, and it would never come again) */
 	if (C.started && atomic_load(&gt_cupti_active))
-		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		C.cuptiActivityFlushAll(0);
 	pthread_mutex_unlock(&K.mu);
 	return atomic_load(&K.kernels);
 }
@@ -461,7 +520,9 @@ void gt_cupti_capture_finalize(void)
 			for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 				C.cuptiActivityDisable(kinds[i]);
 		}
+		uint64_t t0 = gt_now_ns();
 		CUptiResult r = C.cuptiFinalize();
+		gt_info("CUPTI finalized after a capture window (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
 		if (r != CUPTI_SUCCESS) {
 			const char *msg = "?";
 			C.cuptiGetResultString(r, &msg);
@@ -470,6 +531,8 @@ void gt_cupti_capture_finalize(void)
 			C.started = 0;
 			C.subscribed = 0;
 			atomic_store(&gt_cupti_active, 0);
+			uint64_t m = atomic_load(&max_corr), l = atomic_load(&K.last_corr);
+			atomic_store(&K.era_base, m > l ? m : l); /* the next session counts on */
 		}
 		gt_tls.guard = saved;
 	}

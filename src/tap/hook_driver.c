@@ -10,6 +10,7 @@
 #include <cuda.h>
 #include <string.h>
 
+#include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/tap.h"
 
@@ -37,6 +38,11 @@ static int copy_kind(CUmemorytype s, CUmemorytype d)
 	ptr = (uint64_t)(p);                                                                       \
 	if (r == CUDA_SUCCESS)                                                                     \
 		gt_tap_mem_free(ptr);
+/* virtual memory (tap/api.h): physical handles in mem_used, mappings as memory records */
+#define P_VMM(op, p, n, h)                                                                         \
+	ptr = (uint64_t)(p);                                                                       \
+	bytes = (n);                                                                               \
+	gt_api_vmm(op, (int)r, ptr, bytes, (uint64_t)(h));
 
 /* X(name, "base", minver, maxver, api, (params), (args), post, ptname) */
 #define GT_DRIVER_HOOKS(X)                                                                                    \
@@ -197,7 +203,22 @@ static int copy_kind(CUmemorytype s, CUmemorytype d)
 	  bytes = 2 * w * h;, cuMemsetD2D16Async_ptsz)                                                        \
 	X(cuMemsetD2D32Async, "cuMemsetD2D32Async", 3020, 0, cuMemsetD2D32Async,                              \
 	  (CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s), (d, p, v, w, h, s),      \
-	  bytes = 4 * w * h;, cuMemsetD2D32Async_ptsz)
+	  bytes = 4 * w * h;, cuMemsetD2D32Async_ptsz) \
+	X(cuMemCreate, "cuMemCreate", 10020, 0, cuMemCreate,                                                  \
+	  (CUmemGenericAllocationHandle * h, size_t n, const CUmemAllocationProp *p, unsigned long long f),   \
+	  (h, n, p, f), P_VMM(GT_VMM_CREATE, 0, n, r == CUDA_SUCCESS ? *h : 0), gt_nopt_cuMemCreate)          \
+	X(cuMemRelease, "cuMemRelease", 10020, 0, cuMemRelease, (CUmemGenericAllocationHandle h), (h),        \
+	  P_VMM(GT_VMM_RELEASE, 0, 0, h), gt_nopt_cuMemRelease)                                               \
+	X(cuMemMap, "cuMemMap", 10020, 0, cuMemMap,                                                           \
+	  (CUdeviceptr p, size_t n, size_t o, CUmemGenericAllocationHandle h, unsigned long long f),          \
+	  (p, n, o, h, f), P_VMM(GT_VMM_MAP, p, n, h), gt_nopt_cuMemMap)                                      \
+	X(cuMemUnmap, "cuMemUnmap", 10020, 0, cuMemUnmap, (CUdeviceptr p, size_t n), (p, n),                 \
+	  P_VMM(GT_VMM_UNMAP, p, n, 0), gt_nopt_cuMemUnmap)                                                   \
+	X(cuMemAddressReserve, "cuMemAddressReserve", 10020, 0, cuMemAddressReserve,                          \
+	  (CUdeviceptr * p, size_t n, size_t al, CUdeviceptr a, unsigned long long f), (p, n, al, a, f),      \
+	  bytes = n; if (r == CUDA_SUCCESS) ptr = (uint64_t)*p;, gt_nopt_cuMemAddressReserve)                  \
+	X(cuMemAddressFree, "cuMemAddressFree", 10020, 0, cuMemAddressFree, (CUdeviceptr p, size_t n), (p, n), \
+	  bytes = n; ptr = (uint64_t)p;, gt_nopt_cuMemAddressFree)
 
 #define GT_HOOK_ENUM(name, base, minv, maxv, api, params, args, post, ptname) GT_HOOK_##name,
 enum { GT_DRIVER_HOOKS(GT_HOOK_ENUM) GT_HOOK_N };

@@ -10,6 +10,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "gputap.h"
+#include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/openrange.h"
 #include "tap/tap.h"
@@ -64,7 +65,7 @@ static int domain_depth(const struct gt_slot *s, int below, uint32_t domain)
 	return n;
 }
 
-static int do_push(uint32_t name, uint32_t domain)
+static int do_push(uint32_t name, uint32_t domain, int user)
 {
 	struct gt_slot *s = gt_tap_slot();
 	if (!s)
@@ -74,9 +75,12 @@ static int do_push(uint32_t name, uint32_t domain)
 		return d; /* deeper than we keep: counted as lost at its pop */
 	struct gt_nest *n = &s->stack[d];
 	n->id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
-	n->start_ns = gt_now_ns();
 	n->name_id = name;
 	n->domain_id = domain;
+	n->node = 0;
+	if (user)
+		gt_api_range_open(s, d); /* its path, for the per-range results */
+	n->start_ns = gt_now_ns();
 	gt_capture_tap_range_open(name, n->id, d == 0, n->start_ns);
 	return domain_depth(s, d, domain);
 }
@@ -117,6 +121,8 @@ static int do_pop(uint8_t kind, uint32_t domain)
 	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
 		gt_tap_put(&r, sizeof(r));
 	gt_capture_tap_range_close(n.id, d == 0);
+	if (n.node)
+		gt_api_range_close(&n, r.end_ns);
 	return level;
 }
 
@@ -191,21 +197,21 @@ static void do_end(uint64_t id)
 static int NVTX_API nv_push_a(const char *m)
 {
 	NV_ENTER(0);
-	int d = do_push(m ? gt_strtab_intern(&gt_tap.strs, m, strlen(m)) : 0, 0);
+	int d = do_push(m ? gt_strtab_intern(&gt_tap.strs, m, strlen(m)) : 0, 0, 0);
 	NV_LEAVE();
 	return d;
 }
 static int NVTX_API nv_push_w(const wchar_t *m)
 {
 	NV_ENTER(0);
-	int d = do_push(intern_wide(m), 0);
+	int d = do_push(intern_wide(m), 0, 0);
 	NV_LEAVE();
 	return d;
 }
 static int NVTX_API nv_push_ex(const nvtxEventAttributes_t *a)
 {
 	NV_ENTER(0);
-	int d = do_push(intern_attr(a), 0);
+	int d = do_push(intern_attr(a), 0, 0);
 	NV_LEAVE();
 	return d;
 }
@@ -288,7 +294,7 @@ static void NVTX_API nv_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
 static int NVTX_API nv_dpush_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
 	NV_ENTER(0);
-	int r = do_push(intern_attr(a), dom_id(d));
+	int r = do_push(intern_attr(a), dom_id(d), 0);
 	NV_LEAVE();
 	return r;
 }
@@ -383,19 +389,41 @@ GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 
 /* ---- public API (include/gputap.h) ---- */
 
+/*
+ * The public ranges are NVTX ranges too, emitted whether or not gputap
+ * records, so that nsys, ncu or torch.profiler see them.  The NVTX call is
+ * made with the guard up: when NVTX's injection is this library itself, the
+ * range is not recorded twice.
+ */
 GT_EXPORT int gputap_range_push(const char *name)
 {
-	NV_ENTER(-1);
-	int d = do_push(name ? gt_strtab_intern(&gt_tap.strs, name, strlen(name)) : 0, 0);
-	NV_LEAVE();
+	int saved = errno, d = -1;
+	struct gt_tls *t = &gt_tls;
+	if (atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0) {
+		t->guard++;
+		d = do_push(name ? gt_strtab_intern(&gt_tap.strs, name, strlen(name)) : 0, 0, 1);
+		t->guard--;
+	}
+	t->guard++;
+	nvtxRangePushA(name ? name : "");
+	t->guard--;
+	errno = saved;
 	return d;
 }
 
 GT_EXPORT int gputap_range_pop(void)
 {
-	NV_ENTER(-1);
-	int d = do_pop(GT_RANGE_USER, 0);
-	NV_LEAVE();
+	int saved = errno, d = -1;
+	struct gt_tls *t = &gt_tls;
+	if (atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0) {
+		t->guard++;
+		d = do_pop(GT_RANGE_USER, 0);
+		t->guard--;
+	}
+	t->guard++;
+	nvtxRangePop();
+	t->guard--;
+	errno = saved;
 	return d;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "tap/dlsym_find.h"
 #include "tap/tap.h"
 
 void *(*gt_real_dlsym)(void *, const char *);
@@ -16,9 +17,7 @@ void gt_resolve_init(void)
 {
 	if (gt_real_dlsym)
 		return;
-	void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (!p)
-		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	void *p = gt_find_real_dlsym(dlvsym);
 	__atomic_store_n(&gt_real_dlsym, (void *(*)(void *, const char *))p, __ATOMIC_RELEASE);
 }
 
@@ -35,6 +34,8 @@ void *gt_real_driver(const char *sym)
 {
 	if (!gt_real_dlsym)
 		gt_resolve_init();
+	if (!gt_real_dlsym)
+		return NULL;
 	void *p = gt_real_dlsym(RTLD_NEXT, sym);
 	if (p)
 		return p;
@@ -72,6 +73,8 @@ void *gt_real_runtime(const char *sym)
 {
 	if (!gt_real_dlsym)
 		gt_resolve_init();
+	if (!gt_real_dlsym)
+		return NULL;
 	void *p = gt_real_dlsym(RTLD_NEXT, sym);
 	if (p)
 		return p;
@@ -99,6 +102,8 @@ __attribute__((visibility("hidden"))) void *gt_dlsym_hook(void *handle, const ch
 {
 	if (!gt_real_dlsym)
 		gt_resolve_init();
+	if (!gt_real_dlsym)
+		return NULL; /* no C library dlsym found: nothing can be looked up */
 	void *r = gt_real_dlsym(handle, name);
 	if (!r || !name || name[0] != 'c' || name[1] != 'u')
 		return r;
@@ -123,7 +128,11 @@ __asm__(".text\n"
 	"	addq $8, %rsp\n"
 	"	popq %rsi\n"
 	"	popq %rdi\n"
-	"	jmp *gt_real_dlsym(%rip)\n"
+	"	movq gt_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	jmp *%rax\n"
+	"2:	ret\n"
 	".size dlsym, .-dlsym\n");
 #else
 GT_EXPORT void *dlsym(void *handle, const char *name)

@@ -335,7 +335,7 @@ static void *writer_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&W.stop)) {
 		struct pollfd pfd = {.fd = W.efd, .events = POLLIN};
-		if (poll(&pfd, W.efd >= 0 ? 1 : 0, 100) > 0) {
+		if (poll(&pfd, W.efd >= 0 ? 1 : 0, gt_capture_tap_busy() ? 2 : 100) > 0) {
 			uint64_t v;
 			if (read(W.efd, &v, sizeof(v)) < 0) {
 				/* nothing: the wake-up is only a hint */
@@ -362,6 +362,14 @@ static void *writer_main(void *arg)
 	close_outputs(0);
 	atomic_store(&W.done, 1);
 	return NULL;
+}
+
+void gt_tap_wake_writer(void)
+{
+	uint64_t one = 1;
+	if (W.efd >= 0 && write(W.efd, &one, sizeof(one)) < 0) {
+		/* the writer polls anyway */
+	}
 }
 
 static int start_writer(void)
@@ -540,6 +548,8 @@ static void atfork_child(void)
 		atomic_store(&gt_tap.on, 1);
 }
 
+static void begin(void);
+
 static void init_once(void)
 {
 	gt_bug_is_fatal = 0;
@@ -548,6 +558,41 @@ static void init_once(void)
 	gt_tap_config_read(c, env_get);
 	if (!c->out_dir && !c->pflog_dir)
 		return; /* nothing asked for: record nothing, cost nothing */
+	begin();
+}
+
+/* In-process start (gputap_start): the same start, with the output directory given (or none). */
+int gt_tap_start_inprocess(const char *out_dir)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char dir[4096];
+	gt_tap_init();
+	pthread_mutex_lock(&mu);
+	int rc = 0;
+	if (!atomic_load(&gt_tap.on)) {
+		if (W.inited) {
+			rc = -EALREADY; /* started once and stopped: the files are closed */
+		} else {
+			if (out_dir && *out_dir) {
+				snprintf(dir, sizeof(dir), "%s", out_dir);
+				gt_tap.cfg.out_dir = dir;
+			}
+			begin();
+			rc = atomic_load(&gt_tap.on) ? 0 : -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+static void begin(void)
+{
+	struct gt_tap_config *c = &gt_tap.cfg;
+	if (!gt_real_dlsym) {
+		gt_warn("the C library's dlsym was not found (neither by version nor in its symbol table): "
+			"nothing is recorded");
+		return;
+	}
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();

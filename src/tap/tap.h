@@ -41,6 +41,8 @@ struct gt_api_stat {
 struct gt_nest {
 	uint64_t id, start_ns;
 	uint32_t name_id, domain_id;
+	uint32_t node, pad; /* public ranges: the range path (tap/rangeagg.h), else 0 */
+	int64_t peak;       /* public ranges: highest memory in use seen while open */
 };
 
 struct gt_slot {
@@ -106,6 +108,7 @@ void gt_tap_thread_exit(void *slot);
 void gt_tap_init(void);         /* once; safe from any entry point */
 void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted */
 void gt_tap_finish(void);       /* final flush, idempotent */
+int gt_tap_start_inprocess(const char *out_dir); /* gputap_start: 0, or -errno */
 extern int gt_tap_in_constructor;
 
 /* resolve.c: real functions behind the interposed names */

@@ -456,8 +456,34 @@ TEST(analyze_parse_fixed)
 	ASSERT_EQ_U64(v, 12000);
 	ASSERT_EQ_INT(gt_an_parse_fixed("1.5", 3, 3, &v), 0);
 	ASSERT_EQ_U64(v, 1500);
-	ASSERT_EQ_INT(gt_an_parse_fixed("x", 1, 3, &v), -1);
-	ASSERT_EQ_INT(gt_an_parse_fixed("99999999999999999999", 20, 3, &v), -1);
+	ASSERT_EQ_INT(gt_an_parse_fixed("x", 1, 3, &v), GT_AN_NAN);
+	ASSERT_EQ_INT(gt_an_parse_fixed("99999999999999999999", 20, 3, &v), GT_AN_RANGE);
+	/* negative and out-of-range values are told apart, never clamped */
+	ASSERT_EQ_INT(gt_an_parse_fixed("-5", 2, 3, &v), GT_AN_NEGATIVE);
+	ASSERT_EQ_INT(gt_an_parse_fixed("-1e5", 4, 3, &v), GT_AN_NEGATIVE);
+	ASSERT_EQ_INT(gt_an_parse_fixed("1e308", 5, 3, &v), GT_AN_RANGE);
+	ASSERT_EQ_INT(gt_an_parse_fixed("1e999", 5, 3, &v), GT_AN_RANGE);
+	ASSERT_EQ_INT(gt_an_parse_fixed("1e1x", 4, 3, &v), GT_AN_NAN);
+	ASSERT_EQ_INT(gt_an_parse_fixed("-0", 2, 3, &v), 0);
+	ASSERT_EQ_U64(v, 0);
+	ASSERT_EQ_INT(gt_an_parse_fixed("2.5e3", 5, 3, &v), 0);
+	ASSERT_EQ_U64(v, 2500000);
+}
+
+TEST(analyze_parse_id_exact_or_refused)
+{
+	int64_t id;
+	ASSERT_EQ_INT(gt_an_parse_id("7", 1, &id), 0);
+	ASSERT_EQ_INT(id, 7);
+	ASSERT_EQ_INT(gt_an_parse_id("3.0", 3, &id), 0);
+	ASSERT_EQ_INT(id, 3);
+	ASSERT_EQ_INT(gt_an_parse_id("2147483647", 10, &id), 0);
+	ASSERT_EQ_INT(id, 2147483647);
+	ASSERT_EQ_INT(gt_an_parse_id("2147483648", 10, &id), -1);
+	ASSERT_EQ_INT(gt_an_parse_id("4294967296", 10, &id), -1);
+	ASSERT_EQ_INT(gt_an_parse_id("-7", 2, &id), -1);
+	ASSERT_EQ_INT(gt_an_parse_id("1.5", 3, &id), -1);
+	ASSERT_EQ_INT(gt_an_parse_id("1e300", 5, &id), -1);
 }
 
 TEST(analyze_bad_inputs_name_file)

@@ -314,3 +314,49 @@ TEST(report_not_a_dir)
 	ASSERT_CONTAINS(e, "/nonexistent/gputap-run");
 	free(e);
 }
+
+static void memrec(struct gt_trace_writer *w, uint8_t op, uint32_t dev, uint64_t ts, uint64_t addr, uint64_t bytes)
+{
+	struct gt_rec_memory m;
+	memset(&m, 0, sizeof(m));
+	m.h.type = GT_REC_MEMORY;
+	m.h.size = sizeof(m);
+	m.op = op;
+	m.device = dev;
+	m.ts_ns = ts;
+	m.address = addr;
+	m.bytes = op == GT_MEM_ALLOC ? bytes : 0; /* frees name only the address, as CUPTI's may */
+	gt_tw_write(w, &m, sizeof(m), 1);
+}
+
+/* Memory on GPUs 17 and 40 (a 64-GPU node's numbers) is plotted like GPU 0's. */
+TEST(report_memory_of_devices_past_16)
+{
+	const char *dir = gt_test_tmpdir();
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/rank0", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/rank0/trace.gtr", dir);
+	struct gt_trace_writer w;
+	ASSERT_EQ_INT(gt_tw_open(&w, p, "rank0", "testhost", 42, T0, 0), 0);
+	uint32_t k = add_str(&w, 1, "gemm");
+	kernel(&w, k, 7, T0 + 1000, T0 + 2000);
+	const uint32_t devs[] = {0, 17, 40};
+	for (int i = 0; i < 3; i++) {
+		for (uint64_t a = 1; a <= 1000; a++)
+			memrec(&w, GT_MEM_ALLOC, devs[i], T0 + a * 10, (uint64_t)(devs[i] + 1) << 32 | a << 12, 1 << 20);
+		for (uint64_t a = 1; a <= 1000; a++) /* freed in allocation order */
+			memrec(&w, GT_MEM_FREE, devs[i], T0 + 20000 + a * 10, (uint64_t)(devs[i] + 1) << 32 | a << 12, 0);
+	}
+	ASSERT_EQ_INT(gt_tw_close(&w, T0 + 100000, 0, 0, 0), 0);
+	char *html = report(dir, 0);
+	ASSERT(html);
+	char *pw = section(html, "power");
+	ASSERT(pw);
+	ASSERT_CONTAINS(pw, "rank0 gpu0");
+	ASSERT_CONTAINS(pw, "rank0 gpu17");
+	ASSERT_CONTAINS(pw, "rank0 gpu40");
+	ASSERT(!strstr(pw, "left out"));
+	free(pw);
+	free(html);
+}

@@ -119,3 +119,24 @@ TEST(find_lib_next_to_exe_then_lib_then_env)
 	ASSERT_EQ_INT(gt_run_find_lib(exe, out, sizeof(out)), 0);
 	ASSERT_CONTAINS(out, "/bin/libgputap.so");
 }
+
+/* Ctrl-C while gputap sets up (samplers, tools): the command does not start. */
+TEST(child_signal_during_setup_starts_nothing)
+{
+	char marker[4200];
+	snprintf(marker, sizeof(marker), "%s/started", gt_test_tmpdir());
+	char *argv[] = {"sh", "-c", "touch \"$0\"", marker, NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	ASSERT_EQ_INT(gt_child_signals_install(), 0);
+	ASSERT_EQ_INT(gt_child_pending_signal(), 0);
+	raise(SIGINT);
+	int e = 0;
+	pid_t pid = gt_child_start(argv, envp, &e);
+	if (pid > 0)
+		gt_child_wait(pid, NULL);
+	gt_child_signals_restore();
+	ASSERT_EQ_INT(pid, -1);
+	ASSERT_EQ_INT(e, EINTR);
+	ASSERT_EQ_INT(gt_child_pending_signal(), SIGINT);
+	ASSERT(access(marker, F_OK) != 0);
+}

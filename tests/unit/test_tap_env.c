@@ -1,7 +1,10 @@
 /* The tap's settings from the environment, and <proc> naming. */
+#include <dlfcn.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/log.h"
+#include "tap/dlsym_find.h"
 #include "tap/env.h"
 #include "test.h"
 
@@ -113,4 +116,28 @@ TEST(tap_env_proc_names)
 	ASSERT_EQ_STR(b, "rank3-pid1235");
 	ASSERT_EQ_INT(gt_tap_proc_name(b, sizeof(b), NULL, "1000:3", 1236, 1), 0);
 	ASSERT_EQ_STR(b, "pid1236");
+}
+
+static void *no_vsym(void *h, const char *name, const char *version)
+{
+	(void)h, (void)name, (void)version;
+	return NULL;
+}
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+/* A C library whose dlvsym knows none of glibc's versions of dlsym (musl,
+ * older glibc on other architectures): dlsym is still found, and works. */
+TEST(tap_real_dlsym_without_dlvsym)
+{
+	dlsym_fn real = (dlsym_fn)gt_find_real_dlsym(no_vsym);
+	ASSERT(real != NULL);
+	ASSERT(real(RTLD_DEFAULT, "getpid") == (void *)getpid);
+	ASSERT(real(RTLD_DEFAULT, "gt_no_such_symbol") == NULL);
+	/* with the C library's dlvsym it is found as well, and is the same function */
+	dlsym_fn v = (dlsym_fn)gt_find_real_dlsym(dlvsym);
+	ASSERT(v != NULL);
+	ASSERT(v(RTLD_DEFAULT, "getpid") == (void *)getpid);
+	ASSERT(gt_elf_lookup("libc.so", "gt_no_such_symbol") == NULL);
+	ASSERT(gt_elf_lookup("no-such-library.so", "dlsym") == NULL);
 }

@@ -1,0 +1,115 @@
+"""pip install ./python from a clean copy of the repository, into fresh virtual
+environments: the package, its own libgputap.so and the `gputap` command; an
+editable install; a wheel.  Offline: the environments see the system's
+setuptools and wheel (tools/setup-deps.sh installs them) and build without
+isolation."""
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from conftest import ROOT, child_env
+
+
+def sh(cmd, cwd=None, env=None, timeout=900):
+    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, "%s failed:\n%s" % (" ".join(cmd), p.stdout[-4000:])
+    return p.stdout
+
+
+def clean_copy(dst):
+    """The repository's tracked and unignored files (what a clean clone has, with local edits)."""
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "-co", "--exclude-standard", "-z"],
+                             stdout=subprocess.PIPE, check=True).stdout.decode()
+        files = [f for f in out.split("\0") if f]
+    except (OSError, subprocess.CalledProcessError):
+        files = None
+    if not files:
+        shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns("build", ".git", "*.egg-info", "_bin"))
+        return
+    for f in files:
+        src = os.path.join(ROOT, f)
+        if not os.path.isfile(src):
+            continue
+        d = os.path.join(dst, f)
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        shutil.copy2(src, d)
+
+
+def env_clean():
+    env = child_env()
+    for k in ("PYTHONPATH", "GPUTAP_LIB", "GPUTAP", "LIBGPUTAP", "PIP_REQUIRE_VIRTUALENV"):
+        env.pop(k, None)
+    env["MAKEFLAGS"] = ""
+    return env
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("clone") / "gputap")
+    clean_copy(d)
+    assert not os.path.exists(os.path.join(d, "build"))
+    return d
+
+
+def venv(path):
+    sh([sys.executable, "-m", "venv", "--system-site-packages", path])
+    return os.path.join(path, "bin")
+
+
+def test_pip_install_from_clean_copy(repo, tmp_path):
+    bindir = venv(str(tmp_path / "venv"))
+    env = env_clean()
+    sh([os.path.join(bindir, "pip"), "install", "-q", "--no-build-isolation", "./python"], cwd=repo, env=env)
+    elsewhere = str(tmp_path)
+    out = sh([os.path.join(bindir, "gputap"), "--version"], cwd=elsewhere, env=env)
+    assert out.startswith("gputap 0.1.0"), out
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    out = sh(["gputap", "help", "run"], cwd=elsewhere, env=env)  # on PATH
+    assert "gputap run" in out
+    code = (
+        "import gputap, gmp_python, gmp_py_wrapper, os; i = gputap.library(); "
+        "print(i['how'], i['path'].startswith(os.path.realpath(%r)), gputap.__version__)" % str(tmp_path / "venv")
+    )
+    out = sh([os.path.join(bindir, "python"), "-c", code], cwd=elsewhere, env=env)
+    assert out.split() == ["package", "True", "0.1.0"], out
+    # under `gputap run`, the package talks to the library the run loaded (no second copy)
+    code = (
+        "import gputap, json\n"
+        "with gputap.range('under-run'):\n    pass\n"
+        "i = gputap.library(); d = json.loads(gputap.results_json())\n"
+        "print(i['how'], d['mode'], [r['path'] for r in d['ranges']])\n"
+        "print(sum('libgputap.so' in l and 'r-xp' in l for l in open('/proc/self/maps')))\n"
+    )
+    out = sh(["gputap", "run", "-o", str(tmp_path / "run"), "--", os.path.join(bindir, "python"), "-c", code],
+             cwd=elsewhere, env=env)
+    lines = [ln for ln in out.splitlines() if not ln.startswith("gputap")]
+    assert lines[0] == "loaded preload ['under-run']", out
+    assert lines[1] == "1", out
+    assert any(p.startswith("pid") for p in os.listdir(str(tmp_path / "run")))
+
+
+def test_wheel_and_editable(repo, tmp_path):
+    env = env_clean()
+    dist = str(tmp_path / "dist")
+    sh([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", dist, "./python"],
+       cwd=repo, env=env)
+    wheels = [f for f in os.listdir(dist) if f.endswith(".whl")]
+    assert len(wheels) == 1 and "linux" in wheels[0], wheels
+    names = zipfile.ZipFile(os.path.join(dist, wheels[0])).namelist()
+    for n in ("gputap/_bin/libgputap.so", "gputap/_bin/gputap", "gmp_python.py", "gmp_py_wrapper.py",
+              "gputap/__init__.py"):
+        assert n in names, n
+    assert any(n.endswith("entry_points.txt") for n in names)
+    bindir = venv(str(tmp_path / "venv-e"))
+    sh([os.path.join(bindir, "pip"), "install", "-q", "--no-build-isolation", "-e", "./python"], cwd=repo, env=env)
+    out = sh([os.path.join(bindir, "python"), "-c", "import gputap; print(gputap.library()['path'])"],
+             cwd=str(tmp_path), env=env)
+    assert out.strip() == os.path.realpath(os.path.join(repo, "python", "gputap", "_bin", "libgputap.so")), out
+    out = sh([os.path.join(bindir, "gputap"), "--version"], cwd=str(tmp_path), env=env)
+    assert out.startswith("gputap 0.1.0")

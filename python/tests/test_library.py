@@ -1,0 +1,209 @@
+"""The package over the real libgputap.so, on a machine without a GPU: the library
+records ranges (started by GPUTAP_OUT, as under `gputap run`), and the results
+document says what was recorded."""
+import json
+import os
+
+from conftest import run_py
+
+PRELUDE = """
+import gputap, json, threading
+def doc():
+    return json.loads(gputap.results_json())
+def by_path(d):
+    return {r["path"]: r for r in d["ranges"]}
+"""
+
+
+def run(body, tmp_path, **env):
+    r = run_py(PRELUDE + body, GPUTAP_OUT=str(tmp_path / "run"), **env)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_nesting_paths_levels_and_calls(tmp_path):
+    r = run(
+        """
+with gputap.range("train"):
+    for i in range(3):
+        with gputap.range("forward"):
+            with gputap.range("matmul"):
+                pass
+    with gputap.range("backward"):
+        pass
+with gputap.range("forward"):
+    pass
+d = doc()
+print(json.dumps([(x["path"], x["name"], x["level"], x["calls"], x["open"]) for x in d["ranges"]]))
+print(d["mode"], d["recording"])
+""",
+        tmp_path,
+    )
+    lines = r.stdout.splitlines()
+    assert json.loads(lines[0]) == [
+        ["train", "train", 0, 1, 0],
+        ["train/forward", "forward", 1, 3, 0],
+        ["train/forward/matmul", "matmul", 2, 3, 0],
+        ["train/backward", "backward", 1, 1, 0],
+        ["forward", "forward", 0, 1, 0],
+    ]
+    assert lines[1] == "in-process True"
+
+
+def test_wall_times_are_consistent(tmp_path):
+    r = run(
+        """
+import time
+with gputap.range("outer"):
+    for i in range(2):
+        with gputap.range("sleep"):
+            time.sleep(0.02 * (i + 1))
+x = by_path(doc())
+o, s = x["outer"], x["outer/sleep"]
+print(s["calls"], s["wall_min_ns"] >= 20e6, s["wall_max_ns"] >= 40e6, s["wall_ns"] == s["wall_min_ns"] + s["wall_max_ns"],
+      o["wall_ns"] >= s["wall_ns"], s["wall_max_ns"] < 1e9)
+""",
+        tmp_path,
+    )
+    assert r.stdout.split() == ["2", "True", "True", "True", "True", "True"]
+
+
+def test_threads_have_their_own_nesting(tmp_path):
+    r = run(
+        """
+barrier = threading.Barrier(4)
+def work(i):
+    barrier.wait()
+    for _ in range(100):
+        with gputap.range("worker"):
+            with gputap.range("t%d" % i):
+                pass
+ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+x = by_path(doc())
+print(x["worker"]["calls"], sorted((p, v["calls"]) for p, v in x.items() if p != "worker"))
+""",
+        tmp_path,
+    )
+    assert r.stdout.strip() == (
+        "400 [('worker/t0', 100), ('worker/t1', 100), ('worker/t2', 100), ('worker/t3', 100)]"
+    )
+
+
+def test_exceptions_close_ranges(tmp_path):
+    r = run(
+        """
+@gputap.profile
+def bad():
+    raise ValueError("x")
+for _ in range(3):
+    try:
+        with gputap.range("outer"):
+            bad()
+    except ValueError:
+        pass
+with gputap.range("after"):
+    pass
+x = by_path(doc())
+print(sorted((p, v["calls"], v["open"]) for p, v in x.items()))
+""",
+        tmp_path,
+    )
+    assert r.stdout.strip() == "[('after', 1, 0), ('outer', 3, 0), ('outer/bad', 3, 0)]"
+
+
+def test_open_ranges_reset_and_disable(tmp_path):
+    r = run(
+        """
+held = gputap.range("held"); held.__enter__()
+with gputap.range("a"):
+    pass
+gputap.reset()
+x = by_path(doc())
+print(sorted((p, v["calls"], v["open"]) for p, v in x.items()))
+gputap.disable()
+with gputap.range("hidden"):
+    pass
+gputap.enable()
+held.__exit__(None, None, None)
+x = by_path(doc())
+print(sorted((p, v["calls"], v["open"]) for p, v in x.items()))
+""",
+        tmp_path,
+    )
+    lines = r.stdout.splitlines()
+    assert lines[0] == "[('held', 0, 1)]"
+    assert lines[1] == "[('held', 1, 0)]"
+
+
+def test_results_document_fields(tmp_path):
+    r = run(
+        """
+with gputap.range("r"):
+    pass
+d = doc()
+print(json.dumps(sorted(d.keys())))
+print(json.dumps(sorted(d["ranges"][0].keys())))
+print(d["gpu_activity"], d["metrics"], bool(d["metrics_error"]), d["kernels_total"], d["memory_source"])
+""",
+        tmp_path,
+    )
+    lines = r.stdout.splitlines()
+    assert json.loads(lines[0]) == sorted(
+        ["schema", "proc", "mode", "recording", "gpu_activity", "gpu_activity_note", "memory_source",
+         "mem_used_bytes", "mem_peak_bytes", "kernels_total", "kernels_in_ranges", "lost", "ranges", "metrics",
+         "metrics_error"]
+    )
+    assert json.loads(lines[1]) == sorted(
+        ["path", "name", "level", "calls", "open", "wall_ns", "wall_min_ns", "wall_max_ns", "kernels", "gpu_ns",
+         "gpu_min_ns", "gpu_max_ns", "alloc_count", "alloc_bytes", "free_count", "free_bytes", "peak_bytes"]
+    )
+    assert lines[2] == "False None True 0 none"
+
+
+def test_names_are_escaped(tmp_path):
+    r = run(
+        """
+names = ['q"uote', 'back\\\\slash', 'new\\nline', 'caf\\u00e9', 'a/b']
+for n in names:
+    with gputap.range(n):
+        pass
+print(json.dumps([x["name"] for x in doc()["ranges"]]))
+""",
+        tmp_path,
+    )
+    assert json.loads(r.stdout) == ['q"uote', "back\\slash", "new\nline", "caf\u00e9", "a/b"]
+
+
+def test_ranges_in_the_trace_and_finish_writes_a_run_directory(tmp_path):
+    out = tmp_path / "run"
+    r = run(
+        """
+import gputap._core as c
+c._state["out_dir"] = %r   # started by GPUTAP_OUT, as init(out_dir=...) would
+for i in range(5):
+    with gputap.range("step"):
+        with gputap.range("inner"):
+            pass
+print(gputap.finish(report=False))
+print(gputap.active())
+"""
+        % str(out),
+        tmp_path,
+        GPUTAP="",
+    )
+    assert r.stdout.splitlines() == [str(out), "False"]
+    procs = [p for p in os.listdir(out) if p.startswith("pid")]
+    assert len(procs) == 1
+    pdir = out / procs[0]
+    assert (pdir / "trace.gtr").exists() and not (pdir / "trace.gtr.partial").exists()
+    with open(out / "run.json") as f:
+        rj = json.load(f)
+    assert rj["recorded_by"] == "python" and rj["processes"][0]["proc"] == procs[0]
+    assert rj["warnings"] == []
+    # the converted summaries: the NVTX table has our 10 ranges
+    with open(pdir / "trace_nvtx_sum.csv") as f:
+        text = f.read()
+    rows = [ln for ln in text.splitlines()[1:] if ln]
+    assert any(",5," in ln and "step" in ln for ln in rows), text
+    assert any(",5," in ln and "inner" in ln for ln in rows), text

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Bad input never crashes, hangs or reports success on nothing.  Every file of the malformed
+# corpus (tests/bad-input, made by tests/bad-input/make.py) goes through each command that reads
+# it, with a time and memory limit; then each named case checks its exit status and message.
+. "$(dirname "$0")/lib.sh"
+B="$GT_TEST_SRCDIR/bad-input"
+LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
+LIMIT_KB=400000 # address space: a reader's memory stays proportional to its input
+
+# run_limited OUT ERR CMD...: status of CMD under the limits (124: timed out)
+run_limited() {
+	local o=$1 e=$2
+	shift 2
+	(ulimit -v "$LIMIT_KB" -f 50000 2>/dev/null; exec timeout -k 2 "$LIMIT_S" "$@") >"$o" 2>"$e"
+}
+
+# sweep NAME CMD...: no crash, no hang, no bug message; exit 0 only with something on stdout
+sweep() {
+	local n=$1 rc
+	shift
+	run_limited "$T/sw.out" "$T/sw.err" "$@"
+	rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+		notok "sweep/$n" "exit $rc: $*" "$(tail -n 5 "$T/sw.err")"
+	elif grep -q 'BUG\|runtime error\|Sanitizer' "$T/sw.err"; then
+		notok "sweep/$n" "$(tail -n 5 "$T/sw.err")"
+	elif [ "$rc" -eq 0 ] && [ ! -s "$T/sw.out" ]; then
+		notok "sweep/$n" "exit 0 with nothing on stdout: $*"
+	elif [ "$rc" -eq 1 ] && ! grep -q 'gputap: error: ' "$T/sw.err"; then
+		notok "sweep/$n" "exit 1 without an error message: $*"
+	else
+		ok "sweep/$n"
+	fi
+}
+
+for f in "$B"/kineto/* "$B"/sqlite/* "$B"/gtr/*; do
+	sweep "analyze-$(basename "$f")" "$GPUTAP" analyze "$f"
+done
+for f in "$B"/gtr/*; do
+	rm -rf "$T/conv"
+	sweep "convert-$(basename "$f")" "$GPUTAP" convert "$f" -o "$T/conv" --format all
+done
+for f in "$B"/csv/*_cuda_gpu_kern_sum.csv; do
+	sweep "analyze-csv-$(basename "$f")" "$GPUTAP" analyze "${f%_cuda_gpu_kern_sum.csv}"
+done
+for f in "$B"/config/*.json; do
+	sweep "config-$(basename "$f")" "$GPUTAP" analyze --config "$f"
+	sweep "map-$(basename "$f")" "$GPUTAP" analyze --map "$f" "$B/csv/ok"
+done
+for d in "$B"/run/*/; do
+	n=$(basename "$d")
+	rm -rf "$T/r" && cp -r "$d" "$T/r"
+	sweep "analyze-run-$n" "$GPUTAP" analyze "$T/r"
+	sweep "convert-run-$n" "$GPUTAP" convert "$T/r" -o "$T/r-out"
+	sweep "report-run-$n" "$GPUTAP" report "$T/r"
+done
+
+# bad NAME STATUS TEXT CMD...: exit STATUS and TEXT in stdout or stderr, within the limits
+bad() {
+	local n=$1 want=$2 text=$3 rc
+	shift 3
+	run_limited "$T/b.out" "$T/b.err" "$@"
+	rc=$?
+	cat "$T/b.out" "$T/b.err" >"$T/b.all"
+	if [ "$rc" -ne "$want" ]; then
+		notok "$n" "exit $rc, wanted $want: $*" "$(tail -n 8 "$T/b.all")"
+	elif [ -n "$text" ] && ! grep -qF -- "$text" "$T/b.all"; then
+		notok "$n" "lacks: $text" "$(tail -n 8 "$T/b.all")"
+	else
+		ok "$n"
+	fi
+}
+# lacks NAME TEXT: the last bad's output does not hold TEXT
+lacks() { if grep -qF -- "$2" "$T/b.all"; then notok "$1" "holds: $2" "$(grep -F -- "$2" "$T/b.all" | head -3)"; else ok "$1"; fi; }
+
+K="$B/kineto" S="$B/sqlite" R="$B/gtr" C="$B/config"
+
+# 1. a kernel name holding a NUL byte (or a BLOB): read up to the NUL, never past the copy
+bad names-nul-sqlite 0 "Kernel total instances: 3" "$GPUTAP" analyze "$S/name-nul.sqlite"
+bad names-blob-sqlite 0 "Kernel total instances: 2" "$GPUTAP" analyze "$S/name-blob.sqlite"
+bad names-nul-kineto 0 "Kernel total instances: 2" "$GPUTAP" analyze "$K/name-nul.json"
+bad names-nul-gtr 0 "Kernel total instances: 2" "$GPUTAP" analyze "$R/name-nul.gtr"
+
+# 2. absurd and non-finite samples: the report ends, bounded, and says what it left out
+for r in samples-absurd power-absurd samples-time-absurd samples-flat-huge samples-time-flat-huge; do
+	rm -rf "$T/$r" && cp -r "$B/run/$r" "$T/$r"
+	msg="left out of the plots"
+	[ "$r" = samples-time-flat-huge ] && msg="" # a flat far-away time axis: nothing to leave out
+	bad "report-$r" 0 "$msg" "$GPUTAP" report "$T/$r"
+	sz=$(stat -c %s "$T/$r/report.html" 2>/dev/null || echo 0)
+	if [ "$sz" -gt 0 ] && [ "$sz" -lt 2000000 ]; then ok "report-$r-bounded"; else notok "report-$r-bounded" "report.html: $sz bytes"; fi
+done
+
+# 3. memory proportional to the input: one string id of 2^26 in a 200-byte trace
+LIMIT_KB=150000
+bad string-id-huge-analyze 1 "string id 67108864" "$GPUTAP" analyze "$R/string-id-2e26.gtr"
+bad string-id-huge-convert 1 "string id 67108864" "$GPUTAP" convert "$R/string-id-2e26.gtr" -o "$T/c1"
+bad name-id-huge-analyze 0 "Kernel total instances: 1" "$GPUTAP" analyze "$R/kernel-name-id-huge.gtr"
+LIMIT_KB=400000
+
+# 4. nothing usable: exit 1 with the file named
+for f in root-empty-object root-null root-array root-number events-number events-object; do
+	bad "nothing-kineto-$f" 1 "$f.json: not a Kineto trace" "$GPUTAP" analyze "$K/$f.json"
+done
+bad nothing-kineto-events-empty 1 "events-empty.json: no GPU activity" "$GPUTAP" analyze "$K/events-empty.json"
+bad nothing-kineto-cpu-only 1 "cpu-only.json: no GPU activity" "$GPUTAP" analyze "$K/cpu-only.json"
+bad nothing-sqlite-empty 1 "empty-tables.sqlite: no GPU activity" "$GPUTAP" analyze "$S/empty-tables.sqlite"
+bad nothing-gtr-header-only 1 "header-only.gtr: no GPU activity" "$GPUTAP" analyze "$R/header-only.gtr"
+bad nothing-csv-header-only 1 "header-only: no GPU activity" "$GPUTAP" analyze "$B/csv/header-only"
+bad nothing-config-inputs-empty 1 "inputs-empty.json: \"inputs\" is empty" "$GPUTAP" analyze --config "$C/inputs-empty.json"
+bad nothing-config-inputs-missing 1 "inputs-missing.json: no \"inputs\"" "$GPUTAP" analyze --config "$C/inputs-missing.json"
+bad header-past-end 1 "header-past-end.gtr: byte 12: header size 4096 is past the end of the file" "$GPUTAP" analyze "$R/header-past-end.gtr"
+bad header-past-end-convert 1 "header-past-end.gtr: byte 12: header size 4096 is past the end of the file" "$GPUTAP" convert "$R/header-past-end.gtr" -o "$T/c2"
+rm -rf "$T/tf" && cp -r "$B/run/trace-is-folder" "$T/tf"
+bad trace-folder-convert 1 "trace.gtr: is a folder, not a trace file" "$GPUTAP" convert "$T/tf"
+rm -rf "$T/tf" && cp -r "$B/run/one-trace-is-folder" "$T/tf"
+bad one-trace-folder-convert 1 "pid2/trace.gtr: is a folder, not a trace file" "$GPUTAP" convert "$T/tf"
+if [ -f "$T/tf/pid1/trace.json" ]; then ok one-trace-folder-converts-rest; else notok one-trace-folder-converts-rest; fi
+bad one-trace-folder-analyze 1 "pid2/trace.gtr: is a folder, not a trace file" "$GPUTAP" analyze "$T/tf"
+
+# 5. library logs: tests/bad-input/liblog is a corpus of the liblog_* fuzz targets, whose invariant
+# is that every recorded config reads back to the same text
+
+# 6. ids kept exact or refused; duplicate ranks warned about
+bad id-sqlite-2e32-plus-1 1 "device-2e32-plus-1.sqlite: table CUPTI_ACTIVITY_KIND_KERNEL row 2: deviceId 4294967297 is not a device id" "$GPUTAP" analyze "$S/device-2e32-plus-1.sqlite"
+bad id-sqlite-int64-max 1 "deviceId 9223372036854775807 is not a device id" "$GPUTAP" analyze "$S/device-int64-max.sqlite"
+bad id-sqlite-negative 1 "deviceId -5 is not a device id" "$GPUTAP" analyze "$S/device-negative.sqlite"
+bad id-gtr-ffffffff 1 "device 4294967295 is not a device id" "$GPUTAP" analyze "$R/device-ffffffff.gtr"
+bad id-gtr-2e31 1 "device 2147483648 is not a device id" "$GPUTAP" analyze "$R/device-2e31.gtr"
+bad id-kineto-device-2e32 1 "args.device 4294967296 is not a device id" "$GPUTAP" analyze "$K/device-2e32.json"
+bad id-kineto-device-negative 1 "args.device -7 is not a device id" "$GPUTAP" analyze "$K/device-negative.json"
+bad id-kineto-device-fraction 1 "args.device 1.5 is not a device id" "$GPUTAP" analyze "$K/device-fraction.json"
+bad id-kineto-rank-negative 1 "distributedInfo.rank -3 is not a rank" "$GPUTAP" analyze "$K/rank-negative.json"
+bad id-kineto-rank-1e300 1 "distributedInfo.rank 1e300 is not a rank" "$GPUTAP" analyze "$K/rank-1e300.json"
+bad id-kineto-rank-2e32 1 "distributedInfo.rank 4294967296 is not a rank" "$GPUTAP" analyze "$K/rank-2e32.json"
+bad id-kineto-rank-dup 0 'rank-dup-b.json: "rank1" again (also ' "$GPUTAP" analyze "$K/rank-dup-a.json" "$K/rank-dup-b.json"
+contains id-kineto-rank-dup-apart "$T/b.out" "rank1 (rank-dup-b.json)/gpu0"
+bad id-gtr-convert-exact 0 "" "$GPUTAP" convert "$R/device-ffffffff.gtr" -o "$T/c3" --format all
+if grep -q '4294967295' "$T/c3/trace.json" && ! grep -q 'gpu-1\|GPU -1' "$T/c3/trace.json"; then ok id-gtr-convert-exact-json; else notok id-gtr-convert-exact-json; fi
+rm -rf "$T/sd" && cp -r "$B/run/samples-device-absurd" "$T/sd"
+bad id-samples-device 0 "gpu_samples.csv:2: device 1e300 is not a device id" "$GPUTAP" report "$T/sd"
+
+# 7. times: refused when negative or beyond the clock, columns never run together
+bad time-sqlite-start-negative 1 "start-negative.sqlite: table CUPTI_ACTIVITY_KIND_KERNEL row 1: start -100 is negative" "$GPUTAP" analyze "$S/start-negative.sqlite"
+bad time-sqlite-end-negative 1 "end -1 is negative" "$GPUTAP" analyze "$S/end-negative.sqlite"
+bad time-sqlite-real 1 "start is not an integer" "$GPUTAP" analyze "$S/time-real.sqlite"
+bad time-kineto-1e308 1 "\"ts\" 1e308 is out of range" "$GPUTAP" analyze "$K/ts-1e308.json"
+bad time-kineto-inf 1 "\"ts\" 1e999 is out of range" "$GPUTAP" analyze "$K/ts-inf.json"
+bad time-kineto-huge-int 1 "is out of range" "$GPUTAP" analyze "$K/ts-huge-int.json"
+bad time-kineto-negative 1 "\"ts\" -5.0 is negative" "$GPUTAP" analyze "$K/ts-negative.json"
+bad time-kineto-dur-negative 1 "\"dur\" -5.0 is negative" "$GPUTAP" analyze "$K/dur-negative.json"
+bad time-kineto-end-overflow 1 "ends past the clock's range" "$GPUTAP" analyze "$K/end-overflow.json"
+bad time-gtr-start-max 1 "start_ns 18446744073709551615 is past the clock's range" "$GPUTAP" analyze "$R/start-max.gtr"
+bad time-gtr-start-max-convert 0 "" "$GPUTAP" convert "$R/start-max.gtr" -o "$T/c4" --format all
+
+# 8. --nvtx TAG that matches nothing, for every input kind
+bad nvtx-nomatch-gtr 0 "no NVTX range named \"train\" in nvtx-nomatch.gtr (ranges seen: step)" "$GPUTAP" analyze --nvtx train "$R/nvtx-nomatch.gtr"
+bad nvtx-nomatch-sqlite 0 "no NVTX range named \"train\" in nvtx-nomatch.sqlite (ranges seen: step)" "$GPUTAP" analyze --nvtx train "$S/nvtx-nomatch.sqlite"
+bad nvtx-nomatch-kineto 0 "no NVTX range named \"train\" in nvtx-nomatch.json (ranges seen: ProfilerStep#N)" "$GPUTAP" analyze --nvtx train "$K/nvtx-nomatch.json"
+rm -rf "$T/nm" && mkdir -p "$T/nm/pid1" && cp "$R/nvtx-nomatch.gtr" "$T/nm/pid1/trace.gtr"
+bad nvtx-nomatch-run 0 "no NVTX range named \"train\" in nm (ranges seen: step)" "$GPUTAP" analyze --nvtx train "$T/nm"
+
+# 9. messages that name the real cause
+bad msg-header-truncated 1 "header-truncated.gtr: the header is cut short (100 of 160 bytes)" "$GPUTAP" analyze "$R/header-truncated.gtr"
+lacks msg-header-truncated-not-size "invalid header size"
+bad msg-config-null-item 1 "inputs-null-item.json: inputs[0] is not an object" "$GPUTAP" analyze --config "$C/inputs-null-item.json"
+bad msg-config-number-item 1 "inputs-number-item.json: inputs[0] is not an object" "$GPUTAP" analyze --config "$C/inputs-number-item.json"
+bad msg-config-kernel-sum-number 1 "kernel-sum-number.json: inputs[0].nsys_csv_file_path.kernel_sum must be a string (a file path), not a number" "$GPUTAP" analyze --config "$C/kernel-sum-number.json"
+bad msg-config-kernel-sum-missing 1 "kernel-sum-missing.json: inputs[0].nsys_csv_file_path.kernel_sum must be given" "$GPUTAP" analyze --config "$C/kernel-sum-missing.json"
+bad msg-iters-max 2 "--iters is at most 1000000, not '100000000'" "$GPUTAP" analyze --iters 100000000 "$B/csv/ok"
+bad msg-gpus-max 2 "--gpus is at most 1000000, not '100000000'" "$GPUTAP" analyze --gpus 100000000 "$B/csv/ok"
+bad msg-iters-word 2 "--iters wants a positive integer, not 'ten'" "$GPUTAP" analyze --iters ten "$B/csv/ok"
+rm -rf "$T/rj" && cp -r "$B/run/run-json-folder" "$T/rj"
+bad msg-run-json-folder 0 "run.json: is a folder, not a file" "$GPUTAP" report "$T/rj"
+ln -s "$T/nowhere/at/all" "$T/dangling"
+bad msg-run-dangling 2 "is a symbolic link to" "$GPUTAP" run -o "$T/dangling" -- true
+
+# 10. terminal control characters are shown escaped; a BOM is accepted in Kineto JSON too;
+# many distinct devices are read in linear time
+for f in "$K/name-control.json" "$S/name-control.sqlite" "$R/name-control.gtr"; do
+	"$GPUTAP" analyze --format text "$f" >"$T/ctl.out" 2>&1
+	if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/ctl.out"; then
+		notok "control-chars-$(basename "$f")" "$(cat -v "$T/ctl.out" | grep -m3 '\^')"
+	else
+		ok "control-chars-$(basename "$f")"
+	fi
+done
+contains control-chars-shown "$T/ctl.out" 'evil\x1b[2J'
+bad bom-kineto 0 "Kernel total instances: 1" "$GPUTAP" analyze "$K/bom.json"
+python3 - "$T/many.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 1, "ts": 1000 + i, "dur": 1,
+       "args": {"device": i}} for i in range(60000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+s0=$(date +%s%N)
+bad many-devices 0 "Kernel total instances: 60000" "$GPUTAP" analyze "$T/many.json"
+ms=$(( ($(date +%s%N) - s0) / 1000000 ))
+if [ "$ms" -lt 5000 ]; then ok many-devices-fast; else notok many-devices-fast "60000 devices took $ms ms"; fi
+
+finish
