@@ -33,7 +33,7 @@ endif
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc -I$(CUDA_HOME)/include -DGT_CUDA_HOME='"$(CUDA_HOME)"'
+CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc -Isrc/compat/cxx -I$(CUDA_HOME)/include -DGT_CUDA_HOME='"$(CUDA_HOME)"'
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) $(CPPFLAGS) -MMD -MP
 LIBS := -lyajl -lsqlite3 -lz -ldl -lpthread -lm
 # STATIC_DEPS=1: link yajl, sqlite and zlib statically, for machines without those

@@ -1,11 +1,17 @@
 /* gputap info — GPUs, driver, CUDA/CUPTI/NVML versions, what works here; see commands.h. */
+#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <cuda.h>
 
 #include <yajl/yajl_gen.h>
 
 #include "cli/commands.h"
+#include "core/cuprof.h"
 #include "core/log.h"
+#include "core/rmagg.h"
 #include "gpu/nvml.h"
 #include "gpu/probe.h"
 
@@ -15,6 +21,7 @@ const char cmd_info_help[] =
 	"\n"
 	"SYNOPSIS\n"
 	"    gputap info [--format text|json]\n"
+	"    gputap info --metrics [LIST] [--device N]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Lists the GPUs NVML sees (index, name, UUID, memory, compute capability,\n"
@@ -24,8 +31,20 @@ const char cmd_info_help[] =
 	"    work on this machine: the tap (needs libcuda and CUPTI), the power and vram\n"
 	"    samplers (need NVML).  Without a driver it says so and still exits 0.\n"
 	"\n"
+	"    --metrics lists the hardware metrics this GPU offers for range metrics\n"
+	"    (gputap run --metrics), from CUPTI's own list for the device's chip: one\n"
+	"    line per base metric with its unit, type and description.  A metric is\n"
+	"    named base.rollup[.submetric]: rollups .sum .avg .max .min, submetrics\n"
+	"    such as .per_second or .pct_of_peak_sustained_elapsed, as in Nsight\n"
+	"    Compute.  With LIST (comma-separated full names) it checks the list\n"
+	"    instead: each metric's unit, the replay passes the list needs, the mode\n"
+	"    'auto' would choose, and whether this user may read the counters; an\n"
+	"    unknown name is an error (exit status 1).\n"
+	"\n"
 	"OPTIONS\n"
 	"    --format text|json   text (default) or one JSON object on standard output\n"
+	"    --metrics [LIST]     the GPU's metrics, or check LIST (see above)\n"
+	"    --device N           the GPU whose metrics --metrics lists (default 0)\n"
 	"    -h, --help           this text\n"
 	"\n"
 	"ENVIRONMENT\n"
@@ -34,11 +53,14 @@ const char cmd_info_help[] =
 	"    GPUTAP_CUPTI_LIB  CUPTI library to try first\n"
 	"\n"
 	"EXIT STATUS\n"
-	"    0, also when no GPU or driver is present; 2 for a usage error.\n"
+	"    0, also when no GPU or driver is present; 2 for a usage error.  With\n"
+	"    --metrics: 1 when there is no GPU or CUPTI, or a name in LIST is unknown.\n"
 	"\n"
 	"EXAMPLES\n"
 	"    gputap info\n"
-	"    gputap info --format json | python3 -m json.tool\n";
+	"    gputap info --format json | python3 -m json.tool\n"
+	"    gputap info --metrics | grep dram__\n"
+	"    gputap info --metrics smsp__inst_executed.sum,dram__bytes_read.sum\n";
 
 struct info {
 	char nvml_err[256];
@@ -166,11 +188,136 @@ static void print_text(const struct info *in)
 	printf("  analyze, convert, report:        yes\n");
 }
 
+static void print_metric(const char *name, const char *unit, const char *desc, const char *type, void *arg)
+{
+	(void)arg;
+	printf("%-60s %-12s %-10s %s\n", name, unit[0] ? unit : "-", type, desc);
+}
+
+/* gputap info --metrics [LIST]: the chip's metrics from CUPTI, or a check of LIST. */
+static int info_metrics(const char *list, int dev)
+{
+	char err[1024];
+	struct gt_rm_list l;
+	if (list && gt_rm_parse_list(list, "--metrics", &l, err, sizeof(err)) < 0) {
+		gt_error("%s", err);
+		return 1;
+	}
+	const char *cudalib = getenv("GPUTAP_CUDA_LIB");
+	void *cu = dlopen(cudalib && *cudalib ? cudalib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	CUresult (*init)(unsigned) = NULL, (*count)(int *) = NULL, (*retain)(CUcontext *, CUdevice) = NULL,
+		 (*setcur)(CUcontext) = NULL;
+	if (cu) {
+		*(void **)&init = dlsym(cu, "cuInit");
+		*(void **)&count = dlsym(cu, "cuDeviceGetCount");
+		*(void **)&retain = dlsym(cu, "cuDevicePrimaryCtxRetain");
+		*(void **)&setcur = dlsym(cu, "cuCtxSetCurrent");
+	}
+	int n = 0;
+	if (!init || !count || init(0) != CUDA_SUCCESS || count(&n) != CUDA_SUCCESS || n == 0) {
+		gt_error("info --metrics: no CUDA GPU here (libcuda.so.1 %s)", cu ? "found, no device" : "not loadable");
+		return 1;
+	}
+	if (dev < 0 || dev >= n) {
+		gt_error("info --metrics: --device %d: this machine has GPUs 0 to %d", dev, n - 1);
+		return 1;
+	}
+	struct gt_cuprof p;
+	const char *chip = NULL;
+	CUpti_Profiler_Host_Object *host = NULL;
+	if (gt_cuprof_load(&p, getenv("GPUTAP_CUPTI_LIB"), NULL, err, sizeof(err)) < 0 ||
+	    gt_cuprof_chip(&p, dev, &chip, err, sizeof(err)) < 0 || gt_cuprof_host(&p, chip, NULL, &host, err, sizeof(err)) < 0) {
+		gt_error("info --metrics: %s", err);
+		return 1;
+	}
+	if (!list) {
+		printf("# metrics of GPU %d (chip %s), CUPTI %u: base names; add a rollup (.sum .avg .max .min)\n", dev,
+		       chip, p.version);
+		printf("%-60s %-12s %-10s %s\n", "METRIC", "UNIT", "TYPE", "DESCRIPTION");
+		int k = gt_cuprof_list(&p, host, print_metric, NULL, err, sizeof(err));
+		gt_cuprof_host_free(&p, host);
+		if (k < 0) {
+			gt_error("info --metrics: %s", err);
+			return 1;
+		}
+		return 0;
+	}
+	/* each name alone first, so that an unknown one is named */
+	int bad = 0;
+	for (int i = 0; i < l.n; i++) {
+		CUpti_Profiler_Host_Object *h1 = NULL;
+		uint8_t *img = NULL;
+		size_t sz;
+		int passes;
+		const char *one[1] = {l.name[i]};
+		if (gt_cuprof_host(&p, chip, NULL, &h1, err, sizeof(err)) == 0 &&
+		    gt_cuprof_config(&p, h1, one, 1, &img, &sz, &passes, err, sizeof(err)) < 0) {
+			gt_error("%s", err);
+			bad = 1;
+		}
+		free(img);
+		gt_cuprof_host_free(&p, h1);
+	}
+	if (bad) {
+		gt_cuprof_host_free(&p, host);
+		return 1;
+	}
+	const char *names[GT_RM_MAX_METRICS];
+	for (int i = 0; i < l.n; i++)
+		names[i] = l.name[i];
+	uint8_t *img = NULL;
+	size_t sz;
+	int passes = 0;
+	if (gt_cuprof_config(&p, host, names, l.n, &img, &sz, &passes, err, sizeof(err)) < 0) {
+		gt_error("info --metrics: %s", err);
+		gt_cuprof_host_free(&p, host);
+		return 1;
+	}
+	free(img);
+	printf("GPU %d (chip %s), CUPTI %u\n", dev, chip, p.version);
+	for (int i = 0; i < l.n; i++) {
+		char unit[64];
+		gt_cuprof_unit(&p, host, l.name[i], unit, sizeof(unit));
+		printf("  %-58s %-10s %s\n", l.name[i], unit[0] ? unit : "-",
+		       gt_rm_metric_additive(l.name[i]) ? "additive" : "not additive (per-kernel mode)");
+	}
+	gt_cuprof_host_free(&p, host);
+	char why[512];
+	int mode = gt_rm_choose_mode(GT_RM_AUTO, passes, &l, why, sizeof(why));
+	printf("passes: %d\nmode 'auto': %s\n", passes, mode < 0 ? "none fits" : why);
+	CUcontext ctx = NULL;
+	uint8_t *avail = NULL;
+	const char *access = "unknown (no context)";
+	if (retain && setcur && retain(&ctx, (CUdevice)dev) == CUDA_SUCCESS && setcur(ctx) == CUDA_SUCCESS) {
+		int rc = gt_cuprof_availability(&p, ctx, &avail, err, sizeof(err));
+		access = rc == 0 ? "yes" : rc == GT_CUPROF_EPERM ? gt_cuprof_perm_help() : err;
+		free(avail);
+	}
+	printf("counter access: %s\n", access);
+	return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
 	const char *format = "text";
+	int metrics = 0, dev = 0;
+	const char *mlist = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], "--metrics") == 0) {
+			metrics = 1;
+			if (i + 1 < argc && argv[i + 1][0] != '-')
+				mlist = argv[++i];
+		} else if (strncmp(argv[i], "--metrics=", 10) == 0) {
+			metrics = 1;
+			mlist = argv[i] + 10;
+		} else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+			char *end;
+			dev = (int)strtol(argv[++i], &end, 10);
+			if (*end || dev < 0) {
+				gt_error("info: --device '%s': expected a GPU index", argv[i]);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
 			format = argv[++i];
 		else if (strncmp(argv[i], "--format=", 9) == 0)
 			format = argv[i] + 9;
@@ -183,6 +330,8 @@ int cmd_info(int argc, char **argv)
 		gt_error("info: --format '%s': expected text or json", format);
 		return 2;
 	}
+	if (metrics)
+		return gt_finish_stdout(info_metrics(mlist, dev));
 	static struct info in;
 	memset(&in, 0, sizeof(in));
 	in.nvml_ok = gt_nvml_open(in.nvml_err, sizeof(in.nvml_err)) == 0;

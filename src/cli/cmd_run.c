@@ -13,7 +13,7 @@ const char cmd_run_help[] =
 	"SYNOPSIS\n"
 	"    gputap run [-o DIR] [--tools LIST | --context JSON | --context-file F]\n"
 	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--capture SPEC]\n"
-	"               [--] CMD [ARGS...]\n"
+	"               [--metrics LIST] [--metrics-mode auto|kernel|range] [--] CMD [ARGS...]\n"
 	"    gputap run --tools help\n"
 	"\n"
 	"DESCRIPTION\n"
@@ -61,6 +61,20 @@ const char cmd_run_help[] =
 	"    --hold N\n"
 	"        Hold kernel launches and release them in batches of N (GPUTAP_HOLD).\n"
 	"        Not built yet: the tap accepts the setting and warns once.\n"
+	"    --metrics LIST\n"
+	"        Range metrics (GPUTAP_METRICS): GPU hardware counters, by their Nsight\n"
+	"        Compute names, for every kernel and every NVTX or gputap range, e.g.\n"
+	"        --metrics gpu__time_duration.sum,smsp__inst_executed.sum.  'default' is\n"
+	"        gpu__time_duration.sum, smsp__inst_executed.sum, dram__bytes_read.sum,\n"
+	"        dram__bytes_write.sum.  Writes DIR/<proc>/range_metrics.csv (and\n"
+	"        kernel_metrics.csv per kernel); 'gputap info --metrics' lists the GPU's\n"
+	"        metrics.  Needs access to GPU performance counters (root or\n"
+	"        NVreg_RestrictProfilingToAdminUsers=0); see docs/range-metrics.md.\n"
+	"    --metrics-mode auto|kernel|range\n"
+	"        kernel: every kernel measured on its own (kernel replay; several passes\n"
+	"        allowed; launches serialised); range: one value per range occurrence in\n"
+	"        one pass, the program's concurrency kept; auto (default): range for a\n"
+	"        one-pass list of .sum counters, else kernel (GPUTAP_METRICS_MODE).\n"
 	"    --capture SPEC\n"
 	"        Trace only inside capture windows (GPUTAP_CAPTURE); outside them the tap\n"
 	"        keeps its counters only, at the cost of the metrics mode. SPEC, several\n"
@@ -82,6 +96,8 @@ const char cmd_run_help[] =
 	"    metrics        counters only (the alnair interposer's metrics.log, timeline.log)\n"
 	"    power          power samples (madengine name gpu_info_power_profiler)\n"
 	"    vram           memory-use samples (madengine name gpu_info_vram_profiler)\n"
+	"    range_metrics  GPU hardware counters per kernel and per NVTX range\n"
+	"                   (env_vars GPUTAP_METRICS, GPUTAP_METRICS_MODE)\n"
 	"    cublas_trace, cublaslt_trace, cudnn_trace, nccl_trace\n"
 	"                   the library's own call log into DIR/libs/, summarised into\n"
 	"                   DIR/library_trace.csv\n"
@@ -172,6 +188,10 @@ int cmd_run(int argc, char **argv)
 			dst = &o.buffer_mb;
 		else if (nl == 6 && strncmp(a, "--hold", 6) == 0)
 			dst = &o.hold;
+		else if (nl == 9 && strncmp(a, "--metrics", 9) == 0)
+			dst = &o.metrics;
+		else if (nl == 14 && strncmp(a, "--metrics-mode", 14) == 0)
+			dst = &o.metrics_mode;
 		else if (nl == 9 && strncmp(a, "--capture", 9) == 0) {
 			const char *v = eq ? eq + 1 : (need_arg(argc, argv, i) ? argv[++i] : NULL);
 			if (!v)

@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
+#include "export/rmtable.h"
 #include "report/svg.h"
 #include "core/sort.h"
 
@@ -1095,6 +1096,7 @@ static int write_page(FILE *f, const struct page *p)
 	sec_iters(f, p);
 	sec_power(f, p);
 	sec_lib(f, p);
+	gt_rm_tables(f, p->dir, 200, 1);
 	fprintf(f, "<p class=\"note\">Made by gputap. This page is self-contained: it loads nothing.</p>\n"
 		   "</body></html>\n");
 	return ferror(f) ? -1 : 0;
@@ -1164,6 +1166,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			p->nperf ? ", library_perf.csv read" : "");
 	}
 	fprintf(f, "  report       %s\n", html);
+	gt_rm_tables(f, p->dir, 12, 0);
 }
 
 int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)

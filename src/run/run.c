@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/rmagg.h"
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
 #include "export/export.h"
 #include "export/ofile.h"
+#include "export/rmtable.h"
 #include "report/report.h"
 #include "run/child.h"
 #include "core/sort.h"
@@ -212,6 +214,23 @@ static int get_tools(const struct gt_run_opts *o, struct gt_tool_list *l)
 bad:
 	gt_error("%s", err);
 	return -1;
+}
+
+/* --metrics / --metrics-mode are checked before anything runs (the names themselves by the tap, on the GPU). */
+static int check_metrics_opts(const struct gt_run_opts *o)
+{
+	char err[512];
+	struct gt_rm_list l;
+	if (o->metrics && strcmp(o->metrics, "default") != 0 &&
+	    gt_rm_parse_list(o->metrics, "--metrics", &l, err, sizeof(err)) < 0) {
+		gt_error("%s", err);
+		return -1;
+	}
+	if (o->metrics_mode && gt_rm_parse_mode(o->metrics_mode) < 0) {
+		gt_error("--metrics-mode '%s': expected auto, kernel or range", o->metrics_mode);
+		return -1;
+	}
+	return 0;
 }
 
 static const char *plain_getenv(const char *k)
@@ -546,6 +565,10 @@ int gt_run_execute(const struct gt_run_opts *o)
 			gt_tools_free(&tl);
 			return 2;
 		}
+	if (check_metrics_opts(o) < 0) {
+		gt_tools_free(&tl);
+		return 2;
+	}
 	if (o->capture[0]) {
 		struct gt_capture cap;
 		char cerr[512];
@@ -601,6 +624,20 @@ int gt_run_execute(const struct gt_run_opts *o)
 		if (!r->plan.has_tap)
 			warnf(r, "--hold needs the tap (kernel_trace, api_trace or metrics); it has no effect");
 	}
+	if (o->metrics) {
+		gt_plan_setenv(&r->plan, "GPUTAP_METRICS",
+			       strcmp(o->metrics, "default") == 0 ? GT_RM_DEFAULT_METRICS : o->metrics);
+		const char *tr = gt_plan_getenv(&r->plan, "GPUTAP_TRACE");
+		if (tr && !strstr(tr, "nvtx") && strcmp(tr, "metrics") != 0) { /* ranges need the NVTX hooks */
+			char trn[256];
+			snprintf(trn, sizeof(trn), "%s,nvtx", tr);
+			gt_plan_setenv(&r->plan, "GPUTAP_TRACE", trn);
+		}
+	}
+	if (o->metrics_mode)
+		gt_plan_setenv(&r->plan, "GPUTAP_METRICS_MODE", o->metrics_mode);
+	if ((o->metrics || o->metrics_mode) && !r->plan.has_tap)
+		warnf(r, "--metrics needs the tap (kernel_trace, api_trace, range_metrics); it has no effect");
 	if (r->plan.has_liblog) {
 		char libs[4400];
 		snprintf(libs, sizeof(libs), "%s/libs", r->outdir);
@@ -707,6 +744,7 @@ int gt_run_execute(const struct gt_run_opts *o)
 		}
 	if (nt && gt_out_summary(stderr, r->outdir, (const char *const *)traces, (int)nt, err, sizeof(err)) < 0)
 		gt_warn("%s", err);
+	gt_rm_tables(stderr, r->outdir, 12, 0);
 	for (size_t i = 0; i < nt; i++)
 		free(traces[i]);
 	free(traces);

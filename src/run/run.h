@@ -35,6 +35,8 @@ struct gt_run_opts {
 	const char *trace;        /* --trace KINDS -> GPUTAP_TRACE */
 	const char *buffer_mb;    /* --buffer-mb N -> GPUTAP_BUFFER_MB */
 	const char *hold;         /* --hold N -> GPUTAP_HOLD */
+	const char *metrics;      /* --metrics LIST -> GPUTAP_METRICS */
+	const char *metrics_mode; /* --metrics-mode -> GPUTAP_METRICS_MODE */
 	char capture[1024];       /* --capture SPEC (repeatable, joined by ';') -> GPUTAP_CAPTURE */
 	char **argv;              /* the command, NULL-terminated */
 	int argc;

@@ -9,6 +9,8 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "core/rmagg.h"
+
 /* The defaults of every tool: the one place they live (madengine's tools.json). */
 const struct gt_tool_def gt_tool_table[] = {
 	{"kernel_trace", NULL, GT_TOOL_TAP, "full GPU trace: API calls, kernels, copies, memory, NVTX ranges", NULL,
@@ -16,6 +18,10 @@ const struct gt_tool_def gt_tool_table[] = {
 	{"api_trace", NULL, GT_TOOL_TAP, "CUDA driver/runtime API records only", NULL, {"GPUTAP_TRACE=api"}},
 	{"metrics", NULL, GT_TOOL_TAP, "counters only (the alnair interposer's metrics.log, timeline.log), lowest overhead", NULL,
 	 {"GPUTAP_TRACE=metrics"}},
+	{"range_metrics", NULL, GT_TOOL_TAP,
+	 "GPU counters per kernel and NVTX range -> range_metrics.csv (GPUTAP_METRICS)",
+	 NULL,
+	 {"GPUTAP_TRACE=api,nvtx", "GPUTAP_METRICS=" GT_RM_DEFAULT_METRICS, "GPUTAP_METRICS_MODE=auto"}},
 	{"power", "gpu_info_power_profiler", GT_TOOL_SAMPLER,
 	 "GPU power samples -> gpu_info_power_profiler_output.csv (DEVICE, SAMPLING_RATE)", NULL,
 	 {"DEVICE=0", "SAMPLING_RATE=0.1", "MODE=power", "DUAL-GCD=false"}},

@@ -17,6 +17,7 @@
 #include "gpu/probe.h"
 #include "tap/api.h"
 #include "tap/capture_tap.h"
+#include "tap/rmetrics.h"
 #include "tap/tap.h"
 
 
@@ -291,6 +292,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	(void)ud;
 	const CUpti_CallbackData *cb = data;
 	struct gt_tls *t = &gt_tls;
+	if (atomic_load_explicit(&gt_rm_active, memory_order_relaxed))
+		gt_rm_callback(dom, cbid, data);
+	if (dom == CUPTI_CB_DOMAIN_RESOURCE)
+		return;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			t->corr = corr_of(cb->correlationId);
@@ -334,6 +339,21 @@ static void enable_cb(CUpti_CallbackDomain d, CUpti_CallbackId id)
 	C.cuptiEnableCallback(1, C.sub, d, id);
 }
 
+static const CUpti_CallbackId launch_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+/* Range metrics (rmetrics.c): every launch, and contexts about to go away. */
+static void enable_rmetrics_callbacks(void)
+{
+	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+		enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+}
+
 static int runtime_is_shared(void)
 {
 	char dir[4096] = "";
@@ -350,7 +370,9 @@ static int start_cupti(void)
 	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
 	 * for capture windows a place to finalize */
 	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
-	if (!gpu0 && !static_rt && !corr)
+	gt_rm_init_env();
+	int rm = gt_rm_wanted();
+	if (!gpu0 && !static_rt && !corr && !rm)
 		return 0;
 	if (C.lib)
 		goto loaded;
@@ -379,7 +401,7 @@ loaded:;
 	int gpu = (tr & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
 
 	CUptiResult sr = CUPTI_SUCCESS;
-	if (!static_rt && !corr)
+	if (!static_rt && !corr && !rm)
 		goto activity;
 	atomic_store(&C.in_own_subscribe, 1);
 	sr = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
@@ -399,25 +421,22 @@ loaded:;
 		}
 		if (corr) {
 			/* correlation ids for the launches only: whole domains cost too much */
-			static const CUpti_CallbackId launch[] = {
-				CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-				CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-				CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-				CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-				CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-			};
-			for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++)
-				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch[i]);
+			for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 			/* memory calls, when the driver hooks are not in effect (in-process start) */
 			const CUpti_CallbackId *ids;
 			size_t nids = gt_api_callback_ids(&ids);
 			for (size_t i = 0; i < nids; i++)
 				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
 		}
+		if (rm)
+			enable_rmetrics_callbacks();
 	} else {
 		const char *msg = "?";
 		C.cuptiGetResultString(sr, &msg);
-		gt_warn("cuptiSubscribe failed (%s): statically linked cudaMemcpy calls are not counted", msg);
+		gt_warn("cuptiSubscribe failed (%s): statically linked cudaMemcpy calls are not counted%s", msg,
+			rm ? ", range metrics are off" : "");
+		atomic_store(&gt_rm_active, 0);
 	}
 activity:
 	if (!gpu)
@@ -431,7 +450,7 @@ activity:
 		gt_warn("CUPTI refused activity buffers: GPU activity is not recorded");
 		return -1;
 	}
-	if (tr & GT_TR_KERNEL)
+	if ((tr & GT_TR_KERNEL) && gt_rm_kernel_records_ok())
 		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (tr & GT_TR_MEMCPY) {
 		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
@@ -551,6 +570,7 @@ void gt_cupti_stop_for_other_client(void)
 		return;
 	gt_warn("another CUPTI client (e.g. torch.profiler) is starting in this process: gputap hands CUPTI "
 		"over to it and stops recording GPU activity; host-side metrics and API records go on");
+	gt_rm_finish(); /* range metrics so far are decoded and written */
 	if (atomic_load(&gt_cupti_active)) {
 		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -581,6 +601,38 @@ GT_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber
 	if (!atomic_load(&C.in_own_subscribe) && C.lib)
 		gt_cupti_stop_for_other_client();
 	return real(subscriber, callback, userdata);
+}
+
+int gt_cupti_attach_rmetrics(void)
+{
+	if (atomic_load(&C.yielded))
+		return -1;
+	if (!C.cuinit)
+		return 0; /* CUPTI starts at cuInit, range metrics wanted by then */
+	if (!C.started || !C.lib) { /* started with nothing to do: again, for range metrics */
+		C.started = 0;
+		return gt_cupti_start();
+	}
+	if (!C.subscribed) {
+		atomic_store(&C.in_own_subscribe, 1);
+		CUptiResult sr = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
+		atomic_store(&C.in_own_subscribe, 0);
+		if (sr != CUPTI_SUCCESS)
+			return -1;
+		C.subscribed = 1;
+	}
+	enable_rmetrics_callbacks();
+	return 0;
+}
+
+void gt_cupti_kernel_records(int on)
+{
+	if (!atomic_load(&gt_cupti_active) || !(gt_tap.trace & GT_TR_KERNEL))
+		return;
+	if (on)
+		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	else
+		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
 void gt_tap_after_cuinit(void)

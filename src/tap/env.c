@@ -132,6 +132,15 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 			"library; launches run unchanged");
 		c->nwarnings++;
 	}
+	v = get("GPUTAP_METRICS");
+	c->metrics = v && *v ? v : NULL;
+	v = get("GPUTAP_METRICS_MODE");
+	if (v && *v && strcmp(v, "auto") != 0 && strcmp(v, "kernel") != 0 && strcmp(v, "range") != 0) {
+		gt_warn("GPUTAP_METRICS_MODE=%s is not valid (accepted: auto, kernel, range); using auto", v);
+		c->nwarnings++;
+		v = NULL;
+	}
+	c->metrics_mode = v && *v ? v : NULL;
 }
 
 const char *gt_tap_rank(gt_getenv_fn get)

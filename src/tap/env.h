@@ -3,7 +3,8 @@
  * name of this process's output directory.
  *
  * Owns: the list of variables the library reads (GPUTAP_OUT, PFLOG,
- * GPUTAP_TRACE, GPUTAP_BUFFER_MB, GPUTAP_LOG, GPUTAP_HOLD, GPUTAP_HOLD_MAX),
+ * GPUTAP_TRACE, GPUTAP_BUFFER_MB, GPUTAP_LOG, GPUTAP_HOLD, GPUTAP_HOLD_MAX,
+ * GPUTAP_METRICS, GPUTAP_METRICS_MODE),
  * their accepted values and defaults, and the <proc> naming scheme.
  * Pure functions: the caller passes a getenv-like function, so tests need
  * no environment.  A bad value gives one message listing what is accepted,
@@ -38,6 +39,8 @@ struct gt_tap_config {
 	int log_level;         /* GPUTAP_LOG, enum gt_log_level */
 	const char *capture;   /* GPUTAP_CAPTURE or NULL */
 	long hold, hold_max;   /* accepted, not acted on yet */
+	const char *metrics;      /* GPUTAP_METRICS: range-metric list (checked by tap/rmetrics.c), or NULL */
+	const char *metrics_mode; /* GPUTAP_METRICS_MODE: auto, kernel or range (NULL = auto) */
 	int nwarnings;         /* messages printed while parsing */
 };
 

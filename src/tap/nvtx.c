@@ -13,6 +13,7 @@
 #include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/openrange.h"
+#include "tap/rmetrics.h"
 #include "tap/tap.h"
 
 #define GT_OPEN_MAX 4096
@@ -67,6 +68,8 @@ static int domain_depth(const struct gt_slot *s, int below, uint32_t domain)
 
 static int do_push(uint32_t name, uint32_t domain, int user)
 {
+	if (atomic_load_explicit(&gt_rm_active, memory_order_relaxed))
+		gt_rm_push(name, domain);
 	struct gt_slot *s = gt_tap_slot();
 	if (!s)
 		return -1;
@@ -87,6 +90,8 @@ static int do_push(uint32_t name, uint32_t domain, int user)
 
 static int do_pop(uint8_t kind, uint32_t domain)
 {
+	if (atomic_load_explicit(&gt_rm_active, memory_order_relaxed))
+		gt_rm_pop(domain);
 	struct gt_slot *s = gt_tap_slot();
 	if (!s || s->depth <= 0)
 		return -1;
@@ -350,7 +355,7 @@ GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
 GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
 	gt_tap_init();
-	if (!atomic_load(&gt_tap.on) || !(gt_tap.trace & GT_TR_NVTX) || !get)
+	if (!atomic_load(&gt_tap.on) || (!(gt_tap.trace & GT_TR_NVTX) && !gt_tap.cfg.metrics) || !get)
 		return 0; /* NVTX then makes every call a no-op */
 	const NvtxExportTableCallbacks *cbs = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
 	if (!cbs || !cbs->GetModuleFunctionTable)

@@ -23,7 +23,23 @@
 #ifndef GT_TAP_RMETRICS_H
 #define GT_TAP_RMETRICS_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cupti_callbacks.h>
+
 char *gt_rmetrics_results_json(void);
 const char *gt_rmetrics_last_error(void);
+
+/* Small hooks the rest of the tap calls (each a no-op unless range metrics are on). */
+extern _Atomic int gt_rm_active;
+void gt_rm_init_env(void);      /* GPUTAP_METRICS read: called where CUPTI starts */
+int gt_rm_wanted(void);         /* a list was given and nothing failed */
+int gt_rm_kernel_records_ok(void); /* 0 in per-kernel mode with kernel replay */
+void gt_rm_push(uint32_t name_id, uint32_t domain); /* a push/pop range opened on this thread */
+void gt_rm_pop(uint32_t domain);
+/* CUPTI callbacks: kernel launches (driver API) and context destruction (resource). */
+void gt_rm_callback(CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *data);
+void gt_rm_finish(void); /* decode what is left, write the files; idempotent */
 
 #endif

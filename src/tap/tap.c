@@ -21,6 +21,7 @@
 #include "core/alnair_log.h"
 #include "core/trace_io.h"
 #include "tap/capture_tap.h"
+#include "tap/rmetrics.h"
 #include "tap/tap.h"
 #include "core/sort.h"
 
@@ -644,6 +645,7 @@ void gt_tap_finish(void)
 {
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
+	gt_rm_finish(); /* while CUDA is still up: decodes the last range metrics */
 	gt_capture_tap_finish();
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);

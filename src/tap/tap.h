@@ -122,6 +122,8 @@ int gt_cupti_start(void);
 void gt_cupti_flush(void);
 void gt_cupti_stop_for_other_client(void);
 extern _Atomic int gt_cupti_active;
+int gt_cupti_attach_rmetrics(void);   /* range metrics turned on after CUPTI started: add their callbacks */
+void gt_cupti_kernel_records(int on); /* range metrics' kernel replay: stop kernel records */
 
 /* hook_driver.c */
 void *gt_hook_for_dlsym(const char *name, void *real);

@@ -118,6 +118,23 @@ TEST(tap_env_proc_names)
 	ASSERT_EQ_STR(b, "pid1236");
 }
 
+TEST(tap_env_range_metrics_list_and_mode)
+{
+	static const char *const env[] = {"GPUTAP_METRICS", "smsp__inst_executed.sum", "GPUTAP_METRICS_MODE", "range",
+					  NULL};
+	fake = env;
+	struct gt_tap_config c;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_STR(c.metrics, "smsp__inst_executed.sum");
+	ASSERT_EQ_STR(c.metrics_mode, "range");
+	ASSERT_EQ_INT(c.nwarnings, 0);
+	static const char *const bad[] = {"GPUTAP_METRICS_MODE", "fast", NULL};
+	fake = bad;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT(c.metrics == NULL && c.metrics_mode == NULL);
+	ASSERT_EQ_INT(c.nwarnings, 1);
+}
+
 static void *no_vsym(void *h, const char *name, const char *version)
 {
 	(void)h, (void)name, (void)version;

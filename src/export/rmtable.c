@@ -1,0 +1,165 @@
+/* Range-metrics tables for the run summary and `gputap report`, from DIR/<proc>/range_metrics.csv.  See rmtable.h. */
+#include "export/rmtable.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/csvio.h"
+#include "core/sort.h"
+#include "report/svg.h"
+
+/* Columns of range_metrics.csv (core/rmagg.h). */
+enum { C_MODE, C_PATH, C_NAME, C_LEVEL, C_OCC, C_KERNELS, C_METRIC, C_UNIT, C_SUM, C_MAX, C_MEAN, C_MIN, C_N };
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The <proc> folders of rundir that hold range_metrics.csv, sorted (malloc'd names). */
+static size_t procs_with_csv(const char *rundir, char ***out)
+{
+	*out = NULL;
+	DIR *d = opendir(rundir);
+	if (!d)
+		return 0;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[4400];
+		snprintf(p, sizeof(p), "%s/%s/range_metrics.csv", rundir, e->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		fclose(f);
+		char **np = realloc(*out, (n + 1) * sizeof(*np));
+		if (!np)
+			break;
+		*out = np;
+		if (!(np[n] = strdup(e->d_name)))
+			break;
+		n++;
+	}
+	closedir(d);
+	gt_sort(*out, n, sizeof(**out), cmp_str);
+	return n;
+}
+
+/* A long path keeps its innermost part ("...step/forward"), a long metric name its head. */
+static void fit(char *buf, size_t cap, const char *s, size_t w, int keep_tail)
+{
+	size_t n = strlen(s);
+	if (n <= w)
+		snprintf(buf, cap, "%s", s);
+	else if (keep_tail)
+		snprintf(buf, cap, "...%s", s + n - (w - 3));
+	else
+		snprintf(buf, cap, "%.*s...", (int)(w - 3), s);
+}
+
+static void num(char *buf, size_t cap, const char *v)
+{
+	if (!v || !*v) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	double d = strtod(v, NULL);
+	/* nine characters at most: the table fits 80 columns */
+	if (d == (double)(long long)d && d < 1e9 && d > -1e8)
+		snprintf(buf, cap, "%lld", (long long)d);
+	else
+		snprintf(buf, cap, "%.3g", d);
+}
+
+/* One process: the per-name ("all") rows, first max_rows of them. */
+static int table(FILE *out, const char *rundir, const char *proc, int max_rows, int html)
+{
+	char p[4400];
+	snprintf(p, sizeof(p), "%s/%s/range_metrics.csv", rundir, proc);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return -1;
+	char line[8192];
+	int lineno = 0, shown = 0, total = 0;
+	char mode[32] = "";
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		char *c[C_N + 1];
+		if (lineno == 1 || gt_csv_split(line, c, C_N + 1) != C_N)
+			continue;
+		if (strcmp(c[C_OCC], "all") != 0)
+			continue;
+		total++;
+		if (!mode[0]) {
+			snprintf(mode, sizeof(mode), "%s", c[C_MODE]);
+			if (html) {
+				fprintf(out, "<h3>");
+				gt_html_esc(out, proc);
+				fprintf(out, " &middot; %s</h3>\n<table><tr><th>range</th><th>kernels</th><th>metric</th>"
+					     "<th>unit</th><th>sum</th><th>max</th><th>mean</th><th>min</th></tr>\n",
+					mode);
+			} else {
+				fprintf(out, "\nRange metrics of %s (%s; every occurrence of a range merged)\n", proc, mode);
+				fprintf(out, "  %-13s %6s %-22s %-4s %9s %9s %9s\n", "Range", "Kernel", "Metric", "Unit",
+					"Sum", "Mean", "Max");
+			}
+		}
+		if (shown >= max_rows)
+			continue;
+		shown++;
+		if (html) {
+			fputs("<tr><td>", out);
+			gt_html_esc(out, c[C_PATH]);
+			fprintf(out, "</td><td>%s</td><td>", c[C_KERNELS]);
+			gt_html_esc(out, c[C_METRIC]);
+			fputs("</td><td>", out);
+			gt_html_esc(out, c[C_UNIT]);
+			for (int k = C_SUM; k <= C_MIN; k++) {
+				char v[64];
+				num(v, sizeof(v), c[k]);
+				fprintf(out, "</td><td>%s", v);
+			}
+			fputs("</td></tr>\n", out);
+		} else {
+			char r[64], m[64], u[16], s[32], me[32], mx[32];
+			fit(r, sizeof(r), c[C_PATH], 13, 1);
+			fit(m, sizeof(m), c[C_METRIC], 22, 0);
+			fit(u, sizeof(u), c[C_UNIT], 4, 0);
+			num(s, sizeof(s), c[C_SUM]);
+			num(me, sizeof(me), c[C_MEAN]);
+			num(mx, sizeof(mx), c[C_MAX]);
+			fprintf(out, "  %-13s %6s %-22s %-4s %9s %9s %9s\n", r, c[C_KERNELS], m, u, s, me, mx);
+		}
+	}
+	fclose(f);
+	if (html && mode[0])
+		fputs("</table>\n", out);
+	if (total > shown)
+		fprintf(out, html ? "<p class=\"note\">%d more rows in %s/range_metrics.csv</p>\n"
+				  : "  (%d more rows in %s/range_metrics.csv)\n",
+			total - shown, proc);
+	if (!html && mode[0])
+		fprintf(out, "  per-kernel values: %s/kernel_metrics.csv; per occurrence: range_metrics.csv\n", proc);
+	return 0;
+}
+
+int gt_rm_tables(FILE *out, const char *rundir, int max_rows, int html)
+{
+	char **procs;
+	size_t n = procs_with_csv(rundir, &procs);
+	if (html && n)
+		fputs("<h2 id=\"range-metrics\">Range metrics</h2>\n<p class=\"note\">GPU hardware counters per NVTX "
+		      "range, over the kernels inside it (per-kernel mode) or over the range's time (per-range mode); "
+		      "full tables in each process's range_metrics.csv.</p>\n",
+		      out);
+	for (size_t i = 0; i < n; i++) {
+		table(out, rundir, procs[i], max_rows, html);
+		free(procs[i]);
+	}
+	free(procs);
+	return (int)n;
+}
