@@ -35,6 +35,7 @@
 #define GT_FILE_PARTIAL 0x1u    /* writer did not close cleanly or lost data */
 #define GT_FILE_LOST 0x2u       /* some records were dropped (see lost_records) */
 #define GT_FILE_METRICS_ONLY 0x4u
+#define GT_FILE_CAPTURE 0x8u /* traced only inside capture windows (GT_RANGE_WINDOW records say which) */
 
 struct gt_file_header {
 	char magic[8];

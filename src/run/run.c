@@ -137,6 +137,7 @@ int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs)
 				pr->lost_records = rd.hdr.lost_records;
 				pr->cupti_dropped = rd.hdr.cupti_dropped;
 				pr->records = rd.hdr.records;
+				pr->capture = (rd.hdr.flags & GT_FILE_CAPTURE) != 0;
 				gt_tr_close(&rd);
 			} else {
 				pr->partial = 1;

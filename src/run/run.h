@@ -53,6 +53,7 @@ struct gt_run_proc {
 	uint64_t lost_records;
 	uint64_t cupti_dropped;
 	uint64_t records;
+	int capture; /* traced only inside capture windows */
 };
 
 /* A sampler thread and the tools it serves. */

@@ -312,6 +312,7 @@ static int build(yajl_gen g, const struct gt_run *r)
 			kstr(g, "trace", NULL);
 		}
 		kbool(g, "partial", p->partial);
+		kbool(g, "capture_windows_only", p->capture);
 		kbool(g, "lost", p->lost_records > 0 || p->cupti_dropped > 0);
 		ku64(g, "lost_records", p->lost_records);
 		ku64(g, "cupti_dropped", p->cupti_dropped);

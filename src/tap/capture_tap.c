@@ -32,6 +32,7 @@ static struct {
 	int draining;
 	uint64_t drain_since, kept_prev;
 	uint64_t refused; /* windows that could not start: another CUPTI client */
+	int host_only;    /* the open windows record no GPU activity: another CUPTI client holds it */
 	uint64_t undelivered; /* windows closed before all their GPU records came */
 } X = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -64,10 +65,14 @@ static uint64_t launches(void)
 
 static void window_record(const struct gt_cap_window *w)
 {
-	char name[GT_CAP_NAME_MAX + 64];
+	char name[GT_CAP_NAME_MAX + 128];
 	struct gt_capture one = {.n = 1};
 	one.w[0] = *w;
 	gt_capture_describe(&one, name, sizeof(name));
+	if (X.host_only) {
+		size_t o = strlen(name);
+		snprintf(name + o, sizeof(name) - o, " [host only: another CUPTI client]");
+	}
 	struct gt_rec_range r;
 	memset(&r, 0, sizeof(r));
 	r.h.type = GT_REC_RANGE;
@@ -90,8 +95,10 @@ static void apply(int d, const struct gt_capture *before)
 		X.draining = 0;
 		X.launches_at_open = launches();
 		X.graphs_at_open = atomic_load(&gt_tap.api[GT_API_cuGraphLaunch].count);
+		X.host_only = 0;
 		if (gt_cupti_capture_open() < 0) {
 			X.refused++;
+			X.host_only = 1;
 			gt_warn("a capture window opened but another CUPTI client holds this process: it records "
 				"host-side calls only (no GPU activity)");
 		}
@@ -297,18 +304,8 @@ void gt_capture_tap_finish(void)
 	if (!X.mode)
 		return;
 	EVENT(gt_capture_close_all(&X.cap, gt_now_ns()));
-}
-
-void gt_capture_tap_describe(char *buf, size_t len)
-{
-	if (!X.mode) {
-		if (len)
-			buf[0] = 0;
-		return;
-	}
-	pthread_mutex_lock(&X.mu);
-	snprintf(buf, len, "%s (%llu window%s opened%s%s)", X.spec, (unsigned long long)X.cap.windows_opened,
-		 X.cap.windows_opened == 1 ? "" : "s", X.refused ? ", some without GPU activity: another CUPTI client" : "",
-		 X.undelivered ? ", some GPU records not delivered in time" : "");
-	pthread_mutex_unlock(&X.mu);
+	if (X.undelivered)
+		gt_warn("%llu capture window(s) ended before CUPTI delivered all the GPU work launched in them "
+			"(waited 2 s each): their last kernels may be missing",
+			(unsigned long long)X.undelivered);
 }

@@ -36,8 +36,6 @@ int gt_capture_tap_busy(void);
 void gt_tap_wake_writer(void);
 /* At exit: close open windows. */
 void gt_capture_tap_finish(void);
-/* For run summaries: "nvtx:step@3-4 (1 of 1 opened)", "" when capture is off. */
-void gt_capture_tap_describe(char *buf, size_t len);
 
 /* tap/cupti.c: the CUPTI side of a window */
 int gt_cupti_capture_open(void); /* -1: another CUPTI client holds the process */

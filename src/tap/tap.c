@@ -419,7 +419,8 @@ static void open_outputs(int forked)
 		char path[4200];
 		snprintf(path, sizeof(path), "%s/trace.gtr", W.dir);
 		int rc = gt_tw_open(&W.tw, path, gt_tap.proc, gt_tap.host, (uint32_t)getpid(), gt_tap.start_ns,
-				    c->metrics_only ? GT_FILE_METRICS_ONLY : 0);
+				    (c->metrics_only ? GT_FILE_METRICS_ONLY : 0) |
+					    (gt_capture_tap_mode() ? GT_FILE_CAPTURE : 0));
 		if (rc < 0)
 			gt_warn("cannot create %s: %s", path, strerror(-rc));
 		else
