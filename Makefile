@@ -44,7 +44,7 @@ endif
 
 CORE_SRC := $(wildcard src/core/*.c) src/gpu/probe.c
 TAP_SRC := $(wildcard src/tap/*.c)
-TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c))
+TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c hold.c holdtab.c holdstub.c))
 TAP_PURE += src/tap/rangeagg.c
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
 	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) src/cli/*.c)

@@ -65,6 +65,7 @@ enum gt_rec_type {
 	GT_REC_DEVICE = 10,
 	GT_REC_THREAD = 11,
 	GT_REC_NCCL_COLL = 12,
+	GT_REC_HOLD = 13,
 	GT_REC_TYPE_MAX
 };
 
@@ -101,6 +102,8 @@ struct gt_rec_api {
 	uint64_t ptr;     /* device pointer allocated/freed, 0 if none */
 };
 #define GT_API_FAILED 0x1u /* the call returned an error */
+#define GT_API_HELD 0x2u   /* a launch that launch hold queued: start/end are the queueing call,
+			    * the GT_REC_HOLD record with the same corr_id says when it was issued */
 
 /* the alnair interposer's / cudaMemcpyKind numbering, used in GT_REC_API.copy_kind */
 enum gt_host_copy_kind {
@@ -272,6 +275,25 @@ struct gt_rec_nccl_coll {
 	uint8_t pad;
 };
 
+/* Launch hold (docs/hold.md): a held launch, or one release of the queue. */
+enum gt_hold_rec_kind { GT_HOLD_REC_LAUNCH = 1, GT_HOLD_REC_RELEASE = 2 };
+
+struct gt_rec_hold {
+	struct gt_rec_hdr h; /* tid: the launching thread (LAUNCH), the releasing one (RELEASE) */
+	uint8_t kind;        /* enum gt_hold_rec_kind */
+	uint8_t pad[3];
+	int32_t result;      /* LAUNCH: what the driver returned when it was issued;
+			      * RELEASE: the first failure of the release, 0 if none */
+	uint64_t start_ns;   /* LAUNCH: queued (its launch call returned); RELEASE: release began */
+	uint64_t end_ns;     /* LAUNCH: issued to the driver; RELEASE: release ended */
+	uint64_t corr_id;    /* LAUNCH: CUPTI correlation id, as in its GT_REC_API and kernel; 0 if unknown */
+	uint64_t batch;      /* number of the release (from 1): links launches to their release */
+	uint32_t count;      /* RELEASE: launches released */
+	uint32_t reason_id;  /* RELEASE: why, an interned word ("full", "timer", "copy", ...) */
+	uint32_t api_id;     /* RELEASE: the driver call that released (interned name), 0 if none */
+	uint32_t pad2;
+};
+
 /*
  * Record sizes as trace format version 1 wrote them.  Frozen: a reader
  * accepts a record of a known type when it is at least this long, and reads
@@ -290,7 +312,8 @@ struct gt_rec_nccl_coll {
 	X(GT_REC_DROPPED, 24)                                                                      \
 	X(GT_REC_DEVICE, 40)                                                                       \
 	X(GT_REC_THREAD, 16)                                                                       \
-	X(GT_REC_NCCL_COLL, 80)
+	X(GT_REC_NCCL_COLL, 80)                                                                    \
+	X(GT_REC_HOLD, 64)
 
 /*
  * Blocks (version 2 on): after the file header, the file is a sequence of

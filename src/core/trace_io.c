@@ -217,7 +217,8 @@ _Static_assert(sizeof(struct gt_rec_api) >= 64 && sizeof(struct gt_rec_kernel) >
 		       sizeof(struct gt_rec_memory) >= 56 && sizeof(struct gt_rec_range) >= 56 &&
 		       sizeof(struct gt_rec_counter) >= 32 && sizeof(struct gt_rec_dropped) >= 24 &&
 		       sizeof(struct gt_rec_device) >= 40 && sizeof(struct gt_rec_thread) >= 16 &&
-		       sizeof(struct gt_rec_nccl_coll) >= 80 && sizeof(struct gt_rec_string) >= 16,
+		       sizeof(struct gt_rec_nccl_coll) >= 80 && sizeof(struct gt_rec_string) >= 16 &&
+		       sizeof(struct gt_rec_hold) >= 64,
 	       "a record shrank below its version-1 size");
 _Static_assert(sizeof(struct gt_rec_kernel) <= GT_REC_ZERO_FILL && sizeof(struct gt_rec_nccl_coll) <= GT_REC_ZERO_FILL,
 	       "GT_REC_ZERO_FILL must cover the largest fixed record");

@@ -186,6 +186,31 @@ static int on_rec(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h)
 		fputc('}', f);
 		return 0;
 	}
+	case GT_REC_HOLD: {
+		/* launch hold: how long each launch waited (an async span on its thread), and each release */
+		const struct gt_rec_hold *x = (const void *)h;
+		if (x->kind == GT_HOLD_REC_LAUNCH) {
+			for (int k = 0; k < 2; k++) {
+				ev(j, "held", "hold", k ? "e" : "b", j->pid, h->tid);
+				ts(j, "ts", k ? x->end_ns : x->start_ns);
+				fprintf(f, ",\"id\":\"hold%" PRIu64 "-%" PRIu64 "\"", x->batch, x->corr_id ? x->corr_id : x->start_ns);
+				if (!k)
+					fprintf(f, ",\"args\":{\"correlation\":%" PRIu64 ",\"release\":%" PRIu64 ",\"result\":%d}",
+						x->corr_id, x->batch, x->result);
+				fputc('}', f);
+			}
+		} else if (x->kind == GT_HOLD_REC_RELEASE) {
+			const char *api = x->api_id ? gt_tr_str(&m->r, x->api_id) : "";
+			char name[160];
+			snprintf(name, sizeof(name), "hold release (%s)", api[0] ? api : gt_tr_str(&m->r, x->reason_id));
+			ev(j, name, "hold", "X", j->pid, h->tid);
+			ts(j, "ts", x->start_ns);
+			dur(j, x->start_ns, x->end_ns);
+			fprintf(f, ",\"args\":{\"launches\":%u,\"release\":%" PRIu64 ",\"first_error\":%d}}", x->count,
+				x->batch, x->result);
+		}
+		return 0;
+	}
 	case GT_REC_COUNTER: {
 		const struct gt_rec_counter *c = (const void *)h;
 		if (!isfinite(c->value))

@@ -8,6 +8,8 @@
 #include <string.h>
 #include "core/sort.h"
 
+#include "export/holdstat.h"
+
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
@@ -626,6 +628,11 @@ int gt_model_run(struct gt_model *m, char *err, size_t errlen)
 				 (unsigned long long)(m->r.offset - h->size));
 			return -1;
 		}
+		if (m->hold && gt_holdstat_record(m->hold, &m->r, h) < 0) {
+			snprintf(err, errlen, "%s: out of memory at byte %llu", m->path,
+				 (unsigned long long)(m->r.offset - h->size));
+			return -1;
+		}
 		for (int i = 0; i < 2; i++)
 			if (m->hooks[i].on_record && m->hooks[i].on_record(m->hooks[i].ctx, m, h) < 0) {
 				snprintf(err, errlen, "%s: out of memory writing outputs", m->path);
@@ -637,6 +644,10 @@ int gt_model_run(struct gt_model *m, char *err, size_t errlen)
 		return -1;
 	}
 	m->partial = m->r.partial;
+	if (m->hold && gt_holdstat_end_trace(m->hold) < 0) {
+		snprintf(err, errlen, "%s: out of memory", m->path);
+		return -1;
+	}
 	/* NVTX statistics need the closing time of still-open ranges: after the pass */
 	for (size_t i = 0; i < m->ranges.n; i++) {
 		struct gt_m_range *g = &GT_VEC_AT(&m->ranges, struct gt_m_range, i);

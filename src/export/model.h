@@ -97,6 +97,7 @@ struct gt_m_stream {
 };
 
 struct gt_model;
+struct gt_holdstat;
 
 /* Hooks called during the pass (trace.json, timeline.log). */
 struct gt_model_hooks {
@@ -148,6 +149,7 @@ struct gt_model {
 	uint64_t mem_peak, mem_final;
 
 	struct gt_model_hooks hooks[2];
+	struct gt_holdstat *hold; /* launch hold figures are added here when set (out/holdstat.h) */
 };
 
 /* Open the trace (0, or -1 with err). */

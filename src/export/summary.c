@@ -5,8 +5,9 @@
 #include <sys/stat.h>
 
 #include "core/log.h"
-#include "export/model.h"
 #include "export/export.h"
+#include "export/holdstat.h"
+#include "export/model.h"
 #include "export/writers.h"
 
 #define NAME_W 39 /* the name column of the kernel table, so that lines stay < 80 */
@@ -20,6 +21,7 @@ struct sum {
 	uint64_t windows, window_ns;
 	char window_names[512];
 	int partial;
+	struct gt_holdstat hold;
 };
 
 static int merge(struct sum *s, struct gt_stattab *dst, const struct gt_stattab *src)
@@ -121,7 +123,7 @@ static void files_of(FILE *f, const char *trace)
 	fprintf(f, "%s\n", line);
 }
 
-static void print(FILE *f, const struct sum *s, const char *rundir, const char *const *paths, int n,
+static void print(FILE *f, struct sum *s, const char *rundir, const char *const *paths, int n,
 		  const uint64_t *peaks, char (*procs)[32])
 {
 	char nm[128], a[32];
@@ -176,6 +178,8 @@ static void print(FILE *f, const struct sum *s, const char *rundir, const char *
 				fprintf(f, "%8s\n", "-");
 		}
 	}
+	gt_holdstat_sort(&s->hold);
+	gt_holdstat_print(f, &s->hold);
 	fputs("\nPeak device memory in use:", f);
 	for (int i = 0; i < n; i++) {
 		human_bytes(a, sizeof(a), (double)peaks[i]);
@@ -210,6 +214,7 @@ int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, 
 {
 	struct sum s;
 	memset(&s, 0, sizeof(s));
+	gt_holdstat_init(&s.hold);
 	uint64_t *peaks = calloc(ntraces > 0 ? (size_t)ntraces : 1, sizeof(*peaks));
 	char(*procs)[32] = calloc(ntraces > 0 ? (size_t)ntraces : 1, sizeof(*procs));
 	int rc = -1;
@@ -223,6 +228,7 @@ int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, 
 			goto out;
 		m.kern.keep_vals = m.memtime.keep_vals = m.memsize.keep_vals = m.api.keep_vals = m.nvtx.keep_vals = 0;
 		m.keep_links = 0;
+		m.hold = &s.hold;
 		if (gt_model_run(&m, err, errlen) < 0 || merge(&s, &s.kern, &m.kern) < 0 ||
 		    merge(&s, &s.api, &m.api) < 0) {
 			if (!err[0])
@@ -269,5 +275,6 @@ out:
 	gt_stattab_free(&s.kern);
 	gt_stattab_free(&s.api);
 	gt_pool_free(&s.pool);
+	gt_holdstat_free(&s.hold);
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include "core/trace_io.h"
 #include "liblog/libtrace.h"
 #include "export/rmtable.h"
+#include "export/holdstat.h"
 #include "report/svg.h"
 #include "core/sort.h"
 
@@ -145,6 +146,8 @@ struct page {
 	size_t nperf;
 	char *perf_buf;
 	char perf_err[256];
+	/* launch hold */
+	struct gt_holdstat hold;
 };
 
 static double t_base(const struct page *p)
@@ -344,6 +347,8 @@ static void load_traces(struct page *p)
 			int kind;
 			if (h->type == GT_REC_DROPPED)
 				p->lost += ((const struct gt_rec_dropped *)h)->count;
+			if (gt_holdstat_record(&p->hold, &r, h) < 0)
+				snprintf(p->trace_err, sizeof(p->trace_err), "%s: out of memory", path);
 			if (!gpu_work(h, &dev, &st, &s, &e, &kind))
 				continue;
 			p->t0 = fmin(p->t0, (double)s);
@@ -364,7 +369,9 @@ static void load_traces(struct page *p)
 			snprintf(p->trace_err, sizeof(p->trace_err), "%s (read up to there)", r.err);
 		p->lost += r.hdr.lost_records + r.hdr.cupti_dropped;
 		gt_tr_close(&r);
+		gt_holdstat_end_trace(&p->hold);
 	}
+	gt_holdstat_sort(&p->hold);
 	if (p->nlanes > MAX_LANES) {
 		gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
 		p->lanes_dropped = p->nlanes - MAX_LANES;
@@ -1076,6 +1083,52 @@ static void sec_lib(FILE *f, const struct page *p)
 	free(top);
 }
 
+static void lat_cell(FILE *f, const struct gt_vec *v)
+{
+	if (v->n)
+		fprintf(f, "<td>%.1f</td><td>%.1f</td><td>%zu</td>", gt_holdstat_at(v, 0.5), gt_holdstat_at(v, 0.95), v->n);
+	else
+		fputs("<td>-</td><td>-</td><td>0</td>", f);
+}
+
+static void sec_hold(FILE *f, const struct page *p)
+{
+	const struct gt_holdstat *h = &p->hold;
+	if (!h->seen)
+		return;
+	fputs("<h2 id=\"hold\">Launch hold</h2>\n", f);
+	fprintf(f, "<p>Batches of %ld, a launch waits %ld &micro;s at most. %llu launches held, %llu not held, "
+		   "%llu releases, %llu launches failed when issued.</p>\n",
+		h->batch, h->timeout_us, (unsigned long long)h->held, (unsigned long long)h->not_held,
+		(unsigned long long)h->releases, (unsigned long long)h->failed);
+	fputs("<table><tr><th>not held because</th><th>launches</th></tr>\n", f);
+	for (int i = 0; i < GT_HOLD_NREFUSALS; i++)
+		if (h->refused[i])
+			fprintf(f, "<tr><td>%s</td><td>%llu</td></tr>\n", gt_hold_refusal_names[i],
+				(unsigned long long)h->refused[i]);
+	fputs("</table>\n<table><tr><th>released by</th><th>releases</th></tr>\n", f);
+	for (int i = 0; i < h->ntrig; i++) {
+		fputs("<tr><td>", f);
+		gt_html_esc(f, h->trig[i].name);
+		fprintf(f, "</td><td>%llu</td></tr>\n", (unsigned long long)h->trig[i].n);
+	}
+	if (h->trig_other)
+		fprintf(f, "<tr><td>others</td><td>%llu</td></tr>\n", (unsigned long long)h->trig_other);
+	fputs("</table>\n", f);
+	if (h->sizes.n)
+		fprintf(f, "<p>Batch size: median %u, largest %llu.</p>\n", GT_VEC_AT(&h->sizes, uint32_t, h->sizes.n / 2),
+			(unsigned long long)h->max_batch);
+	fputs("<table><tr><th>launch to kernel start (&micro;s)</th><th>median</th><th>p95</th><th>launches</th></tr>\n"
+	      "<tr><td>held, from the launch call</td>",
+	      f);
+	lat_cell(f, &h->lat_held);
+	fputs("</tr>\n<tr><td>held, from the release</td>", f);
+	lat_cell(f, &h->lat_rel);
+	fputs("</tr>\n<tr><td>not held</td>", f);
+	lat_cell(f, &h->lat_not);
+	fputs("</tr></table>\n", f);
+}
+
 static int write_page(FILE *f, const struct page *p)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>gputap report: ", f);
@@ -1096,6 +1149,7 @@ static int write_page(FILE *f, const struct page *p)
 	sec_iters(f, p);
 	sec_power(f, p);
 	sec_lib(f, p);
+	sec_hold(f, p);
 	gt_rm_tables(f, p->dir, 200, 1);
 	fprintf(f, "<p class=\"note\">Made by gputap. This page is self-contained: it loads nothing.</p>\n"
 		   "</body></html>\n");
@@ -1165,6 +1219,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 		fprintf(f, "  library      %zu configs, %llu calls%s\n", n, (unsigned long long)calls,
 			p->nperf ? ", library_perf.csv read" : "");
 	}
+	gt_holdstat_print(f, &p->hold);
 	fprintf(f, "  report       %s\n", html);
 	gt_rm_tables(f, p->dir, 12, 0);
 }
@@ -1184,6 +1239,7 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 	}
 	struct page p;
 	memset(&p, 0, sizeof(p));
+	gt_holdstat_init(&p.hold);
 	p.dir = rundir;
 	load_run(&p);
 	find_procs(&p);
@@ -1246,5 +1302,6 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 	gt_libcalls_free(p.lib);
 	free(p.perf);
 	free(p.perf_buf);
+	gt_holdstat_free(&p.hold);
 	return rc;
 }

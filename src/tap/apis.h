@@ -53,6 +53,9 @@
 	X(cuMemAllocHost)                                                                          \
 	X(cuMemFreeAsync)                                                                          \
 	X(cuMemFreeHost)                                                                           \
+	X(cuMemHostAlloc)                                                                          \
+	X(cuMemHostRegister)                                                                       \
+	X(cuMemHostUnregister)                                                                     \
 	X(cuLaunchKernelEx)                                                                        \
 	X(cuLaunchCooperativeKernel)                                                               \
 	X(cuGraphLaunch)                                                                           \

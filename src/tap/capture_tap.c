@@ -2,6 +2,7 @@
  * Capture windows inside the library: see tap/capture_tap.h.
  */
 #include "tap/capture_tap.h"
+#include "tap/hold.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -88,6 +89,9 @@ static void window_record(const struct gt_cap_window *w)
 /* Called with X.mu held, after an event changed the windows by d. */
 static void apply(int d, const struct gt_capture *before)
 {
+	/* launch hold: launches held before a window opens or closes are issued first (docs/hold.md) */
+	if (d && atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+		gt_hold_release(&gt_hold_q, GT_HOLD_REQUEST, 0);
 	for (int i = 0; i < X.cap.n; i++)
 		if (before->w[i].state == GT_CAP_OPEN && X.cap.w[i].state != GT_CAP_OPEN)
 			window_record(&X.cap.w[i]);

@@ -64,6 +64,47 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
+/* GPUTAP_HOLD, GPUTAP_HOLD_MAX, GPUTAP_HOLD_TIMEOUT_US, GPUTAP_HOLD_KERNELS */
+static void read_hold(struct gt_tap_config *c, gt_getenv_fn get)
+{
+	c->hold_max = GT_HOLD_DEFAULT_MAX;
+	c->hold_timeout_us = GT_HOLD_DEFAULT_TIMEOUT_US;
+	const char *v = get("GPUTAP_HOLD_MAX");
+	if (v && parse_long(v, 1, GT_HOLD_LIMIT, &c->hold_max) < 0) {
+		gt_warn("GPUTAP_HOLD_MAX=%s is not valid (accepted: an integer from 1 to %ld); using %ld", v,
+			GT_HOLD_LIMIT, GT_HOLD_DEFAULT_MAX);
+		c->hold_max = GT_HOLD_DEFAULT_MAX;
+		c->nwarnings++;
+	}
+	v = get("GPUTAP_HOLD_TIMEOUT_US");
+	if (v && parse_long(v, 1, GT_HOLD_MAX_TIMEOUT_US, &c->hold_timeout_us) < 0) {
+		gt_warn("GPUTAP_HOLD_TIMEOUT_US=%s is not valid (accepted: an integer from 1 to %ld; the timer "
+			"cannot be turned off); using %ld",
+			v, GT_HOLD_MAX_TIMEOUT_US, GT_HOLD_DEFAULT_TIMEOUT_US);
+		c->hold_timeout_us = GT_HOLD_DEFAULT_TIMEOUT_US;
+		c->nwarnings++;
+	}
+	v = get("GPUTAP_HOLD_KERNELS");
+	c->hold_kernels = v && *v ? v : NULL;
+	v = get("GPUTAP_HOLD");
+	if (!v)
+		return;
+	if (parse_long(v, 0, GT_HOLD_LIMIT, &c->hold) < 0) {
+		gt_warn("GPUTAP_HOLD=%s is not valid (accepted: 0 for no hold, or the launches per batch, 1 to "
+			"%ld); launches are not held",
+			v, GT_HOLD_LIMIT);
+		c->hold = 0;
+		c->nwarnings++;
+		return;
+	}
+	if (c->hold > c->hold_max) {
+		gt_warn("GPUTAP_HOLD=%ld is more than GPUTAP_HOLD_MAX=%ld; holding batches of %ld", c->hold,
+			c->hold_max, c->hold_max);
+		c->hold = c->hold_max;
+		c->nwarnings++;
+	}
+}
+
 void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 {
 	memset(c, 0, sizeof(*c));
@@ -113,25 +154,7 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 	}
 	v = get("GPUTAP_CAPTURE");
 	c->capture = v && *v ? v : NULL; /* checked when the library starts (tap/capture_tap.c) */
-	static const char *const holds[] = {"GPUTAP_HOLD", "GPUTAP_HOLD_MAX"};
-	long *dst[] = {&c->hold, &c->hold_max};
-	for (int i = 0; i < 2; i++) {
-		v = get(holds[i]);
-		if (!v)
-			continue;
-		long n;
-		if (parse_long(v, 0, 1L << 30, &n) < 0) {
-			gt_warn("%s=%s is not valid (accepted: a non-negative integer); ignored", holds[i], v);
-			c->nwarnings++;
-			continue;
-		}
-		*dst[i] = n;
-	}
-	if (c->hold || c->hold_max) {
-		gt_warn("GPUTAP_HOLD/GPUTAP_HOLD_MAX: launch hold is not supported by this version of the "
-			"library; launches run unchanged");
-		c->nwarnings++;
-	}
+	read_hold(c, get);
 	v = get("GPUTAP_METRICS");
 	c->metrics = v && *v ? v : NULL;
 	v = get("GPUTAP_METRICS_MODE");

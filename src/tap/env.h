@@ -4,7 +4,7 @@
  *
  * Owns: the list of variables the library reads (GPUTAP_OUT, PFLOG,
  * GPUTAP_TRACE, GPUTAP_BUFFER_MB, GPUTAP_LOG, GPUTAP_HOLD, GPUTAP_HOLD_MAX,
- * GPUTAP_METRICS, GPUTAP_METRICS_MODE),
+ * GPUTAP_HOLD_TIMEOUT_US, GPUTAP_HOLD_KERNELS, GPUTAP_METRICS, GPUTAP_METRICS_MODE),
  * their accepted values and defaults, and the <proc> naming scheme.
  * Pure functions: the caller passes a getenv-like function, so tests need
  * no environment.  A bad value gives one message listing what is accepted,
@@ -30,6 +30,12 @@ enum {
 #define GT_TAP_DEFAULT_BUFFER_MB 64u
 #define GT_TAP_MAX_BUFFER_MB 65536u
 
+/* Launch hold (docs/hold.md): launches per batch, queue bound, timer. */
+#define GT_HOLD_DEFAULT_MAX 1024L
+#define GT_HOLD_LIMIT 65536L
+#define GT_HOLD_DEFAULT_TIMEOUT_US 1000L
+#define GT_HOLD_MAX_TIMEOUT_US 10000000L
+
 struct gt_tap_config {
 	const char *out_dir;   /* GPUTAP_OUT or NULL */
 	const char *pflog_dir; /* PFLOG or NULL */
@@ -38,7 +44,11 @@ struct gt_tap_config {
 	uint64_t buffer_bytes; /* GPUTAP_BUFFER_MB */
 	int log_level;         /* GPUTAP_LOG, enum gt_log_level */
 	const char *capture;   /* GPUTAP_CAPTURE or NULL */
-	long hold, hold_max;   /* accepted, not acted on yet */
+	long hold;             /* GPUTAP_HOLD: launches per batch, 0 = no hold */
+	long hold_max;         /* GPUTAP_HOLD_MAX: most launches the queue holds */
+	long hold_timeout_us;  /* GPUTAP_HOLD_TIMEOUT_US: oldest held launch released after this */
+	const char *hold_kernels; /* GPUTAP_HOLD_KERNELS: hold only kernels whose name contains one of
+				   * these comma-separated words; NULL = all */
 	const char *metrics;      /* GPUTAP_METRICS: range-metric list (checked by tap/rmetrics.c), or NULL */
 	const char *metrics_mode; /* GPUTAP_METRICS_MODE: auto, kernel or range (NULL = auto) */
 	int nwarnings;         /* messages printed while parsing */

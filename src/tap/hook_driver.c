@@ -12,6 +12,7 @@
 
 #include "tap/api.h"
 #include "tap/capture_tap.h"
+#include "tap/hold.h"
 #include "tap/tap.h"
 
 #define GT_UNPAREN(...) __VA_ARGS__
@@ -34,6 +35,13 @@ static int copy_kind(CUmemorytype s, CUmemorytype d)
 		ptr = (uint64_t)*(pp);                                                             \
 		gt_tap_mem_alloc(ptr, bytes);                                                      \
 	}
+/* pinned and managed memory: launch hold does not hold launches whose arguments point there */
+#define P_HOST(p, n)                                                                               \
+	if (r == CUDA_SUCCESS)                                                                     \
+		gt_hold_note_host(p, n);
+#define P_UNHOST(p)                                                                                \
+	if (r == CUDA_SUCCESS)                                                                     \
+		gt_hold_forget_host(p);
 #define P_FREE(p)                                                                                  \
 	ptr = (uint64_t)(p);                                                                       \
 	if (r == CUDA_SUCCESS)                                                                     \
@@ -56,25 +64,25 @@ static int copy_kind(CUmemorytype s, CUmemorytype d)
 	X(cuMemAllocAsync, "cuMemAllocAsync", 11020, 0, cuMemAllocAsync,                                      \
 	  (CUdeviceptr * d, size_t n, CUstream s), (d, n, s), P_ALLOC(d, n), cuMemAllocAsync_ptsz)            \
 	X(cuMemAllocManaged, "cuMemAllocManaged", 6000, 0, cuMemAllocManaged,                                 \
-	  (CUdeviceptr * d, size_t n, unsigned int f), (d, n, f), P_ALLOC(d, n), gt_nopt_cuMemAllocManaged)   \
+	  (CUdeviceptr * d, size_t n, unsigned int f), (d, n, f), P_ALLOC(d, n) P_HOST(ptr, n),               \
+	  gt_nopt_cuMemAllocManaged)                                                                          \
 	X(cuMemAllocHost_v2, "cuMemAllocHost", 3020, 0, cuMemAllocHost, (void **pp, size_t n), (pp, n),       \
-	  bytes = n; if (r == CUDA_SUCCESS) ptr = (uint64_t)(uintptr_t)*pp;, gt_nopt_cuMemAllocHost_v2)        \
-	X(cuMemFree_v2, "cuMemFree", 3020, 0, cuMemFree, (CUdeviceptr p), (p), P_FREE(p), gt_nopt_cuMemFree_v2) \
+	  bytes = n; if (r == CUDA_SUCCESS) ptr = (uint64_t)(uintptr_t)*pp; P_HOST(ptr, n),                   \
+	  gt_nopt_cuMemAllocHost_v2)                                                                          \
+	X(cuMemHostAlloc, "cuMemHostAlloc", 2020, 0, cuMemHostAlloc, (void **pp, size_t n, unsigned int f),   \
+	  (pp, n, f), bytes = n; if (r == CUDA_SUCCESS) ptr = (uint64_t)(uintptr_t)*pp; P_HOST(ptr, n),       \
+	  gt_nopt_cuMemHostAlloc)                                                                             \
+	X(cuMemHostRegister_v2, "cuMemHostRegister", 6050, 0, cuMemHostRegister,                              \
+	  (void *p, size_t n, unsigned int f), (p, n, f), bytes = n; ptr = (uint64_t)(uintptr_t)p;            \
+	  P_HOST(ptr, n), gt_nopt_cuMemHostRegister_v2)                                                       \
+	X(cuMemHostUnregister, "cuMemHostUnregister", 4000, 0, cuMemHostUnregister, (void *p), (p),           \
+	  ptr = (uint64_t)(uintptr_t)p; P_UNHOST(ptr), gt_nopt_cuMemHostUnregister)                           \
+	X(cuMemFree_v2, "cuMemFree", 3020, 0, cuMemFree, (CUdeviceptr p), (p), P_FREE(p) P_UNHOST(ptr),       \
+	  gt_nopt_cuMemFree_v2)                                                                               \
 	X(cuMemFreeAsync, "cuMemFreeAsync", 11020, 0, cuMemFreeAsync, (CUdeviceptr p, CUstream s), (p, s),    \
 	  P_FREE(p), cuMemFreeAsync_ptsz)                                                                     \
 	X(cuMemFreeHost, "cuMemFreeHost", 2000, 0, cuMemFreeHost, (void *p), (p),                             \
-	  ptr = (uint64_t)(uintptr_t)p;, gt_nopt_cuMemFreeHost)                                               \
-	X(cuLaunchKernel, "cuLaunchKernel", 4000, 0, cuLaunchKernel,                                          \
-	  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
-	   unsigned int bz, unsigned int sm, CUstream s, void **kp, void **ex),                               \
-	  (f, gx, gy, gz, bx, by, bz, sm, s, kp, ex), P_NONE, cuLaunchKernel_ptsz)                            \
-	X(cuLaunchKernelEx, "cuLaunchKernelEx", 11060, 0, cuLaunchKernelEx,                                   \
-	  (const CUlaunchConfig *c, CUfunction f, void **kp, void **ex), (c, f, kp, ex), P_NONE,              \
-	  cuLaunchKernelEx_ptsz)                                                                              \
-	X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", 9000, 0, cuLaunchCooperativeKernel,         \
-	  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
-	   unsigned int bz, unsigned int sm, CUstream s, void **kp),                                          \
-	  (f, gx, gy, gz, bx, by, bz, sm, s, kp), P_NONE, cuLaunchCooperativeKernel_ptsz)                     \
+	  ptr = (uint64_t)(uintptr_t)p; P_UNHOST(ptr), gt_nopt_cuMemFreeHost)                                 \
 	X(cuGraphLaunch, "cuGraphLaunch", 10000, 0, cuGraphLaunch, (CUgraphExec g, CUstream s), (g, s),       \
 	  P_NONE, cuGraphLaunch_ptsz)                                                                         \
 	X(cuStreamSynchronize, "cuStreamSynchronize", 2000, 0, cuStreamSynchronize, (CUstream s), (s),        \
@@ -220,16 +228,38 @@ static int copy_kind(CUmemorytype s, CUmemorytype d)
 	X(cuMemAddressFree, "cuMemAddressFree", 10020, 0, cuMemAddressFree, (CUdeviceptr p, size_t n), (p, n), \
 	  bytes = n; ptr = (uint64_t)p;, gt_nopt_cuMemAddressFree)
 
+/* The launches: their body goes through launch hold (hold.h). */
+#define GT_LAUNCH_HOOKS(X)                                                                                    \
+	X(cuLaunchKernel, "cuLaunchKernel", 4000, 0, cuLaunchKernel,                                          \
+	  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
+	   unsigned int bz, unsigned int sm, CUstream s, void **kp, void **ex),                               \
+	  (f, gx, gy, gz, bx, by, bz, sm, s, kp, ex), P_NONE, cuLaunchKernel_ptsz)                            \
+	X(cuLaunchKernelEx, "cuLaunchKernelEx", 11060, 0, cuLaunchKernelEx,                                   \
+	  (const CUlaunchConfig *c, CUfunction f, void **kp, void **ex), (c, f, kp, ex), P_NONE,              \
+	  cuLaunchKernelEx_ptsz)                                                                              \
+	X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", 9000, 0, cuLaunchCooperativeKernel,         \
+	  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
+	   unsigned int bz, unsigned int sm, CUstream s, void **kp),                                          \
+	  (f, gx, gy, gz, bx, by, bz, sm, s, kp), P_NONE, cuLaunchCooperativeKernel_ptsz)
+
 #define GT_HOOK_ENUM(name, base, minv, maxv, api, params, args, post, ptname) GT_HOOK_##name,
-enum { GT_DRIVER_HOOKS(GT_HOOK_ENUM) GT_HOOK_N };
+enum { GT_DRIVER_HOOKS(GT_HOOK_ENUM) GT_LAUNCH_HOOKS(GT_HOOK_ENUM) GT_HOOK_N };
 
 static void *_Atomic real_fn[GT_HOOK_N][2];
 
 struct gt_hook_desc {
 	const char *base, *sym, *ptsym;
 	int minv, maxv;
-	void *hook[2];
+	void *hook[2]; /* the exported names */
+	void *gpa[2];  /* what cuGetProcAddress and dlsym hand out (launches: a variant that knows it) */
 };
+
+/* Launch hold: the class of each hook's call (hold.h), and its interned name. */
+static unsigned char hold_cls[GT_HOOK_N];
+static uint32_t hold_name[GT_HOOK_N];
+#define GT_HOLD_GATE(id)                                                                           \
+	if (hold_cls[id] && atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))             \
+	gt_hold_gate_hook(hold_cls[id], hold_name[id])
 
 static void *real_slot(int id, int var);
 
@@ -240,12 +270,13 @@ static void *real_slot(int id, int var);
 		gt_pfn_##name real = (gt_pfn_##name)real_slot(GT_HOOK_##name, var_);               \
 		if (!real)                                                                         \
 			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		GT_HOLD_GATE(GT_HOOK_##name);                                                      \
 		GT_HOOK_ENTER(t);                                                                  \
 		if (!t_active)                                                                     \
-			return real args;                                                          \
+			return gt_hold_result(real args);                                          \
 		uint64_t t0 = gt_now_ns();                                                         \
 		t->corr = 0;                                                                       \
-		CUresult r = real args;                                                            \
+		CUresult r = gt_hold_result(real args);                                            \
 		uint64_t t1 = gt_now_ns();                                                         \
 		int saved_errno = errno;                                                           \
 		uint64_t bytes = 0, ptr = 0;                                                       \
@@ -269,11 +300,84 @@ static void *real_slot(int id, int var);
 
 GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 
+/* var_: bit 0 the per-thread entry point, bit 1 reached through a pointer
+ * cuGetProcAddress or dlsym handed out (GT_HOLD_VIA_POINTER). */
+#define GT_HOOK_DEFINE_LAUNCH(name, base, minv, maxv, api, params, args, post, ptname)             \
+	typedef CUresult(CUDAAPI *gt_pfn_##name) params;                                           \
+	static inline CUresult gt_body_##name(int var_, GT_UNPAREN params)                         \
+	{                                                                                          \
+		gt_pfn_##name real = (gt_pfn_##name)real_slot(GT_HOOK_##name, var_ & 1);           \
+		if (!real)                                                                         \
+			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		int held_ = 0;                                                                     \
+		GT_HOOK_ENTER(t);                                                                  \
+		if (!t_active)                                                                     \
+			return gt_hold_##name((void *)real, var_, 0, 0, &held_, GT_UNPAREN args);  \
+		uint64_t t0 = gt_now_ns();                                                         \
+		t->corr = 0;                                                                       \
+		CUresult r = gt_hold_##name((void *)real, var_, 1, t0, &held_, GT_UNPAREN args);   \
+		uint64_t t1 = gt_now_ns();                                                         \
+		int saved_errno = errno;                                                           \
+		if (held_) /* its record is written when it is issued */                           \
+			gt_tap_api_count(GT_API_##api, t0, t1);                                    \
+		else                                                                               \
+			gt_tap_api_done(GT_API_##api, t0, t1, (int)r, 0, -1, 0, t->corr);          \
+		t->guard--;                                                                        \
+		errno = saved_errno;                                                               \
+		return r;                                                                          \
+	}                                                                                          \
+	GT_EXPORT CUresult CUDAAPI name params;                                                    \
+	GT_EXPORT CUresult CUDAAPI ptname params;                                                  \
+	GT_EXPORT CUresult CUDAAPI name params                                                     \
+	{                                                                                          \
+		return gt_body_##name(0, GT_UNPAREN args);                                         \
+	}                                                                                          \
+	GT_EXPORT CUresult CUDAAPI ptname params                                                   \
+	{                                                                                          \
+		return gt_body_##name(1, GT_UNPAREN args);                                         \
+	}                                                                                          \
+	static CUresult CUDAAPI gt_gpa_##name params                                               \
+	{                                                                                          \
+		return gt_body_##name(GT_HOLD_VIA_POINTER, GT_UNPAREN args);                       \
+	}                                                                                          \
+	static CUresult CUDAAPI gt_gpa_##ptname params                                             \
+	{                                                                                          \
+		return gt_body_##name(GT_HOLD_VIA_POINTER | 1, GT_UNPAREN args);                   \
+	}
+
+GT_LAUNCH_HOOKS(GT_HOOK_DEFINE_LAUNCH)
+
 #define GT_STR2(x) #x
 #define GT_STR(x) GT_STR2(x)
 #define GT_HOOK_DESC(name, base, minv, maxv, api, params, args, post, ptname)                      \
-	{base, #name, GT_STR(ptname), minv, maxv, {(void *)name, (void *)ptname}},
-static const struct gt_hook_desc hooks[GT_HOOK_N] = {GT_DRIVER_HOOKS(GT_HOOK_DESC)};
+	{base, #name, GT_STR(ptname), minv, maxv, {(void *)name, (void *)ptname}, {(void *)name, (void *)ptname}},
+#define GT_HOOK_DESC_LAUNCH(name, base, minv, maxv, api, params, args, post, ptname)               \
+	{base,                                                                                     \
+	 #name,                                                                                    \
+	 GT_STR(ptname),                                                                           \
+	 minv,                                                                                     \
+	 maxv,                                                                                     \
+	 {(void *)name, (void *)ptname},                                                           \
+	 {(void *)gt_gpa_##name, (void *)gt_gpa_##ptname}},
+static const struct gt_hook_desc hooks[GT_HOOK_N] = {GT_DRIVER_HOOKS(GT_HOOK_DESC)
+							     GT_LAUNCH_HOOKS(GT_HOOK_DESC_LAUNCH)};
+
+static int is_hook(int id, const void *p)
+{
+	return p == hooks[id].hook[0] || p == hooks[id].hook[1] || p == hooks[id].gpa[0] || p == hooks[id].gpa[1];
+}
+
+void gt_hook_driver_hold_setup(void)
+{
+	for (int i = 0; i < GT_HOOK_N; i++) {
+		enum gt_hold_reason c = gt_hold_classify(hooks[i].base);
+		/* launches go through the queue itself */
+		if (i >= GT_HOOK_cuLaunchKernel || c == GT_HOLD_PASS)
+			continue;
+		hold_name[i] = gt_strtab_intern(&gt_tap.strs, hooks[i].base, strlen(hooks[i].base));
+		hold_cls[i] = (unsigned char)c;
+	}
+}
 
 static void *real_slot(int id, int var)
 {
@@ -285,7 +389,7 @@ static void *real_slot(int id, int var)
 	if (strncmp(sym, "gt_nopt_", 8) == 0)
 		sym = hooks[id].sym;
 	p = gt_real_driver(sym);
-	if (p == hooks[id].hook[0] || p == hooks[id].hook[1])
+	if (is_hook(id, p))
 		return NULL;
 	void *expect = NULL;
 	if (p && !atomic_compare_exchange_strong(&real_fn[id][var], &expect, p))
@@ -296,12 +400,14 @@ static void *real_slot(int id, int var)
 /* Remember `real` for (id, var) and hand out the hook, unless the slot holds another function. */
 static void *install(int id, int var, void *real)
 {
-	if (real == hooks[id].hook[0] || real == hooks[id].hook[1])
+	if (is_hook(id, real))
 		return real;
 	void *expect = NULL;
 	if (atomic_compare_exchange_strong(&real_fn[id][var], &expect, real) || expect == real)
-		return hooks[id].hook[var];
-	return real; /* a different function under the same name (another ABI): leave it alone */
+		return hooks[id].gpa[var];
+	/* a different function under the same name (another ABI): leave it alone, but launch hold must
+	 * still see it */
+	return gt_hold_wrap(hooks[id].base, real, 0);
 }
 
 /* ---- cuCtxSynchronize (no arguments: not expressible in the table) ---- */
@@ -316,11 +422,13 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 			return CUDA_ERROR_NOT_INITIALIZED;
 		atomic_store(&real_ctxsync, (void *)real);
 	}
+	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+		gt_hold_gate_hook(GT_HOLD_SYNC, 0);
 	GT_HOOK_ENTER(t);
 	if (!t_active)
-		return real();
+		return gt_hold_result(real());
 	uint64_t t0 = gt_now_ns();
-	CUresult r = real();
+	CUresult r = gt_hold_result(real());
 	uint64_t t1 = gt_now_ns();
 	int saved_errno = errno;
 	gt_tap_api_done(GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
@@ -343,8 +451,10 @@ static CUresult profiler_call(int start)
 			return CUDA_ERROR_NOT_INITIALIZED;
 		atomic_store(&real_prof[start], (void *)real);
 	}
+	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+		gt_hold_gate_hook(GT_HOLD_PROFILER, 0);
 	GT_HOOK_ENTER(t);
-	CUresult r = real();
+	CUresult r = gt_hold_result(real());
 	if (!t_active)
 		return r;
 	int saved_errno = errno;
@@ -415,7 +525,7 @@ static void *lookup_hook(const char *symbol, int ver, cuuint64_t flags, void *re
 			  strncmp(hooks[i].ptsym, "gt_nopt_", 8) != 0;
 		return install(i, var, real);
 	}
-	return real;
+	return gt_hold_wrap(symbol, real, 0);
 }
 
 static int tap_wanted(void)
@@ -502,5 +612,5 @@ void *gt_hook_for_dlsym(const char *name, void *real)
 		if (strcmp(hooks[i].ptsym, name) == 0)
 			return install(i, 1, real);
 	}
-	return real;
+	return gt_hold_wrap(name, real, 1);
 }

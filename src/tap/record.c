@@ -63,8 +63,7 @@ void gt_tap_thread_exit(void *arg)
 	atomic_store(&s->used, 0);
 }
 
-void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
-		     uint64_t ptr, uint64_t corr)
+void gt_tap_api_count(int api, uint64_t t0, uint64_t t1)
 {
 	struct gt_api_stat *st = &gt_tap.api[api];
 	if (atomic_fetch_add_explicit(&st->count, 1, memory_order_relaxed) == 0) {
@@ -73,16 +72,22 @@ void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t byt
 					       atomic_fetch_add_explicit(&gt_tap.first_seq, 1, memory_order_relaxed) + 1);
 	}
 	atomic_fetch_add_explicit(&st->ns, t1 - t0, memory_order_relaxed);
+}
+
+void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+		       uint64_t ptr, uint64_t corr, uint16_t flags)
+{
 	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
 		return;
 	struct gt_rec_api r;
 	memset(&r, 0, sizeof(r));
 	r.h.type = GT_REC_API;
 	r.h.size = sizeof(r);
+	r.h.tid = tid;
 	r.name_id = gt_tap.api_name_id[api];
 	r.domain = gt_api_is_runtime(api) ? GT_DOM_RUNTIME : GT_DOM_DRIVER;
 	r.copy_kind = (int8_t)copy_kind;
-	r.flags = result != 0 ? GT_API_FAILED : 0;
+	r.flags = (uint16_t)(flags | (result != 0 ? GT_API_FAILED : 0));
 	r.result = result;
 	r.start_ns = t0;
 	r.end_ns = t1;
@@ -90,6 +95,13 @@ void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t byt
 	r.corr_id = corr;
 	r.ptr = ptr;
 	gt_tap_put(&r, sizeof(r));
+}
+
+void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+		     uint64_t ptr, uint64_t corr)
+{
+	gt_tap_api_count(api, t0, t1);
+	gt_tap_api_record(api, 0, t0, t1, result, bytes, copy_kind, ptr, corr, 0);
 }
 
 void gt_tap_mem_alloc(uint64_t ptr, uint64_t size)

@@ -21,6 +21,7 @@
 #include "core/alnair_log.h"
 #include "core/trace_io.h"
 #include "tap/capture_tap.h"
+#include "tap/hold.h"
 #include "tap/rmetrics.h"
 #include "tap/tap.h"
 #include "core/sort.h"
@@ -551,6 +552,7 @@ static void atfork_child(void)
 }
 
 static void begin(void);
+static int begin_at_load; /* begin() runs as the library loads, before the program's first CUDA call */
 
 static void init_once(void)
 {
@@ -558,9 +560,15 @@ static void init_once(void)
 	gt_resolve_init();
 	struct gt_tap_config *c = &gt_tap.cfg;
 	gt_tap_config_read(c, env_get);
-	if (!c->out_dir && !c->pflog_dir)
+	if (!c->out_dir && !c->pflog_dir) {
+		if (c->hold)
+			gt_warn("GPUTAP_HOLD needs the tap recording (GPUTAP_OUT or PFLOG, as gputap run sets): "
+				"launches run unchanged");
 		return; /* nothing asked for: record nothing, cost nothing */
+	}
+	begin_at_load = 1;
 	begin();
+	begin_at_load = 0;
 }
 
 /* In-process start (gputap_start): the same start, with the output directory given (or none). */
@@ -622,6 +630,11 @@ static void begin(void)
 	gt_tap.slots = slots;
 	for (int i = 0; i < GT_API_N; i++)
 		gt_tap.api_name_id[i] = gt_strtab_intern(&gt_tap.strs, gt_api_names[i], strlen(gt_api_names[i]));
+	if (c->hold && !begin_at_load)
+		gt_warn("GPUTAP_HOLD: launch hold needs the tap from the program's start (not gputap_start); "
+			"launches run unchanged");
+	else
+		gt_hold_setup();
 	if (pthread_key_create(&gt_tap_thread_key, gt_tap_thread_exit) != 0)
 		return;
 	W.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -646,6 +659,7 @@ void gt_tap_finish(void)
 {
 	if (!W.inited || atomic_exchange(&W.finishing, 1))
 		return;
+	gt_hold_finish(); /* held launches are issued while the driver is still there */
 	gt_rm_finish(); /* while CUDA is still up: decodes the last range metrics */
 	gt_capture_tap_finish();
 	atomic_store(&gt_tap.on, 0);

@@ -100,6 +100,12 @@ void gt_tap_put(void *rec, uint32_t size);
 /* Count and time one call; records it when API records are wanted. */
 void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
 		     uint64_t ptr, uint64_t corr);
+/* The two halves of gt_tap_api_done: counters only, and the record only
+ * (tid 0 = the calling thread; launch hold writes a held launch's record
+ * from the thread that released it). */
+void gt_tap_api_count(int api, uint64_t t0, uint64_t t1);
+void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+		       uint64_t ptr, uint64_t corr, uint16_t flags);
 void gt_tap_mem_alloc(uint64_t ptr, uint64_t size);
 void gt_tap_mem_free(uint64_t ptr);
 void gt_tap_thread_exit(void *slot);

@@ -24,6 +24,7 @@ LAYOUT = {
     7: ("range", "<IIBBHIQQQQ", "name_id domain_id kind level pad end_tid start end range_id parent_id"),
     8: ("counter", "<IIQd", "name_id device ts value"),
     9: ("dropped", "<IIQ", "source pad count"),
+    13: ("hold", "<B3xiQQQQIIII", "kind result start end corr batch count reason_id api_id pad2"),
 }
 
 
@@ -65,6 +66,9 @@ def read(path):
             r["name"] = strings.get(r["name_id"], "")
         if "domain_id" in r:
             r["domain"] = strings.get(r["domain_id"], "")
+        if r["type"] == "hold":
+            r["reason"] = strings.get(r["reason_id"], "")
+            r["api"] = strings.get(r["api_id"], "")
     return dict(header=header, strings=strings, records=recs)
 
 

@@ -59,14 +59,56 @@ TEST(tap_env_bad_values_warn_and_default)
 	ASSERT_EQ_INT(c.nwarnings, 4);
 }
 
-TEST(tap_env_hold_is_accepted_with_warning)
+TEST(tap_env_hold_defaults_and_values)
 {
-	static const char *const env[] = {"GPUTAP_HOLD", "8", NULL};
-	fake = env;
+	static const char *const none[] = {NULL};
+	fake = none;
 	struct gt_tap_config c;
 	gt_tap_config_read(&c, fake_get);
-	ASSERT_EQ_INT(c.hold, 8);
+	ASSERT_EQ_INT(c.hold, 0);
+	ASSERT_EQ_INT(c.hold_max, 1024);
+	ASSERT_EQ_INT(c.hold_timeout_us, 1000);
+	ASSERT(c.hold_kernels == NULL);
+	static const char *const env[] = {"GPUTAP_HOLD", "16", "GPUTAP_HOLD_MAX", "64", "GPUTAP_HOLD_TIMEOUT_US",
+					  "250", "GPUTAP_HOLD_KERNELS", "gemm,relu", NULL};
+	fake = env;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.hold, 16);
+	ASSERT_EQ_INT(c.hold_max, 64);
+	ASSERT_EQ_INT(c.hold_timeout_us, 250);
+	ASSERT_EQ_STR(c.hold_kernels, "gemm,relu");
+	ASSERT_EQ_INT(c.nwarnings, 0);
+	static const char *const zero[] = {"GPUTAP_HOLD", "0", NULL};
+	fake = zero;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.hold, 0);
+	ASSERT_EQ_INT(c.nwarnings, 0);
+}
+
+TEST(tap_env_hold_bad_values)
+{
+	struct gt_tap_config c;
+	/* more than the bound: clamped, one warning */
+	static const char *const over[] = {"GPUTAP_HOLD", "100", "GPUTAP_HOLD_MAX", "32", NULL};
+	fake = over;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.hold, 32);
 	ASSERT_EQ_INT(c.nwarnings, 1);
+	/* the timer cannot be turned off; malformed numbers give the defaults */
+	static const char *const bad[] = {"GPUTAP_HOLD", "8x", "GPUTAP_HOLD_MAX", "0", "GPUTAP_HOLD_TIMEOUT_US", "0",
+					  NULL};
+	fake = bad;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.hold, 0);
+	ASSERT_EQ_INT(c.hold_max, 1024);
+	ASSERT_EQ_INT(c.hold_timeout_us, 1000);
+	ASSERT_EQ_INT(c.nwarnings, 3);
+	static const char *const big[] = {"GPUTAP_HOLD", "65537", "GPUTAP_HOLD_TIMEOUT_US", "10000001", NULL};
+	fake = big;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.hold, 0);
+	ASSERT_EQ_INT(c.hold_timeout_us, 1000);
+	ASSERT_EQ_INT(c.nwarnings, 2);
 }
 
 TEST(tap_env_trace_words)
