@@ -74,20 +74,20 @@ static const char *hand_v2(const char *name, const void *recs, uint32_t len, uin
  * this reader does not know), written compressed and read back byte for byte. */
 static size_t all_types(unsigned char *buf, size_t cap, unsigned seed, uint32_t *nrec)
 {
-	static const unsigned sizes[] = {0, 0, 64, 96, 64, 64, 56, 56, 32, 24, 40, 16, 80};
 	size_t len = 0;
 	uint64_t x = seed * 2654435761u + 1;
 	*nrec = 0;
+	const unsigned ntypes = GT_REC_TYPE_MAX + 1; /* every known type, and two unknown ones */
 	for (unsigned i = 0; len + 2048 < cap; i++) {
-		unsigned t = 1 + i % 14; /* 13 and 14: types unknown to this reader */
+		unsigned t = 1 + i % ntypes;
 		unsigned size;
 		if (t == GT_REC_STRING) {
 			size = (unsigned)GT_REC_PADDED(16 + i % 40);
 		} else if (t >= GT_REC_TYPE_MAX) {
-			t = t == 13 ? 300 : 13; /* one above the delta filter's range, one below */
+			t = t == GT_REC_TYPE_MAX ? 300 : 200; /* one above the delta filter's range, one below */
 			size = 48;
 		} else {
-			size = sizes[t] + (i % 7 == 0 ? 16 : 0); /* now and then longer: a newer writer */
+			size = (unsigned)gt_rec_min_size(t) + (i % 7 == 0 ? 16 : 0); /* now and then longer: a newer writer */
 		}
 		struct gt_rec_hdr *h = (struct gt_rec_hdr *)(buf + len);
 		h->type = (uint16_t)t;
