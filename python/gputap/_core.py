@@ -50,20 +50,27 @@ _state = {
     "start_ns": None,
 }
 _start_lock = threading.Lock()
-_push = None
+_UNBOUND = object()
+# The hot pair: the library's push/pop through ctypes.PyDLL (the GIL stays held: the two
+# calls never block, and not releasing it halves their cost); `_push` is None while
+# disabled or when no library can be loaded, _UNBOUND until the first use.
+_push = _UNBOUND
 _pop = None
+_push_fn = None
 _names = {}
 
 
 def _bind():
     """Load the library once and cache the two hot functions."""
-    global _push, _pop
+    global _push, _pop, _push_fn
     lib = _lib.load()
     if lib is None:
-        _push = _pop = False
+        _push = None
         return None
-    _push = lib.gputap_range_push
-    _pop = lib.gputap_range_pop
+    fast = _lib.fast()
+    _push_fn = fast.gputap_range_push
+    _pop = fast.gputap_range_pop
+    _push = _push_fn if _state["enabled"] else None
     return lib
 
 
@@ -93,12 +100,18 @@ def enabled():
 
 def enable():
     """Ranges opened from now on are recorded (the default)."""
+    global _push
     _state["enabled"] = True
+    if _push is not _UNBOUND:
+        _push = _push_fn
 
 
 def disable():
     """Ranges opened from now on are neither recorded nor emitted as NVTX; open ones still close."""
+    global _push
     _state["enabled"] = False
+    if _push is not _UNBOUND:
+        _push = None
 
 
 class range:  # noqa: N801 - the name users write: `with gputap.range("x")`
@@ -113,14 +126,17 @@ class range:  # noqa: N801 - the name users write: `with gputap.range("x")`
 
     def __init__(self, name):
         self.name = name
-        self._b = _encode(name)
+        b = _names.get(name)
+        self._b = b if b is not None else _encode(name)
         self._pushed = 0
 
     def __enter__(self):
-        if _push is None:
+        p = _push
+        if p is _UNBOUND:
             _bind()
-        if _push and _state["enabled"]:
-            _push(self._b)
+            p = _push
+        if p is not None:
+            p(self._b)
             self._pushed += 1
         return self
 
@@ -135,11 +151,13 @@ class range:  # noqa: N801 - the name users write: `with gputap.range("x")`
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if _push is None:
+            p = _push
+            if p is _UNBOUND:
                 _bind()
-            if not (_push and _state["enabled"]):
+                p = _push
+            if p is None:
                 return fn(*args, **kwargs)
-            _push(b)
+            p(b)
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -173,19 +191,25 @@ def mark(name):
 
 
 def push(name):
-    """Open a range on this thread (prefer `with gputap.range(name)`); returns its level or -1."""
-    if _push is None:
+    """Open a range on this thread (prefer `with gputap.range(name)`); returns its level or -1.
+    Every push() that returns without raising must be matched by one pop()."""
+    b = _names.get(name)
+    if b is None:
+        b = _encode(name)
+    p = _push
+    if p is _UNBOUND:
         _bind()
-    if not (_push and _state["enabled"]):
+        p = _push
+    if p is None:
         return -1
-    return _push(_encode(name))
+    return p(b)
 
 
 def pop():
     """Close this thread's innermost range; returns its level or -1."""
-    if _push is None:
+    if _push is _UNBOUND:
         _bind()
-    return _pop() if _pop else -1
+    return _pop() if _pop is not None else -1
 
 
 def library():
@@ -224,7 +248,7 @@ def init(out_dir=None, metrics=None, mode="auto"):
     client holds the process.  Calling it again is harmless.
     """
     lib = _lib_or_raise()
-    if _push is None:
+    if _push is _UNBOUND:
         _bind()
     with _start_lock:
         if not _state["started"]:

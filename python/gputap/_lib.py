@@ -12,7 +12,7 @@ import os
 import threading
 
 _lock = threading.Lock()
-_state = {"done": False, "lib": None, "path": None, "how": None, "error": None}
+_state = {"done": False, "lib": None, "path": None, "how": None, "error": None, "fast": None}
 
 LIB_NAME = "libgputap.so"
 
@@ -114,6 +114,19 @@ def load():
         return _state["lib"]
 
 
+def fast():
+    """The same library through ctypes.PyDLL, for the calls that never block (the GIL stays held)."""
+    lib = load()
+    if lib is None:
+        return None
+    if _state.get("fast") is None:
+        f = ctypes.PyDLL(_state["path"], mode=os.RTLD_NOW | os.RTLD_NOLOAD)
+        for name in ("gputap_range_push", "gputap_range_pop", "gputap_mark"):
+            getattr(f, name).restype = None if name == "gputap_mark" else ctypes.c_int
+        _state["fast"] = f
+    return _state["fast"]
+
+
 def has(name):
     lib = load()
     return lib is not None and hasattr(lib, name)
@@ -138,4 +151,4 @@ def last_error(lib):
 
 def _reset_for_tests():
     with _lock:
-        _state.update(done=False, lib=None, path=None, how=None, error=None)
+        _state.update(done=False, lib=None, path=None, how=None, error=None, fast=None)

@@ -214,3 +214,12 @@ def test_profiler_stop_saves_open_window(monkeypatch, fake_results):
     assert ready == [prof]
     with pytest.raises(RuntimeError):
         prof.step()
+
+
+def test_range_object_reused_and_nested(fake_lib):
+    r = gputap.range("loop")
+    for _ in range(2):
+        with r:
+            with r:
+                pass
+    assert fake_lib == [("push", "loop"), ("push", "loop"), ("pop",), ("pop",)] * 2

@@ -143,7 +143,7 @@ static int table(FILE *out, const char *rundir, const char *proc, int max_rows, 
 				  : "  (%d more rows in %s/range_metrics.csv)\n",
 			total - shown, proc);
 	if (!html && mode[0])
-		fprintf(out, "  per-kernel values: %s/kernel_metrics.csv; per occurrence: range_metrics.csv\n", proc);
+		fprintf(out, "  per kernel: %s/kernel_metrics.csv; per occurrence: range_metrics.csv\n", proc);
 	return 0;
 }
 

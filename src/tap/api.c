@@ -107,22 +107,53 @@ void gt_api_on_kernel(uint64_t corr, uint64_t start_ns, uint64_t end_ns)
 	gt_ra_kernel(&ra, corr, end_ns > start_ns ? end_ns - start_ns : 0);
 }
 
+static void raise_peaks(struct gt_slot *s, int64_t used_now)
+{
+	for (int d = top_of(s); d >= 0; d--) {
+		if (!s->stack[d].node)
+			continue;
+		int64_t cur = __atomic_load_n(&s->stack[d].peak, __ATOMIC_RELAXED);
+		while (used_now > cur &&
+		       !__atomic_compare_exchange_n(&s->stack[d].peak, &cur, used_now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
+}
+
+/*
+ * Memory counts in the allocating thread's open ranges.  An allocation or free
+ * on a thread with no open range (PyTorch's autograd thread runs the backward
+ * pass; library worker threads) counts in the ranges open on the other threads
+ * at that moment: what the process took from the driver while they were open,
+ * as the caching allocator's own statistics see it.
+ */
 void gt_api_on_mem(int alloc, uint64_t bytes, int64_t used_now)
 {
 	if (alloc)
 		amax_i64(&mem_peak, used_now);
 	struct gt_slot *s = my_slot();
-	if (!s)
+	uint32_t node = s && s->depth > 0 ? innermost_node(s, top_of(s)) : 0;
+	if (node) {
+		gt_ra_mem(&ra, node, alloc, bytes);
+		if (alloc)
+			raise_peaks(s, used_now);
 		return;
-	int top = top_of(s);
-	uint32_t node = innermost_node(s, top);
-	if (!node)
+	}
+	if (!gt_tap.slots)
 		return;
-	gt_ra_mem(&ra, node, alloc, bytes);
-	if (alloc)
-		for (int d = top; d >= 0; d--)
-			if (s->stack[d].node && s->stack[d].peak < used_now)
-				s->stack[d].peak = used_now;
+	uint32_t open[64];
+	int n = 0;
+	for (unsigned i = 0; i < GT_MAX_THREADS && n < 64; i++) {
+		struct gt_slot *o = &gt_tap.slots[i];
+		if (o == s || !atomic_load_explicit(&o->used, memory_order_relaxed) || o->depth <= 0)
+			continue;
+		uint32_t x = innermost_node(o, top_of(o));
+		if (!x)
+			continue;
+		open[n++] = x;
+		if (alloc)
+			raise_peaks(o, used_now);
+	}
+	gt_ra_mem_set(&ra, open, n, alloc, bytes);
 }
 
 static void on_launch(uint64_t corr)
@@ -362,22 +393,58 @@ static void memory_call(unsigned cbid, const CUpti_CallbackData *cb, uint64_t t0
 	gt_tap_api_done(api, t0, t1, r, bytes, -1, ptr, cb->correlationId);
 }
 
+/*
+ * In-process, gputap may start after the program allocated memory: a free of a
+ * block it never saw would count nothing.  Before such a free, ask the driver
+ * for the block's size and count it as in use, so that the free counts.
+ */
+static void learn_block(uint64_t ptr)
+{
+	if (!ptr)
+		return;
+	uint64_t size = gt_ptrtab_remove(&gt_tap.ptrs, ptr);
+	if (size) {
+		gt_ptrtab_insert(&gt_tap.ptrs, ptr, size); /* known: put it back */
+		return;
+	}
+	typedef CUresult (*range_t)(CUdeviceptr *, size_t *, CUdeviceptr);
+	static void *_Atomic fn;
+	range_t f = (range_t)atomic_load(&fn);
+	if (!f) {
+		f = (range_t)gt_real_driver("cuMemGetAddressRange_v2");
+		atomic_store(&fn, (void *)f);
+	}
+	CUdeviceptr base = 0;
+	size_t n = 0;
+	if (f && f(&base, &n, (CUdeviceptr)ptr) == CUDA_SUCCESS && base == ptr && n &&
+	    gt_ptrtab_insert(&gt_tap.ptrs, ptr, n) == 0)
+		atomic_fetch_add_explicit(&gt_tap.mem_used, (int64_t)n, memory_order_relaxed);
+}
+
 void gt_api_driver_callback(unsigned cbid, const void *data)
 {
 	const CUpti_CallbackData *cb = data;
 	struct gt_tls *t = &gt_tls;
-	if (t->guard || !atomic_load_explicit(&gt_tap.on, memory_order_relaxed))
-		return; /* the tap's own calls, or not recording */
+	if (!atomic_load_explicit(&gt_tap.on, memory_order_relaxed))
+		return;
 	int launch = launch_api(cbid);
 	if (cb->callbackSite == CUPTI_API_ENTER) {
+		/* the tap launches nothing: a launch inside a hook (guard up) is the program's */
 		if (launch >= 0)
 			on_launch(cb->correlationId);
 		if (cb->correlationData)
 			*cb->correlationData = gt_now_ns();
+		if (!t->guard && !gt_api_hooks_live() &&
+		    (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 || cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync ||
+		     cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz)) {
+			t->guard++;
+			learn_block(((const cuMemFree_v2_params *)cb->functionParams)->dptr); /* dptr first in all three */
+			t->guard--;
+		}
 		return;
 	}
-	if (gt_api_hooks_live())
-		return; /* the hooks count these calls */
+	if (t->guard || gt_api_hooks_live())
+		return; /* the tap's own calls; or the hooks count these calls */
 	uint64_t t1 = gt_now_ns(), t0 = cb->correlationData ? *cb->correlationData : t1;
 	t->guard++;
 	if (launch >= 0)

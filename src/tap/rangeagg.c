@@ -152,6 +152,28 @@ void gt_ra_mem(struct gt_ra *a, uint32_t node, int alloc, uint64_t bytes)
 	}
 }
 
+void gt_ra_mem_set(struct gt_ra *a, const uint32_t *nodes, int n, int alloc, uint64_t bytes)
+{
+	uint32_t seen[256];
+	int nseen = 0;
+	for (int i = 0; i < n; i++) {
+		uint32_t node = nodes[i];
+		for (int d = 0; node && d < GT_RA_MAX_DEPTH; d++, node = gt_ra_parent(a, node)) {
+			int dup = 0;
+			for (int k = 0; k < nseen && !dup; k++)
+				dup = seen[k] == node;
+			if (dup)
+				break; /* this node and its parents are counted already */
+			struct gt_ra_node *x = node_at(a, node);
+			if (!x || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+				break;
+			seen[nseen++] = node;
+			atomic_fetch_add_explicit(alloc ? &x->alloc_count : &x->free_count, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(alloc ? &x->alloc_bytes : &x->free_bytes, bytes, memory_order_relaxed);
+		}
+	}
+}
+
 void gt_ra_reset(struct gt_ra *a)
 {
 	if (!a->nodes)

@@ -64,6 +64,9 @@ void gt_ra_link(struct gt_ra *a, uint64_t corr, uint32_t node);
 void gt_ra_kernel(struct gt_ra *a, uint64_t corr, uint64_t ns);
 /* An allocation (alloc = 1) or a free of `bytes` inside `node` (and its parents). */
 void gt_ra_mem(struct gt_ra *a, uint32_t node, int alloc, uint64_t bytes);
+/* The same for several open ranges at once (e.g. one per thread): each node of the union of
+ * their paths counts the event once. */
+void gt_ra_mem_set(struct gt_ra *a, const uint32_t *nodes, int n, int alloc, uint64_t bytes);
 /* Forget every count (paths stay known); ranges open now count from here. */
 void gt_ra_reset(struct gt_ra *a);
 

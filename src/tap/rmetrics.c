@@ -102,6 +102,11 @@ static struct {
 	struct sess sess[RM_MAX_CTX];
 	int nsess;
 	struct sess *range_sess; /* per range: the profiled context */
+	CUpti_Profiler_Host_Object *pre_host; /* configure's host object and config image, for the first session */
+	uint8_t *pre_config;
+	size_t pre_size;
+	int pre_passes;
+	uint32_t pre_device;
 	uint64_t range_tid;      /* per range: the profiled thread (0 = none yet) */
 	int64_t range_top;       /* per range: innermost open occurrence of that thread */
 	uint64_t launches;
@@ -201,20 +206,38 @@ static int gt_from_cuprof(int rc)
 	}
 }
 
-/* Validate the list on the chip of device 0, count passes, find units, choose the mode.  Lock held. */
-static int configure(char *err, size_t len)
+/*
+ * Validate the list on the chip of ctx's device (device 0 without one), count
+ * passes, find units, choose the mode.  With a context the host object and
+ * config image are made the way a session needs them (with the counter
+ * availability image) and kept for the first session on that device: the
+ * host set-up, the costly part, is done once.  Lock held.
+ */
+static int configure(CUcontext ctx, char *err, size_t len)
 {
 	if (R.configured)
 		return 0;
 	int rc = load_cupti(err, len);
 	if (rc < 0)
 		return gt_from_cuprof(rc);
+	uint32_t dev = 0;
+	if (ctx && R.P.cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS) {
+		dev = 0;
+		ctx = NULL;
+	}
 	const char *chip = NULL;
-	rc = gt_cuprof_chip(&R.P, 0, &chip, err, len);
+	rc = gt_cuprof_chip(&R.P, (int)dev, &chip, err, len);
 	if (rc < 0)
 		return gt_from_cuprof(rc);
+	uint8_t *avail = NULL;
+	if (ctx) {
+		rc = gt_cuprof_availability(&R.P, ctx, &avail, err, len);
+		if (rc < 0)
+			return gt_from_cuprof(rc);
+	}
 	CUpti_Profiler_Host_Object *host = NULL;
-	rc = gt_cuprof_host(&R.P, chip, NULL, &host, err, len);
+	rc = gt_cuprof_host(&R.P, chip, avail, &host, err, len);
+	free(avail);
 	if (rc < 0)
 		return gt_from_cuprof(rc);
 	uint8_t *img = NULL;
@@ -224,8 +247,16 @@ static int configure(char *err, size_t len)
 	if (rc == 0)
 		for (int i = 0; i < R.list.n; i++)
 			gt_cuprof_unit(&R.P, host, R.names[i], R.units[i], sizeof(R.units[i]));
-	free(img);
-	gt_cuprof_host_free(&R.P, host);
+	if (rc == 0 && ctx) {
+		R.pre_host = host;
+		R.pre_config = img;
+		R.pre_size = isz;
+		R.pre_passes = passes;
+		R.pre_device = dev;
+	} else {
+		free(img);
+		gt_cuprof_host_free(&R.P, host);
+	}
 	if (rc < 0)
 		return gt_from_cuprof(rc);
 	R.passes = passes;
@@ -347,16 +378,25 @@ static void sess_start(struct sess *s)
 		s->device = 0;
 	const char *chip = NULL;
 	uint8_t *avail = NULL;
-	int rc = gt_cuprof_chip(&R.P, (int)s->device, &chip, err, sizeof(err));
-	if (rc == 0)
-		rc = gt_cuprof_availability(&R.P, s->ctx, &avail, err, sizeof(err));
-	if (rc == 0)
-		rc = gt_cuprof_host(&R.P, chip, avail, &s->host, err, sizeof(err));
-	int passes = 0;
-	if (rc == 0)
-		rc = gt_cuprof_config(&R.P, s->host, R.names, R.list.n, &s->config, &s->config_size, &passes, err,
-				      sizeof(err));
-	free(avail);
+	int rc = 0, passes = 0;
+	if (R.pre_host && R.pre_device == s->device) { /* made by configure for this device */
+		s->host = R.pre_host;
+		s->config = R.pre_config;
+		s->config_size = R.pre_size;
+		passes = R.pre_passes;
+		R.pre_host = NULL;
+		R.pre_config = NULL;
+	} else {
+		rc = gt_cuprof_chip(&R.P, (int)s->device, &chip, err, sizeof(err));
+		if (rc == 0)
+			rc = gt_cuprof_availability(&R.P, s->ctx, &avail, err, sizeof(err));
+		if (rc == 0)
+			rc = gt_cuprof_host(&R.P, chip, avail, &s->host, err, sizeof(err));
+		if (rc == 0)
+			rc = gt_cuprof_config(&R.P, s->host, R.names, R.list.n, &s->config, &s->config_size, &passes,
+					      err, sizeof(err));
+		free(avail);
+	}
 	if (rc < 0) {
 		s->state = -1;
 		sess_release(s);
@@ -873,7 +913,7 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 	gt_tls.guard = 1;
 	if (!R.configured) {
 		char err[512];
-		int rc = configure(err, sizeof(err));
+		int rc = configure(cb->context, err, sizeof(err));
 		if (rc < 0) {
 			turn_off(err);
 			gt_tls.guard = guard;
@@ -1026,16 +1066,9 @@ GT_EXPORT int gputap_metrics_enable(const char *metrics, const char *mode)
 			rc = GPUTAP_ENOGPU;
 		}
 	}
+	/* with a current context this checks the privilege too; without one that comes at the first launch */
 	if (rc == 0)
-		rc = configure(err, sizeof(err));
-	if (rc == 0) {
-		CUcontext c = current_ctx();
-		uint8_t *avail = NULL;
-		/* the privilege check needs a context; without one it comes at the first launch */
-		if (c && gt_cuprof_availability(&R.P, c, &avail, err, sizeof(err)) == GT_CUPROF_EPERM)
-			rc = GPUTAP_EPERM;
-		free(avail);
-	}
+		rc = configure(current_ctx(), err, sizeof(err));
 	if (rc < 0) {
 		R.configured = 0;
 		pthread_mutex_unlock(&R.mu);
@@ -1130,6 +1163,12 @@ void gt_rm_finish(void)
 	R.finished = 1;
 	atomic_store(&gt_rm_active, 0);
 	flush_all(0);
+	if (R.pre_host) { /* configured, never used */
+		gt_cuprof_host_free(&R.P, R.pre_host);
+		free(R.pre_config);
+		R.pre_host = NULL;
+		R.pre_config = NULL;
+	}
 	for (int i = 0; i < R.nsess; i++)
 		if (R.sess[i].state == 1) {
 			sess_release(&R.sess[i]);

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Range metrics on a GPU, checked against Nsight Compute and the programs' own account.
 #   make gpu-bundle; tests/gpu/rmetrics.sh OUTDIR [SECTIONS]
-# SECTIONS (default all): kernel user range threads multipass big torch info
+# SECTIONS (default all): kernel range threads multipass big torch info (bigk: 12,000 kernels per kernel)
 # Needs nvcc, ncu, python3 (torch for the torch section).  Ends with "N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 OUT=${1:?usage: rmetrics.sh OUTDIR [SECTIONS]}
-SECTIONS=${2:-kernel user range threads multipass big torch info}
+SECTIONS=${2:-kernel range threads multipass big torch info}
 G=${GPUTAP:-$top/.carry/build/gputap}
 B=${RM_WORK:-/tmp/rmetrics}
 rm -rf "$B"
@@ -49,11 +49,6 @@ if want kernel; then
 	chk same "$B/base.out" "$B/k.out"
 	chk kernel "$B/k" "$B/man.txt" "$B/ncu.csv"
 fi
-if want user; then
-	run_g ku kernel $PAIR GPUTAP_METRICS_REPLAY=user GPUTAP_METRICS_DEBUG=1 -- "$P" $ARGS
-	chk same "$B/base.out" "$B/ku.out"
-	chk kernel "$B/ku" "$B/man.txt" "$B/ncu.csv"
-fi
 if want range; then
 	run_g r range $PAIR GPUTAP_METRICS_DEBUG=1 -- "$P" $ARGS
 	chk same "$B/base.out" "$B/r.out"
@@ -89,6 +84,10 @@ if want big; then
 	run_g bigr range $PAIR -- "$P" $A3
 	chk same "$B/base3.out" "$B/bigr.out"
 	chk attribution "$B/bigr" "$B/man3.txt" iter=12000
+fi
+if want bigk; then
+	A3="--iters 2000 --per 2 --n 4096"
+	[ -f "$B/man3.txt" ] || "$P" $A3 --manifest "$B/man3.txt" >"$B/base3.out" 2>&1
 	run_g bigk kernel $PAIR -- "$P" $A3
 	chk same "$B/base3.out" "$B/bigk.out"
 	chk attribution "$B/bigk" "$B/man3.txt" iter=12000

@@ -6,6 +6,7 @@
 # 2. a PyTorch run with power,vram,cublaslt_trace,cudnn_trace,nccl_trace,kernel_trace stacked,
 #    its report, and `gputap libperf` on its library trace
 # 3. the sampler's cost and period (bench/sampler/gpu_run.sh)
+# 4. range metrics against ncu (tests/gpu/rmetrics.sh)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -42,3 +43,8 @@ timeout 150 bash bench/sampler/gpu_run.sh "$GT_GPU_BUILD" "$top/.carry/bench/nvm
 grep -h -E '"(label|gap_mean_ms|gap_sd_ms|missed_deadlines|thread_cpu_pct|samples)"' "$OUT"/sampler/run_*.json
 tar czf "$OUT/gpu-tests.tgz" -C /tmp --exclude='*.gtr' --exclude='*.gtr.partial' gt-gpu 2>/dev/null
 tar czf "$OUT/sampler.tgz" -C "$OUT" sampler 2>/dev/null && rm -rf "$OUT/sampler"
+
+echo "== 4. range metrics against Nsight Compute (RM_SECTIONS picks the sections)"
+mkdir -p "$OUT/rmetrics"
+timeout 300 tests/gpu/rmetrics.sh "$OUT/rmetrics" "${RM_SECTIONS:-kernel range threads multipass big torch info}" 2>&1 |
+	grep -E '^not ok|passed'

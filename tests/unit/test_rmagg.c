@@ -337,3 +337,31 @@ TEST(rm_units_as_nsight_compute_prints_them)
 	gt_cuprof_ncu_unit("", u, sizeof u);
 	ASSERT_EQ_STR(u, "");
 }
+
+TEST(rm_restricted_counters_one_message_with_the_fix)
+{
+	ASSERT_EQ_INT(gt_cuprof_code(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES), GT_CUPROF_EPERM);
+	ASSERT_EQ_INT(gt_cuprof_code(CUPTI_ERROR_INVALID_METRIC_NAME), GT_CUPROF_EINVAL);
+	ASSERT_EQ_INT(gt_cuprof_code(CUPTI_SUCCESS), 0);
+	ASSERT_EQ_INT(gt_cuprof_code(CUPTI_ERROR_UNKNOWN), GT_CUPROF_EFAIL);
+	const char *m = gt_cuprof_perm_help();
+	ASSERT(strstr(m, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"));
+	ASSERT(strstr(m, "NVreg_RestrictProfilingToAdminUsers=0"));
+	ASSERT(strstr(m, "CAP_SYS_ADMIN"));
+	ASSERT(strstr(m, "the rest of the recording goes on"));
+}
+
+TEST(rm_no_cupti_library_is_one_clear_error)
+{
+	struct gt_cuprof p;
+	char err[512];
+	setenv("CUDA_HOME", "/nonexistent", 1);
+	/* a library path that does not exist is tried first; the system may still have CUPTI */
+	int rc = gt_cuprof_load(&p, "/nonexistent/libcupti.so.13", NULL, err, sizeof err);
+	if (rc < 0) {
+		ASSERT_EQ_INT(rc, GT_CUPROF_ENOLIB);
+		ASSERT(strstr(err, "CUPTI") && strstr(err, "range metrics"));
+	} else {
+		ASSERT(p.cuptiRangeProfilerEnable != NULL && p.version > 0);
+	}
+}

@@ -186,3 +186,24 @@ TEST(tap_rangeagg_threads)
 	ASSERT_EQ_INT(atomic_load(&a->next_seq), 2);
 	free_ra(a);
 }
+
+TEST(tap_rangeagg_memory_of_several_threads)
+{
+	struct gt_ra *a = new_ra();
+	uint32_t train = gt_ra_node(a, 0, 1);
+	uint32_t fwd = gt_ra_node(a, train, 2);
+	uint32_t bwd = gt_ra_node(a, train, 3);
+	uint32_t other = gt_ra_node(a, 0, 4);
+	/* two threads inside train (forward, backward), one inside another top-level range */
+	uint32_t open[] = {fwd, bwd, other, fwd};
+	gt_ra_mem_set(a, open, 4, 1, 100);
+	ASSERT_EQ_U64(a->nodes[train - 1].alloc_count, 1); /* the shared parent counts once */
+	ASSERT_EQ_U64(a->nodes[train - 1].alloc_bytes, 100);
+	ASSERT_EQ_U64(a->nodes[fwd - 1].alloc_count, 1);
+	ASSERT_EQ_U64(a->nodes[bwd - 1].alloc_count, 1);
+	ASSERT_EQ_U64(a->nodes[other - 1].alloc_bytes, 100);
+	gt_ra_mem_set(a, open, 1, 0, 40);
+	ASSERT_EQ_U64(a->nodes[train - 1].free_bytes, 40);
+	ASSERT_EQ_U64(a->nodes[bwd - 1].free_count, 0);
+	free_ra(a);
+}
