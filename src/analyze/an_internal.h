@@ -178,6 +178,8 @@ struct gt_dt *gt_dt_new(const struct gt_an_opts *o, size_t ngpus, const struct g
 void gt_dt_free(struct gt_dt *d);
 /* Before the sweep: GPU g's extent, for the time buckets of the series. */
 void gt_dt_extent(struct gt_dt *d, size_t g, uint64_t first, uint64_t last);
+/* After the extents, before the sweep: hands the GPUs to opts.sink. */
+void gt_dt_begin(struct gt_dt *d, const struct gt_an_result *r);
 /* One op, in start order; `l` its launch (NULL: not in the trace); `iter` its iteration (-1 none). */
 int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt_launch *l, long iter);
 /* After the sweep: the tables into r (names: the name table).  0 or -1 (out of memory). */

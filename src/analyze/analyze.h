@@ -213,6 +213,17 @@ struct gt_an_map;
 /* The largest --iters / --gpus (and num_of_iters / num_of_gpus of a config). */
 #define GT_AN_MAX_COUNT 1000000
 
+/* Every GPU op of a timeline, handed to a caller that draws them (gputap report), for any input
+ * format.  `begin` is called once before the first op, with the result's GPUs (labels and iteration
+ * windows set; `gpu` below indexes them) and the extent of all GPU ops; then `op` once per op, in
+ * start order, for the ops the tables count (not those the selection options leave out).
+ * `kind`: 0 kernel, 1 copy, 2 memset; `comm`: 1 for an NCCL kernel. */
+struct gt_an_sink {
+	void *arg;
+	void (*begin)(void *arg, const struct gt_an_result *r, uint64_t first_ns, uint64_t last_ns);
+	void (*op)(void *arg, size_t gpu, uint32_t stream, uint64_t start_ns, uint64_t end_ns, int kind, int comm);
+};
+
 struct gt_an_opts {
 	const struct gt_an_map *map; /* NULL: every non-NCCL kernel is "others" */
 	int iters;                   /* >0: divide by this (and split timelines into N even windows) */
@@ -230,6 +241,7 @@ struct gt_an_opts {
 	double runtime_cutoff_ns, delay_cutoff_ns; /* launch statistics (0: 50 µs, 100 µs) */
 	int buckets;           /* time buckets of the series (0: 20) */
 	int per_iter_kernels;  /* keep per-iteration rows per kernel name (gputap diff) */
+	const struct gt_an_sink *sink; /* every GPU op of the timelines, NULL: none */
 };
 
 /* Load a map from a JSON file: either an object {"key": "class", ...} or a GPU Performance Analyzer config whose
@@ -252,6 +264,21 @@ void gt_an_free(struct gt_an_result *r);
 int gt_an_print_text(const struct gt_an_result *r, FILE *f);
 int gt_an_print_json(const struct gt_an_result *const *r, size_t n, FILE *f);
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
+
+/* Helpers for the per-op tables, shared by the output here and gputap report. */
+/* "compute", "communication", "memory" for gt_an_kernel.cat. */
+const char *gt_an_kind_name(int cat);
+/* The rank label of a source ("rank0", "pid591"): the label of its first GPU without "/gpuN". */
+void gt_an_source_label(const struct gt_an_result *r, int source, char *buf, size_t len);
+/* Time of one kind of op on one source (the denominator of a kernel's share). */
+double gt_an_kind_time(const struct gt_an_result *r, int source, int cat);
+/* The launches of one source together: the rows of r->kernels (sorted by source) from *i on that
+ * share its source; *i is moved past them.  Returns the source, -1 when *i is past the end. */
+struct gt_an_launches {
+	uint64_t ops, launched, short_n, delay_outliers, runtime_outliers;
+	double delay_ns, cpu_ns;
+};
+int gt_an_next_rank_launches(const struct gt_an_result *r, size_t *i, struct gt_an_launches *out);
 
 /* GPU Performance Analyzer config mode: run every input of the config and print each (text/json/csv).
  * Returns the command's exit status (0, 1). */

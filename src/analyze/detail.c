@@ -158,6 +158,7 @@ struct gt_dt {
 	const struct gt_an_opts *o;
 	size_t ngpus, nb;
 	uint64_t *b0, *bw; /* per GPU: bucket start and width */
+	uint64_t first, last; /* extent of all GPUs' ops (for the sink) */
 	double kwait, rcut, dcut;
 	struct map km, sm, mm, im;
 	struct kacc *k;
@@ -175,7 +176,7 @@ struct gt_dt {
 
 static const char *const mkinds[] = {"Memcpy HtoD", "Memcpy DtoH", "Memcpy DtoD", "Memcpy PtoP",
 				     "Memcpy HtoH", "Memset",	   "Memcpy Unknown"};
-enum { MK_N = sizeof(mkinds) / sizeof(mkinds[0]) };
+enum { MK_N = sizeof(mkinds) / sizeof(mkinds[0]), MK_MEMSET = 5 };
 
 /* Kind of a memory-operation name as the name table holds it ("[CUDA memcpy H2D]", "[CUDA memset]"). */
 static int mkind_of(const char *n)
@@ -183,7 +184,7 @@ static int mkind_of(const char *n)
 	if (!n)
 		return MK_N - 1;
 	if (strstr(n, "memset") || strstr(n, "Memset"))
-		return 5;
+		return MK_MEMSET;
 	static const char *const tag[] = {"H2D", "D2H", "D2D", "P2P", "H2H"};
 	for (int i = 0; i < 5; i++)
 		if (strstr(n, tag[i]))
@@ -249,6 +250,19 @@ void gt_dt_extent(struct gt_dt *d, size_t g, uint64_t first, uint64_t last)
 	uint64_t w = (last - first + d->nb - 1) / d->nb;
 	d->b0[g] = first;
 	d->bw[g] = w ? w : 1;
+	if (last > first) {
+		if (!d->first || first < d->first)
+			d->first = first;
+		if (last > d->last)
+			d->last = last;
+	}
+}
+
+void gt_dt_begin(struct gt_dt *d, const struct gt_an_result *r)
+{
+	const struct gt_an_sink *k = d->o->sink;
+	if (k && k->begin)
+		k->begin(k->arg, r, d->first, d->last);
 }
 
 static size_t bucket(const struct gt_dt *d, size_t g, uint64_t t)
@@ -426,16 +440,20 @@ static void mem_pop(struct gt_dt *d, struct macc *m, uint64_t until)
 	(void)d;
 }
 
-static int mem_op(struct gt_dt *d, const struct gt_ev *e)
+/* The kind of a memory operation (index into mkinds), -1 out of memory. */
+static int mem_kind(struct gt_dt *d, const struct gt_ev *e)
 {
-	int kind = MK_N - 1;
-	if (e->name != GT_NO_NAME && d->names && e->name < d->names->n) {
-		if (e->name >= d->nmkind && grow((void **)&d->mkind, &d->nmkind, (size_t)e->name + 1, 1) < 0)
-			return -1;
-		if (!d->mkind[e->name])
-			d->mkind[e->name] = (uint8_t)(mkind_of(d->names->v[e->name].name) + 1);
-		kind = d->mkind[e->name] - 1;
-	}
+	if (e->name == GT_NO_NAME || !d->names || e->name >= d->names->n)
+		return MK_N - 1;
+	if (e->name >= d->nmkind && grow((void **)&d->mkind, &d->nmkind, (size_t)e->name + 1, 1) < 0)
+		return -1;
+	if (!d->mkind[e->name])
+		d->mkind[e->name] = (uint8_t)(mkind_of(d->names->v[e->name].name) + 1);
+	return d->mkind[e->name] - 1;
+}
+
+static int mem_op(struct gt_dt *d, const struct gt_ev *e, int kind)
+{
 	uint64_t key = (uint64_t)e->gpu << 8 | (uint64_t)kind;
 	long i = map_get(&d->mm, key, 1, (uint32_t)d->nm);
 	if (i < 0)
@@ -510,8 +528,13 @@ int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt
 		return 0;
 	if (stream_op(d, e, l) < 0 || kernel_op(d, e, source, l) < 0)
 		return -1;
-	if (e->cat == GT_CAT_MEMOP && mem_op(d, e) < 0)
+	int mk = e->cat == GT_CAT_MEMOP ? mem_kind(d, e) : 0;
+	if (mk < 0 || (e->cat == GT_CAT_MEMOP && mem_op(d, e, mk) < 0))
 		return -1;
+	const struct gt_an_sink *k = d->o->sink;
+	if (k && k->op)
+		k->op(k->arg, e->gpu, e->stream, e->start, e->end, e->cat != GT_CAT_MEMOP ? 0 : mk == MK_MEMSET ? 2 : 1,
+		      e->cat == GT_CAT_COMM);
 	if (d->o->per_iter_kernels && iter_op(d, e, iter) < 0)
 		return -1;
 	return 0;

@@ -17,12 +17,11 @@
 static const char *const idle_names[GT_IDLE_N] = {"host_wait", "kernel_wait", "other"};
 static const char *const kind_names[] = {"compute", "communication", "memory"};
 
-static const char *kind_name(int cat) { return cat >= 0 && cat < 3 ? kind_names[cat] : "other"; }
+const char *gt_an_kind_name(int cat) { return cat >= 0 && cat < 3 ? kind_names[cat] : "other"; }
 
 static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
 
-/* The rank label of a source: the label of its first GPU without "/gpuN". */
-static void source_label(const struct gt_an_result *r, int source, char *buf, size_t len)
+void gt_an_source_label(const struct gt_an_result *r, int source, char *buf, size_t len)
 {
 	for (size_t i = 0; i < r->ngpu; i++)
 		if (r->gpu[i].source == source) {
@@ -35,14 +34,32 @@ static void source_label(const struct gt_an_result *r, int source, char *buf, si
 	snprintf(buf, len, "rank%d", source);
 }
 
-/* Time of each kind on a source (for the shares). */
-static double kind_time(const struct gt_an_result *r, int source, int cat)
+double gt_an_kind_time(const struct gt_an_result *r, int source, int cat)
 {
 	double t = 0;
 	for (size_t i = 0; i < r->nkernels; i++)
 		if (r->kernels[i].source == source && r->kernels[i].cat == cat)
 			t += r->kernels[i].time_ns;
 	return t;
+}
+
+int gt_an_next_rank_launches(const struct gt_an_result *r, size_t *i, struct gt_an_launches *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (*i >= r->nkernels)
+		return -1;
+	int s = r->kernels[*i].source;
+	for (; *i < r->nkernels && r->kernels[*i].source == s; (*i)++) {
+		const struct gt_an_kernel *k = &r->kernels[*i];
+		o->ops += k->count;
+		o->launched += k->launched;
+		o->short_n += k->short_n;
+		o->delay_outliers += k->delay_outliers;
+		o->runtime_outliers += k->runtime_outliers;
+		o->delay_ns += k->delay_ns;
+		o->cpu_ns += k->cpu_ns;
+	}
+	return s;
 }
 
 static void hta_lines(const struct gt_an_result *r, FILE *f)
@@ -110,10 +127,10 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 			if (n++ >= r->top)
 				continue;
 			char rl[64], nb[512], rb[256];
-			source_label(r, k->source, rl, sizeof(rl));
+			gt_an_source_label(r, k->source, rl, sizeof(rl));
 			fprintf(f, "%-16.16s%-15s%12.3f%9.2f%9llu%10.1f%10.1f%10.1f%8llu  %.70s\n",
-				gt_term_str(rl, rb, sizeof(rb)), kind_name(k->cat),
-				MS(k->time_ns), pct(k->time_ns, kind_time(r, k->source, k->cat)),
+				gt_term_str(rl, rb, sizeof(rb)), gt_an_kind_name(k->cat),
+				MS(k->time_ns), pct(k->time_ns, gt_an_kind_time(r, k->source, k->cat)),
 				(unsigned long long)k->count, US(k->delay_p50_ns), US(k->delay_p90_ns),
 				US(k->delay_max_ns), (unsigned long long)k->short_n, gt_term_str(k->name, nb, sizeof(nb)));
 		}
@@ -123,26 +140,16 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 			US(r->runtime_cutoff_ns), US(r->delay_cutoff_ns), US(r->runtime_cutoff_ns));
 		fprintf(f, "%-16s%10s%10s%14s%14s%10s%14s%14s\n", "Rank", "Ops", "Launched", "DelayAvg(us)",
 			"LaunchAvg(us)", "Short", "DelayOutliers", "CallOutliers");
-		for (size_t i = 0; i < r->nkernels;) {
-			int s = r->kernels[i].source;
-			uint64_t ops = 0, la = 0, sh = 0, dout = 0, rout = 0;
-			double d = 0, cpu = 0;
-			for (; i < r->nkernels && r->kernels[i].source == s; i++) {
-				const struct gt_an_kernel *k = &r->kernels[i];
-				ops += k->count;
-				la += k->launched;
-				sh += k->short_n;
-				dout += k->delay_outliers;
-				rout += k->runtime_outliers;
-				d += k->delay_ns;
-				cpu += k->cpu_ns;
-			}
+		struct gt_an_launches a;
+		int s;
+		for (size_t i = 0; (s = gt_an_next_rank_launches(r, &i, &a)) >= 0;) {
 			char rl[64], rb[256];
-			source_label(r, s, rl, sizeof(rl));
+			gt_an_source_label(r, s, rl, sizeof(rl));
 			fprintf(f, "%-16.16s%10llu%10llu%14.2f%14.2f%10llu%14llu%14llu\n", gt_term_str(rl, rb, sizeof(rb)),
-				(unsigned long long)ops,
-				(unsigned long long)la, la ? US(d) / (double)la : 0.0, la ? US(cpu) / (double)la : 0.0,
-				(unsigned long long)sh, (unsigned long long)dout, (unsigned long long)rout);
+				(unsigned long long)a.ops, (unsigned long long)a.launched,
+				a.launched ? US(a.delay_ns) / (double)a.launched : 0.0,
+				a.launched ? US(a.cpu_ns) / (double)a.launched : 0.0, (unsigned long long)a.short_n,
+				(unsigned long long)a.delay_outliers, (unsigned long long)a.runtime_outliers);
 		}
 	}
 	if (r->nmembw) {
@@ -235,16 +242,16 @@ void gt_an_json_detail(void *gen, const struct gt_an_result *r)
 	for (size_t i = 0; i < r->nkernels; i++) {
 		const struct gt_an_kernel *k = &r->kernels[i];
 		char rl[64];
-		source_label(r, k->source, rl, sizeof(rl));
+		gt_an_source_label(r, k->source, rl, sizeof(rl));
 		yajl_gen_map_open(g);
 		GS(g, "rank");
 		GS(g, rl);
 		GS(g, "kind");
-		GS(g, kind_name(k->cat));
+		GS(g, gt_an_kind_name(k->cat));
 		GS(g, "name");
 		GS(g, k->name);
 		gt_an_jnum(g, "time_ms", MS(k->time_ns));
-		gt_an_jnum(g, "share_pct", pct(k->time_ns, kind_time(r, k->source, k->cat)));
+		gt_an_jnum(g, "share_pct", pct(k->time_ns, gt_an_kind_time(r, k->source, k->cat)));
 		gt_an_jint(g, "count", k->count);
 		gt_an_jnum(g, "min_us", US(k->min_ns));
 		gt_an_jnum(g, "max_us", US(k->max_ns));
@@ -328,10 +335,11 @@ void gt_an_csv_detail(const struct gt_an_result *r, FILE *f)
 	for (size_t i = 0; i < r->nkernels; i++) {
 		const struct gt_an_kernel *k = &r->kernels[i];
 		char rl[64], sec[64];
-		source_label(r, k->source, rl, sizeof(rl));
-		snprintf(sec, sizeof(sec), "kernel_%s", kind_name(k->cat));
+		gt_an_source_label(r, k->source, rl, sizeof(rl));
+		snprintf(sec, sizeof(sec), "kernel_%s", gt_an_kind_name(k->cat));
 		gt_an_csv_row(f, t, sec, rl, -1, k->name, "time_ms", MS(k->time_ns));
-		gt_an_csv_row(f, t, sec, rl, -1, k->name, "share_pct", pct(k->time_ns, kind_time(r, k->source, k->cat)));
+		gt_an_csv_row(f, t, sec, rl, -1, k->name, "share_pct",
+			      pct(k->time_ns, gt_an_kind_time(r, k->source, k->cat)));
 		gt_an_csv_row(f, t, sec, rl, -1, k->name, "count", (double)k->count);
 		gt_an_csv_row(f, t, sec, rl, -1, k->name, "launched", (double)k->launched);
 		gt_an_csv_row(f, t, sec, rl, -1, k->name, "delay_p50_us", US(k->delay_p50_ns));

@@ -787,6 +787,9 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		gs[i].win = gp->iters;
 	}
 
+	if (tl->dt)
+		gt_dt_begin(tl->dt, r);
+
 	/* the launches, for the per-op join: sorted by (source, correlation id) */
 	if (tl->nlaunches && gt_tl_each_launch(tl, ljoin_add, &lj) < 0)
 		goto fail;

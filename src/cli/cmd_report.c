@@ -1,13 +1,16 @@
-/* gputap report — terminal summary and DIR/report.html for a run directory. */
+/* gputap report — terminal summary and DIR/report.html for a run directory, or a page for traces. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "core/log.h"
 #include "report/report.h"
 
 const char cmd_report_help[] =
-	"usage: gputap report [--map FILE] [--quiet] DIR\n"
+	"usage: gputap report [--map FILE] [-o PAGE] [--quiet] DIR\n"
+	"       gputap report [--map FILE] [-o PAGE] [--quiet] TRACE...\n"
 	"\n"
 	"Print a summary of the run directory DIR (made by 'gputap run -o DIR') and write\n"
 	"DIR/report.html: one self-contained page (no network, no scripts) with plots drawn\n"
@@ -17,6 +20,9 @@ const char cmd_report_help[] =
 	"    drawn at one column per pixel so that big traces stay small;\n"
 	"  - GPU time by kernel class and the per-iteration breakdown (compute, exposed\n"
 	"    communication, memory ops, idle), as 'gputap analyze' computes them;\n"
+	"  - idle time per stream by cause (host wait, kernel wait, other), kernel launch\n"
+	"    delays and the launch queue over time, the top kernels per kind (compute,\n"
+	"    communication, memory) and rank, memory bandwidth over time per kind;\n"
 	"  - power and memory over time (gpu_samples.csv, or madengine's\n"
 	"    gpu_info_power_profiler_output.csv / gpu_info_vram_profiler_output.csv) and the\n"
 	"    memory the program allocated (from the trace);\n"
@@ -25,46 +31,74 @@ const char cmd_report_help[] =
 	"A section whose data are missing says which file it needed; the page is written\n"
 	"whatever subset of files DIR holds.\n"
 	"\n"
+	"TRACE is anything else 'gputap analyze' reads: PyTorch profiler (Kineto) traces, nsys\n"
+	"SQLite exports, trace.gtr files, several run directories (the ranks of one job).  The\n"
+	"page then holds every section drawn from the analysis (streams over time, classes,\n"
+	"iterations, idle, launches, top kernels, bandwidth) and is written to PAGE\n"
+	"(default: report.html in the current folder); an input that cannot be read is an\n"
+	"error naming it.\n"
+	"\n"
 	"options:\n"
 	"  --map FILE   kernel-name -> class map for the class plot (the JSON map that\n"
 	"               'gputap analyze --map' reads); default: a built-in map (docs/report.md)\n"
+	"  -o PAGE      write the page to PAGE (default: DIR/report.html, or report.html for traces)\n"
 	"  --quiet      write the page, print only its path\n"
 	"\n"
-	"exit status: 0 done, 1 DIR is not a folder or the page cannot be written, 2 usage.\n";
+	"exit status: 0 done, 1 an input cannot be read or the page cannot be written, 2 usage.\n";
 
 int cmd_report(int argc, char **argv)
 {
-	const char *dir = NULL, *map = NULL;
-	int quiet = 0;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--map") == 0) {
-			if (i + 1 >= argc) {
-				gt_error("--map needs a file");
-				return 2;
-			}
-			map = argv[++i];
-		} else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-			quiet = 1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			gt_error("report: unknown option '%s'; see 'gputap help report'", argv[i]);
-			return 2;
-		} else if (!dir) {
-			dir = argv[i];
-		} else {
-			gt_error("report: one DIR only");
-			return 2;
-		}
-	}
-	if (!dir) {
-		gt_error("report: no DIR; usage: gputap report DIR");
-		return 2;
-	}
-	char err[1024];
-	if (gt_report_write_opts(dir, map, quiet ? NULL : stdout, err, sizeof(err)) < 0) {
-		gt_error("%s", err);
+	const char *map = NULL, *page = NULL;
+	int quiet = 0, n = 0;
+	const char **in = calloc((size_t)(argc > 1 ? argc : 1), sizeof(*in));
+	if (!in) {
+		gt_error("report: out of memory");
 		return 1;
 	}
+	int rc = 2;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--map") == 0 || strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+			if (i + 1 >= argc) {
+				gt_error("report: %s needs a file", argv[i]);
+				goto out;
+			}
+			if (argv[i][1] == '-' && argv[i][2] == 'm')
+				map = argv[++i];
+			else
+				page = argv[++i];
+		} else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+			quiet = 1;
+		} else if (strcmp(argv[i], "--") == 0) {
+			while (++i < argc)
+				in[n++] = argv[i];
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			gt_error("report: unknown option '%s'; see 'gputap help report'", argv[i]);
+			goto out;
+		} else {
+			in[n++] = argv[i];
+		}
+	}
+	if (!n) {
+		gt_error("report: no DIR; usage: gputap report DIR, or gputap report TRACE...");
+		goto out;
+	}
+	char err[1024], path[4200];
+	struct stat sb;
+	if (page)
+		snprintf(path, sizeof(path), "%s", page);
+	else if (n == 1 && stat(in[0], &sb) == 0 && S_ISDIR(sb.st_mode))
+		snprintf(path, sizeof(path), "%s/report.html", in[0]);
+	else
+		snprintf(path, sizeof(path), "report.html");
+	if (gt_report_write_inputs(in, n, map, path, quiet ? NULL : stdout, err, sizeof(err)) < 0) {
+		gt_error("%s", err);
+		rc = 1;
+		goto out;
+	}
 	if (quiet)
-		printf("%s/report.html\n", dir);
-	return gt_finish_stdout(0);
+		printf("%s\n", path);
+	rc = gt_finish_stdout(0);
+out:
+	free(in);
+	return rc;
 }

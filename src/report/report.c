@@ -25,6 +25,7 @@
 #include "liblog/libtrace.h"
 #include "export/rmtable.h"
 #include "export/holdstat.h"
+#include "report/report_an.h"
 #include "report/svg.h"
 #include "core/sort.h"
 
@@ -100,7 +101,7 @@ static void series_downsample(struct series *s)
 }
 
 struct lane {
-	int proc;
+	int proc;               /* index into procs; -1: a lane of the analysis, `device` its GPU index */
 	uint32_t device, stream;
 	uint64_t events;
 	double busy_ns;
@@ -114,6 +115,10 @@ struct libperf_row {
 
 struct page {
 	const char *dir;
+	/* traces instead of a run directory: the inputs of the analysis */
+	const char *const *inputs;
+	int ninputs;
+	size_t sink_lane; /* the lane of the last op the analysis handed over */
 	/* run.json */
 	yajl_val run;
 	char run_err[256];
@@ -287,12 +292,12 @@ static int busy_cmp(const void *a, const void *b)
 }
 
 /* Zoom on one iteration (the second when there are three or more: the first is often warm-up). */
-static void choose_zoom(struct page *p)
+static void choose_zoom(struct page *p, const struct gt_an_result *an)
 {
-	if (!p->an || !p->an->has_timeline)
+	if (!an)
 		return;
-	for (size_t i = 0; i < p->an->ngpu; i++) {
-		const struct gt_an_gpu *g = &p->an->gpu[i];
+	for (size_t i = 0; i < an->ngpu; i++) {
+		const struct gt_an_gpu *g = &an->gpu[i];
 		if (!g->niters)
 			continue;
 		size_t it = g->niters >= 3 ? 1 : 0;
@@ -320,6 +325,58 @@ static void mark(uint8_t *cols, double w0, double w1, uint64_t s, uint64_t e, in
 	for (long c = c0; c <= c1; c++)
 		if (cols[c] < v)
 			cols[c] = v;
+}
+
+/* At most MAX_LANES lanes, the busiest, in (process, GPU, stream) order. */
+static void keep_busiest(struct page *p)
+{
+	if (p->nlanes > MAX_LANES) {
+		gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
+		for (size_t i = MAX_LANES; i < p->nlanes; i++) {
+			free(p->lanes[i].cols);
+			free(p->lanes[i].zcols);
+		}
+		p->lanes_dropped = p->nlanes - MAX_LANES;
+		p->nlanes = MAX_LANES;
+	}
+	gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
+}
+
+/* Traces other than a run's: the lanes are drawn from the analysis' sweep of every GPU op (one
+ * pass; the columns of every stream are kept, then the busiest lanes). */
+static void sink_begin(void *arg, const struct gt_an_result *r, uint64_t first, uint64_t last)
+{
+	struct page *p = arg;
+	p->t0 = (double)first;
+	p->t1 = last > first ? (double)last : (double)first + 1;
+	choose_zoom(p, r);
+}
+
+static void sink_op(void *arg, size_t gpu, uint32_t stream, uint64_t s, uint64_t e, int kind, int comm)
+{
+	struct page *p = arg;
+	(void)comm;
+	struct lane *l = p->sink_lane < p->nlanes ? &p->lanes[p->sink_lane] : NULL;
+	if (!l || l->device != gpu || l->stream != stream) { /* ops of one stream come in runs */
+		if (!(l = get_lane(p, -1, (uint32_t)gpu, stream)))
+			return;
+		p->sink_lane = (size_t)(l - p->lanes);
+	}
+	if (!l->cols && !(l->cols = calloc(COLS, 1)))
+		return;
+	if (p->z1 > p->z0 && !l->zcols && !(l->zcols = calloc(COLS, 1)))
+		return;
+	l->events++;
+	l->busy_ns += (double)(e - s);
+	if (kind == 0)
+		p->kernels++;
+	else if (kind == 1)
+		p->copies++;
+	else
+		p->memsets++;
+	mark(l->cols, p->t0, p->t1, s, e, kind);
+	if (l->zcols)
+		mark(l->zcols, p->z0, p->z1, s, e, kind);
 }
 
 static void load_traces(struct page *p)
@@ -372,15 +429,11 @@ static void load_traces(struct page *p)
 		gt_holdstat_end_trace(&p->hold);
 	}
 	gt_holdstat_sort(&p->hold);
-	if (p->nlanes > MAX_LANES) {
-		gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), busy_cmp);
-		p->lanes_dropped = p->nlanes - MAX_LANES;
-		p->nlanes = MAX_LANES;
-	}
-	gt_sort(p->lanes, p->nlanes, sizeof(*p->lanes), lane_cmp);
+	keep_busiest(p);
 	if (p->t1 <= p->t0)
 		p->t1 = p->t0 + 1;
-	choose_zoom(p);
+	if (p->an && p->an->has_timeline)
+		choose_zoom(p, p->an);
 	for (size_t i = 0; i < p->nlanes; i++) {
 		p->lanes[i].cols = calloc(COLS, 1);
 		if (p->z1 > p->z0)
@@ -636,7 +689,7 @@ static const char *const map_classes[] = {
 	"gemm",      "gemm",      "gemm",      "gemm",      "gemm",        "gemm",        "softmax",
 	"normalization", "reduction", "elementwise", "elementwise", "copy/fill", "copy/fill"};
 
-static void load_analysis(struct page *p, const char *map_path)
+static void load_analysis(struct page *p, const char *map_path, const char *const *inputs, int ninputs)
 {
 	struct gt_an_map *m = NULL;
 	char err[512];
@@ -650,8 +703,11 @@ static void load_analysis(struct page *p, const char *map_path)
 	struct gt_an_opts o;
 	memset(&o, 0, sizeof(o));
 	o.map = m;
-	const char *in[1] = {p->dir};
-	if (gt_an_run(in, 1, &o, &p->an, err, sizeof(err)) < 0) {
+	o.buckets = 100; /* the plots over time */
+	struct gt_an_sink sink = {p, sink_begin, sink_op};
+	if (p->inputs)
+		o.sink = &sink;
+	if (gt_an_run(inputs, ninputs, &o, &p->an, err, sizeof(err)) < 0) {
 		snprintf(p->an_err, sizeof(p->an_err), "%s", err);
 		p->an = NULL;
 	}
@@ -728,9 +784,7 @@ static const struct libperf_row *perf_of(const struct page *p, const char *lib, 
 /* ---------------- the page ---------------- */
 static void absent(FILE *f, const char *why)
 {
-	fputs("<p class=\"absent\">No data: ", f);
-	gt_html_esc(f, why);
-	fputs("</p>\n", f);
+	gt_html_absent(f, why);
 }
 
 static void kv_row(FILE *f, const char *k, const char *v)
@@ -756,8 +810,38 @@ static const char css[] =
 	"fill:#333}svg .bl{text-anchor:end;fill:#333}svg .bv{fill:#333}svg .lg{fill:#333}"
 	"svg .ln{fill:none;stroke-width:1.5}svg .lane{fill:#f4f4f4}";
 
+/* The inputs of a page of traces: each file, and what the analysis found in them. */
+static void sec_inputs(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"run\">Inputs</h2>\n<table>\n", f);
+	for (int i = 0; i < p->ninputs; i++) {
+		char k[32];
+		snprintf(k, sizeof(k), "input %d", i + 1);
+		kv_row(f, k, p->inputs[i]);
+	}
+	if (p->an) {
+		char b[128];
+		snprintf(b, sizeof(b), "%zu", p->an->ngpu);
+		kv_row(f, "GPUs (ranks × devices)", b);
+		if (p->an->iter_source[0] && strcmp(p->an->iter_source, "none") != 0)
+			snprintf(b, sizeof(b), "%d per GPU at most (%s)", p->an->iters, p->an->iter_source);
+		else
+			snprintf(b, sizeof(b), "none found (no NVTX range or ProfilerStep)");
+		kv_row(f, "iterations", b);
+		for (size_t i = 0; i < p->an->nnotes; i++)
+			kv_row(f, "note", p->an->notes[i]);
+	}
+	fputs("</table>\n<p class=\"note\">Traces, not a gputap run directory: no run.json, power and memory "
+	      "samples or library calls.</p>\n",
+	      f);
+}
+
 static void sec_run(FILE *f, const struct page *p)
 {
+	if (p->inputs) {
+		sec_inputs(f, p);
+		return;
+	}
 	fputs("<h2 id=\"run\">Run</h2>\n", f);
 	if (!p->run) {
 		absent(f, p->run_err);
@@ -825,7 +909,12 @@ static size_t draw_lanes(FILE *f, const struct page *p, int zoom, double w0, dou
 	for (size_t i = 0; i < p->nlanes; i++) {
 		const struct lane *l = &p->lanes[i];
 		const uint8_t *cols = zoom ? l->zcols : l->cols;
-		snprintf(tl[i].label, sizeof(tl[i].label), "%s gpu%u stream %u", p->procs[l->proc], l->device, l->stream);
+		if (l->proc >= 0)
+			snprintf(tl[i].label, sizeof(tl[i].label), "%s gpu%u stream %u", p->procs[l->proc], l->device,
+				 l->stream);
+		else
+			snprintf(tl[i].label, sizeof(tl[i].label), "%s stream %u",
+				 p->an && l->device < p->an->ngpu ? p->an->gpu[l->device].label : "?", l->stream);
 		tl[i].events = l->events;
 		if (!cols)
 			continue;
@@ -921,22 +1010,9 @@ static void sec_classes(FILE *f, const struct page *p)
 	free(notes);
 }
 
-static void sec_iters(FILE *f, const struct page *p)
+/* The stacked bars of one GPU's iterations (g), or of every GPU's whole run (g NULL). */
+static void iter_plot(FILE *f, const struct page *p, const struct gt_an_gpu *g)
 {
-	fputs("<h2 id=\"iterations\">Per-iteration breakdown</h2>\n", f);
-	if (!p->an) {
-		absent(f, p->an_err[0] ? p->an_err : "no analysis");
-		return;
-	}
-	if (!p->an->has_timeline || p->an->ngpu == 0) {
-		absent(f, "the inputs have no GPU timeline");
-		return;
-	}
-	/* one GPU's iterations (the first with iterations), or every GPU's whole run */
-	const struct gt_an_gpu *g = NULL;
-	for (size_t i = 0; i < p->an->ngpu && !g; i++)
-		if (p->an->gpu[i].niters)
-			g = &p->an->gpu[i];
 	size_t nb = g ? g->niters : p->an->ngpu;
 	if (nb > 200)
 		nb = 200;
@@ -966,11 +1042,39 @@ static void sec_iters(FILE *f, const struct page *p)
 		fputs("<p class=\"note\">No iteration boundaries were found (no NVTX ranges or ProfilerStep); each bar "
 		      "is one GPU over the whole run.</p>\n",
 		      f);
-	gt_svg_stacked(f, g ? "GPU time per iteration" : "GPU time per GPU", lp, nb, cats, cols, 4, v, "ms");
+	char title[128];
+	snprintf(title, sizeof(title), g ? "GPU time per iteration: %s" : "GPU time per GPU", g ? g->label : "");
+	gt_svg_stacked(f, title, lp, nb, cats, cols, 4, v, "ms");
 out:
 	free(v);
 	free(labels);
 	free(lp);
+}
+
+#define MAX_ITER_PLOTS 8
+
+static void sec_iters(FILE *f, const struct page *p)
+{
+	fputs("<h2 id=\"iterations\">Per-iteration breakdown</h2>\n", f);
+	if (!p->an) {
+		absent(f, p->an_err[0] ? p->an_err : "no analysis");
+		return;
+	}
+	if (!p->an->has_timeline || p->an->ngpu == 0) {
+		absent(f, "the inputs have no GPU timeline");
+		return;
+	}
+	/* the iterations of each GPU that has them (the first 8), or every GPU's whole run */
+	size_t drawn = 0, with = 0;
+	for (size_t i = 0; i < p->an->ngpu; i++)
+		if (p->an->gpu[i].niters && with++ < MAX_ITER_PLOTS) {
+			iter_plot(f, p, &p->an->gpu[i]);
+			drawn++;
+		}
+	if (!drawn)
+		iter_plot(f, p, NULL);
+	else if (with > drawn)
+		fprintf(f, "<p class=\"note\">The first %zu of %zu GPUs with iterations are drawn.</p>\n", drawn, with);
 }
 
 static void lines_section(FILE *f, const char *title, const char *ylabel, const struct series *s, size_t n)
@@ -984,6 +1088,11 @@ static void lines_section(FILE *f, const char *title, const char *ylabel, const 
 static void sec_power(FILE *f, const struct page *p)
 {
 	fputs("<h2 id=\"power\">Power and memory over time</h2>\n", f);
+	if (p->inputs) {
+		absent(f, "power and memory samples come from a gputap run directory (gpu_samples.csv, the sampler CSVs); "
+			  "the inputs are traces");
+		return;
+	}
 	if (p->npower)
 		lines_section(f, "GPU power", "W", p->power, p->npower);
 	else
@@ -1083,6 +1192,11 @@ static void sec_lib(FILE *f, const struct page *p)
 	free(top);
 }
 
+static double an_t_base(const struct page *p)
+{
+	return p->inputs ? p->t0 : t_base(p);
+}
+
 static void lat_cell(FILE *f, const struct gt_vec *v)
 {
 	if (v->n)
@@ -1136,8 +1250,10 @@ static int write_page(FILE *f, const struct page *p)
 	fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>gputap report</h1>\n<p class=\"sub\">", css);
 	gt_html_esc(f, p->dir);
 	fputs(" &middot; <a href=\"#run\">run</a> &middot; <a href=\"#timeline\">timeline</a> &middot; <a "
-	      "href=\"#classes\">kernel classes</a> &middot; <a href=\"#iterations\">iterations</a> &middot; <a "
-	      "href=\"#power\">power &amp; memory</a> &middot; <a href=\"#library\">library calls</a></p>\n",
+	      "href=\"#classes\">kernel classes</a> &middot; <a href=\"#iterations\">iterations</a>",
+	      f);
+	gt_rep_an_nav(f);
+	fputs(" &middot; <a href=\"#power\">power &amp; memory</a> &middot; <a href=\"#library\">library calls</a></p>\n",
 	      f);
 	if (p->lost)
 		fprintf(f, "<p class=\"absent\">%llu records were lost while recording: numbers below are lower bounds."
@@ -1147,10 +1263,13 @@ static int write_page(FILE *f, const struct page *p)
 	sec_timeline(f, p);
 	sec_classes(f, p);
 	sec_iters(f, p);
+	gt_rep_an_hta_note(f, p->an);
+	gt_rep_an_sections(f, p->an, p->an_err, an_t_base(p));
 	sec_power(f, p);
 	sec_lib(f, p);
 	sec_hold(f, p);
-	gt_rm_tables(f, p->dir, 200, 1);
+	if (!p->inputs) /* a run directory's range_metrics.csv */
+		gt_rm_tables(f, p->dir, 200, 1);
 	fprintf(f, "<p class=\"note\">Made by gputap. This page is self-contained: it loads nothing.</p>\n"
 		   "</body></html>\n");
 	return ferror(f) ? -1 : 0;
@@ -1162,7 +1281,9 @@ static void summary(FILE *f, const struct page *p, const char *html)
 	/* names from the run's files are shown with their control bytes as \xNN (core/log.h) */
 	char b[64], b2[64], esc[1024];
 	fprintf(f, "gputap report: %s\n", gt_term_str(p->dir, esc, sizeof(esc)));
-	if (p->run) {
+	if (p->inputs) {
+		fprintf(f, "  inputs       %d trace%s\n", p->ninputs, p->ninputs > 1 ? "s" : "");
+	} else if (p->run) {
 		const char *c = run_str(p, "command", b, sizeof(b));
 		fprintf(f, "  command      %s\n", c ? gt_term_str(c, esc, sizeof(esc)) : "?");
 		const char *w = run_str(p, "wall_s", b, sizeof(b));
@@ -1173,9 +1294,9 @@ static void summary(FILE *f, const struct page *p, const char *html)
 	}
 	if (p->nlanes) {
 		gt_fmt_ns(b, sizeof(b), p->t1 - p->t0);
-		fprintf(f, "  GPU work     %llu kernels, %llu copies, %llu memsets over %s, %zu streams\n",
+		fprintf(f, "  GPU work     %llu kernels, %llu copies, %llu memsets over %s, %zu stream%s\n",
 			(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
-			p->nlanes + p->lanes_dropped);
+			p->nlanes + p->lanes_dropped, p->nlanes + p->lanes_dropped == 1 ? "" : "s");
 	} else {
 		fprintf(f, "  GPU work     none recorded (%s)\n",
 			p->trace_err[0] ? gt_term_str(p->trace_err, esc, sizeof(esc)) : "no GPU activity");
@@ -1204,6 +1325,7 @@ static void summary(FILE *f, const struct page *p, const char *html)
 			fprintf(f, ", nccl %.1f%%", 100 * p->an->nccl_time_ns / tot);
 		fputc('\n', f);
 	}
+	gt_rep_an_summary(f, p->an);
 	double pk = -1;
 	for (size_t i = 0; i < p->npower; i++)
 		for (size_t j = 0; j < p->power[i].n; j++)
@@ -1221,7 +1343,8 @@ static void summary(FILE *f, const struct page *p, const char *html)
 	}
 	gt_holdstat_print(f, &p->hold);
 	fprintf(f, "  report       %s\n", html);
-	gt_rm_tables(f, p->dir, 12, 0);
+	if (!p->inputs)
+		gt_rm_tables(f, p->dir, 12, 0);
 }
 
 int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)
@@ -1231,41 +1354,80 @@ int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)
 
 int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, char *err, size_t errlen)
 {
+	const char *in[1] = {rundir};
+	return gt_report_write_inputs(in, 1, map_path, NULL, out, err, errlen);
+}
+
+int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *map_path, const char *html_path,
+			   FILE *out, char *err, size_t errlen)
+{
 	struct stat sb;
-	if (stat(rundir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-		snprintf(err, errlen, "%s: not a run directory (%s)", rundir, stat(rundir, &sb) < 0 ? strerror(errno)
-												    : "not a folder");
+	if (ninputs < 1) {
+		snprintf(err, errlen, "no input");
 		return -1;
 	}
+	const char *rundir = inputs[0];
+	int is_dir = ninputs == 1 && stat(rundir, &sb) == 0 && S_ISDIR(sb.st_mode);
 	struct page p;
 	memset(&p, 0, sizeof(p));
 	gt_holdstat_init(&p.hold);
-	p.dir = rundir;
-	load_run(&p);
-	find_procs(&p);
-	if (p.nprocs)
-		load_analysis(&p, map_path);
-	else
-		snprintf(p.an_err, sizeof(p.an_err), "no trace in the run directory (<proc>/trace.gtr)");
-	load_traces(&p);
-	load_gpu_samples(&p);
-	if (!p.npower)
-		load_sampler_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
-	if (!p.nmemused)
-		load_sampler_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
-	for (size_t i = 0; i < p.npower; i++)
-		series_downsample(&p.power[i]);
-	for (size_t i = 0; i < p.nmemused; i++)
-		series_downsample(&p.memused[i]);
-	for (size_t i = 0; i < p.nutil; i++)
-		series_downsample(&p.util[i]);
-	load_lib(&p);
+	char title[512];
+	int rc = 0;
+	FILE *f;
+	if (is_dir) {
+		p.dir = rundir;
+		load_run(&p);
+		find_procs(&p);
+		if (p.nprocs)
+			load_analysis(&p, map_path, inputs, 1);
+		else
+			snprintf(p.an_err, sizeof(p.an_err), "no trace in the run directory (<proc>/trace.gtr)");
+		load_traces(&p);
+		load_gpu_samples(&p);
+		if (!p.npower)
+			load_sampler_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
+		if (!p.nmemused)
+			load_sampler_csv(&p, "gpu_info_vram_profiler_output.csv", p.memused, &p.nmemused, "vram");
+		for (size_t i = 0; i < p.npower; i++)
+			series_downsample(&p.power[i]);
+		for (size_t i = 0; i < p.nmemused; i++)
+			series_downsample(&p.memused[i]);
+		for (size_t i = 0; i < p.nutil; i++)
+			series_downsample(&p.util[i]);
+		load_lib(&p);
+	} else {
+		/* traces: everything from the analysis, which must succeed */
+		size_t len = 0;
+		title[0] = '\0';
+		for (int i = 0; i < ninputs && len < sizeof(title); i++)
+			len += (size_t)snprintf(title + len, sizeof(title) - len, "%s%s", i ? ", " : "", inputs[i]);
+		p.dir = title;
+		p.inputs = inputs;
+		p.ninputs = ninputs;
+		load_analysis(&p, map_path, inputs, ninputs);
+		if (!p.an) {
+			snprintf(err, errlen, "%s", p.an_err);
+			rc = -1;
+			goto done;
+		}
+		keep_busiest(&p);
+		if (!p.nlanes)
+			snprintf(p.trace_err, sizeof(p.trace_err), "the inputs have no GPU timeline");
+		snprintf(p.run_err, sizeof(p.run_err), "traces, not a run directory");
+		snprintf(p.lib_err, sizeof(p.lib_err), "library calls come from a gputap run directory "
+						       "(library_trace.csv); the inputs are traces");
+	}
 
 	char html[4096], tmp[4200];
-	snprintf(html, sizeof(html), "%s/report.html", rundir);
+	f = NULL;
+	if (html_path)
+		snprintf(html, sizeof(html), "%s", html_path);
+	else if (is_dir)
+		snprintf(html, sizeof(html), "%s/report.html", rundir);
+	else
+		snprintf(html, sizeof(html), "report.html");
 	snprintf(tmp, sizeof(tmp), "%s.partial", html);
-	int rc = 0;
-	FILE *f = fopen(tmp, "w");
+	f = fopen(tmp, "w");
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		rc = -1;
@@ -1282,7 +1444,7 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 	}
 	if (rc == 0 && out)
 		summary(out, &p, html);
-
+done:
 	if (p.run)
 		yajl_tree_free(p.run);
 	for (size_t i = 0; i < p.nlanes; i++) {

@@ -8,7 +8,8 @@
  * missing says which file it needed.  Every text from data is HTML-escaped.
  * The page's size is bounded whatever the trace size (the timeline is drawn
  * at pixel resolution, series are downsampled).  Reads traces only through
- * core/trace_io.h and kernel classes / iterations only through analyze.h.
+ * core/trace_io.h and kernel classes, iterations and per-op analyses only
+ * through analyze.h.
  */
 #ifndef GT_REPORT_H
 #define GT_REPORT_H
@@ -22,5 +23,13 @@ int gt_report_write(const char *rundir, FILE *f, char *err, size_t errlen);
 /* The same with a kernel-name -> class map (analyze's JSON map format) for
  * the "time by kernel class" plot; NULL: the built-in map (docs/report.md). */
 int gt_report_write_opts(const char *rundir, const char *map_path, FILE *f, char *err, size_t errlen);
+/* The page of any inputs 'gputap analyze' reads.  One folder: a run directory, as above, the page
+ * written to `html` (NULL: DIR/report.html).  Otherwise traces (PyTorch profiler / Kineto, nsys
+ * SQLite, trace.gtr, several run directories): the sections drawn from the analysis (timeline,
+ * classes, iterations, idle, launches, top kernels, bandwidth), the page written to `html` (NULL:
+ * report.html in the current folder); an input the analyzer cannot read is an error (-1, `err`
+ * naming it, and no page). */
+int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *map_path, const char *html,
+			   FILE *f, char *err, size_t errlen);
 
 #endif

@@ -34,6 +34,13 @@ void gt_html_esc(FILE *f, const char *s)
 	}
 }
 
+void gt_html_absent(FILE *f, const char *why)
+{
+	fputs("<p class=\"absent\">No data: ", f);
+	gt_html_esc(f, why);
+	fputs("</p>\n", f);
+}
+
 void gt_fmt_ns(char *buf, size_t len, double ns)
 {
 	double a = fabs(ns);
@@ -280,6 +287,66 @@ void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, s
 			fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">", x + bw / 2, MT + ph + 16);
 			gt_html_esc(f, bar_labels[i]);
 			fputs("</text>", f);
+		}
+		fputc('\n', f);
+	}
+	for (size_t c = 0; c < ncats; c++) {
+		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\" "
+			   "class=\"lg\">",
+			W - MR + 12, MT + c * 18, cat_colors[c], W - MR + 30, MT + c * 18 + 10);
+		gt_html_esc(f, cat_names[c]);
+		fputs("</text>\n", f);
+	}
+	fputs("</svg>\n", f);
+}
+
+void gt_svg_hstacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
+		     const char *const *cat_names, const char *const *cat_colors, size_t ncats, const double *values,
+		     const char *unit)
+{
+	int row = 20, lw = 230;
+	int h = MT + (int)nbars * row + 50;
+	double mx = 0;
+	for (size_t i = 0; i < nbars; i++) {
+		double s = 0;
+		for (size_t c = 0; c < ncats; c++)
+			s += fmax(0, values[i * ncats + c]);
+		mx = fmax(mx, s);
+	}
+	if (mx <= 0)
+		mx = 1;
+	svg_open(f, h, title);
+	int pw = W - lw - MR;
+	int ya = MT + (int)nbars * row;
+	double sx = nice_step(mx, 6);
+	char b[32];
+	for (double v = 0; v <= mx * 1.0001; v += sx) {
+		double px = lw + v / mx * pw;
+		fmt_tick(b, sizeof(b), v);
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"grid\"/><text x=\"%.1f\" "
+			   "y=\"%d\" class=\"xt\">%s</text>\n",
+			px, px, MT, ya, px, ya + 14, b);
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"xl\">", lw + pw / 2, ya + 32);
+	gt_html_esc(f, unit);
+	fputs("</text>\n", f);
+	for (size_t i = 0; i < nbars; i++) {
+		int y = MT + (int)i * row;
+		double x = lw;
+		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"bl\">", lw - 8, y + 14);
+		gt_html_esc(f, bar_labels[i]);
+		fputs("</text>", f);
+		for (size_t c = 0; c < ncats; c++) {
+			double v = fmax(0, values[i * ncats + c]), w = v / mx * pw;
+			if (w <= 0)
+				continue;
+			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"><title>", x,
+				y + 3, w, row - 6, cat_colors[c]);
+			gt_html_esc(f, bar_labels[i]);
+			fputs(": ", f);
+			gt_html_esc(f, cat_names[c]);
+			fprintf(f, " %.4g %s</title></rect>", v, unit);
+			x += w;
 		}
 		fputc('\n', f);
 	}

@@ -16,6 +16,8 @@
 
 /* Write `s` with & < > " ' escaped. */
 void gt_html_esc(FILE *f, const char *s);
+/* A section's "No data: why" paragraph. */
+void gt_html_absent(FILE *f, const char *why);
 
 /* "1.23 ms", "456 us", "2.1 s" */
 void gt_fmt_ns(char *buf, size_t len, double ns);
@@ -45,6 +47,11 @@ void gt_svg_hbars(FILE *f, const char *title, const struct gt_bar *b, size_t n, 
 void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
 		    const char *const *cat_names, const char *const *cat_colors, size_t ncats, const double *values,
 		    const char *unit);
+
+/* Stacked horizontal bars, one row per label (for many rows with long labels). */
+void gt_svg_hstacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
+		     const char *const *cat_names, const char *const *cat_colors, size_t ncats, const double *values,
+		     const char *unit);
 
 /* Timeline: lanes of [start, end) spans of a kind (0 kernel, 1 copy, 2 memset)
  * drawn on [t0, t1] (ns). */

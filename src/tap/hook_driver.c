@@ -413,15 +413,25 @@ static void *install(int id, int var, void *real)
 /* ---- cuCtxSynchronize (no arguments: not expressible in the table) ---- */
 typedef CUresult(CUDAAPI *gt_pfn_ctxsync)(void);
 static void *_Atomic real_ctxsync;
+
+/* The driver's own argument-less entry point `name` (cached in *slot), or NULL; never our hook `self`. */
+static gt_pfn_ctxsync noarg_real(void *_Atomic *slot, const char *name, void *self)
+{
+	void *real = atomic_load(slot);
+	if (!real) {
+		real = gt_real_driver(name);
+		if (!real || real == self)
+			return NULL;
+		atomic_store(slot, real);
+	}
+	return (gt_pfn_ctxsync)real;
+}
+
 GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 {
-	gt_pfn_ctxsync real = (gt_pfn_ctxsync)atomic_load(&real_ctxsync);
-	if (!real) {
-		real = (gt_pfn_ctxsync)gt_real_driver("cuCtxSynchronize");
-		if (!real || (void *)real == (void *)cuCtxSynchronize)
-			return CUDA_ERROR_NOT_INITIALIZED;
-		atomic_store(&real_ctxsync, (void *)real);
-	}
+	gt_pfn_ctxsync real = noarg_real(&real_ctxsync, "cuCtxSynchronize", (void *)cuCtxSynchronize);
+	if (!real)
+		return CUDA_ERROR_NOT_INITIALIZED;
 	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
 		gt_hold_gate_hook(GT_HOLD_SYNC, 0);
 	GT_HOOK_ENTER(t);
@@ -444,13 +454,10 @@ GT_EXPORT CUresult CUDAAPI cuProfilerStop(void);
 
 static CUresult profiler_call(int start)
 {
-	gt_pfn_ctxsync real = (gt_pfn_ctxsync)atomic_load(&real_prof[start]);
-	if (!real) {
-		real = (gt_pfn_ctxsync)gt_real_driver(start ? "cuProfilerStart" : "cuProfilerStop");
-		if (!real || (void *)real == (void *)cuProfilerStart || (void *)real == (void *)cuProfilerStop)
-			return CUDA_ERROR_NOT_INITIALIZED;
-		atomic_store(&real_prof[start], (void *)real);
-	}
+	gt_pfn_ctxsync real = noarg_real(&real_prof[start], start ? "cuProfilerStart" : "cuProfilerStop",
+					 start ? (void *)cuProfilerStart : (void *)cuProfilerStop);
+	if (!real)
+		return CUDA_ERROR_NOT_INITIALIZED;
 	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
 		gt_hold_gate_hook(GT_HOLD_PROFILER, 0);
 	GT_HOOK_ENTER(t);

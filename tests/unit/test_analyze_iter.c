@@ -469,3 +469,80 @@ TEST(analyze_iter_without_launches_by_time)
 	ASSERT_NEAR(g->iters[2].comm_ns, US(900), 1e-6);
 	gt_an_free(r);
 }
+
+/* The sink (what gputap report draws the streams from): every op once, in start order, after one
+ * call of begin with the GPUs' iteration windows and the extent of all ops; copies and NCCL
+ * kernels told apart; the same for a gputap trace and a Kineto trace. */
+struct sink_seen {
+	int begins, ops_before_begin, out_of_order;
+	size_t ngpu, niters;
+	uint64_t first, last, prev, ops, copies, memsets, comm, s20;
+};
+
+static void sink_begin(void *arg, const struct gt_an_result *r, uint64_t first, uint64_t last)
+{
+	struct sink_seen *s = arg;
+	s->begins++;
+	s->ngpu = r->ngpu;
+	s->niters = r->ngpu ? r->gpu[0].niters : 0;
+	s->first = first;
+	s->last = last;
+}
+
+static void sink_op(void *arg, size_t gpu, uint32_t stream, uint64_t start, uint64_t end, int kind, int comm)
+{
+	struct sink_seen *s = arg;
+	(void)end;
+	if (!s->begins)
+		s->ops_before_begin++;
+	if (start < s->prev || gpu != 0)
+		s->out_of_order++;
+	s->prev = start;
+	s->ops++;
+	s->copies += kind == 1;
+	s->memsets += kind == 2;
+	s->comm += comm != 0;
+	s->s20 += stream == 20;
+}
+
+static void check_sink(const char *input)
+{
+	struct sink_seen seen;
+	memset(&seen, 0, sizeof(seen));
+	struct gt_an_sink sink = {&seen, sink_begin, sink_op};
+	struct gt_an_opts o;
+	memset(&o, 0, sizeof(o));
+	o.sink = &sink;
+	struct gt_an_result *r = NULL;
+	char err[1024] = "";
+	if (gt_an_run(&input, 1, &o, &r, err, sizeof(err)) != 0)
+		GT_FAIL_AT("gt_an_run: %s", err);
+	ASSERT_EQ_INT(seen.begins, 1);
+	ASSERT_EQ_INT(seen.ops_before_begin, 0);
+	ASSERT_EQ_INT(seen.out_of_order, 0);
+	ASSERT_EQ_INT(seen.ngpu, 1);
+	ASSERT_EQ_INT(seen.niters, 3);
+	ASSERT_EQ_U64(seen.first, NSU(500));
+	ASSERT_EQ_U64(seen.last, NSU(4510));
+	ASSERT_EQ_U64(seen.ops, NOPS);
+	ASSERT_EQ_U64(seen.copies, 2);
+	ASSERT_EQ_U64(seen.memsets, 0);
+	ASSERT_EQ_U64(seen.comm, 3);
+	ASSERT_EQ_U64(seen.s20, 3);
+	gt_an_free(r);
+}
+
+TEST(analyze_sink_gtr)
+{
+	char d[4200];
+	snprintf(d, sizeof(d), "%s/run", gt_test_tmpdir());
+	ASSERT_EQ_INT(write_proc(d, "rank0", 0, 1), 0);
+	check_sink(d);
+}
+
+TEST(analyze_sink_kineto)
+{
+	const char *p = write_kineto(gt_test_tmpdir());
+	ASSERT(p != NULL);
+	check_sink(p);
+}
