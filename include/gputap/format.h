@@ -36,6 +36,7 @@
 #define GT_FILE_LOST 0x2u       /* some records were dropped (see lost_records) */
 #define GT_FILE_METRICS_ONLY 0x4u
 #define GT_FILE_CAPTURE 0x8u /* traced only inside capture windows (GT_RANGE_WINDOW records say which) */
+#define GT_FILE_GPU_INCOMPLETE 0x10u /* GPU activity was not (or no longer) recorded: see the GT_REC_NOTE records */
 
 struct gt_file_header {
 	char magic[8];
@@ -66,6 +67,7 @@ enum gt_rec_type {
 	GT_REC_THREAD = 11,
 	GT_REC_NCCL_COLL = 12,
 	GT_REC_HOLD = 13,
+	GT_REC_NOTE = 14,
 	GT_REC_TYPE_MAX
 };
 
@@ -227,7 +229,13 @@ struct gt_rec_counter {
 	double value;
 };
 
-enum gt_drop_source { GT_DROP_TAP_BUFFER = 1, GT_DROP_CUPTI = 2 };
+enum gt_drop_source {
+	GT_DROP_TAP_BUFFER = 1,
+	GT_DROP_CUPTI = 2,
+	/* CUPTI asked for an activity buffer and none was free within GPUTAP_BUFFER_MB: count = requests
+	 * refused; the records that would have filled them are lost (CUPTI does not count them) */
+	GT_DROP_CUPTI_NO_BUFFER = 3,
+};
 struct gt_rec_dropped {
 	struct gt_rec_hdr h;
 	uint32_t source; /* enum gt_drop_source */
@@ -313,7 +321,28 @@ struct gt_rec_hold {
 	X(GT_REC_DEVICE, 40)                                                                       \
 	X(GT_REC_THREAD, 16)                                                                       \
 	X(GT_REC_NCCL_COLL, 80)                                                                    \
-	X(GT_REC_HOLD, 64)
+	X(GT_REC_HOLD, 64)                                                                      \
+	X(GT_REC_NOTE, 32)
+
+/* Something the tap itself did or met that changes what the trace holds from ts_ns on. */
+enum gt_note {
+	GT_NOTE_CUPTI_HANDED_OVER = 1, /* another CUPTI client started in the process (e.g. torch.profiler):
+				      * GPU activity is not recorded from here on */
+	GT_NOTE_CUPTI_REFUSED = 2,     /* CUPTI refused to record an activity kind: detail = the
+				      * CUpti_ActivityKind, result = the CUptiResult */
+	GT_NOTE_CUPTI_BUSY = 3,        /* another CUPTI client was attached first: no GPU activity at all */
+	GT_NOTE_CUPTI_MISSING = 4,     /* no usable CUPTI library: no GPU activity at all */
+	GT_NOTE_GPU_FLUSH_SKIPPED = 5, /* the process was ended by a signal: GPU records not yet handed
+				      * over by CUPTI (at most the last ~100 ms) are missing */
+};
+struct gt_rec_note {
+	struct gt_rec_hdr h; /* tid: the thread that met it */
+	uint32_t what;       /* enum gt_note */
+	int32_t detail;
+	uint64_t ts_ns;
+	int32_t result;
+	uint32_t pad;
+};
 
 /*
  * Blocks (version 2 on): after the file header, the file is a sequence of

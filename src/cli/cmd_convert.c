@@ -131,6 +131,7 @@ static int convert_one(const char *trace, const char *outdir, unsigned what)
 	if (info.lost || info.cupti_dropped)
 		gt_warn("%s: %llu records were lost by the tap and %llu dropped by CUPTI: totals are lower bounds",
 			info.trace_path, (unsigned long long)info.lost, (unsigned long long)info.cupti_dropped);
+	gt_out_warn_notes(&info);
 	printf("%s -> %s/%s%s%s%s\n", info.trace_path, outdir, (what & GT_OUT_GTR) ? "trace.gtr " : "",
 	       (what & GT_OUT_JSON) ? "trace.json " : "",
 	       (what & GT_OUT_CSV) ? "trace_*.csv " : "", (what & GT_OUT_LOGS) ? "metrics.log timeline.log" : "");

@@ -218,10 +218,25 @@ _Static_assert(sizeof(struct gt_rec_api) >= 64 && sizeof(struct gt_rec_kernel) >
 		       sizeof(struct gt_rec_counter) >= 32 && sizeof(struct gt_rec_dropped) >= 24 &&
 		       sizeof(struct gt_rec_device) >= 40 && sizeof(struct gt_rec_thread) >= 16 &&
 		       sizeof(struct gt_rec_nccl_coll) >= 80 && sizeof(struct gt_rec_string) >= 16 &&
-		       sizeof(struct gt_rec_hold) >= 64,
+		       sizeof(struct gt_rec_hold) >= 64 &&
+		       sizeof(struct gt_rec_note) >= 32,
 	       "a record shrank below its version-1 size");
 _Static_assert(sizeof(struct gt_rec_kernel) <= GT_REC_ZERO_FILL && sizeof(struct gt_rec_nccl_coll) <= GT_REC_ZERO_FILL,
 	       "GT_REC_ZERO_FILL must cover the largest fixed record");
+
+const char *gt_note_text(uint32_t what)
+{
+	switch (what) {
+	case GT_NOTE_CUPTI_HANDED_OVER:
+		return "CUPTI was handed over to another client in the process: no GPU activity from here on";
+	case GT_NOTE_CUPTI_REFUSED: return "CUPTI refused to record an activity kind: the trace has none of it";
+	case GT_NOTE_CUPTI_BUSY: return "another CUPTI client was attached first: no GPU activity recorded";
+	case GT_NOTE_CUPTI_MISSING: return "no usable CUPTI library: no GPU activity recorded";
+	case GT_NOTE_GPU_FLUSH_SKIPPED:
+		return "ended by a signal: GPU records CUPTI had not handed over yet (the last ~100 ms) are missing";
+	default: return "a note of a newer gputap";
+	}
+}
 
 size_t gt_rec_min_size(unsigned type)
 {

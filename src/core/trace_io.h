@@ -112,6 +112,9 @@ struct gt_tr_rewrite_info {
 int gt_tr_rewrite(const char *in, const char *out, int level, struct gt_tr_rewrite_info *info, char *err,
 		  size_t errlen);
 
+/* What a GT_REC_NOTE says, in a sentence ("CUPTI was handed over ..."). */
+const char *gt_note_text(uint32_t what);
+
 /* Minimum size of each record type: its frozen version-1 size
  * (GT_REC_V1_SIZES), 0 for unknown types. */
 size_t gt_rec_min_size(unsigned type);

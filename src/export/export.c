@@ -86,6 +86,8 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 		info->records = m.nrecords;
 		info->lost = gt_model_lost(&m);
 		info->cupti_dropped = gt_model_cupti_dropped(&m);
+		info->cupti_no_buffer = m.cupti_no_buffer;
+		info->notes = m.notes;
 		snprintf(info->proc, sizeof(info->proc), "%s", m.hdr.proc);
 		snprintf(info->trace_path, sizeof(info->trace_path), "%s", m.path);
 	}
@@ -99,6 +101,17 @@ out:
 	return rc;
 }
 
+void gt_out_warn_notes(const struct gt_out_info *info)
+{
+	for (uint32_t w = 1; w < 32; w++)
+		if (info->notes & (1u << w))
+			gt_warn("%s: %s", info->trace_path, gt_note_text(w));
+	if (info->cupti_no_buffer)
+		gt_warn("%s: CUPTI asked %llu times for an activity buffer when all of GPUTAP_BUFFER_MB's share was in "
+			"use: GPU records were lost (raise GPUTAP_BUFFER_MB)",
+			info->trace_path, (unsigned long long)info->cupti_no_buffer);
+}
+
 int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, char *err, size_t errlen)
 {
 	struct gt_out_info info;
@@ -107,5 +120,7 @@ int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, 
 		gt_warn("%s: the trace is partial (the process did not finish writing it); its outputs cover what "
 			"was recorded",
 			info.trace_path);
+	if (rc == 0)
+		gt_out_warn_notes(&info);
 	return rc;
 }

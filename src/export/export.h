@@ -42,9 +42,14 @@ struct gt_out_info {
 	uint64_t records;        /* records read */
 	uint64_t lost;           /* records lost by the tap */
 	uint64_t cupti_dropped;  /* records CUPTI dropped */
+	uint64_t cupti_no_buffer; /* CUPTI buffer requests refused */
+	uint32_t notes;          /* bit (1 << what) for each GT_REC_NOTE */
 	char proc[32];           /* the header's process name */
 	char trace_path[4096];   /* the file actually read (maybe "<path>.partial") */
 };
+
+/* One warning per note of the trace (CUPTI handed over, refused, ...) and for refused CUPTI buffers. */
+void gt_out_warn_notes(const struct gt_out_info *info);
 
 /* gt_out_write_all without the warning: fills `info` (may be NULL). */
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,

@@ -186,6 +186,15 @@ static int on_rec(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h)
 		fputc('}', f);
 		return 0;
 	}
+	case GT_REC_NOTE: {
+		const struct gt_rec_note *n = (const void *)h;
+		char name[160];
+		snprintf(name, sizeof(name), "gputap: %s", gt_note_text(n->what));
+		ev(j, name, "gputap", "i", j->pid, h->tid);
+		ts(j, "ts", n->ts_ns);
+		fprintf(f, ",\"s\":\"p\",\"args\":{\"note\":%u,\"detail\":%d,\"result\":%d}}", n->what, n->detail, n->result);
+		return 0;
+	}
 	case GT_REC_HOLD: {
 		/* launch hold: how long each launch waited (an async span on its thread), and each release */
 		const struct gt_rec_hold *x = (const void *)h;

@@ -556,8 +556,16 @@ static int on_record(struct gt_model *m, const struct gt_rec_hdr *h)
 		const struct gt_rec_dropped *d = (const void *)h;
 		if (d->source == GT_DROP_CUPTI)
 			m->dropped_cupti += d->count;
+		else if (d->source == GT_DROP_CUPTI_NO_BUFFER)
+			m->cupti_no_buffer += d->count;
 		else
 			m->dropped_tap += d->count;
+		return 0;
+	}
+	case GT_REC_NOTE: {
+		const struct gt_rec_note *n = (const void *)h;
+		see_ts(m, n->ts_ns);
+		m->notes |= n->what < 32 ? 1u << n->what : 1u;
 		return 0;
 	}
 	case GT_REC_DEVICE: {

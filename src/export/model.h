@@ -143,6 +143,8 @@ struct gt_model {
 	uint64_t memset_bytes, memset_ns, memset_count;
 	uint64_t kernel_ns, kernel_count;
 	uint64_t dropped_tap, dropped_cupti; /* from GT_REC_DROPPED */
+	uint64_t cupti_no_buffer;            /* CUPTI buffer requests refused (GT_DROP_CUPTI_NO_BUFFER) */
+	uint32_t notes;                      /* bit (1 << what) for each GT_REC_NOTE seen */
 
 	/* after gt_model_finish */
 	struct gt_vec *mem;  /* the chosen memory source, sorted by time */

@@ -18,6 +18,8 @@ struct sum {
 	uint64_t copy_bytes[GT_COPY_KIND_MAX], copy_ns[GT_COPY_KIND_MAX], copy_count[GT_COPY_KIND_MAX];
 	uint64_t memset_bytes, memset_ns, memset_count;
 	uint64_t kernel_ns, kernel_count, lost, dropped, records;
+	uint64_t no_buffer;
+	uint32_t notes;
 	uint64_t windows, window_ns;
 	char window_names[512];
 	int partial;
@@ -190,6 +192,12 @@ static void print(FILE *f, struct sum *s, const char *rundir, const char *const 
 	fputc('\n', f);
 	fprintf(f, "Records lost by gputap: %" PRIu64 ", dropped by CUPTI: %" PRIu64 "%s\n", s->lost, s->dropped,
 		s->lost || s->dropped ? "  (totals above are lower bounds)" : "");
+	if (s->no_buffer)
+		fprintf(f, "CUPTI buffer requests refused: %" PRIu64 " (GPU records lost; raise GPUTAP_BUFFER_MB)\n",
+			s->no_buffer);
+	for (uint32_t w = 1; w < 32; w++)
+		if (s->notes & (1u << w))
+			fprintf(f, "Note: %s\n", gt_note_text(w));
 	if (s->partial)
 		fputs("Partial: at least one trace was not finished (the process was killed or ran out of space)\n", f);
 	if (rundir && rundir[0]) {
@@ -248,6 +256,8 @@ int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, 
 		s.kernel_count += m.kernel_count;
 		s.lost += gt_model_lost(&m);
 		s.dropped += gt_model_cupti_dropped(&m);
+		s.no_buffer += m.cupti_no_buffer;
+		s.notes |= m.notes;
 		s.records += m.nrecords;
 		s.partial |= m.partial;
 		for (size_t w = 0; w < m.windows.n; w++) {

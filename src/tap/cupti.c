@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,35 @@ static uint64_t corr_rec(uint32_t id)
 }
 #undef GT_CUPTI_PTR
 
-#define GT_CUPTI_BUF (4u << 20)
+/*
+ * CUPTI's activity buffers: gt_tap.cupti_nbufs buffers of gt_tap.cupti_buf_bytes
+ * (its share of GPUTAP_BUFFER_MB), mapped once when CUPTI starts.  A request
+ * takes a free one (a bit in `used`), a completed buffer gives it back; when
+ * none is free the request is refused and counted (GT_DROP_CUPTI_NO_BUFFER).
+ * Nothing is allocated or freed in CUPTI's callbacks.
+ */
+static struct {
+	unsigned char *mem;
+	uint32_t size, n;
+	_Atomic uint32_t used; /* bit i: buffer i is with CUPTI */
+	uint64_t last_flush_ns;
+} B;
+
+static int bufs_map(void)
+{
+	if (B.mem)
+		return 0;
+	B.n = gt_tap.cupti_nbufs < 32 ? gt_tap.cupti_nbufs : 32;
+	B.size = gt_tap.cupti_buf_bytes;
+	if (!B.n || !B.size)
+		return -1;
+	void *p = mmap(NULL, (size_t)B.n * B.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	B.mem = p;
+	return 0;
+}
 
 static uint64_t ts_realtime(void)
 {
@@ -118,9 +147,32 @@ static int find_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
 {
-	*buffer = aligned_alloc(8, GT_CUPTI_BUF);
-	*size = *buffer ? GT_CUPTI_BUF : 0;
+	*buffer = NULL;
+	*size = 0;
 	*max = 0;
+	uint32_t used = atomic_load(&B.used);
+	for (;;) {
+		uint32_t i = 0;
+		while (i < B.n && (used >> i & 1u))
+			i++;
+		if (i >= B.n) {
+			atomic_fetch_add(&gt_tap.cupti_no_buffer, 1);
+			return;
+		}
+		if (atomic_compare_exchange_weak(&B.used, &used, used | 1u << i)) {
+			*buffer = B.mem + (size_t)i * B.size;
+			*size = B.size;
+			return;
+		}
+	}
+}
+
+static void buf_release(uint8_t *buffer)
+{
+	if (!B.mem || buffer < B.mem || buffer >= B.mem + (size_t)B.n * B.size)
+		return;
+	uint32_t i = (uint32_t)((size_t)(buffer - B.mem) / B.size);
+	atomic_fetch_and(&B.used, ~(1u << i));
 }
 
 static uint32_t intern_cstr(const char *s)
@@ -283,7 +335,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
 	size_t dropped = 0;
 	if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
 		atomic_fetch_add(&gt_tap.cupti_dropped, dropped);
-	free(buffer);
+	buf_release(buffer);
 	gt_tls.guard = saved;
 }
 
@@ -380,6 +432,7 @@ static int start_cupti(void)
 	if (!lib) {
 		gt_warn("CUPTI (libcupti.so.13 or .12) not found: GPU activity is not recorded; host-side metrics "
 			"are (set CUDA_HOME to the toolkit that has CUPTI)");
+		gt_tap_note(GT_NOTE_CUPTI_MISSING, 0, 0);
 		return -1;
 	}
 	int missing = 0;
@@ -391,6 +444,7 @@ static int start_cupti(void)
 #undef GT_CUPTI_LOAD
 	if (missing) {
 		gt_warn("the CUPTI library found lacks functions gputap needs: GPU activity is not recorded");
+		gt_tap_note(GT_NOTE_CUPTI_MISSING, 1, 0);
 		return -1;
 	}
 	C.reg_ts = (__typeof__(&cuptiActivityRegisterTimestampCallback))gt_real_dlsym(
@@ -409,6 +463,7 @@ loaded:;
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
 			"process: gputap records no GPU activity; host-side metrics and API records go on");
+		gt_tap_note(GT_NOTE_CUPTI_BUSY, 0, (int32_t)sr);
 		return -EBUSY;
 	}
 	if (sr == CUPTI_SUCCESS) {
@@ -446,20 +501,51 @@ activity:
 		C.cuptiGetTimestamp(&c);
 		C.ts_offset = (int64_t)gt_now_ns() - (int64_t)c;
 	}
-	if (C.cuptiActivityRegisterCallbacks(buf_request, buf_complete) != CUPTI_SUCCESS) {
-		gt_warn("CUPTI refused activity buffers: GPU activity is not recorded");
+	if (bufs_map() < 0) {
+		gt_warn("cannot reserve CUPTI's activity buffers (%u x %u KiB): GPU activity is not recorded", gt_tap.cupti_nbufs,
+			gt_tap.cupti_buf_bytes >> 10);
+		gt_tap_note(GT_NOTE_CUPTI_REFUSED, -1, 0);
 		return -1;
 	}
-	if ((tr & GT_TR_KERNEL) && gt_rm_kernel_records_ok())
-		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-	if (tr & GT_TR_MEMCPY) {
-		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+	CUptiResult rr = C.cuptiActivityRegisterCallbacks(buf_request, buf_complete);
+	if (rr != CUPTI_SUCCESS) {
+		const char *msg = "?";
+		C.cuptiGetResultString(rr, &msg);
+		gt_warn("CUPTI refused activity buffers (%s): GPU activity is not recorded", msg);
+		gt_tap_note(GT_NOTE_CUPTI_REFUSED, -1, (int32_t)rr);
+		return -1;
 	}
-	if (tr & GT_TR_MEMSET)
-		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-	if (tr & GT_TR_MEMORY)
-		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+	static const struct {
+		unsigned bit;
+		CUpti_ActivityKind kind;
+		const char *what;
+	} kinds[] = {
+		{GT_TR_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},
+		{GT_TR_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "copies"},
+		{GT_TR_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies"},
+		{GT_TR_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memsets"},
+		{GT_TR_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory allocations"},
+	};
+	int enabled = 0, wanted = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!(tr & kinds[i].bit))
+			continue;
+		/* range metrics replay kernels: no kernel records then (tap/rmetrics.h) */
+		if (kinds[i].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && !gt_rm_kernel_records_ok())
+			continue;
+		wanted++;
+		CUptiResult er = C.cuptiActivityEnable(kinds[i].kind);
+		if (er == CUPTI_SUCCESS) {
+			enabled++;
+			continue;
+		}
+		const char *msg = "?";
+		C.cuptiGetResultString(er, &msg);
+		gt_warn("CUPTI refused to record %s (%s): the trace has none", kinds[i].what, msg);
+		gt_tap_note(GT_NOTE_CUPTI_REFUSED, (int32_t)kinds[i].kind, (int32_t)er);
+	}
+	if (wanted && !enabled)
+		return -1;
 	atomic_store(&gt_cupti_active, 1);
 	return 0;
 }
@@ -558,6 +644,19 @@ void gt_cupti_capture_finalize(void)
 	pthread_mutex_unlock(&K.mu);
 }
 
+void gt_cupti_tick(void)
+{
+	if (!atomic_load(&gt_cupti_active) || atomic_load(&C.yielded))
+		return;
+	uint64_t now = gt_now_ns();
+	if (now - B.last_flush_ns < 100000000ull)
+		return;
+	B.last_flush_ns = now;
+	/* A default flush hands over every buffer whose records are all complete, full or not (what
+	 * CUPTI recommends doing periodically); a killed process then loses ~100 ms of GPU records. */
+	gt_cupti_capture_flush();
+}
+
 void gt_cupti_flush(void)
 {
 	if (atomic_load(&gt_cupti_active) && C.cuptiActivityFlushAll)
@@ -570,6 +669,7 @@ void gt_cupti_stop_for_other_client(void)
 		return;
 	gt_warn("another CUPTI client (e.g. torch.profiler) is starting in this process: gputap hands CUPTI "
 		"over to it and stops recording GPU activity; host-side metrics and API records go on");
+	gt_tap_note(GT_NOTE_CUPTI_HANDED_OVER, 0, 0);
 	gt_rm_finish(); /* range metrics so far are decoded and written */
 	if (atomic_load(&gt_cupti_active)) {
 		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

@@ -198,3 +198,23 @@ int gt_tap_proc_name(char *buf, size_t cap, const char *rank, const char *owner,
 	snprintf(buf, cap, "rank%ld", r);
 	return 1;
 }
+
+void gt_tap_buffer_split(uint64_t total, int gpu, struct gt_buffer_split *s)
+{
+	s->pool_bytes = total;
+	s->cupti_buf_bytes = 0;
+	s->cupti_nbufs = 0;
+	if (!gpu)
+		return;
+	uint64_t share = total / 4, buf = 4u << 20;
+	while (buf > (64u << 10) && share / buf < 4)
+		buf /= 2;
+	uint64_t n = share / buf;
+	if (n < 2)
+		n = 2;
+	if (n > 16)
+		n = 16;
+	s->cupti_buf_bytes = (uint32_t)buf;
+	s->cupti_nbufs = (uint32_t)n;
+	s->pool_bytes = total - n * buf;
+}

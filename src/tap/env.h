@@ -56,6 +56,19 @@ struct gt_tap_config {
 
 typedef const char *(*gt_getenv_fn)(const char *name);
 
+/*
+ * How GPUTAP_BUFFER_MB is shared.  Without GPU activity, all of it is the
+ * tap's record pool.  With it, a quarter goes to CUPTI's activity buffers:
+ * `cupti_nbufs` (2 to 16) buffers of `cupti_buf_bytes` (64 KiB to 4 MiB),
+ * taken once, handed to CUPTI and back, never more.
+ */
+struct gt_buffer_split {
+	uint64_t pool_bytes;
+	uint32_t cupti_buf_bytes;
+	uint32_t cupti_nbufs;
+};
+void gt_tap_buffer_split(uint64_t total, int gpu, struct gt_buffer_split *s);
+
 /* Fill `c` from the environment. Never fails: bad values give a warning and the default. */
 void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get);
 /* Parse a GPUTAP_TRACE value into GT_TR_* bits; -1 if a word is unknown. *metrics set for "metrics". */

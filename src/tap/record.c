@@ -71,7 +71,7 @@ void gt_tap_api_count(int api, uint64_t t0, uint64_t t1)
 		atomic_compare_exchange_strong(&st->first, &z,
 					       atomic_fetch_add_explicit(&gt_tap.first_seq, 1, memory_order_relaxed) + 1);
 	}
-	atomic_fetch_add_explicit(&st->ns, t1 - t0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->ns, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
 }
 
 void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
@@ -95,6 +95,21 @@ void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int resu
 	r.corr_id = corr;
 	r.ptr = ptr;
 	gt_tap_put(&r, sizeof(r));
+}
+
+void gt_tap_note(uint32_t what, int32_t detail, int32_t result)
+{
+	if (what != GT_NOTE_GPU_FLUSH_SKIPPED)
+		atomic_store(&gt_tap.gpu_incomplete, 1);
+	struct gt_rec_note n;
+	memset(&n, 0, sizeof(n));
+	n.h.type = GT_REC_NOTE;
+	n.h.size = sizeof(n);
+	n.what = what;
+	n.detail = detail;
+	n.result = result;
+	n.ts_ns = gt_now_ns();
+	gt_tap_put(&n, sizeof(n));
 }
 
 void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,

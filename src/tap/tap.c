@@ -27,6 +27,16 @@
 #include "core/sort.h"
 
 struct gt_tap_state gt_tap;
+_Atomic int64_t gt_clock_offset;
+
+void gt_clock_sync(void)
+{
+	struct timespec r, m;
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_REALTIME, &r);
+	int64_t off = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000ll + (r.tv_nsec - m.tv_nsec);
+	atomic_store_explicit(&gt_clock_offset, off, memory_order_relaxed);
+}
 pthread_key_t gt_tap_thread_key;
 int gt_tap_in_constructor;
 
@@ -58,7 +68,8 @@ static struct {
 	int tl_fd[2];
 	struct gt_item *items;
 	size_t nitems_cap;
-	uint64_t lost_reported, cupti_reported;
+	uint64_t lost_reported, cupti_reported, nobuf_reported;
+	_Atomic int by_signal; /* the final flush was started by a signal handler */
 	uint64_t last_metrics_ns;
 	char tlbuf[65536];
 	size_t tllen;
@@ -93,17 +104,19 @@ static int mkdir_p(const char *path)
 
 /* ---- output ---- */
 
-static void write_all_fd(int fd, const char *p, size_t len)
+/* 0, or -1 when not everything could be written (a full disk, a file size limit) */
+static int write_all_fd(int fd, const char *p, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			return -1;
 		p += n;
 		len -= (size_t)n;
 	}
+	return 0;
 }
 
 static void tl_flush(void)
@@ -222,6 +235,11 @@ static void drain(void)
 		emit_dropped(GT_DROP_CUPTI, cd - W.cupti_reported);
 		W.cupti_reported = cd;
 	}
+	uint64_t nb = atomic_load(&gt_tap.cupti_no_buffer);
+	if (nb > W.nobuf_reported) {
+		emit_dropped(GT_DROP_CUPTI_NO_BUFFER, nb - W.nobuf_reported);
+		W.nobuf_reported = nb;
+	}
 	tl_flush();
 }
 
@@ -240,9 +258,10 @@ static void write_metrics_to(const char *dir, const char *text, size_t len)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	write_all_fd(fd, text, len);
-	close(fd);
-	if (rename(tmp, path) < 0)
+	/* only a whole file replaces the last one: metrics.log is never torn */
+	int bad = write_all_fd(fd, text, len) < 0;
+	bad |= close(fd) < 0;
+	if (bad || rename(tmp, path) < 0)
 		unlink(tmp);
 }
 
@@ -319,7 +338,8 @@ static void close_outputs(int keep_partial)
 				gt_tw_abandon(&W.tw); /* what was recorded reaches the .partial */
 		} else {
 			int rc = gt_tw_close(&W.tw, gt_now_ns(), atomic_load(&gt_tap.pool.lost),
-					     atomic_load(&gt_tap.cupti_dropped), 0);
+					     atomic_load(&gt_tap.cupti_dropped),
+					     atomic_load(&gt_tap.gpu_incomplete) ? GT_FILE_GPU_INCOMPLETE : 0);
 			if (rc < 0)
 				gt_warn("cannot finish %s: %s", W.tw.path, strerror(-rc));
 		}
@@ -343,7 +363,9 @@ static void *writer_main(void *arg)
 				/* nothing: the wake-up is only a hint */
 			}
 		}
+		gt_clock_sync();
 		gt_capture_tap_tick();
+		gt_cupti_tick();
 		drain();
 		/* a block waits at most a second: what a killed process loses is bounded */
 		if (W.tw_open && !W.tw_failed) {
@@ -354,8 +376,21 @@ static void *writer_main(void *arg)
 		if (gt_now_ns() - W.last_metrics_ns >= 1000000000ull)
 			write_metrics();
 	}
-	if (atomic_load(&gt_cupti_active))
-		gt_cupti_flush();
+	if (atomic_load(&gt_cupti_active)) {
+		if (atomic_load(&W.by_signal)) {
+			/* The signalled thread may hold CUPTI's or malloc's locks: no CUPTI call now.  What CUPTI
+			 * had not handed over at the last periodic flush is missing, and the trace says so. */
+			struct gt_rec_note nt;
+			memset(&nt, 0, sizeof(nt));
+			nt.h.type = GT_REC_NOTE;
+			nt.h.size = sizeof(nt);
+			nt.what = GT_NOTE_GPU_FLUSH_SKIPPED;
+			nt.ts_ns = gt_now_ns();
+			out_records((const unsigned char *)&nt, sizeof(nt), 1);
+		} else {
+			gt_cupti_flush();
+		}
+	}
 	drain();
 	if (W.tw_open)
 		emit_counters();
@@ -437,7 +472,7 @@ static void open_outputs(int forked)
 		snprintf(path, sizeof(path), "%s/timeline.log", dirs[i]);
 		W.tl_fd[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	}
-	W.lost_reported = W.cupti_reported = 0;
+	W.lost_reported = W.cupti_reported = W.nobuf_reported = 0;
 	W.tllen = 0;
 	W.last_metrics_ns = 0;
 }
@@ -463,7 +498,11 @@ static void name_process(int forked)
 static void on_signal(int sig)
 {
 	int saved = errno;
+	/* Async-signal-safe only: atomics, write(2) to the eventfd, nanosleep, sigaction, raise.  The
+	 * writer thread does the final drain; told that a signal started it, it makes no CUPTI call
+	 * and frees nothing, so locks held by the interrupted thread cannot stop it. */
 	if (!atomic_exchange(&W.finishing, 1)) {
+		atomic_store(&W.by_signal, 1);
 		atomic_store(&gt_tap.on, 0);
 		atomic_store(&gt_tap.stopped, 1);
 		atomic_store(&W.stop, 1);
@@ -543,6 +582,9 @@ static void atfork_child(void)
 	gt_strtab_mark_unwritten(&gt_tap.strs);
 	reset_counters();
 	atomic_store(&gt_tap.cupti_dropped, 0);
+	atomic_store(&gt_tap.cupti_no_buffer, 0);
+	atomic_store(&gt_tap.gpu_incomplete, 0);
+	atomic_store(&W.by_signal, 0);
 	atomic_store(&W.finishing, 0);
 	gt_tap.start_ns = gt_now_ns();
 	name_process(1);
@@ -603,24 +645,30 @@ static void begin(void)
 			"nothing is recorded");
 		return;
 	}
+	gt_clock_sync();
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();
+	struct gt_buffer_split split;
+	gt_tap_buffer_split(c->buffer_bytes, (gt_tap.trace & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0,
+			    &split);
+	gt_tap.cupti_buf_bytes = split.cupti_buf_bytes;
+	gt_tap.cupti_nbufs = split.cupti_nbufs;
 	gt_capture_tap_init(c->capture, gt_tap.start_ns);
 	if (gethostname(gt_tap.host, sizeof(gt_tap.host) - 1) < 0)
 		gt_tap.host[0] = '\0';
 	name_process(0);
 
 	size_t strmem = gt_strtab_mem_size(GT_STR_CAP, GT_STR_ARENA);
-	void *pool = map_zero(c->buffer_bytes);
+	void *pool = map_zero(split.pool_bytes);
 	void *slots = map_zero(sizeof(struct gt_slot) * GT_MAX_THREADS);
 	void *strs = map_zero(strmem);
 	void *ptrs = map_zero(sizeof(struct gt_ptrtab_slot) * GT_PTR_CAP);
-	size_t nchunks = c->buffer_bytes / GT_CHUNK_SIZE;
+	size_t nchunks = split.pool_bytes / GT_CHUNK_SIZE;
 	W.nitems_cap = nchunks + GT_MAX_THREADS;
 	W.items = map_zero(sizeof(struct gt_item) * W.nitems_cap);
 	if (!pool || !slots || !strs || !ptrs || !W.items ||
-	    gt_pool_init(&gt_tap.pool, pool, c->buffer_bytes, GT_CHUNK_SIZE) < 0 ||
+	    gt_pool_init(&gt_tap.pool, pool, split.pool_bytes, GT_CHUNK_SIZE) < 0 ||
 	    gt_strtab_init(&gt_tap.strs, strs, GT_STR_CAP, GT_STR_ARENA) < 0 ||
 	    gt_ptrtab_init(&gt_tap.ptrs, ptrs, GT_PTR_CAP) < 0) {
 		gt_warn("cannot reserve %llu MiB of record memory; nothing will be recorded",

@@ -70,6 +70,9 @@ struct gt_tap_state {
 	_Atomic uint64_t first_seq;
 	_Atomic uint64_t range_seq;
 	_Atomic uint64_t cupti_dropped;
+	_Atomic uint64_t cupti_no_buffer; /* CUPTI buffer requests refused (GT_DROP_CUPTI_NO_BUFFER) */
+	_Atomic int gpu_incomplete;        /* a note said GPU activity is missing: GT_FILE_GPU_INCOMPLETE */
+	uint32_t cupti_buf_bytes, cupti_nbufs; /* CUPTI's share of GPUTAP_BUFFER_MB (env.h) */
 	uint64_t start_ns;
 	char proc[32];
 	char host[64];
@@ -86,12 +89,21 @@ struct gt_tls {
 };
 extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
+/*
+ * The tap's clock: CLOCK_MONOTONIC plus an offset to the epoch (CLOCK_REALTIME
+ * minus CLOCK_MONOTONIC) that the writer thread refreshes every 100 ms.  So
+ * timestamps are nanoseconds since the epoch, as the format says, and
+ * durations never go negative when the wall clock is stepped.
+ */
+extern _Atomic int64_t gt_clock_offset;
 static inline uint64_t gt_now_ns(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)((int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec +
+			  atomic_load_explicit(&gt_clock_offset, memory_order_relaxed));
 }
+void gt_clock_sync(void); /* refresh gt_clock_offset (tap.c) */
 
 /* record.c: hot path */
 struct gt_slot *gt_tap_slot(void);
@@ -100,6 +112,9 @@ void gt_tap_put(void *rec, uint32_t size);
 /* Count and time one call; records it when API records are wanted. */
 void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
 		     uint64_t ptr, uint64_t corr);
+/* A GT_REC_NOTE (enum gt_note) from this thread; the ones about GPU activity
+ * also mark the trace GT_FILE_GPU_INCOMPLETE. */
+void gt_tap_note(uint32_t what, int32_t detail, int32_t result);
 /* The two halves of gt_tap_api_done: counters only, and the record only
  * (tid 0 = the calling thread; launch hold writes a held launch's record
  * from the thread that released it). */
@@ -126,6 +141,7 @@ void *gt_real_runtime(const char *sym); /* the loaded CUDA runtime's `sym`, or N
 /* cupti.c */
 int gt_cupti_start(void);
 void gt_cupti_flush(void);
+void gt_cupti_tick(void); /* writer, every loop: hand completed activity buffers over every 100 ms */
 void gt_cupti_stop_for_other_client(void);
 extern _Atomic int gt_cupti_active;
 int gt_cupti_attach_rmetrics(void);   /* range metrics turned on after CUPTI started: add their callbacks */

@@ -7,6 +7,7 @@
 #    its report, and `gputap libperf` on its library trace
 # 3. the sampler's cost and period (bench/sampler/gpu_run.sh)
 # 4. range metrics against ncu (tests/gpu/rmetrics.sh)
+# 5. launch hold: the programs' results unchanged under --hold N (tests/gpu/hold.sh)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -48,3 +49,6 @@ echo "== 4. range metrics against Nsight Compute (RM_SECTIONS picks the sections
 mkdir -p "$OUT/rmetrics"
 timeout 300 tests/gpu/rmetrics.sh "$OUT/rmetrics" "${RM_SECTIONS:-kernel range threads multipass big torch info}" 2>&1 |
 	grep -E '^not ok|passed'
+
+echo "== 5. launch hold (tests/gpu/hold.sh)"
+timeout 300 tests/gpu/hold.sh /tmp/gt-hold 2>&1 | tee "$OUT/hold-tests.txt" | grep -E '^not ok|passed'

@@ -200,3 +200,24 @@ TEST(tap_real_dlsym_without_dlvsym)
 	ASSERT(gt_elf_lookup("libc.so", "gt_no_such_symbol") == NULL);
 	ASSERT(gt_elf_lookup("no-such-library.so", "dlsym") == NULL);
 }
+
+/* GPUTAP_BUFFER_MB bounds everything: the record pool and CUPTI's buffers together. */
+TEST(tap_buffer_split_counts_cupti)
+{
+	struct gt_buffer_split s;
+	gt_tap_buffer_split(64ull << 20, 0, &s);
+	ASSERT_EQ_U64(s.pool_bytes, 64ull << 20);
+	ASSERT_EQ_INT(s.cupti_nbufs, 0);
+	const uint64_t mbs[] = {1, 2, 3, 8, 64, 1024, 65536};
+	for (size_t i = 0; i < sizeof(mbs) / sizeof(mbs[0]); i++) {
+		uint64_t total = mbs[i] << 20;
+		gt_tap_buffer_split(total, 1, &s);
+		ASSERT(s.cupti_nbufs >= 2 && s.cupti_nbufs <= 16);
+		ASSERT(s.cupti_buf_bytes >= (64u << 10) && s.cupti_buf_bytes <= (4u << 20));
+		ASSERT_EQ_U64(s.pool_bytes + (uint64_t)s.cupti_nbufs * s.cupti_buf_bytes, total);
+		ASSERT(s.pool_bytes >= total / 2);
+	}
+	gt_tap_buffer_split(64ull << 20, 1, &s);
+	ASSERT_EQ_INT(s.cupti_buf_bytes, 4u << 20);
+	ASSERT_EQ_INT(s.cupti_nbufs, 4);
+}

@@ -531,6 +531,7 @@ TEST(trace_min_sizes_are_version1)
 		{GT_REC_STRING, 16}, {GT_REC_API, 64},     {GT_REC_KERNEL, 96}, {GT_REC_MEMCPY, 64},
 		{GT_REC_MEMSET, 64}, {GT_REC_MEMORY, 56},  {GT_REC_RANGE, 56},  {GT_REC_COUNTER, 32},
 		{GT_REC_DROPPED, 24}, {GT_REC_DEVICE, 40}, {GT_REC_THREAD, 16}, {GT_REC_NCCL_COLL, 80},
+		{GT_REC_HOLD, 64}, {GT_REC_NOTE, 32},
 	};
 	for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++)
 		ASSERT_EQ_U64(gt_rec_min_size(v1[i][0]), v1[i][1]);

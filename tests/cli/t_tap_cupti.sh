@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The tap's CUPTI side without a GPU: a stand-in CUPTI (tests/tap/fake_cupti.c,
+# loaded through GPUTAP_CUPTI_LIB) and a program that starts the tap as the
+# driver does (tests/tap/cupti_client.c).  Periodic flush (a killed process
+# keeps its GPU records), CUPTI's buffers inside GPUTAP_BUFFER_MB, refused
+# activity kinds and a hand-over marked in the trace, the signal path making no
+# CUPTI call, API durations immune to wall-clock steps, metrics.log never torn.
+. "$(dirname "$0")/lib.sh"
+src="$GT_TEST_SRCDIR/tap"
+top="$GT_TEST_SRCDIR/.."
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if ! command -v cc >/dev/null || [ ! -f "$cuda/include/cupti.h" ]; then
+	notok build "needs cc and $cuda/include/cupti.h"
+	exit 0
+fi
+if cc -O1 -shared -fPIC -I"$cuda/include" -o "$T/libfakecupti.so" "$src/fake_cupti.c" -lpthread 2>"$T/cc.err" &&
+	cc -O1 -rdynamic -o "$T/client" "$src/cupti_client.c" -ldl 2>>"$T/cc.err" &&
+	cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat.c" "$top/src/core/trace_io.c" 2>>"$T/cc.err" &&
+	cc -O1 -o "$T/fsize" "$src/fsize_exec.c" 2>>"$T/cc.err"; then
+	ok build
+else
+	notok build "$(cat "$T/cc.err")"
+	exit 0
+fi
+run() { # DIR ARGS...: the client under the tap with the fake CUPTI
+	local d=$1
+	shift
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$d" GPUTAP_CUPTI_LIB="$T/libfakecupti.so" "$@"
+}
+trace_of() { ls "$1"/pid*/trace.gtr "$1"/pid*/trace.gtr.partial 2>/dev/null | head -1; }
+
+# killed 400 ms after 50 kernels ran: the periodic flush has put them in the trace
+run "$T/k" "$T/client" kill 50 >"$T/k.out" 2>&1
+rc=$?
+t=$(trace_of "$T/k")
+[ $rc -eq 137 ] && [ -n "$t" ] && "$T/stat" "$t" >"$T/k.stat" 2>&1 && grep -qx "type 3 50" "$T/k.stat" &&
+	ok killed-keeps-gpu-records || notok killed-keeps-gpu-records "exit $rc, $t" "$(cat "$T/k.stat" "$T/k.out" 2>&1)"
+
+# SIGTERM: the handler's final drain makes no CUPTI call, the trace is complete and says so
+run "$T/t" env FAKE_CUPTI_LOG="$T/t.log" "$T/client" term 20 >"$T/t.out" 2>&1
+rc=$?
+t=$(trace_of "$T/t")
+"$T/stat" "$t" >"$T/t.stat" 2>&1
+[ $rc -eq 143 ] && [ "${t##*.}" = gtr ] && grep -qx "partial 0" "$T/t.stat" && grep -qx "type 3 20" "$T/t.stat" &&
+	ok sigterm-trace-complete || notok sigterm-trace-complete "exit $rc, $t" "$(cat "$T/t.stat" "$T/t.out" 2>&1)"
+grep -qx "flush 0" "$T/t.log" 2>/dev/null && ! grep -qx "flush 1" "$T/t.log" && grep -qx "note 5" "$T/t.stat" &&
+	ok sigterm-no-cupti-call || notok sigterm-no-cupti-call "$(cat "$T/t.log" "$T/t.stat" 2>&1)"
+
+# CUPTI refuses kernel activity: one warning, a note in the trace, the header flag
+run "$T/r" env FAKE_CUPTI_REFUSE=10 "$T/client" plain >"$T/r.out" 2>&1
+rc=$?
+"$T/stat" "$(trace_of "$T/r")" >"$T/r.stat" 2>&1
+[ $rc -eq 0 ] && grep -q "CUPTI refused to record kernels (CUPTI_ERROR_NOT_COMPATIBLE)" "$T/r.out" &&
+	grep -qx "note 2" "$T/r.stat" && [ $(( $(sed -n 's/^flags //p' "$T/r.stat") & 16 )) -ne 0 ] &&
+	ok refused-kind-marked || notok refused-kind-marked "exit $rc" "$(cat "$T/r.out" "$T/r.stat")"
+
+# the program's own profiler takes CUPTI over: the trace says from when
+run "$T/h" "$T/client" handover >"$T/h.out" 2>&1
+rc=$?
+"$T/stat" "$(trace_of "$T/h")" >"$T/h.stat" 2>&1
+[ $rc -eq 0 ] && grep -q "hands CUPTI over" "$T/h.out" && grep -qx "note 1" "$T/h.stat" &&
+	[ $(( $(sed -n 's/^flags //p' "$T/h.stat") & 16 )) -ne 0 ] &&
+	ok handover-marked || notok handover-marked "exit $rc" "$(cat "$T/h.out" "$T/h.stat")"
+"$GPUTAP" convert "$T/h" >"$T/hc.out" 2>&1
+grep -q "handed over to another client" "$T/hc.out" && grep -q "handed over to another client" "$T"/h/pid*/trace.json &&
+	ok handover-in-outputs || notok handover-in-outputs "$(cat "$T/hc.out")"
+
+# CUPTI hoarding buffers gets at most its share of GPUTAP_BUFFER_MB (8 MiB: 2 MiB); the refusals are counted
+run "$T/b" env GPUTAP_BUFFER_MB=8 "$T/client" hoard 100 >"$T/b.out" 2>&1
+got=$(sed -n 's/^hoarded //p' "$T/b.out")
+"$T/stat" "$(trace_of "$T/b")" >"$T/b.stat" 2>&1
+[ -n "$got" ] && [ "$got" -gt 0 ] && [ "$got" -le $((2 << 20)) ] && grep -q "^dropped 3 " "$T/b.stat" &&
+	ok cupti-buffers-bounded || notok cupti-buffers-bounded "hoarded ${got:-?}" "$(cat "$T/b.out" "$T/b.stat")"
+
+# a cudaMemcpy during which the wall clock steps back 10 s: its time is not 1.8e19 ns
+run "$T/c" "$T/client" clockstep >"$T/c.out" 2>&1
+line=$(grep '^name:cudaMemcpy,' "$T"/c/pid*/metrics.log 2>/dev/null)
+burst=${line##*burst:}
+[ -n "$line" ] && [ "${line#*count:1,}" != "$line" ] && [ ${#burst} -le 6 ] &&
+	ok clock-step-duration || notok clock-step-duration "${line:-no cudaMemcpy line}" "$(cat "$T/c.out")"
+
+# files limited to 100 bytes: metrics.log is whole or absent, never torn, no temporary left
+"$T/fsize" 100 env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/f" /bin/true >"$T/f.out" 2>&1
+m=$(ls "$T"/f/pid*/metrics.log 2>/dev/null)
+if [ -z "$m" ] || { [ "$(tail -c1 "$m" | od -An -c | tr -d ' ')" = '\n' ] && [ "$(wc -l <"$m")" -ge 11 ]; }; then
+	ok metrics-never-torn
+else
+	notok metrics-never-torn "$(wc -c <"$m") bytes" "$(cat "$m")"
+fi
+ls -a "$T"/f/pid*/ 2>/dev/null | grep -q '\.tmp$' && notok metrics-no-temporary "$(ls -a "$T"/f/pid*/)" || ok metrics-no-temporary
+finish

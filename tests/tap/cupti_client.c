@@ -1,0 +1,86 @@
+/*
+ * A program for the tap's CUPTI tests (tests/cli/t_tap_cupti.sh), run with
+ * LD_PRELOAD=libgputap.so and GPUTAP_CUPTI_LIB=the fake CUPTI.  It starts the
+ * tap's CUPTI side as the CUDA driver would (InitializeInjection), then:
+ *   kill N       N kernels run; 400 ms later the process is SIGKILLed
+ *   term N       N kernels run; 400 ms later SIGTERM (the tap's handler ends it)
+ *   hoard N      CUPTI asks for N buffers and keeps them: prints the bytes it got
+ *   handover     the program's own profiler subscribes to CUPTI
+ *   clockstep    a cudaMemcpy during which the wall clock steps back 10 s
+ *   plain        nothing more
+ * It defines clock_gettime (exported) so that `clockstep` can step CLOCK_REALTIME.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long step_ns;
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	long r = syscall(SYS_clock_gettime, id, ts);
+	if (r == 0 && id == CLOCK_REALTIME && step_ns) {
+		long long t = (long long)ts->tv_sec * 1000000000ll + ts->tv_nsec - step_ns;
+		ts->tv_sec = (time_t)(t / 1000000000ll);
+		ts->tv_nsec = (long)(t % 1000000000ll);
+	}
+	return (int)r;
+}
+
+static void step_back(void)
+{
+	step_ns = 10000000000ll;
+}
+
+static void *fake(const char *name)
+{
+	void *h = dlopen(getenv("GPUTAP_CUPTI_LIB"), RTLD_NOW | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, name) : NULL;
+	if (!f) {
+		fprintf(stderr, "cupti_client: %s not found (is the fake CUPTI loaded?)\n", name);
+		exit(3);
+	}
+	return f;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	int (*init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "InitializeInjection");
+	if (!init || init() != 1) {
+		fprintf(stderr, "cupti_client: no InitializeInjection (is libgputap.so preloaded?)\n");
+		return 3;
+	}
+	const char *mode = argv[1];
+	unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 0;
+	struct timespec w = {0, 400000000};
+	if (!strcmp(mode, "kill") || !strcmp(mode, "term")) {
+		((void (*)(unsigned))fake("fake_cupti_kernels"))(n);
+		nanosleep(&w, NULL);
+		kill(getpid(), !strcmp(mode, "kill") ? SIGKILL : SIGTERM);
+		nanosleep(&w, NULL);
+		return 4; /* not reached */
+	}
+	if (!strcmp(mode, "hoard")) {
+		size_t got = ((size_t(*)(unsigned))fake("fake_cupti_hoard"))(n);
+		printf("hoarded %zu\n", got);
+		return 0;
+	}
+	if (!strcmp(mode, "handover")) {
+		int (*sub)(void **, void *, void *) = (int (*)(void **, void *, void *))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
+		void *h = NULL;
+		return sub && sub(&h, NULL, NULL) == 0 ? 0 : 5;
+	}
+	if (!strcmp(mode, "clockstep")) {
+		((void (*)(void (*)(void)))fake("fake_cupti_memcpy"))(step_back);
+		step_ns = 0;
+		return 0;
+	}
+	return strcmp(mode, "plain") ? 2 : 0;
+}
