@@ -1,7 +1,7 @@
 # gputap build.  make [O=dir] [DEBUG=1] [SAN=1] [TSAN=1]; make check; make lint; make fuzz
 #
 # Sources are found by folder, so adding a file needs no edit here:
-#   src/core/*.c      compiled into both the CLI and libgputap.so
+#   src/core/*.c      compiled into both the CLI and libgputap.so (which links libz.so.1)
 #   src/gpu/probe.c   (where libcuda and CUPTI are found) both, too
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
@@ -88,7 +88,7 @@ ifneq ($(wildcard src/tap/exports.map),)
 LIB_LDFLAGS += -Wl,--version-script=src/tap/exports.map
 endif
 $(LIBTAP): $(call pic,$(CORE_SRC) $(TAP_SRC))
-	$(CC) $(filter-out -fsanitize=%,$(LDSAN)) -o $@ $^ $(LIB_LDFLAGS) -ldl -lpthread -lm
+	$(CC) $(filter-out -fsanitize=%,$(LDSAN)) -o $@ $^ $(LIB_LDFLAGS) -lz -ldl -lpthread -lm
 
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)) $(TAP_PURE))
 $(UNIT): $(UNIT_OBJ)
