@@ -64,8 +64,10 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 	size_t nmore = 0;
 	if (errlen)
 		err[0] = '\0';
-	if (join && join(join_arg, &m.r, more, &nmore) < 0)
+	if (join && join(join_arg, &m.r, more, &nmore) < 0) {
+		gt_trace_release(more, nmore);
 		goto out;
+	}
 	if (sum)
 		gt_summary_attach(sum, &m);
 	if (gt_model_run_with(&m, more, nmore, err, errlen) < 0)

@@ -435,19 +435,25 @@ static int rd_memory(void *ctx, const struct gt_trace_reader *r, const struct gt
 	return 0;
 }
 
+static void rd_release(void *ctx)
+{
+	struct trace_rd *t = ctx;
+	gt_map_free(&t->live);
+	free(t->used);
+	free(t->memidx);
+	free(t);
+}
+
 static int rd_end(void *ctx, const struct gt_trace_reader *r)
 {
 	struct trace_rd *t = ctx;
 	t->p->lost += r->hdr.lost_records + r->hdr.cupti_dropped;
 	gt_holdstat_end_trace(&t->p->hold);
-	gt_map_free(&t->live);
-	free(t->used);
-	free(t->memidx);
-	free(t);
+	rd_release(t);
 	return 0;
 }
 
-static const struct gt_trace_ops rd_ops = {.any = rd_any, .memory = rd_memory, .end = rd_end};
+static const struct gt_trace_ops rd_ops = {.any = rd_any, .memory = rd_memory, .end = rd_end, .release = rd_release};
 
 struct rd_join {
 	gt_trace_join_fn inner;

@@ -30,6 +30,13 @@ static int one(const struct gt_trace_visitor *v, const struct gt_trace_reader *r
 	}
 }
 
+void gt_trace_release(const struct gt_trace_visitor *v, size_t nv)
+{
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].ops->release)
+			v[i].ops->release(v[i].ctx);
+}
+
 int gt_trace_visit(struct gt_trace_reader *r, const struct gt_trace_visitor *v, size_t nv, char *err, size_t errlen)
 {
 	const struct gt_rec_hdr *h;
@@ -40,20 +47,23 @@ int gt_trace_visit(struct gt_trace_reader *r, const struct gt_trace_visitor *v, 
 				if (err && errlen && !err[0])
 					snprintf(err, errlen, "%s: out of memory at byte %llu", r->path,
 						 (unsigned long long)(r->offset - h->size));
+				gt_trace_release(v, nv);
 				return -1;
 			}
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "%s", r->err);
+		gt_trace_release(v, nv);
 		return -1;
 	}
+	int bad = 0;
 	for (size_t i = 0; i < nv; i++)
-		if (v[i].ops->end && v[i].ops->end(v[i].ctx, r) < 0) {
+		if (v[i].ops->end && v[i].ops->end(v[i].ctx, r) < 0 && !bad) {
+			bad = 1; /* the others still end (each frees what it holds there) */
 			if (err && errlen && !err[0])
 				snprintf(err, errlen, "%s: out of memory", r->path);
-			return -1;
 		}
-	return 0;
+	return bad ? -1 : 0;
 }
 
 int gt_trace_feed_plain(void *arg, const char *path, gt_trace_join_fn join, void *join_arg, char *err, size_t errlen)
@@ -71,6 +81,8 @@ int gt_trace_feed_plain(void *arg, const char *path, gt_trace_join_fn join, void
 	int rc = join(join_arg, &r, v, &nv);
 	if (rc == 0)
 		rc = gt_trace_visit(&r, v, nv, err, errlen);
+	else
+		gt_trace_release(v, nv);
 	gt_tr_close(&r);
 	return rc < 0 ? -1 : 0;
 }

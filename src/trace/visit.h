@@ -36,6 +36,10 @@ struct gt_trace_ops {
 	int (*note)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_note *n);
 	/* after the last record (not called when the pass failed) */
 	int (*end)(void *ctx, const struct gt_trace_reader *r);
+	/* instead of `end` when the pass failed or never started (damage, a
+	 * visitor's error, a later join's failure): free what ctx holds.  Each
+	 * visitor gets exactly one of `end` and `release`. */
+	void (*release)(void *ctx);
 };
 
 struct gt_trace_visitor {
@@ -48,6 +52,8 @@ struct gt_trace_visitor {
  * offset), a visitor's own message when it wrote one into err (err must be
  * "" on entry), else "out of memory" at the byte offset. */
 int gt_trace_visit(struct gt_trace_reader *r, const struct gt_trace_visitor *v, size_t nv, char *err, size_t errlen);
+/* Call `release` of each of v[0..nv): for a pass that will not happen. */
+void gt_trace_release(const struct gt_trace_visitor *v, size_t nv);
 
 /*
  * Readers joining a pass over a trace that someone else opens and reads:
@@ -60,7 +66,9 @@ int gt_trace_visit(struct gt_trace_reader *r, const struct gt_trace_visitor *v, 
 typedef int (*gt_trace_join_fn)(void *arg, const struct gt_trace_reader *r, struct gt_trace_visitor *v, size_t *nv);
 typedef int (*gt_trace_feed_fn)(void *arg, const char *path, gt_trace_join_fn join, void *join_arg, char *err,
 				size_t errlen);
-/* The plain feed: open, join, visit, close.  `arg` is unused. */
+/* When a join fails, the feed releases whatever sits in v[0..*nv) then
+ * (gt_trace_release): a join frees only what it did not append.
+ * The plain feed: open, join, visit, close.  `arg` is unused. */
 int gt_trace_feed_plain(void *arg, const char *path, gt_trace_join_fn join, void *join_arg, char *err, size_t errlen);
 
 #endif
