@@ -1,7 +1,7 @@
 # gputap build.  make [O=dir] [DEBUG=1] [SAN=1] [TSAN=1]; make check; make lint; make fuzz
 #
 # Sources are found by folder, so adding a file needs no edit here:
-#   src/core/*.c      compiled into both the CLI and libgputap.so
+#   src/core/*.c      compiled into both the CLI and libgputap.so (which links libz.so.1)
 #   src/gpu/probe.c   (where libcuda and CUPTI are found) both, too
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
@@ -23,8 +23,9 @@ endif
 # SANFLAGS, not CFLAGS: a CFLAGS given on the command line (as `check` does) must not
 # drop the instrumentation.
 ifeq ($(SAN),1)
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDSAN := -fsanitize=address,undefined
+SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined,float-cast-overflow
+LDSAN := -fsanitize=address,undefined,float-cast-overflow
 endif
 ifeq ($(TSAN),1)
 CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
@@ -87,7 +88,7 @@ ifneq ($(wildcard src/tap/exports.map),)
 LIB_LDFLAGS += -Wl,--version-script=src/tap/exports.map
 endif
 $(LIBTAP): $(call pic,$(CORE_SRC) $(TAP_SRC))
-	$(CC) $(filter-out -fsanitize=%,$(LDSAN)) -o $@ $^ $(LIB_LDFLAGS) -ldl -lpthread -lm
+	$(CC) $(filter-out -fsanitize=%,$(LDSAN)) -o $@ $^ $(LIB_LDFLAGS) -lz -ldl -lpthread -lm
 
 UNIT_OBJ := $(call obj,$(UNIT_SRC) $(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)) $(TAP_PURE))
 $(UNIT): $(UNIT_OBJ)
@@ -102,19 +103,23 @@ $(O)/fuzz/%: $(O)/obj/tests/fuzz/fuzz_%.o $(O)/obj/tests/fuzz/regress_main.o $(c
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 
-# libFuzzer builds (clang): make fuzz FUZZ=name, then run build/libfuzzer/lf-name CORPUS_DIR
+# libFuzzer builds (clang): make fuzz [FUZZ=name] (every target by default), then run
+# build/libfuzzer/lf-name CORPUS_DIR; tests/fuzz/run-libfuzzer.sh runs them all for a fixed time.
 $(O)/lf-%: $(O)/obj/tests/fuzz/fuzz_%.o $(call obj,$(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)))
 	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 
+LF_CFLAGS := -O1 -g -Wno-unknown-warning-option -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 fuzz:
-	$(MAKE) O=$(O)/libfuzzer CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
-		LDSAN="-fsanitize=fuzzer,address,undefined" $(O)/libfuzzer/lf-$(FUZZ)
+	@$(MAKE) --no-print-directory O=$(O)/libfuzzer CC=clang CFLAGS="$(LF_CFLAGS)" \
+		LDSAN="-fsanitize=fuzzer,address,undefined" $(addprefix $(O)/libfuzzer/lf-,$(or $(FUZZ),$(FUZZ_NAMES)))
 
 tests-bin: $(GPUTAP) $(LIBTAP) $(UNIT) $(FUZZ_BINS)
 
-# All CPU tests: the normal build, then unit and fuzz regressions under ASan+UBSan.
+# All CPU tests: the normal build, then unit and fuzz regressions under ASan+UBSan, and each
+# libFuzzer target for GT_FUZZ_SECONDS (10) on its corpus.
 check: tests-bin
-	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
+	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(O)/san/gputap $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
+	@! command -v clang >/dev/null || $(MAKE) --no-print-directory fuzz >/dev/null
 	@$(MAKE) --no-print-directory O=$(O)/tsan TSAN=1 CFLAGS="-O1 -g" $(O)/tsan/tap-unit-tests >/dev/null
 	@O=$(O) PYTHON=$(PYTHON) tests/run-tests.sh
 

@@ -34,7 +34,7 @@ run() { # NAME CMD...: run a test program, keep its ok/not ok lines
 # The sanitizer stage proves it sanitizes: every binary of $O/san carries ASan's and
 # UBSan's checks, and a deliberate heap overread and signed overflow are reported.
 san_proof() {
-	local b n bins=("$O/san/unit-tests")
+	local b n bins=("$O/san/unit-tests" "$O/san/gputap")
 	for n in "$O"/fuzz/*; do bins+=("$O/san/fuzz/$(basename "$n")"); done
 	for b in "${bins[@]}"; do
 		n=${b#"$O/san/"}
@@ -75,6 +75,16 @@ for f in "$O"/fuzz/*; do
 	run "fuzz/$n" "$f" "tests/fuzz/corpus/$n"
 	run "fuzz-san/$n" sh -c "'$O/san/fuzz/$n' 'tests/fuzz/corpus/$n' | sed 's/^\(not ok\|ok\) fuzz\//\1 fuzz-san\//'"
 done
+
+# each libFuzzer target for a fixed time (make fuzz builds them when clang is there)
+if command -v clang >/dev/null; then
+	run fuzz-lf tests/fuzz/run-libfuzzer.sh
+else
+	echo "not ok fuzz-lf (no clang: tools/setup-deps.sh installs clang and libFuzzer)" | tee -a "$log"
+fi
+
+# the malformed-input corpus once more through the CLI built with ASan and UBSan
+run cli-san/t_bad_input sh -c "GPUTAP='$O/san/gputap' GT_BAD_INPUT_SAN=1 bash tests/cli/t_bad_input.sh | sed 's/^\(not ok\|ok\) cli\//\1 cli-san\//'"
 
 for t in tests/cli/t_*.sh; do
 	[ -f "$t" ] || continue

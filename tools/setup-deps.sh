@@ -16,6 +16,18 @@ if [ -n "$missing" ]; then
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
+# libFuzzer (make check runs each fuzz target for a few seconds): clang, and on Debian 12 its
+# runtime libraries come apart in libclang-rt-dev (older releases ship them with clang)
+if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
+	clang -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
+	SUDO=""
+	[ "$(id -u)" -ne 0 ] && SUDO=sudo
+	rt=""
+	apt-cache show libclang-rt-dev >/dev/null 2>&1 && rt=libclang-rt-dev
+	echo "gputap setup: installing clang $rt (libFuzzer)"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang $rt >/dev/null
+fi
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import pytest' 2>/dev/null; then
 	"$PY" -m pip install -q pytest 2>/dev/null || "$PY" -m pip install -q --break-system-packages pytest

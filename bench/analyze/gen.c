@@ -3,6 +3,8 @@
  *
  *   gen kineto OUT.json TARGET_MB [GPU]   a Kineto trace of about TARGET_MB MB for one rank
  *   gen sqlite OUT.sqlite N_KERNELS       an nsys SQLite export with N kernels on 2 GPUs
+ *   gen gtr OUT.gtr N_KERNELS             a gputap trace (format version 1, as the tap wrote it
+ *                                         before compression) of a launch-bound PyTorch loop
  *
  * The workload repeats a training-step pattern: compute kernels on stream 7 (and 8), NCCL
  * kernels on stream 20 that partly overlap them, a memcpy now and then, and gaps.  A fixed LCG
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include <sqlite3.h>
+
+#include "gputap/format.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint32_t rnd(uint32_t n)
@@ -198,12 +202,133 @@ static int gen_sqlite(const char *out, uint64_t nk)
 	return 0;
 }
 
+/* ---- a gputap trace of the launch-bound loop of bench/overhead (step.py launch) ----
+ * 150 tiny elementwise kernels per step (mul, add, relu), one cuLaunchKernel per kernel, one
+ * NVTX range per step; ns timestamps with the jitter of a real run (launch every 4-7 µs, a
+ * kernel 1.8-2.5 µs, started 1.5-2.5 µs after its launch returned).  Records in the order the
+ * tap writes them: a thread's chunk of API records (64 KB), then the kernels CUPTI delivered. */
+static const char *const gtr_kern[] = {
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_",
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_",
+    "_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_16launch_clamp_scalarERNS_18TensorIteratorBaseEN3c106ScalarES6_NS0_6detail11ClampLimitsEENKUlvE_clEvENKUlvE6_clEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_"};
+
+static void gtr_put(FILE *f, const void *rec, size_t size, uint64_t *nrec)
+{
+	fwrite(rec, 1, size, f);
+	(*nrec)++;
+}
+
+static void gtr_string(FILE *f, uint32_t id, const char *s, uint64_t *nrec)
+{
+	unsigned char b[512] = {0};
+	size_t len = strlen(s), size = GT_REC_PADDED(sizeof(struct gt_rec_string) + len);
+	struct gt_rec_string *r = (struct gt_rec_string *)b;
+	r->h.type = GT_REC_STRING;
+	r->h.size = (uint16_t)size;
+	r->id = id;
+	r->len = (uint32_t)len;
+	memcpy(b + sizeof(*r), s, len);
+	gtr_put(f, b, size, nrec);
+}
+
+#define GTR_CHUNK 1024 /* API records in one 64 KB chunk of the tap */
+static int gen_gtr(const char *out, uint64_t nk)
+{
+	FILE *f = fopen(out, "wb");
+	if (!f)
+		return 1;
+	setvbuf(f, NULL, _IOFBF, 1 << 22);
+	struct gt_file_header h;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, GT_TRACE_MAGIC, 8);
+	h.version = 1;
+	h.header_size = sizeof(h);
+	h.pid = 4242;
+	h.start_ns = 1795529030000000000ull;
+	snprintf(h.proc, sizeof(h.proc), "pid4242");
+	snprintf(h.host, sizeof(h.host), "generated");
+	fwrite(&h, 1, sizeof(h), f);
+	uint64_t nrec = 0;
+	gtr_string(f, 1, "cuLaunchKernel", &nrec);
+	gtr_string(f, 2, "step", &nrec);
+	for (uint32_t i = 0; i < 3; i++)
+		gtr_string(f, 10 + i, gtr_kern[i], &nrec);
+	static struct gt_rec_api api[GTR_CHUNK];
+	static struct gt_rec_kernel ker[GTR_CHUNK];
+	uint64_t t = h.start_ns + 2000000000ull, corr = 1000, range_id = 1, step_start = t;
+	int n = 0;
+	for (uint64_t k = 0; k < nk; k++) {
+		if (k % 150 == 0) {
+			if (k) {
+				struct gt_rec_range r;
+				memset(&r, 0, sizeof(r));
+				r.h.type = GT_REC_RANGE;
+				r.h.size = sizeof(r);
+				r.h.tid = 4242;
+				r.name_id = 2;
+				r.kind = GT_RANGE_PUSHPOP;
+				r.end_tid = 4242;
+				r.start_ns = step_start;
+				r.end_ns = t;
+				r.range_id = range_id++;
+				gtr_put(f, &r, sizeof(r), &nrec);
+			}
+			t += 15000 + rnd(10000);
+			step_start = t;
+		}
+		struct gt_rec_api *a = &api[n];
+		memset(a, 0, sizeof(*a));
+		a->h.type = GT_REC_API;
+		a->h.size = sizeof(*a);
+		a->h.tid = 4242;
+		a->name_id = 1;
+		a->domain = GT_DOM_DRIVER;
+		a->copy_kind = -1;
+		a->start_ns = t + 1000 + rnd(1500);
+		a->end_ns = a->start_ns + 2500 + rnd(1500);
+		a->corr_id = corr;
+		struct gt_rec_kernel *g = &ker[n];
+		memset(g, 0, sizeof(*g));
+		g->h.type = GT_REC_KERNEL;
+		g->h.size = sizeof(*g);
+		g->name_id = 10 + (uint32_t)(k % 3);
+		g->context = 1;
+		g->stream = 7;
+		g->start_ns = a->end_ns + 1500 + rnd(1000);
+		g->end_ns = g->start_ns + 1800 + rnd(700);
+		g->corr_id = corr++;
+		g->grid[0] = 128;
+		g->grid[1] = g->grid[2] = 1;
+		g->block[0] = 128;
+		g->block[1] = g->block[2] = 1;
+		g->registers = 16 + 2 * (uint32_t)(k % 3);
+		t = a->end_ns + 500 + rnd(1500);
+		if (++n == GTR_CHUNK || k + 1 == nk) {
+			for (int i = 0; i < n; i++)
+				gtr_put(f, &api[i], sizeof(api[i]), &nrec);
+			for (int i = 0; i < n; i++)
+				gtr_put(f, &ker[i], sizeof(ker[i]), &nrec);
+			n = 0;
+		}
+	}
+	h.end_ns = t + 1000000;
+	h.records = nrec;
+	fseek(f, 0, SEEK_SET);
+	fwrite(&h, 1, sizeof(h), f);
+	if (fclose(f) != 0)
+		return 1;
+	fprintf(stderr, "gen: %s: %llu kernels, %llu records\n", out, (unsigned long long)nk, (unsigned long long)nrec);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "kineto") == 0)
 		return gen_kineto(argv[2], atof(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
 	if (argc >= 4 && strcmp(argv[1], "sqlite") == 0)
 		return gen_sqlite(argv[2], strtoull(argv[3], NULL, 10));
-	fprintf(stderr, "usage: gen kineto OUT.json TARGET_MB [RANK] | gen sqlite OUT.sqlite N_KERNELS\n");
+	if (argc >= 4 && strcmp(argv[1], "gtr") == 0)
+		return gen_gtr(argv[2], strtoull(argv[3], NULL, 10));
+	fprintf(stderr, "usage: gen kineto OUT.json TARGET_MB [RANK] | gen sqlite OUT.sqlite N_KERNELS | gen gtr OUT.gtr N_KERNELS\n");
 	return 2;
 }

@@ -15,6 +15,9 @@
  *    clock), so traces of several processes merge on one time axis;
  *  - strings are interned: a GT_REC_STRING with id N precedes any record
  *    that refers to N; id 0 means "no string".
+ *  - since version 2 the records are grouped in blocks (struct
+ *    gt_block_hdr), each delta-coded and compressed on its own; a block
+ *    holds whole records, so a torn file reads up to its last whole block;
  *  - a new field is appended to the end of a record and bumps
  *    GT_TRACE_VERSION; readers accept records longer than they know, and
  *    records as short as version 1 wrote them (GT_REC_V1_SIZES), reading
@@ -26,7 +29,7 @@
 #include <stdint.h>
 
 #define GT_TRACE_MAGIC "GPUTAPTR" /* 8 bytes, no terminator on disk */
-#define GT_TRACE_VERSION 1u
+#define GT_TRACE_VERSION 2u /* 2: records in blocks (struct gt_block_hdr); 1: records follow the header */
 
 /* file header flags */
 #define GT_FILE_PARTIAL 0x1u    /* writer did not close cleanly or lost data */
@@ -340,6 +343,34 @@ struct gt_rec_note {
 	int32_t result;
 	uint32_t pad;
 };
+
+/*
+ * Blocks (version 2 on): after the file header, the file is a sequence of
+ * blocks, each a 24-byte header and `data_size` bytes of data.  Decoded, a
+ * block's data is `raw_size` bytes holding `nrec` whole records, laid out as
+ * above.  Codec GT_BLOCK_DEFLATE: the data is a raw DEFLATE stream (RFC
+ * 1951, zlib's windowBits -15; the CRC of the data stands for zlib's own).
+ * Filter GT_BLOCK_DELTA: in the decoded bytes, every record whose type is
+ * neither GT_REC_STRING nor 256 or above, and whose size equals the size of
+ * the previous record of its type in the same block, holds its body (the
+ * bytes after its 8-byte record header) as little-endian u32 differences, mod
+ * 2^32, from that previous record's body; the record header itself is
+ * always plain.  Docs: docs/trace-format.md.
+ */
+#define GT_BLOCK_MAGIC 0x4B425447u /* "GTBK" as it reads on disk */
+enum gt_block_codec { GT_BLOCK_STORED = 0, GT_BLOCK_DEFLATE = 1 };
+enum gt_block_filter { GT_BLOCK_PLAIN = 0, GT_BLOCK_DELTA = 1 };
+struct gt_block_hdr {
+	uint32_t magic;     /* GT_BLOCK_MAGIC */
+	uint8_t codec;      /* enum gt_block_codec */
+	uint8_t filter;     /* enum gt_block_filter */
+	uint16_t flags;     /* 0 */
+	uint32_t raw_size;  /* bytes of records once decoded: a multiple of 8, at most GT_BLOCK_MAX_RAW */
+	uint32_t data_size; /* bytes that follow this header */
+	uint32_t nrec;      /* records in the block */
+	uint32_t crc32;     /* CRC-32 (zlib's crc32) of the data bytes */
+};
+#define GT_BLOCK_MAX_RAW (4u << 20)
 
 #define GT_REC_ALIGN 8u
 #define GT_REC_PADDED(n) (((n) + (GT_REC_ALIGN - 1)) & ~(uint32_t)(GT_REC_ALIGN - 1))

@@ -12,10 +12,15 @@ to_arrow): pip install './python[fleet]'.
 """
 import os
 import struct
+import zlib
 
 _HDR = struct.Struct("<8sIIIIQQQQQ32s64s")
 _REC = struct.Struct("<HHI")
+_BLOCK = struct.Struct("<IBBHIIII")  # magic codec filter flags raw_size data_size nrec crc32
 MAGIC = b"GPUTAPTR"
+VERSION = 2  # the newest trace format version this reader knows
+_BLOCK_MAGIC = 0x4B425447
+_BLOCK_MAX_RAW = 4 << 20
 
 # type: (table, min size, numpy fields after the 8-byte record header, string fields)
 _LAYOUT = {
@@ -56,6 +61,84 @@ class TraceFormatError(ValueError):
     """The file is not a gputap trace, or is damaged; the message names the file and the byte."""
 
 
+def _undelta(raw, offs, types, sizes):
+    """Undo the delta filter of one block in place (docs/trace-format.md, "Blocks"): a record whose
+    type is neither 1 (string) nor >= 256, and whose size equals that of the previous record of its
+    type in the block, holds its body as u32 differences from that record's body."""
+    import numpy as np
+
+    if not offs:
+        return
+    buf = np.frombuffer(raw, dtype=np.uint8)  # writable: raw is a bytearray
+    offs = np.asarray(offs, dtype=np.int64)
+    types = np.asarray(types, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    for ty in np.unique(types):
+        if ty == 1 or ty >= 256:
+            continue
+        idx = np.nonzero(types == ty)[0]
+        sz = sizes[idx]
+        # runs of equal size: each starts plain, the rest are differences from the one before
+        starts = np.nonzero(np.r_[True, sz[1:] != sz[:-1]])[0]
+        ends = np.r_[starts[1:], len(idx)]
+        for a, b in zip(starts, ends):
+            if b - a < 2 or sz[a] <= 8:
+                continue
+            cols = np.arange(8, int(sz[a]))
+            pos = offs[idx[a:b], None] + cols
+            lanes = buf[pos].reshape(b - a, -1).copy().view("<u4")
+            buf[pos] = np.cumsum(lanes, axis=0, dtype=np.uint32).view(np.uint8).reshape(b - a, -1)
+
+
+def records_bytes(data, path):
+    """The records of a trace file (its bytes `data`) as one plain stream, laid out as version 1
+    wrote them: version 1 is that already; from version 2 the blocks are checked, decompressed and
+    un-delta-coded.  Returns (stream, start, torn): records begin at stream[start:]; torn when the
+    file ends inside a block (a torn last record of version 1 is left to the caller)."""
+    hsize = struct.unpack_from("<I", data, 12)[0]
+    version = struct.unpack_from("<I", data, 8)[0]
+    if version < 2:
+        return data, hsize, False
+    out, off, n = [], hsize, len(data)
+    while off < n:
+        if off + _BLOCK.size > n:
+            return b"".join(out), 0, True
+        magic, codec, filt, flags, raw_size, data_size, nrec, crc = _BLOCK.unpack_from(data, off)
+        if magic == 0 and raw_size == 0 and path.endswith(".partial"):
+            break  # zeros after the last block of a file never closed
+        if magic != _BLOCK_MAGIC or codec > 1 or filt > 1 or flags or raw_size > _BLOCK_MAX_RAW or raw_size % 8:
+            raise TraceFormatError("%s: byte %d: not a valid block" % (path, off))
+        if off + _BLOCK.size + data_size > n:
+            return b"".join(out), 0, True
+        payload = memoryview(data)[off + _BLOCK.size:off + _BLOCK.size + data_size]
+        try:
+            if zlib.crc32(payload) != crc:
+                raise ValueError("checksum mismatch")
+            raw = bytearray(zlib.decompress(payload, -15) if codec == 1 else payload)
+            if len(raw) != raw_size:
+                raise ValueError("decodes to %d bytes, header says %d" % (len(raw), raw_size))
+        except (ValueError, zlib.error) as e:
+            if off + _BLOCK.size + data_size == n and path.endswith(".partial"):
+                return b"".join(out), 0, True  # the last block of a killed process did not reach the disk whole
+            raise TraceFormatError("%s: block at byte %d: %s" % (path, off, e))
+        offs, types, sizes, r = [], [], [], 0
+        while r < raw_size:
+            t, sz = struct.unpack_from("<HH", raw, r) if raw_size - r >= 8 else (0, 0)
+            if sz < 8 or sz % 8 or r + sz > raw_size:
+                raise TraceFormatError("%s: block at byte %d: record at byte %d of it has a bad size" % (path, off, r))
+            offs.append(r)
+            types.append(t)
+            sizes.append(sz)
+            r += sz
+        if len(offs) != nrec:
+            raise TraceFormatError("%s: block at byte %d: %d records, its header says %d" % (path, off, len(offs), nrec))
+        if filt == 1:
+            _undelta(raw, offs, types, sizes)
+        out.append(bytes(raw))
+        off += _BLOCK.size + data_size
+    return b"".join(out), 0, False
+
+
 def _files(path):
     if os.path.isfile(path):
         return [(os.path.basename(os.path.dirname(os.path.abspath(path))), path)]
@@ -86,20 +169,22 @@ def _read_one(proc, path):
         raise TraceFormatError("%s: not a gputap trace (bad magic at byte 0)" % path)
     (_, version, hsize, flags, pid, start, end, nrec, lost, dropped, pr, host) = _HDR.unpack_from(
         data.ljust(_HDR.size, b"\0"))
-    if version > 1:
-        raise TraceFormatError("%s: trace format version %d is newer than this reader knows (1)" % (path, version))
+    if version > VERSION:
+        raise TraceFormatError("%s: trace format version %d is newer than this reader knows (%d)"
+                               % (path, version, VERSION))
     if hsize < 64 or hsize % 8:
         raise TraceFormatError("%s: byte 12: bad header size %d" % (path, hsize))
+    data, start, torn = records_bytes(data, path)
     header = {"proc": proc, "path": path, "version": version, "pid": pid, "start_ns": start, "end_ns": end,
               "records": nrec, "lost_records": lost, "cupti_dropped": dropped,
               "trace_proc": pr.split(b"\0")[0].decode("utf-8", "replace"),
               "host": host.split(b"\0")[0].decode("utf-8", "replace"),
-              "partial": bool(flags & 1) or path.endswith(".partial")}
+              "partial": bool(flags & 1) or path.endswith(".partial") or torn}
     strings = {}
     offs = {t: [] for t in _LAYOUT}
     names = {t: [] for t in _STRING_OFFSETS}
     tids = {t: [] for t in _LAYOUT}
-    off, n = hsize, len(data)
+    off, n = start, len(data)  # version 1: file offsets; from version 2: offsets in the decoded records
     while off + 8 <= n:
         rtype, size, tid = _REC.unpack_from(data, off)
         if size < 8 or size % 8:

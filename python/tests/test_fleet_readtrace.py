@@ -64,3 +64,42 @@ def test_recorded_run_agrees_with_analyze():
     assert len(t.kernels) == r["kernels"]["count"] + r["nccl"]["count"]
     assert abs(t.kernels["duration_ns"].sum() / 1e6 - (r["kernels"]["time_ms"] + r["nccl"]["time_ms"])) < 1e-3
     assert len(t.copies) + len(t.memsets) == sum(m["count"] for m in r["memops"])
+
+
+def test_compact_trace_reads_as_the_plain_one(tmp_path):
+    """Format version 2 (blocks, delta-coded, compressed) gives the tables version 1 gives."""
+    v1 = os.path.join(REPO, "examples", "recorded", "torch-train", "pid591", "trace.gtr")
+    v2 = os.path.join(REPO, "tests", "fixtures", "trace-v2", "trace.gtr")
+    a, b = gputap.read_trace(v1), gputap.read_trace(v2)
+    assert [h["version"] for h in a.header + b.header] == [1, 2]
+    for t in a.TABLES:
+        ta, tb = getattr(a, t), getattr(b, t)
+        assert len(ta) == len(tb), t
+        assert ta.drop(columns="proc").equals(tb.drop(columns="proc")), t
+    assert len(b.kernels) == 202 and len(b.api) == 1584
+    # a torn copy: the whole blocks before the tear read, the trace is partial
+    data = open(v2, "rb").read()
+    torn = tmp_path / "trace.gtr.partial"
+    torn.write_bytes(data[:-100])
+    t = gputap.read_trace(str(torn))
+    assert t.header[0]["partial"] and len(t.kernels) == 0  # one block: nothing whole is left
+    # a damaged block of a complete file is an error naming the block
+    bad = bytearray(data)
+    bad[160 + 24 + 50] ^= 0x10
+    (tmp_path / "bad.gtr").write_bytes(bytes(bad))
+    with pytest.raises(gputap.TraceFormatError) as e:
+        gputap.read_trace(str(tmp_path / "bad.gtr"))
+    assert "block at byte 160" in str(e.value) and "checksum" in str(e.value)
+
+
+def test_rewritten_trace_reads_the_same(job, tmp_path):
+    """gputap convert --format gtr of a version-1 trace: the same tables from the compact file."""
+    d, _ = job
+    src = os.path.join(d, "host0", "rank1", "trace.gtr")
+    subprocess.run([GPUTAP, "convert", src, "-o", str(tmp_path), "--format", "gtr"], capture_output=True,
+                   check=True)
+    out = str(tmp_path / "trace.gtr")
+    assert os.path.getsize(out) < os.path.getsize(src) / 2
+    a, b = gputap.read_trace(src), gputap.read_trace(out)
+    for t in a.TABLES:
+        assert getattr(a, t).drop(columns="proc").equals(getattr(b, t).drop(columns="proc")), t

@@ -212,6 +212,8 @@ struct gt_an_ctx {
 	const char *tag;
 	char **notes;
 	size_t nnotes;
+	const struct gt_an_map *map; /* the options' map, else the default one (default_map) */
+	struct gt_an_map *default_map;
 	char **paths; /* per source: the file it was read from (messages about duplicate labels) */
 	size_t npaths;
 	struct gt_names seen; /* NVTX range names of the input being read, with count and time (messages,

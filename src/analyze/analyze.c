@@ -21,6 +21,8 @@ static const char *base_name(const char *p)
 	return s && s[1] ? s + 1 : p;
 }
 
+size_t gt_an_sort_chunk = 1u << 20;
+
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...)
 {
 	char buf[1024];
@@ -466,7 +468,7 @@ static void stat_add(struct gt_an_stat *s, double t, uint64_t n, uint64_t div)
 
 static int summarize(struct gt_an_ctx *c, struct gt_an_result *r)
 {
-	const struct gt_an_map *m = c->o->map;
+	const struct gt_an_map *m = c->map;
 	uint64_t div = (uint64_t)r->iters * (uint64_t)r->gpus;
 	if (div == 0)
 		div = 1;
@@ -517,7 +519,7 @@ static int summarize(struct gt_an_ctx *c, struct gt_an_result *r)
 		r->kernel_count += r->classes[i].count;
 		r->kernel_count_per_iter += r->classes[i].count_per_iter;
 	}
-	if (namb)
+	if (namb && !c->default_map) /* the default map's order is its documented rule */
 		gt_an_note(c,
 			   "%zu kernel name(s) match keys of two classes; the first key in map order wins, e.g. "
 			   "\"%.80s\" matches \"%s\" and \"%s\"",
@@ -607,6 +609,12 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	if (!r || (o->collectives && !(c.colls = gt_colls_new())) || gt_tl_init(&c.tl, 0) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
+	}
+	c.map = o->map;
+	if (!c.map) {
+		if (gt_an_map_default(&c.default_map, err, errlen) < 0)
+			goto out;
+		c.map = c.default_map;
 	}
 	if (o->csv_kern) {
 		if (gt_an_read_nsys_csv(&c, o->csv_kern, o->csv_nvtx, o->csv_mem, err, errlen) < 0)
@@ -740,6 +748,7 @@ out:
 	for (size_t i = 0; i < c.npaths; i++)
 		free(c.paths[i]);
 	free(c.paths);
+	gt_an_map_free(c.default_map);
 	gt_names_free(&c.names);
 	gt_names_free(&c.seen);
 	gt_names_free(&seen_all);

@@ -210,6 +210,10 @@ struct gt_an_coll {
 /* Kernel-name -> class map (case-insensitive substrings, first key in map order wins). */
 struct gt_an_map;
 
+/* GPU operations sorted in memory at once before a sorted run is written to a temporary file
+ * (default 2^20, 24 MiB).  Fuzz targets make it small: quick runs, and the spill path exercised. */
+extern size_t gt_an_sort_chunk;
+
 /* The largest --iters / --gpus (and num_of_iters / num_of_gpus of a config). */
 #define GT_AN_MAX_COUNT 1000000
 
@@ -225,7 +229,7 @@ struct gt_an_sink {
 };
 
 struct gt_an_opts {
-	const struct gt_an_map *map; /* NULL: every non-NCCL kernel is "others" */
+	const struct gt_an_map *map; /* NULL: the default map (gt_an_map_default) */
 	int iters;                   /* >0: divide by this (and split timelines into N even windows) */
 	int gpus;                    /* >0: divide by this instead of the number of GPUs seen */
 	const char *nvtx_tag;        /* iteration range name; NULL: ProfilerStep#N, then none */
@@ -252,6 +256,9 @@ int gt_an_map_load(struct gt_an_map **out, const char *path, char *err, size_t e
 int gt_an_map_new(struct gt_an_map **out, const char *const *keys, const char *const *classes, size_t n,
 		  const char *origin, char *err, size_t errlen);
 void gt_an_map_free(struct gt_an_map *m);
+/* The default map (attention, convolution, gemm, softmax, normalization, reduction, elementwise,
+ * copy/fill; docs/analyze.md), used by analyze and report when no map is given. */
+int gt_an_map_default(struct gt_an_map **out, char *err, size_t errlen);
 
 /* Analyze the inputs (see `gputap help analyze` for what an input may be).
  * A gputap run directory is one input.  Returns 0 and *out, or -1 with `err`

@@ -236,6 +236,23 @@ static char *lower_dup(const char *s)
 	return d;
 }
 
+/* The default map (docs/analyze.md, "Kernel classes"): case-insensitive substrings, the first
+ * match winning.  analyze and report both use it when no map is given. */
+static const char *const default_keys[] = {"flash", "fmha", "attention", "sdpa", "conv", "winograd",
+					   "implicit_convolve", "gemm", "nvjet", "cutlass", "xmma", "matmul",
+					   "splitk", "softmax", "norm", "reduce", "elementwise", "vectorized",
+					   "copy", "fill"};
+static const char *const default_classes[] = {
+	"attention", "attention", "attention", "attention", "convolution", "convolution", "convolution",
+	"gemm",      "gemm",      "gemm",      "gemm",      "gemm",        "gemm",        "softmax",
+	"normalization", "reduction", "elementwise", "elementwise", "copy/fill", "copy/fill"};
+
+int gt_an_map_default(struct gt_an_map **out, char *err, size_t errlen)
+{
+	return gt_an_map_new(out, default_keys, default_classes, sizeof(default_keys) / sizeof(default_keys[0]),
+			     "the default map", err, errlen);
+}
+
 int gt_an_map_new(struct gt_an_map **out, const char *const *keys, const char *const *classes, size_t n,
 		  const char *origin, char *err, size_t errlen)
 {

@@ -33,7 +33,7 @@ enum { U_ALL, U_KERN, U_COMP, U_COMM, U_MEM, U_N };
 int gt_tl_init(struct gt_tl *tl, size_t chunk_events)
 {
 	memset(tl, 0, sizeof(*tl));
-	tl->chunk_cap = chunk_events ? chunk_events : (1u << 20);
+	tl->chunk_cap = chunk_events ? chunk_events : gt_an_sort_chunk;
 	tl->chunk = malloc(tl->chunk_cap * sizeof(*tl->chunk));
 	return tl->chunk ? 0 : -ENOMEM;
 }

@@ -43,7 +43,8 @@ const char cmd_analyze_help[] =
     "                     also split each rank's timeline into N windows of equal time (1 to 1000000)\n"
     "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1; at\n"
     "                     most 1000000)\n"
-    "  --nvtx TAG         the NVTX range that marks one iteration (default: ProfilerStep#N ranges)\n"
+    "  --nvtx TAG         the NVTX range that marks one iteration (default: ProfilerStep#N ranges; without\n"
+    "                     them, the NVTX range that repeats and covers the most time, named in a note)\n"
     "  --format F         text (default, the GPU Performance Analyzer's layout plus the measured tables), json (stable,\n"
     "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
     "  --title T          title of the report (default: the first input's name)\n"
@@ -76,7 +77,7 @@ const char cmd_analyze_help[] =
     "\n"
     "Examples:\n"
     "  gputap analyze --config config.json\n"
-    "  gputap analyze --map classes.json --nvtx train_step myrun/\n"
+    "  gputap analyze --map classes.json --nvtx step myrun/\n"
     "  gputap analyze --format json rank0.pt.trace.json.gz rank1.pt.trace.json.gz\n";
 
 /* A count option: 0, or 2 after saying what is wrong with it. */

@@ -80,7 +80,7 @@ int gt_has_ctrl(const char *s)
 	return 0;
 }
 
-static void emit(const char *prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void emit(const char *prefix, const char *fmt, va_list ap)
 {
 	int saved = errno;
 	char raw[1024], buf[1024];
@@ -129,7 +129,7 @@ GT_LOG_FN(gt_warn, GT_LOG_WARN)
 GT_LOG_FN(gt_info, GT_LOG_INFO)
 GT_LOG_FN(gt_debug, GT_LOG_DEBUG)
 
-void gt_bug(const char *file, int line, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) void gt_bug(const char *file, int line, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;

@@ -18,7 +18,7 @@ extern int gt_log_level; /* default GT_LOG_WARN */
 /* Parse a GPUTAP_LOG value ("quiet|error|warn|info|debug" or 0..4); -1 if invalid. */
 int gt_log_parse_level(const char *s);
 
-void gt_logv(int level, const char *fmt, va_list ap);
+void gt_logv(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void gt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

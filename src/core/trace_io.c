@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int write_all(int fd, const void *p, size_t len)
@@ -32,9 +33,18 @@ int gt_tw_open(struct gt_trace_writer *w, const char *path, const char *proc, co
 		return -ENAMETOOLONG;
 	strcpy(w->path, path);
 	snprintf(w->tmp_path, sizeof(w->tmp_path), "%s.partial", path);
+	w->bz = malloc(sizeof(*w->bz));
+	if (!w->bz || gt_bz_enc_init(w->bz, GT_BZ_BLOCK_SIZE, GT_BZ_LEVEL_FAST) < 0) {
+		free(w->bz);
+		w->bz = NULL;
+		return -ENOMEM;
+	}
 	w->fd = open(w->tmp_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0)
-		return -errno;
+	if (w->fd < 0) {
+		int e = errno;
+		gt_tw_discard(w);
+		return -e;
+	}
 	struct gt_file_header h;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, GT_TRACE_MAGIC, 8);
@@ -50,8 +60,7 @@ int gt_tw_open(struct gt_trace_writer *w, const char *path, const char *proc, co
 	w->flags = flags;
 	int rc = write_all(w->fd, &h, sizeof(h));
 	if (rc < 0) {
-		close(w->fd);
-		w->fd = -1;
+		gt_tw_discard(w);
 		unlink(w->tmp_path);
 		return rc;
 	}
@@ -59,16 +68,74 @@ int gt_tw_open(struct gt_trace_writer *w, const char *path, const char *proc, co
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int gt_tw_set_level(struct gt_trace_writer *w, int level)
+{
+	if (!w->bz || w->bz->len)
+		return -EINVAL;
+	struct gt_bz_enc e;
+	int rc = gt_bz_enc_init(&e, GT_BZ_BLOCK_SIZE, level);
+	if (rc < 0)
+		return rc; /* the writer keeps its level */
+	gt_bz_enc_free(w->bz);
+	*w->bz = e;
+	return 0;
+}
+
+int gt_tw_flush(struct gt_trace_writer *w)
+{
+	if (w->fd < 0 || !w->bz)
+		return -EBADF;
+	const unsigned char *frame;
+	size_t n;
+	gt_bz_enc_finish(w->bz, &frame, &n);
+	w->pending_since_ns = 0;
+	if (!n)
+		return 0;
+	int rc = write_all(w->fd, frame, n);
+	if (rc == 0)
+		w->bytes += n;
+	return rc;
+}
+
+int gt_tw_flush_older(struct gt_trace_writer *w, uint64_t age_ns)
+{
+	if (!w->pending_since_ns || mono_ns() - w->pending_since_ns < age_ns)
+		return 0;
+	return gt_tw_flush(w);
+}
+
 int gt_tw_write(struct gt_trace_writer *w, const void *recs, size_t len, uint64_t nrec)
 {
-	if (w->fd < 0)
+	(void)nrec; /* counted as parsed: the header's total is what the file holds */
+	if (w->fd < 0 || !w->bz)
 		return -EBADF;
-	int rc = write_all(w->fd, recs, len);
-	if (rc == 0) {
-		w->records += nrec;
-		w->bytes += len;
+	const unsigned char *p = recs;
+	while (len) {
+		uint32_t n;
+		long fit = gt_bz_enc_fit(w->bz, p, len, &n);
+		if (fit < 0)
+			return (int)fit;
+		if (fit == 0) { /* the next record starts a new block */
+			int rc = gt_tw_flush(w);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (!w->pending_since_ns)
+			w->pending_since_ns = mono_ns();
+		gt_bz_enc_add(w->bz, p, (size_t)fit, n);
+		w->records += n;
+		p += fit;
+		len -= (size_t)fit;
 	}
-	return rc;
+	return 0;
 }
 
 int gt_tw_string(struct gt_trace_writer *w, uint32_t id, const char *s, size_t len)
@@ -94,8 +161,8 @@ int gt_tw_close(struct gt_trace_writer *w, uint64_t end_ns, uint64_t lost, uint6
 	if (w->fd < 0)
 		return -EBADF;
 	struct gt_file_header h;
-	int rc = 0;
-	if (pread(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+	int rc = gt_tw_flush(w);
+	if (rc == 0 && pread(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		rc = -EIO;
 	if (rc == 0) {
 		h.end_ns = end_ns;
@@ -115,7 +182,28 @@ int gt_tw_close(struct gt_trace_writer *w, uint64_t end_ns, uint64_t lost, uint6
 	w->fd = -1;
 	if (rc == 0 && rename(w->tmp_path, w->path) < 0)
 		rc = -errno;
+	gt_tw_discard(w);
 	return rc;
+}
+
+int gt_tw_abandon(struct gt_trace_writer *w)
+{
+	int rc = w->fd >= 0 ? gt_tw_flush(w) : 0;
+	gt_tw_discard(w);
+	return rc;
+}
+
+void gt_tw_discard(struct gt_trace_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	if (w->bz) {
+		gt_bz_enc_free(w->bz);
+		free(w->bz);
+	}
+	w->bz = NULL;
+	w->pending_since_ns = 0;
 }
 
 /* ---- reader ---- */
@@ -290,8 +378,91 @@ static int add_string(struct gt_trace_reader *r, const struct gt_rec_string *s)
 	return 0;
 }
 
+/* A record of the current block, at least its version-1 size: copied out, zero-filled, strings added. */
+static int take(struct gt_trace_reader *r, const struct gt_rec_hdr **rec)
+{
+	const struct gt_rec_hdr *h = (const void *)(r->bz.raw + r->bpos);
+	size_t need = gt_rec_min_size(h->type);
+	if (need && h->size < need) {
+		snprintf(r->err, sizeof(r->err),
+			 "%s: block at byte %llu, record at byte %zu of it: record type %u has size %u, needs at least %zu",
+			 r->path, (unsigned long long)r->block_off, r->bpos, h->type, h->size, need);
+		return -1;
+	}
+	memcpy(r->buf, h, h->size);
+	memset(r->buf + h->size, 0, GT_REC_ZERO_FILL);
+	if (h->type == GT_REC_STRING && add_string(r, (const struct gt_rec_string *)r->buf) < 0)
+		return -1;
+	r->bpos += h->size;
+	r->nrecords++;
+	*rec = (const struct gt_rec_hdr *)r->buf;
+	return 1;
+}
+
+/* Read and decode the next block: 1, 0 at the end (or a torn last block), -1 with r->err. */
+static int next_block(struct gt_trace_reader *r)
+{
+	struct gt_block_hdr h;
+	r->bpos = 0;
+	r->bz.len = 0;
+	size_t n = fread(&h, 1, sizeof(h), r->f);
+	if (n == 0)
+		return 0;
+	if (n < sizeof(h)) {
+		r->partial = 1; /* the writer was killed while writing this block */
+		return 0;
+	}
+	char why[256];
+	if (gt_bz_check_hdr(&h, why, sizeof(why)) < 0) {
+		if (r->partial && h.magic == 0 && h.raw_size == 0) {
+			return 0; /* zeros after the last block of a file never closed: nothing was written there */
+		}
+		snprintf(r->err, sizeof(r->err), "%s: byte %llu: %s", r->path, (unsigned long long)r->offset, why);
+		return -1;
+	}
+	if (h.data_size > r->datacap) {
+		size_t c = r->datacap ? r->datacap : 64 * 1024;
+		while (c < h.data_size)
+			c *= 2;
+		unsigned char *d = realloc(r->data, c);
+		if (!d) {
+			snprintf(r->err, sizeof(r->err), "%s: out of memory", r->path);
+			return -1;
+		}
+		r->data = d;
+		r->datacap = c;
+	}
+	if (fread(r->data, 1, h.data_size, r->f) != h.data_size) {
+		r->partial = 1; /* torn last block: everything before it was read */
+		return 0;
+	}
+	if (gt_bz_decode(&r->bz, &h, r->data, why, sizeof(why)) < 0) {
+		int c = r->partial ? fgetc(r->f) : 0;
+		if (c == EOF)
+			return 0; /* the last block of a file never closed did not reach the disk whole */
+		snprintf(r->err, sizeof(r->err), "%s: block at byte %llu: %s", r->path, (unsigned long long)r->offset,
+			 why);
+		return -1;
+	}
+	r->block_off = r->offset;
+	r->offset += sizeof(h) + h.data_size;
+	return 1;
+}
+
+static int next_blocked(struct gt_trace_reader *r, const struct gt_rec_hdr **rec)
+{
+	while (r->bpos >= r->bz.len) {
+		int rc = next_block(r);
+		if (rc <= 0)
+			return rc;
+	}
+	return take(r, rec);
+}
+
 int gt_tr_next(struct gt_trace_reader *r, const struct gt_rec_hdr **rec)
 {
+	if (r->hdr.version >= 2)
+		return next_blocked(r, rec);
 	struct gt_rec_hdr h;
 	size_t n = fread(&h, 1, sizeof(h), r->f);
 	if (n == 0)
@@ -343,7 +514,75 @@ void gt_tr_close(struct gt_trace_reader *r)
 		free(r->strings[i]);
 	free(r->strings);
 	free(r->buf);
+	free(r->data);
+	gt_bz_dec_free(&r->bz);
 	r->strings = NULL;
 	r->buf = NULL;
+	r->data = NULL;
+	r->datacap = 0;
 	r->nstrings = 0;
+}
+
+int gt_tr_rewrite(const char *in, const char *out, int level, struct gt_tr_rewrite_info *info, char *err,
+		  size_t errlen)
+{
+	struct gt_trace_reader r;
+	if (gt_tr_open(&r, in) < 0) {
+		snprintf(err, errlen, "%s", r.err);
+		return -1;
+	}
+	/* out.partial is created with O_TRUNC: it must not be the file being read */
+	struct stat si, so;
+	char tmp[4096 + 16];
+	snprintf(tmp, sizeof(tmp), "%s.partial", out);
+	if (fstat(fileno(r.f), &si) == 0 && stat(tmp, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+		snprintf(err, errlen, "%s: cannot rewrite a partial trace in place; write it to another folder", r.path);
+		gt_tr_close(&r);
+		return -1;
+	}
+	struct gt_trace_writer w;
+	int rc = gt_tw_open(&w, out, r.hdr.proc, r.hdr.host, r.hdr.pid, r.hdr.start_ns,
+			    r.hdr.flags & ~(GT_FILE_PARTIAL | GT_FILE_LOST));
+	if (rc == 0)
+		rc = gt_tw_set_level(&w, level);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", out, strerror(-rc));
+		if (w.fd >= 0) {
+			gt_tw_discard(&w);
+			unlink(w.tmp_path);
+		}
+		gt_tr_close(&r);
+		return -1;
+	}
+	const struct gt_rec_hdr *h;
+	int n;
+	while ((n = gt_tr_next(&r, &h)) > 0) {
+		rc = gt_tw_write(&w, h, h->size, 1);
+		if (rc < 0)
+			break;
+	}
+	if (n < 0 || rc < 0) {
+		if (n < 0)
+			snprintf(err, errlen, "%s", r.err);
+		else
+			snprintf(err, errlen, "%s: %s", w.tmp_path, strerror(-rc));
+		gt_tw_discard(&w);
+		unlink(w.tmp_path);
+		gt_tr_close(&r);
+		return -1;
+	}
+	if (info) {
+		info->hdr = r.hdr;
+		info->partial = r.partial;
+		info->records = r.nrecords;
+		snprintf(info->path, sizeof(info->path), "%s", r.path);
+	}
+	rc = gt_tw_close(&w, r.hdr.end_ns, r.hdr.lost_records, r.hdr.cupti_dropped, r.partial ? GT_FILE_PARTIAL : 0);
+	gt_tr_close(&r);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", out, strerror(-rc));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }

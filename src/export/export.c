@@ -1,5 +1,6 @@
 #include "export/export.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -16,6 +17,27 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 	int rc = -1;
 	if (info)
 		memset(info, 0, sizeof(*info));
+	if (what & GT_OUT_GTR) {
+		char out[4200];
+		struct gt_tr_rewrite_info ri;
+		snprintf(out, sizeof(out), "%s/trace.gtr", outdir);
+		if (gt_mkdirs(outdir) < 0) {
+			snprintf(err, errlen, "%s: cannot create directory: %s", outdir, strerror(errno));
+			return -1;
+		}
+		if (gt_tr_rewrite(trace_path, out, GT_BZ_LEVEL_SMALL, &ri, err, errlen) < 0)
+			return -1;
+		if (info) {
+			info->partial = ri.partial;
+			info->records = ri.records;
+			info->lost = ri.hdr.lost_records;
+			info->cupti_dropped = ri.hdr.cupti_dropped;
+			snprintf(info->proc, sizeof(info->proc), "%s", ri.hdr.proc);
+			snprintf(info->trace_path, sizeof(info->trace_path), "%s", ri.path);
+		}
+		if (!(what & ~GT_OUT_GTR))
+			return 0;
+	}
 	if (gt_model_open(&m, trace_path, err, errlen) < 0)
 		return -1;
 	if (what & GT_OUT_JSON) {

@@ -22,6 +22,7 @@
 #define GT_OUT_CSV 0x2u
 #define GT_OUT_LOGS 0x4u /* the alnair interposer's metrics.log + timeline.log (convert only; the tap writes its own) */
 #define GT_OUT_ALL (GT_OUT_JSON | GT_OUT_CSV | GT_OUT_LOGS)
+#define GT_OUT_GTR 0x8u /* the trace itself rewritten in today's compact format (convert only; not in "all") */
 
 /* File names inside the output directory.  The CSVs are
  * GT_OUT_CSV_PREFIX "_<report>.csv", so "<outdir>/trace" is an nsys CSV

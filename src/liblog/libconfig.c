@@ -91,6 +91,22 @@ int gt_gemm_cfg_format(const struct gt_gemm_cfg *g, char *buf, size_t len)
 	return b.overflow ? -1 : (int)b.len;
 }
 
+int gt_gemm_cfg_check(const struct gt_gemm_cfg *g, char *why, size_t len)
+{
+	int64_t ar = g->transa == 'N' ? g->m : g->k, br = g->transb == 'N' ? g->k : g->n;
+	const struct {
+		const char *name;
+		int64_t ld, rows;
+	} l[] = {{"lda", g->lda, ar}, {"ldb", g->ldb, br}, {"ldc", g->ldc, g->m}, {"ldd", g->ldd, g->m}};
+	for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
+		if (l[i].ld < 1 || l[i].ld < l[i].rows) {
+			snprintf(why, len, "leading dimension %s=%lld below its %lld rows", l[i].name, (long long)l[i].ld,
+				 (long long)(l[i].rows > 1 ? l[i].rows : 1));
+			return -1;
+		}
+	return 0;
+}
+
 /* Iterate over "key=value" words of a config: 1 with key/val set, 0 at end,
  * -1 on a word without '='. */
 static int next_kv(const char **pp, char *key, size_t kl, char *val, size_t vl)
@@ -129,10 +145,14 @@ int gt_gemm_cfg_parse(const char *text, struct gt_gemm_cfg *g, char *err, size_t
 	gt_gemm_cfg_init(g);
 	const char *p = text;
 	char key[32], val[128];
-	int r, have_op = 0, have = 0;
+	int r, have_op = 0, have = 0, have_ldd = 0, have_tc = 0, have_td = 0;
 	while ((r = next_kv(&p, key, sizeof(key), val, sizeof(val))) > 0) {
 		int64_t x = 0;
 		int bad = 0;
+		/* a value is read back as written: defaults fill only keys that are absent */
+		have_ldd |= strcmp(key, "ldd") == 0;
+		have_tc |= strcmp(key, "type_c") == 0;
+		have_td |= strcmp(key, "type_d") == 0;
 #define INT_KEY(name, field)                                                                               \
 	else if (strcmp(key, name) == 0)                                                                   \
 	{                                                                                                  \
@@ -140,7 +160,9 @@ int gt_gemm_cfg_parse(const char *text, struct gt_gemm_cfg *g, char *err, size_t
 		g->field = x;                                                                              \
 		have++;                                                                                    \
 	}
-#define STR_KEY(name, field) else if (strcmp(key, name) == 0) bad = set_str(g->field, sizeof(g->field), val) < 0;
+#define STR_KEY(name, field)                                                                               \
+	else if (strcmp(key, name) == 0) bad = set_str(g->field, sizeof(g->field), val) < 0 ||             \
+					      (!val[0] && strncmp(key, "type_", 5) == 0);
 		if (strcmp(key, "op") == 0) {
 			bad = strcmp(val, "gemm") != 0;
 			have_op = 1;
@@ -206,11 +228,11 @@ int gt_gemm_cfg_parse(const char *text, struct gt_gemm_cfg *g, char *err, size_t
 		snprintf(err, errlen, "batch must be >= 1");
 		return -1;
 	}
-	if (!g->type_c[0])
+	if (!have_tc)
 		strcpy(g->type_c, g->type_a);
-	if (!g->type_d[0])
+	if (!have_td)
 		strcpy(g->type_d, g->type_c);
-	if (!g->ldd)
+	if (!have_ldd)
 		g->ldd = g->ldc;
 	return 0;
 }

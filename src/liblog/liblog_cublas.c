@@ -199,6 +199,11 @@ static void emit_gemm(struct cb_state *s, struct gt_liblog_ctx *c, char prec, in
 		strcpy(g.scale, g.type_c[0] == 'C' ? "C_32F" : "R_32F");
 	if (strcmp(g.compute, "COMPUTE_32F") == 0 && strcmp(g.type_a, "R_32F") == 0 && strstr(s->math, "TF32"))
 		strcpy(g.compute, "COMPUTE_32F_FAST_TF32");
+	char why[128];
+	if (gt_gemm_cfg_check(&g, why, sizeof(why)) < 0) {
+		gt_liblog_bad(c, s->line, "%s with a %s", s->fn, why);
+		return;
+	}
 	if (batched) {
 		if (!arg_int(s, "batchCount", &g.batch) || g.batch < 1) {
 			gt_liblog_bad(c, s->line, "%s without a readable batchCount", s->fn);
@@ -213,9 +218,13 @@ static void emit_gemm(struct cb_state *s, struct gt_liblog_ctx *c, char prec, in
 			g.stride_d = g.stride_c;
 		} else if (g.batch > 1) {
 			/* pointer arrays: replayed as densely packed batches */
-			g.stride_a = g.lda * (g.transa == 'N' ? g.k : g.m);
-			g.stride_b = g.ldb * (g.transb == 'N' ? g.n : g.k);
-			g.stride_c = g.stride_d = g.ldc * g.n;
+			if (__builtin_mul_overflow(g.lda, g.transa == 'N' ? g.k : g.m, &g.stride_a) ||
+			    __builtin_mul_overflow(g.ldb, g.transb == 'N' ? g.n : g.k, &g.stride_b) ||
+			    __builtin_mul_overflow(g.ldc, g.n, &g.stride_c)) {
+				gt_liblog_bad(c, s->line, "%s with matrices too large to replay", s->fn);
+				return;
+			}
+			g.stride_d = g.stride_c;
 		}
 	}
 	gt_cfg_sanitize(g.api, sizeof(g.api), s->fn);

@@ -177,7 +177,11 @@ static void lt_line(void *s, struct gt_liblog_ctx *c, const char *line, uint64_t
 		if (gt_kv_get(ab, ae, "clusterShape", v, sizeof(v)))
 			gt_cfg_sanitize(g.cluster, sizeof(g.cluster), v);
 	}
-	char buf[GT_CFG_MAX];
+	char buf[GT_CFG_MAX], why[128];
+	if (gt_gemm_cfg_check(&g, why, sizeof(why)) < 0) {
+		gt_liblog_bad(c, no, "cuBLASLt matmul with a %s", why);
+		return;
+	}
 	if (gt_gemm_cfg_format(&g, buf, sizeof(buf)) < 0) {
 		gt_liblog_bad(c, no, "cuBLASLt matmul config too long");
 		return;

@@ -109,6 +109,9 @@ int gt_gemm_cfg_format(const struct gt_gemm_cfg *g, char *buf, size_t len);
 /* Parse a config written by gt_gemm_cfg_format (keys in any order, unknown
  * keys rejected).  0 or -1 with err saying which key is wrong. */
 int gt_gemm_cfg_parse(const char *text, struct gt_gemm_cfg *g, char *err, size_t errlen);
+/* A GEMM cuBLAS would run: every leading dimension at least 1 and at least its matrix's rows
+ * (column-major).  0, or -1 with `why` naming the first that is not. */
+int gt_gemm_cfg_check(const struct gt_gemm_cfg *g, char *why, size_t len);
 /* Bytes per element of a cudaDataType name ("R_16F" -> 2), 0 if unknown;
  * its cudaDataType number in *num (or -1). */
 int gt_cuda_type_size(const char *name, int *num);

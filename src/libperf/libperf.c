@@ -334,8 +334,9 @@ static void replay_gemm(lt_handle h, const struct gt_gemm_cfg *g, cu_stream st, 
 	uint64_t bytes_b = layout_elems(br, bc, g->ldb, g->batch, g->stride_b) * (uint64_t)sb;
 	uint64_t bytes_c = layout_elems(g->m, g->n, g->ldc, g->batch, g->stride_c) * (uint64_t)scs;
 	uint64_t bytes_d = layout_elems(g->m, g->n, g->ldd, g->batch, g->stride_d) * (uint64_t)sd;
-	if (g->lda < ar || g->ldb < br || g->ldc < g->m || g->ldd < g->m) {
-		snprintf(res->status, sizeof(res->status), "skipped: leading dimension smaller than rows");
+	char why[128];
+	if (gt_gemm_cfg_check(g, why, sizeof(why)) < 0) {
+		snprintf(res->status, sizeof(res->status), "skipped: %s", why);
 		return;
 	}
 	if (bytes_a + bytes_b + bytes_c + bytes_d > MAX_CONFIG_BYTES) {

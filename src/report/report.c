@@ -310,16 +310,24 @@ static void choose_zoom(struct page *p, const struct gt_an_result *an)
 	}
 }
 
+/* The column of time t in a window starting at w0: clamped as a double first, since casting NaN
+ * or a value beyond a long (a window too small to divide by, times near 2^64) is undefined. */
+static long col_at(double t, double w0, double span)
+{
+	double c = (t - w0) / span * COLS;
+	if (!(c > 0))
+		return 0;
+	return c >= COLS - 1 ? COLS - 1 : (long)c;
+}
+
 static void mark(uint8_t *cols, double w0, double w1, uint64_t s, uint64_t e, int kind)
 {
 	if ((double)e < w0 || (double)s > w1)
 		return;
 	double span = w1 - w0;
-	long c0 = (long)(((double)s - w0) / span * COLS), c1 = (long)(((double)e - w0) / span * COLS);
-	if (c0 < 0)
-		c0 = 0;
-	if (c1 >= COLS)
-		c1 = COLS - 1;
+	if (!(span > 0))
+		span = 1;
+	long c0 = col_at((double)s, w0, span), c1 = col_at((double)e, w0, span);
 	/* kernels are drawn over copies, copies over memsets */
 	uint8_t v = (uint8_t)(3 - kind);
 	for (long c = c0; c <= c1; c++)
@@ -681,21 +689,12 @@ static void load_sampler_csv(struct page *p, const char *file, struct series *ar
 }
 
 /* ---------------- analysis (classes, iterations) ---------------- */
-static const char *const map_keys[] = {"flash", "fmha", "attention", "sdpa", "conv", "winograd", "implicit_convolve",
-				       "gemm", "nvjet", "cutlass", "xmma", "matmul", "splitk", "softmax", "norm",
-				       "reduce", "elementwise", "vectorized", "copy", "fill"};
-static const char *const map_classes[] = {
-	"attention", "attention", "attention", "attention", "convolution", "convolution", "convolution",
-	"gemm",      "gemm",      "gemm",      "gemm",      "gemm",        "gemm",        "softmax",
-	"normalization", "reduction", "elementwise", "elementwise", "copy/fill", "copy/fill"};
 
 static void load_analysis(struct page *p, const char *map_path, const char *const *inputs, int ninputs)
 {
 	struct gt_an_map *m = NULL;
 	char err[512];
-	int rc = map_path ? gt_an_map_load(&m, map_path, err, sizeof(err))
-			  : gt_an_map_new(&m, map_keys, map_classes, sizeof(map_keys) / sizeof(map_keys[0]),
-					  "report default map", err, sizeof(err));
+	int rc = map_path ? gt_an_map_load(&m, map_path, err, sizeof(err)) : 0; /* NULL: analyze's default map */
 	if (rc < 0) {
 		snprintf(p->an_err, sizeof(p->an_err), "%s", err);
 		return;

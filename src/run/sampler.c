@@ -492,8 +492,10 @@ static void tick(struct gt_sampler *s)
 	flush_line(s->power, pw);
 	flush_line(s->vram, vr);
 	flush_line(s->rich, rich);
-	if (off)
+	if (off) {
 		gt_tw_write(&s->tw, recs, off, off / sizeof(struct gt_rec_counter));
+		gt_tw_flush_older(&s->tw, 1000000000ull); /* a block waits at most a second */
+	}
 	s->samples++;
 }
 

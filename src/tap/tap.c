@@ -332,8 +332,10 @@ static void close_outputs(int keep_partial)
 {
 	if (W.tw_open) {
 		if (keep_partial || W.tw_failed) {
-			close(W.tw.fd);
-			W.tw.fd = -1;
+			if (W.tw_failed)
+				gt_tw_discard(&W.tw);
+			else
+				gt_tw_abandon(&W.tw); /* what was recorded reaches the .partial */
 		} else {
 			int rc = gt_tw_close(&W.tw, gt_now_ns(), atomic_load(&gt_tap.pool.lost),
 					     atomic_load(&gt_tap.cupti_dropped),
@@ -365,6 +367,12 @@ static void *writer_main(void *arg)
 		gt_capture_tap_tick();
 		gt_cupti_tick();
 		drain();
+		/* a block waits at most a second: what a killed process loses is bounded */
+		if (W.tw_open && !W.tw_failed) {
+			int rc = gt_tw_flush_older(&W.tw, 1000000000ull);
+			if (rc < 0)
+				tw_fail(rc);
+		}
 		if (gt_now_ns() - W.last_metrics_ns >= 1000000000ull)
 			write_metrics();
 	}
@@ -545,7 +553,7 @@ static void atfork_child(void)
 	gt_tls.slot = NULL;
 	atomic_store(&gt_cupti_active, 0);
 	if (W.tw_open) {
-		close(W.tw.fd);
+		gt_tw_discard(&W.tw); /* the parent's file and pending block */
 		W.tw_open = 0;
 	}
 	for (int i = 0; i < 2; i++) {

@@ -7,7 +7,9 @@ Each file is small and holds one kind of damage a real file can have, for one re
   csv/      nsys summary CSVs (PREFIX_*.csv)      run/     gputap run directories
   samples/  sampler CSVs inside run directories   liblog/  library call logs
 tests/cli/t_bad_input.sh runs every file through the commands that read it (no crash, no hang,
-bounded memory, never exit 0 on nothing) and checks the message of each named case.
+bounded memory, never exit 0 on nothing) and checks the message of each named case; each file is
+also copied into the regression corpus of the fuzz target of its reader (tests/fuzz/corpus/, as
+bad-NAME), which make check runs under ASan and UBSan.
 The files are kept in the repository; this script says how each was made.
 """
 import gzip, json, os, shutil, sqlite3, struct, sys
@@ -275,7 +277,7 @@ def run():
 
 # ---------------------------------------------------------------- library logs
 def liblog():
-    lt = ("[2026-11-21 09:14:39][cublasLt][474][Api][cublasLtMatmul] A=0X7f Adesc=[type=R_16BF rows=64 cols=32 "
+    lt = ("[2026-11-21 09:14:39][cublasLt][474][Trace][cublasLtMatmul] A=0X7f Adesc=[type=R_16BF rows=64 cols=32 "
           "ld=64] B=0X7f Bdesc=[type=R_16BF rows=32 cols=16 ld=32] C=0X7f Cdesc=[type=R_16BF rows=64 cols=16 "
           "ld=64] D=0X7f Ddesc=[type=R_16BF rows=64 cols=16 ld=%s] computeDesc=[computeType=COMPUTE_32F "
           "scaleType=R_32F] stream=0X0\n")
@@ -284,8 +286,35 @@ def liblog():
     write("liblog/cublaslt-ldd-negative.log", lt % "-4")
 
 
+# the fuzz targets' regression corpora get every file too, so the sanitizer build reads them all
+FUZZ = {"kineto": ["kineto"], "sqlite": ["sqlite"], "gtr": ["trace", "convert"], "config": ["anaconfig"],
+        "csv": ["nsyscsv"], "liblog": ["liblog_cublaslt"]}
+
+
+REPORT_FILES = ["gpu_samples.csv", "gpu_info_power_profiler_output.csv", "gpu_info_vram_profiler_output.csv",
+                "run.json", "pid1/trace.gtr", "library_trace.csv", "library_perf.csv"]
+
+
+def fuzz_corpora():
+    # the report target: the first byte says which file of a run directory the rest is
+    for d in sorted(os.listdir(os.path.join(TOP, "run"))):
+        for i, name in enumerate(REPORT_FILES):
+            f = os.path.join(TOP, "run", d, name)
+            if os.path.isfile(f):
+                with open(f, "rb") as src, open(os.path.join(TOP, "..", "fuzz", "corpus", "report",
+                                                             "bad-%s-%s" % (d, os.path.basename(name))), "wb") as dst:
+                    dst.write(bytes([i]) + src.read())
+    for src, targets in FUZZ.items():
+        for name in sorted(os.listdir(os.path.join(TOP, src))):
+            with open(os.path.join(TOP, src, name), "rb") as f:
+                data = f.read()
+            for t in targets:
+                with open(os.path.join(TOP, "..", "fuzz", "corpus", t, "bad-" + name), "wb") as f:
+                    f.write(data)
+
+
 def main():
-    for f in (kineto, sqlite, gtr, config, csv, run, liblog):
+    for f in (kineto, sqlite, gtr, config, csv, run, liblog, fuzz_corpora):
         f()
 
 

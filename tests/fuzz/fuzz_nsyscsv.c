@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (gt_fuzz_file("csv", "", data, size, path, sizeof(path)) < 0)
 		return 0;
 	struct gt_an_opts o = {0};
+	gt_an_sort_chunk = 256;
 	o.csv_kern = o.csv_mem = o.csv_nvtx = path; /* the same bytes through all three readers */
 	o.nvtx_tag = "step";
 	o.iters = 2;

@@ -23,6 +23,7 @@ static inline int gt_fuzz_timeline(const char *tag, const char *suffix, const ui
 	if (gt_fuzz_file(tag, suffix, data, size, path, sizeof(path)) < 0)
 		return 0;
 	struct gt_an_opts o = {0};
+	gt_an_sort_chunk = 256; /* quick runs; the spill-and-merge path exercised */
 	o.iters = 3; /* exercises the even split when there are no ranges */
 	struct gt_an_result *r = NULL;
 	char err[1024];

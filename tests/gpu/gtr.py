@@ -5,8 +5,12 @@
     import gtr; t = gtr.read(path)   -> dict with header, strings, records
 """
 import json
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gputap.readtrace import records_bytes  # noqa: E402  (blocks of format version 2 on)
 
 HDR = struct.Struct("<8sIIIIQQQQQ32s64s")
 REC = struct.Struct("<HHI")
@@ -33,7 +37,9 @@ def read(path):
     header = dict(version=h[1], header_size=h[2], flags=h[3], pid=h[4], start_ns=h[5], end_ns=h[6],
                   records=h[7], lost_records=h[8], cupti_dropped=h[9],
                   proc=h[10].split(b"\0")[0].decode(), host=h[11].split(b"\0")[0].decode())
-    off = h[2]
+    data, off, torn = records_bytes(data, path)
+    if torn:
+        header["torn"] = True
     strings = {}
     recs = []
     nrec = 0

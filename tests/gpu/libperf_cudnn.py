@@ -8,6 +8,8 @@
         aten::cudnn_convolution (forward) and aten::convolution_backward (backward data +
         backward filter, or backward filter alone for the first layer) the profiler saw.
         --half: FP16 autocast, channels-last tensors.
+    libperf_cudnn.py cudnn-lib
+        Prints the libcudnn.so.9 beside the cuDNN libraries PyTorch loads.
     libperf_cudnn.py check LIBRARY_PERF.csv PROFILE.json
         Prints "ok NAME" / "not ok NAME: why" lines: every convolution row replayed, best
         never slower than recorded, and the recorded engine's time against the profiler's.
@@ -174,6 +176,14 @@ def check(perf_path, prof_path):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "run":
         run(sys.argv[2], "--half" in sys.argv)
+    elif len(sys.argv) == 2 and sys.argv[1] == "cudnn-lib":
+        import os
+
+        import torch
+
+        torch.backends.cudnn.version()
+        libs = [l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l]
+        print(os.path.join(os.path.dirname(libs[0]), "libcudnn.so.9") if libs else "")
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         sys.exit(0 if check(sys.argv[2], sys.argv[3]) else 1)
     else:

@@ -8,6 +8,7 @@
 # 3. the sampler's cost and period (bench/sampler/gpu_run.sh)
 # 4. range metrics against ncu (tests/gpu/rmetrics.sh)
 # 5. launch hold: the programs' results unchanged under --hold N (tests/gpu/hold.sh)
+# 6. libperf on the cuDNN convolutions of a ResNet-18 training step (tests/gpu/libperf-cudnn.sh)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -52,3 +53,7 @@ timeout 300 tests/gpu/rmetrics.sh "$OUT/rmetrics" "${RM_SECTIONS:-kernel range t
 
 echo "== 5. launch hold (tests/gpu/hold.sh)"
 timeout 300 tests/gpu/hold.sh /tmp/gt-hold 2>&1 | tee "$OUT/hold-tests.txt" | grep -E '^not ok|passed'
+
+echo "== 6. libperf on cuDNN convolutions (ResNet-18)"
+timeout 450 tests/gpu/libperf-cudnn.sh "$OUT/libperf-cudnn" 2>&1 | tail -n 1
+tar czf "$OUT/libperf-cudnn.tgz" -C "$OUT" libperf-cudnn 2>/dev/null && rm -rf "$OUT/libperf-cudnn"

@@ -492,3 +492,133 @@ TEST(libperf_cudnn_csv_row)
 		      "best_us,best_tflops,gain_pct,saving_us_total,algos_tried,device,bytes,algbw_gbps,busbw_gbps,"
 		      "gpus");
 }
+
+/* ---- a ResNet-18 training step recorded on an H100 (tests/fixtures/liblogs/h100-torch2.11-resnet18) ---- */
+
+/* Rows of a library CSV of the fixture whose library column is cudnn: config and the named column. */
+static size_t fixture_csv(const char *name, const char *col, char cfgs[][GT_CFG_MAX], char vals[][256], size_t max)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/fixtures/liblogs/h100-torch2.11-resnet18/%s", gt_test_srcdir(), name);
+	size_t len = 0;
+	char *buf = gt_test_read_file(p, &len);
+	if (!buf)
+		return 0;
+	size_t n = 0;
+	int ci = -1, cc = -1, cv = -1;
+	char *save = NULL;
+	for (char *line = strtok_r(buf, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+		/* fields: no quoted field in these files contains a comma except status, which comes after config */
+		char *f[32];
+		int nf = 0;
+		for (char *s = line; nf < 32;) {
+			f[nf++] = s;
+			if (*s == '"') {
+				char *e = strstr(s + 1, "\",");
+				if (!e)
+					break;
+				s = e + 1;
+			} else {
+				s = strchr(s, ',');
+				if (!s)
+					break;
+			}
+			*s++ = 0;
+		}
+		if (ci < 0) {
+			for (int i = 0; i < nf; i++) {
+				if (strcmp(f[i], "library") == 0)
+					ci = i;
+				if (strcmp(f[i], "config") == 0)
+					cc = i;
+				if (strcmp(f[i], col) == 0)
+					cv = i;
+			}
+			continue;
+		}
+		if (ci >= nf || cc >= nf || cv >= nf || strcmp(f[ci], "cudnn") != 0)
+			continue;
+		snprintf(cfgs[n], GT_CFG_MAX, "%s", f[cc]);
+		snprintf(vals[n], 256, "%s", f[cv]);
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
+TEST(libperf_cudnn_resnet18_log_every_convolution_rebuilt)
+{
+	/* the first execution of every distinct call of the log, FP32 and FP16 channels-last */
+	static char cfgs[128][GT_CFG_MAX];
+	size_t n = fixture_configs("h100-torch2.11-resnet18/cudnn.log", cfgs, 128);
+	ASSERT_EQ_INT(n, 84);
+	int dirs[3] = {0, 0, 0}, bn = 0, nhwc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct gt_cudnn_conv c;
+		char why[256] = "";
+		if (strstr(cfgs[i], "cudnnBatchNormalization")) {
+			/* batch norm is a legacy-API call: skipped, saying why */
+			ASSERT_EQ_INT(gt_cudnn_conv_from_config(cfgs[i], &c, why, sizeof(why)), -1);
+			ASSERT_CONTAINS(why, "is not a convolution: libperf replays cuDNN convolutions");
+			bn++;
+			continue;
+		}
+		if (gt_cudnn_conv_from_config(cfgs[i], &c, why, sizeof(why)) < 0)
+			GT_FAIL_AT("%s: %s", cfgs[i], why);
+		dirs[c.dir]++;
+		ASSERT(c.engine >= 0);
+		/* channels-last activations: C has stride 1 */
+		if (c.x.dtype == GT_CDN_DATA_HALF && c.x.stride[1] == 1)
+			nhwc++;
+		struct gt_cdn_prog p;
+		ASSERT_EQ_INT(gt_cudnn_prog_build(&c, &p, why, sizeof(why)), 0);
+		ASSERT(p.engine_cfg > p.graph);
+	}
+	/* per precision: 11 forward, 10 backward data (the first layer's input needs no gradient), 11 backward filter */
+	ASSERT_EQ_INT(dirs[GT_CONV_FWD], 22);
+	ASSERT_EQ_INT(dirs[GT_CONV_BWD_DATA], 20);
+	ASSERT_EQ_INT(dirs[GT_CONV_BWD_FILTER], 22);
+	ASSERT_EQ_INT(bn, 20);
+	ASSERT_EQ_INT(nhwc, 32);
+	/* the configs are exactly those of the library traces written on the GPU machine */
+	static char tc[128][GT_CFG_MAX], tv[128][256];
+	size_t nt = fixture_csv("library_trace.fp32.csv", "calls", tc, tv, 64);
+	nt += fixture_csv("library_trace.half.csv", "calls", tc + nt, tv + nt, 64);
+	ASSERT_EQ_INT(nt, 84);
+	for (size_t i = 0; i < nt; i++) {
+		int found = 0;
+		for (size_t j = 0; j < n && !found; j++)
+			found = strcmp(tc[i], cfgs[j]) == 0;
+		if (!found)
+			GT_FAIL_AT("not in the trimmed log: %s", tc[i]);
+	}
+}
+
+TEST(libperf_cudnn_resnet18_perf_rows_agree_with_the_config)
+{
+	/* library_perf.csv written by `gputap libperf` on the H100: for every timed row the
+	 * recorded engine is the config's, and TFLOP/s is this file's FLOP count / time */
+	static const char *const files[2] = {"library_perf.fp32.csv", "library_perf.half.csv"};
+	static const char *const cols[4] = {"recorded_algo", "recorded_us", "recorded_tflops", "best_us"};
+	for (int fi = 0; fi < 2; fi++) {
+		static char cfg[4][64][GT_CFG_MAX], val[4][64][256];
+		size_t n = 0;
+		for (int k = 0; k < 4; k++)
+			n = fixture_csv(files[fi], cols[k], cfg[k], val[k], 64);
+		ASSERT_EQ_INT(n, 42);
+		int timed = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct gt_cudnn_conv c;
+			char why[256], label[128];
+			if (gt_cudnn_conv_from_config(cfg[0][i], &c, why, sizeof(why)) < 0)
+				continue;
+			timed++;
+			gt_cudnn_engine_label(c.engine, c.knob, c.nknobs, label, sizeof(label));
+			ASSERT_EQ_STR(val[0][i], label);
+			double us = atof(val[1][i]), tf = atof(val[2][i]), best = atof(val[3][i]);
+			ASSERT(us > 0 && best > 0 && best <= us);
+			ASSERT_NEAR(gt_cudnn_conv_flops(&c) / (us * 1e6), tf, 0.006);
+		}
+		ASSERT_EQ_INT(timed, 32);
+	}
+}

@@ -373,6 +373,49 @@ TEST(libtrace_gemm_config_round_trip)
 	gt_libcalls_free(t);
 }
 
+/* A config reads back as written: a value that is there is never replaced by a default (ldd=0 was
+ * read back as ldc, so libperf would have replayed another GEMM than the logged one). */
+TEST(libtrace_gemm_config_exact_or_refused)
+{
+	struct gt_gemm_cfg g;
+	char err[256], back[GT_CFG_MAX];
+	const char *in = "op=gemm transa=N transb=N m=64 n=16 k=32 lda=64 ldb=32 ldc=64 ldd=0 type_a=R_16BF "
+			 "type_b=R_16BF type_c=R_16BF type_d=R_16BF compute=COMPUTE_32F scale=R_32F batch=1 "
+			 "epilogue=DEFAULT";
+	ASSERT_EQ_INT(gt_gemm_cfg_parse(in, &g, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(g.ldd, 0);
+	ASSERT(gt_gemm_cfg_format(&g, back, sizeof(back)) > 0);
+	ASSERT_EQ_STR(back, in);
+	/* ... and such a GEMM is refused before any replay */
+	ASSERT_EQ_INT(gt_gemm_cfg_check(&g, err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "ldd=0");
+	g.ldd = 64;
+	ASSERT_EQ_INT(gt_gemm_cfg_check(&g, err, sizeof(err)), 0);
+	g.lda = 63;
+	ASSERT_EQ_INT(gt_gemm_cfg_check(&g, err, sizeof(err)), -1);
+	/* an empty type is no type */
+	ASSERT_EQ_INT(gt_gemm_cfg_parse("op=gemm m=8 n=4 k=2 lda=8 ldb=2 ldc=8 type_a=R_32F type_b=R_32F type_c= "
+					"compute=COMPUTE_32F",
+					&g, err, sizeof(err)),
+		      -1);
+	ASSERT_CONTAINS(err, "type_c");
+	/* the cuBLASLt log line with ldd=0 is a bad line, not a recorded GEMM */
+	gt_liblog_verbose = 0;
+	struct gt_libcalls *t = gt_libcalls_new();
+	ASSERT(t);
+	struct gt_liblog_stats st;
+	const char line[] = "[2026-11-21 09:14:39][cublasLt][474][Trace][cublasLtMatmul] A=0X7f Adesc=[type=R_16BF "
+			    "rows=64 cols=32 ld=64] B=0X7f Bdesc=[type=R_16BF rows=32 cols=16 ld=32] C=0X7f "
+			    "Cdesc=[type=R_16BF rows=64 cols=16 ld=64] D=0X7f Ddesc=[type=R_16BF rows=64 cols=16 ld=0] "
+			    "computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] stream=0X0\n";
+	gt_liblog_parse_buf("t.log", line, sizeof(line) - 1, t, &st);
+	const struct gt_libcall_row *rows;
+	ASSERT_EQ_INT(gt_libcalls_rows(t, &rows), 0);
+	ASSERT_EQ_INT(st.bad, 1);
+	gt_libcalls_free(t);
+	gt_liblog_verbose = 1;
+}
+
 TEST(libtrace_nccl_config_round_trip)
 {
 	struct gt_nccl_cfg c;

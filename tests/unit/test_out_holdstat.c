@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 
 #include "core/trace_io.h"
 #include "export/holdstat.h"
@@ -203,5 +204,38 @@ TEST(out_summary_without_hold_says_nothing_of_it)
 	char *s = summary_of(NULL, "trace.gtr");
 	ASSERT(s);
 	ASSERT(!strstr(s, "Launch hold"));
+	free(s);
+}
+
+static int occurrences(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+TEST(out_json_shows_held_spans_and_releases)
+{
+	const char *d = gt_test_tmpdir();
+	const char *t = write_trace(d);
+	char err[512];
+	ASSERT_EQ_INT(gt_out_write_all(t, d, GT_OUT_JSON, err, sizeof(err)), 0);
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/trace.json", d);
+	char *s = gt_test_read_file(p, NULL);
+	ASSERT(s);
+	char perr[256];
+	yajl_val v = yajl_tree_parse(s, perr, sizeof(perr));
+	ASSERT(v != NULL);
+	yajl_tree_free(v);
+	/* each held launch: an async span on its thread, from queued to issued */
+	ASSERT_EQ_INT(occurrences(s, "\"name\":\"held\",\"cat\":\"hold\",\"ph\":\"b\""), 5);
+	ASSERT_EQ_INT(occurrences(s, "\"name\":\"held\",\"cat\":\"hold\",\"ph\":\"e\""), 5);
+	ASSERT_CONTAINS(s, "\"id\":\"hold2-5\"");
+	/* each release: a slice on the releasing thread, named by what released it */
+	ASSERT_CONTAINS(s, "\"name\":\"hold release (full)\",\"cat\":\"hold\",\"ph\":\"X\"");
+	ASSERT_CONTAINS(s, "\"name\":\"hold release (cuMemcpyDtoH_v2)\",\"cat\":\"hold\",\"ph\":\"X\"");
+	ASSERT_CONTAINS(s, "\"launches\":4,\"release\":1");
 	free(s);
 }

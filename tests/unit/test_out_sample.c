@@ -196,8 +196,10 @@ const char *gt_test_out_sample(const char *dir, int close_it)
 	counter(&w, S_POWER, 100000, 320.25);
 	struct gt_rec_dropped dr = {{GT_REC_DROPPED, sizeof(dr), 0}, GT_DROP_CUPTI, 0, 3};
 	gt_tw_write(&w, &dr, sizeof(dr), 1);
-	if (!close_it)
-		return path; /* left as <path>.partial, as after a crash */
+	if (!close_it) {
+		gt_tw_abandon(&w); /* left as <path>.partial, as after a crash */
+		return path;
+	}
 	if (gt_tw_close(&w, T0 + 200000, 2, 0, 0) < 0)
 		return NULL;
 	return path;
