@@ -294,8 +294,10 @@ int gt_bz_decode(struct gt_bz_dec *d, const struct gt_block_hdr *h, const unsign
 		d->raw = b;
 		d->cap = n;
 	}
-	if (h->codec == GT_BLOCK_STORED)
-		memcpy(d->raw, data, h->raw_size);
+	if (h->codec == GT_BLOCK_STORED) {
+		if (h->raw_size) /* an empty block: d->raw may still be NULL */
+			memcpy(d->raw, data, h->raw_size);
+	}
 	else if (inflate_block(d, h, data, err, errlen) < 0)
 		return -1;
 	/* framing and count; the delta filter is undone on the same walk */

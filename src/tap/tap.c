@@ -367,9 +367,9 @@ static void *writer_main(void *arg)
 		gt_capture_tap_tick();
 		gt_cupti_tick();
 		drain();
-		/* a block waits at most a second: what a killed process loses is bounded */
+		/* a block waits at most 100 ms (docs/tap.md): what a killed process loses is bounded */
 		if (W.tw_open && !W.tw_failed) {
-			int rc = gt_tw_flush_older(&W.tw, 1000000000ull);
+			int rc = gt_tw_flush_older(&W.tw, 100000000ull);
 			if (rc < 0)
 				tw_fail(rc);
 		}
