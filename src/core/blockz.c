@@ -295,7 +295,7 @@ int gt_bz_decode(struct gt_bz_dec *d, const struct gt_block_hdr *h, const unsign
 		d->cap = n;
 	}
 	if (h->codec == GT_BLOCK_STORED) {
-		if (h->raw_size) /* an empty block has no buffer yet */
+		if (h->raw_size) /* an empty block: d->raw may still be NULL */
 			memcpy(d->raw, data, h->raw_size);
 	}
 	else if (inflate_block(d, h, data, err, errlen) < 0)

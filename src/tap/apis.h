@@ -82,6 +82,9 @@ enum gt_api_id { GT_ALNAIR_NAMES(GT_TAP_API_ENUM) GT_TAP_EXTRA_APIS(GT_TAP_API_E
 extern const char *const gt_api_names[GT_API_N];
 
 /* 1 for the CUDA runtime calls (GT_DOM_RUNTIME), 0 for driver calls. */
-int gt_api_is_runtime(int api);
+static inline int gt_api_is_runtime(int api)
+{
+	return api == GT_API_cudaMemcpy || api == GT_API_cudaMemcpyAsync;
+}
 
 #endif

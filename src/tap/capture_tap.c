@@ -60,7 +60,7 @@ static uint64_t launches(void)
 				  GT_API_cuGraphLaunch};
 	uint64_t n = 0;
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-		n += atomic_load_explicit(&gt_tap.api[ids[i]].count, memory_order_relaxed);
+		n += gt_tap_api_total(ids[i], NULL);
 	return n;
 }
 
@@ -82,7 +82,7 @@ static void window_record(const struct gt_cap_window *w)
 	r.kind = GT_RANGE_WINDOW;
 	r.start_ns = w->opened_ns;
 	r.end_ns = w->closed_ns ? w->closed_ns : gt_now_ns();
-	r.range_id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
+	r.range_id = gt_tap_range_id(gt_tap_slot());
 	gt_tap_put(&r, sizeof(r));
 }
 
@@ -98,7 +98,7 @@ static void apply(int d, const struct gt_capture *before)
 	if (d > 0) {
 		X.draining = 0;
 		X.launches_at_open = launches();
-		X.graphs_at_open = atomic_load(&gt_tap.api[GT_API_cuGraphLaunch].count);
+		X.graphs_at_open = gt_tap_api_total(GT_API_cuGraphLaunch, NULL);
 		X.host_only = 0;
 		if (gt_cupti_capture_open() < 0) {
 			X.refused++;
@@ -111,7 +111,7 @@ static void apply(int d, const struct gt_capture *before)
 		atomic_store(&gt_cap_live, 0);
 		gt_cupti_capture_close();
 		X.launches_in_window = launches() - X.launches_at_open;
-		X.graphs_in_window = atomic_load(&gt_tap.api[GT_API_cuGraphLaunch].count) != X.graphs_at_open;
+		X.graphs_in_window = gt_tap_api_total(GT_API_cuGraphLaunch, NULL) != X.graphs_at_open;
 		X.draining = 1;
 		gt_tap_wake_writer(); /* the sooner CUPTI goes, the less the rest of the run pays */
 		X.drain_since = gt_now_ns();

@@ -282,7 +282,7 @@ static void *real_slot(int id, int var);
 		uint64_t bytes = 0, ptr = 0;                                                       \
 		int kind = -1;                                                                     \
 		post;                                                                              \
-		gt_tap_api_done(GT_API_##api, t0, t1, (int)r, bytes, kind, ptr, t->corr);          \
+		gt_hot_api_done(GT_API_##api, t0, t1, (int)r, bytes, kind, ptr, t->corr);          \
 		t->guard--;                                                                        \
 		errno = saved_errno;                                                               \
 		return r;                                                                          \
@@ -321,7 +321,7 @@ GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 		if (held_) /* its record is written when it is issued */                           \
 			gt_tap_api_count(GT_API_##api, t0, t1);                                    \
 		else                                                                               \
-			gt_tap_api_done(GT_API_##api, t0, t1, (int)r, 0, -1, 0, t->corr);          \
+			gt_hot_api_done(GT_API_##api, t0, t1, (int)r, 0, -1, 0, t->corr);          \
 		t->guard--;                                                                        \
 		errno = saved_errno;                                                               \
 		return r;                                                                          \
@@ -441,7 +441,7 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 	CUresult r = gt_hold_result(real());
 	uint64_t t1 = gt_now_ns();
 	int saved_errno = errno;
-	gt_tap_api_done(GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
+	gt_hot_api_done(GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
 	t->guard--;
 	errno = saved_errno;
 	return r;
@@ -558,7 +558,7 @@ GT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, i
 		*pfn = lookup_hook(symbol, cudaVersion, flags, *pfn);
 	if (t_active) {
 		int saved_errno = errno;
-		gt_tap_api_done(GT_API_cuGetProcAddress, t0, gt_now_ns(), (int)r, 0, -1, 0, 0);
+		gt_hot_api_done(GT_API_cuGetProcAddress, t0, gt_now_ns(), (int)r, 0, -1, 0, 0);
 		t->guard--;
 		errno = saved_errno;
 	}
@@ -581,7 +581,7 @@ GT_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int 
 		*pfn = lookup_hook(symbol, cudaVersion, flags, *pfn);
 	if (t_active) {
 		int saved_errno = errno;
-		gt_tap_api_done(GT_API_cuGetProcAddress, t0, gt_now_ns(), (int)r, 0, -1, 0, 0);
+		gt_hot_api_done(GT_API_cuGetProcAddress, t0, gt_now_ns(), (int)r, 0, -1, 0, 0);
 		t->guard--;
 		errno = saved_errno;
 	}

@@ -41,7 +41,7 @@ static cudaError_t do_memcpy(int i, void *self, void *dst, const void *src, size
 	uint64_t t1 = gt_now_ns();
 	int saved_errno = errno;
 	t->in_runtime--;
-	gt_tap_api_done(GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, 0);
+	gt_hot_api_done(GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, 0);
 	t->guard--;
 	errno = saved_errno;
 	return r;
@@ -62,7 +62,7 @@ static cudaError_t do_memcpy_async(int i, void *self, void *dst, const void *src
 	uint64_t t1 = gt_now_ns();
 	int saved_errno = errno;
 	t->in_runtime--;
-	gt_tap_api_done(GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, 0);
+	gt_hot_api_done(GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, 0);
 	t->guard--;
 	errno = saved_errno;
 	return r;

@@ -77,7 +77,7 @@ static int do_push(uint32_t name, uint32_t domain, int user)
 	if (d >= GT_NEST_MAX)
 		return d; /* deeper than we keep: counted as lost at its pop */
 	struct gt_nest *n = &s->stack[d];
-	n->id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
+	n->id = gt_tap_range_id(s);
 	n->name_id = name;
 	n->domain_id = domain;
 	n->node = 0;
@@ -147,7 +147,7 @@ static void do_mark(uint32_t name, uint32_t domain, uint8_t kind)
 	r.kind = kind;
 	r.end_tid = s->tid;
 	r.start_ns = r.end_ns = gt_now_ns();
-	r.range_id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
+	r.range_id = gt_tap_range_id(s);
 	int d = s->depth;
 	r.level = (uint8_t)(d > 255 ? 255 : d);
 	r.parent_id = d > 0 && d <= GT_NEST_MAX ? s->stack[d - 1].id : 0;
@@ -158,7 +158,7 @@ static void do_mark(uint32_t name, uint32_t domain, uint8_t kind)
 static uint64_t do_start(uint32_t name, uint32_t domain)
 {
 	struct gt_slot *s = gt_tap_slot();
-	uint64_t id = atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1;
+	uint64_t id = gt_tap_range_id(s);
 	uint64_t t0 = gt_now_ns();
 	if (gt_open_start(&open_ranges, id, t0, name, domain, s ? s->tid : 0) < 0)
 		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed); /* too many open at once */

@@ -1,4 +1,4 @@
-/* Hot path: the per-thread slot, appending records, per-API counters. */
+/* The out-of-line side of the hot path (tap/hot.h): taking a slot, counter sums, records of the slower paths. */
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -13,10 +13,13 @@ extern pthread_key_t gt_tap_thread_key;
 
 struct gt_slot *gt_tap_slot(void)
 {
+	return gt_hot_slot();
+}
+
+struct gt_slot *gt_tap_slot_claim(void)
+{
 	struct gt_tls *t = &gt_tls;
 	unsigned gen = atomic_load_explicit(&gt_tap.gen, memory_order_acquire);
-	if (t->slot && t->gen == gen)
-		return t->slot;
 	t->slot = NULL;
 	if (!gt_tap.slots)
 		return NULL;
@@ -28,6 +31,9 @@ struct gt_slot *gt_tap_slot(void)
 			s->tid = (uint32_t)syscall(SYS_gettid);
 			s->depth = 0;
 			atomic_store_explicit(&s->cur, NULL, memory_order_relaxed);
+			unsigned n = atomic_load(&gt_tap.nslots);
+			while (n < i + 1 && !atomic_compare_exchange_weak(&gt_tap.nslots, &n, i + 1))
+				;
 			t->slot = s;
 			t->gen = gen;
 			pthread_setspecific(gt_tap_thread_key, s);
@@ -39,7 +45,7 @@ struct gt_slot *gt_tap_slot(void)
 
 void gt_tap_put(void *rec, uint32_t size)
 {
-	struct gt_slot *s = gt_tap_slot();
+	struct gt_slot *s = gt_hot_slot();
 	if (!s) {
 		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed);
 		return;
@@ -49,6 +55,60 @@ void gt_tap_put(void *rec, uint32_t size)
 	    h->type != GT_REC_MEMORY && h->type != GT_REC_DROPPED && h->type != GT_REC_DEVICE)
 		h->tid = s->tid;
 	gt_ring_append(&gt_tap.pool, &s->cur, rec, size);
+}
+
+void gt_tap_api_first(int api)
+{
+	if (atomic_load(&gt_tap.api_first[api]) == 0) {
+		uint64_t z = 0;
+		atomic_compare_exchange_strong(&gt_tap.api_first[api], &z, atomic_fetch_add(&gt_tap.first_seq, 1) + 1);
+	}
+}
+
+void gt_tap_api_noslot(int api, uint64_t t0, uint64_t t1)
+{
+	gt_tap_api_first(api);
+	atomic_fetch_add_explicit(&gt_tap.api_noslot[api].count, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&gt_tap.api_noslot[api].ns, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
+}
+
+uint64_t gt_tap_api_total(int api, uint64_t *ns)
+{
+	uint64_t n = atomic_load_explicit(&gt_tap.api_noslot[api].count, memory_order_relaxed);
+	uint64_t t = atomic_load_explicit(&gt_tap.api_noslot[api].ns, memory_order_relaxed);
+	unsigned used = gt_tap.slots ? atomic_load(&gt_tap.nslots) : 0;
+	for (unsigned i = 0; i < used; i++) {
+		n += atomic_load_explicit(&gt_tap.slots[i].api[api].count, memory_order_relaxed);
+		t += atomic_load_explicit(&gt_tap.slots[i].api[api].ns, memory_order_relaxed);
+	}
+	if (ns)
+		*ns = t;
+	return n;
+}
+
+void gt_tap_counters_reset(void)
+{
+	unsigned used = gt_tap.slots ? atomic_load(&gt_tap.nslots) : 0;
+	for (unsigned i = 0; i < used; i++) {
+		memset(gt_tap.slots[i].api, 0, sizeof(gt_tap.slots[i].api));
+		gt_tap.slots[i].ranges = 0;
+	}
+	memset(gt_tap.api_noslot, 0, sizeof(gt_tap.api_noslot));
+	memset(gt_tap.api_first, 0, sizeof(gt_tap.api_first));
+	atomic_store(&gt_tap.nslots, 0);
+	atomic_store(&gt_tap.mem_used, 0);
+	atomic_store(&gt_tap.first_seq, 0);
+	atomic_store(&gt_tap.range_seq, 0);
+}
+
+uint64_t gt_tap_range_id(struct gt_slot *s)
+{
+	/* slot i hands out i+1, i+1+M, i+1+2M, ... (M = GT_MAX_THREADS + 1); threads without a slot
+	 * take multiples of M from a shared counter: every id is distinct, none is 0 */
+	const uint64_t m = GT_MAX_THREADS + 1;
+	if (!s)
+		return (atomic_fetch_add_explicit(&gt_tap.range_seq, 1, memory_order_relaxed) + 1) * m;
+	return (uint64_t)(s - gt_tap.slots) + 1 + (s->ranges++) * m;
 }
 
 void gt_tap_thread_exit(void *arg)
@@ -65,13 +125,11 @@ void gt_tap_thread_exit(void *arg)
 
 void gt_tap_api_count(int api, uint64_t t0, uint64_t t1)
 {
-	struct gt_api_stat *st = &gt_tap.api[api];
-	if (atomic_fetch_add_explicit(&st->count, 1, memory_order_relaxed) == 0) {
-		uint64_t z = 0;
-		atomic_compare_exchange_strong(&st->first, &z,
-					       atomic_fetch_add_explicit(&gt_tap.first_seq, 1, memory_order_relaxed) + 1);
-	}
-	atomic_fetch_add_explicit(&st->ns, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
+	struct gt_slot *s = gt_hot_slot();
+	if (s)
+		gt_hot_count(s, api, t0, t1);
+	else
+		gt_tap_api_noslot(api, t0, t1);
 }
 
 void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
@@ -115,8 +173,7 @@ void gt_tap_note(uint32_t what, int32_t detail, int32_t result)
 void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
 		     uint64_t ptr, uint64_t corr)
 {
-	gt_tap_api_count(api, t0, t1);
-	gt_tap_api_record(api, 0, t0, t1, result, bytes, copy_kind, ptr, corr, 0);
+	gt_hot_api_done(api, t0, t1, result, bytes, copy_kind, ptr, corr);
 }
 
 void gt_tap_mem_alloc(uint64_t ptr, uint64_t size)

@@ -24,7 +24,6 @@ int gt_pool_init(struct gt_pool *p, void *mem, size_t bytes, size_t chunk_size)
 	atomic_store(&p->free_head, 1);
 	atomic_store(&p->full_head, 0);
 	atomic_store(&p->lost, 0);
-	atomic_store(&p->appended, 0);
 	return 0;
 }
 
@@ -96,31 +95,22 @@ unsigned gt_pool_take_full(struct gt_pool *p, void (*fn)(struct gt_chunk *c, voi
 	return n;
 }
 
-int gt_ring_append(struct gt_pool *p, struct gt_chunk *_Atomic *cur, const void *rec, uint32_t size)
+struct gt_chunk *gt_ring_refill(struct gt_pool *p, struct gt_chunk *_Atomic *cur, uint32_t size)
 {
-	size_t cap = p->chunk_size - GT_CHUNK_HDR;
 	struct gt_chunk *c = atomic_load_explicit(cur, memory_order_relaxed);
-	uint64_t st = c ? atomic_load_explicit(&c->state, memory_order_relaxed) : 0;
-	if (!c || (uint32_t)st + (size_t)size > cap) {
-		if (c) {
-			atomic_store_explicit(cur, NULL, memory_order_release);
-			gt_pool_put_full(p, c);
-		}
-		c = gt_pool_get(p);
-		if (!c || size > cap) {
-			if (c)
-				gt_pool_put_full(p, c);
-			atomic_fetch_add_explicit(&p->lost, 1, memory_order_relaxed);
-			return -1;
-		}
-		atomic_store_explicit(cur, c, memory_order_release);
-		st = 0;
+	if (c) {
+		atomic_store_explicit(cur, NULL, memory_order_release);
+		gt_pool_put_full(p, c);
 	}
-	memcpy(gt_chunk_data(c) + (uint32_t)st, rec, size);
-	uint64_t nst = ((st >> 32) + 1) << 32 | ((uint32_t)st + size);
-	atomic_store_explicit(&c->state, nst, memory_order_release);
-	atomic_fetch_add_explicit(&p->appended, 1, memory_order_relaxed);
-	return 0;
+	c = gt_pool_get(p);
+	if (!c || size > p->chunk_size - GT_CHUNK_HDR) {
+		if (c)
+			gt_pool_put_full(p, c);
+		atomic_fetch_add_explicit(&p->lost, 1, memory_order_relaxed);
+		return NULL;
+	}
+	atomic_store_explicit(cur, c, memory_order_release);
+	return c;
 }
 
 int gt_chunk_unflushed(struct gt_chunk *c, const unsigned char **ptr, uint32_t *len, uint32_t *nrec)

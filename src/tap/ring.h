@@ -38,8 +38,7 @@ struct gt_pool {
 	uint32_t nchunks;
 	_Atomic uint64_t free_head; /* tag << 32 | (index + 1) */
 	_Atomic uint32_t full_head; /* index + 1 */
-	_Atomic uint64_t lost;      /* records dropped: no chunk free */
-	_Atomic uint64_t appended;  /* records stored */
+	_Atomic uint64_t lost;      /* records dropped: no chunk was free; rare, so a shared add */
 };
 
 #define GT_CHUNK_HDR sizeof(struct gt_chunk)
@@ -61,11 +60,12 @@ void gt_pool_put_full(struct gt_pool *p, struct gt_chunk *c);
 unsigned gt_pool_take_full(struct gt_pool *p, void (*fn)(struct gt_chunk *c, void *arg), void *arg);
 
 /*
- * Append one record of `size` bytes (multiple of 8) to the chunk `*cur`,
- * switching to a fresh chunk when it is full.  Returns 0, or -1 when no chunk
- * was available (the record is counted in p->lost).  Lock-free; allocates nothing.
+ * The slow side of appending (the fast side, gt_ring_reserve/commit/append,
+ * is in tap/hot.h): the chunk `*cur` cannot take `size` more bytes, so queue
+ * it and take a fresh one.  Returns the fresh chunk, or NULL when none is free
+ * (the record is counted in p->lost).  Lock-free; allocates nothing.
  */
-int gt_ring_append(struct gt_pool *p, struct gt_chunk *_Atomic *cur, const void *rec, uint32_t size);
+struct gt_chunk *gt_ring_refill(struct gt_pool *p, struct gt_chunk *_Atomic *cur, uint32_t size);
 
 /* Bytes committed in `c` and not yet flushed: sets *ptr, *len, *nrec and marks them flushed. */
 int gt_chunk_unflushed(struct gt_chunk *c, const unsigned char **ptr, uint32_t *len, uint32_t *nrec);

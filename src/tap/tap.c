@@ -245,8 +245,8 @@ static void drain(void)
 
 static int cmp_first(const void *a, const void *b)
 {
-	uint64_t fa = atomic_load(&gt_tap.api[*(const int *)a].first);
-	uint64_t fb = atomic_load(&gt_tap.api[*(const int *)b].first);
+	uint64_t fa = atomic_load(&gt_tap.api_first[*(const int *)a]);
+	uint64_t fb = atomic_load(&gt_tap.api_first[*(const int *)b]);
 	return fa < fb ? -1 : fa > fb;
 }
 
@@ -278,15 +278,15 @@ static void write_metrics(void)
 	}
 	int rest[GT_API_N] = {0}, nr = 0;
 	for (int i = (int)gt_alnair_nnames; i < GT_API_N; i++)
-		if (atomic_load(&gt_tap.api[i].count))
+		if (atomic_load(&gt_tap.api_first[i]))
 			rest[nr++] = i;
 	gt_sort(rest, (size_t)nr, sizeof(int), cmp_first);
 	for (int i = 0; i < nr; i++)
 		order[no++] = rest[i];
 	for (int k = 0; k < no && len + 256 < cap; k++) {
 		int i = order[k];
-		n = gt_alnair_metricline(W.mbuf + len, cap - len, gt_api_names[i], atomic_load(&gt_tap.api[i].count),
-				       atomic_load(&gt_tap.api[i].ns) / 1000);
+		uint64_t ns, cnt = gt_tap_api_total(i, &ns);
+		n = gt_alnair_metricline(W.mbuf + len, cap - len, gt_api_names[i], cnt, ns / 1000);
 		len += n > 0 ? (size_t)n : 0;
 	}
 	if (W.dir[0])
@@ -300,7 +300,7 @@ static void write_metrics(void)
 static void emit_counters(void)
 {
 	for (int i = 0; i < GT_API_N; i++) {
-		uint64_t cnt = atomic_load(&gt_tap.api[i].count);
+		uint64_t cnt = gt_tap_api_total(i, NULL);
 		if (!cnt)
 			continue;
 		char name[128];
@@ -367,9 +367,9 @@ static void *writer_main(void *arg)
 		gt_capture_tap_tick();
 		gt_cupti_tick();
 		drain();
-		/* a block waits at most a second: what a killed process loses is bounded */
+		/* a block waits at most 100 ms (docs/tap.md): what a killed process loses is bounded */
 		if (W.tw_open && !W.tw_failed) {
-			int rc = gt_tw_flush_older(&W.tw, 1000000000ull);
+			int rc = gt_tw_flush_older(&W.tw, 100000000ull);
 			if (rc < 0)
 				tw_fail(rc);
 		}
@@ -543,17 +543,6 @@ static void install_signals(void)
 	}
 }
 
-static void reset_counters(void)
-{
-	for (int i = 0; i < GT_API_N; i++) {
-		atomic_store(&gt_tap.api[i].count, 0);
-		atomic_store(&gt_tap.api[i].ns, 0);
-		atomic_store(&gt_tap.api[i].first, 0);
-	}
-	atomic_store(&gt_tap.mem_used, 0);
-	atomic_store(&gt_tap.first_seq, 0);
-}
-
 static void atfork_child(void)
 {
 	if (!W.inited)
@@ -580,7 +569,7 @@ static void atfork_child(void)
 		     gt_tap.pool.chunk_size);
 	gt_ptrtab_clear(&gt_tap.ptrs);
 	gt_strtab_mark_unwritten(&gt_tap.strs);
-	reset_counters();
+	gt_tap_counters_reset();
 	atomic_store(&gt_tap.cupti_dropped, 0);
 	atomic_store(&gt_tap.cupti_no_buffer, 0);
 	atomic_store(&gt_tap.gpu_incomplete, 0);

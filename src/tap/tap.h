@@ -3,7 +3,7 @@
  *
  * Owns: the one global `gt_tap` (settings, record pool, string and pointer
  * tables, per-API counters, thread slots), the per-thread TLS block, and the
- * hot-path entry points used by the hooks (gt_tap_api_done, gt_tap_put).
+ * out-of-line helpers of the per-call path (whose inline part is tap/hot.h).
  *
  * Invariants:
  *  - gt_tap.on is 0 until initialisation finished and after the final flush
@@ -32,10 +32,10 @@
 #define GT_NEST_MAX 64
 #define GT_MAX_THREADS 2048
 
-struct gt_api_stat {
+/* Calls of one API by one thread: written by that thread only, summed by gt_tap_api_total. */
+struct gt_api_tstat {
 	_Atomic uint64_t count;
 	_Atomic uint64_t ns;
-	_Atomic uint64_t first; /* order of first use (1..), 0 = never called */
 };
 
 struct gt_nest {
@@ -50,7 +50,9 @@ struct gt_slot {
 	_Atomic int used;
 	uint32_t tid;
 	int depth; /* push/pop nesting of this thread */
+	uint64_t ranges; /* range ids handed out by this slot (gt_tap_range_id) */
 	struct gt_nest stack[GT_NEST_MAX];
+	struct gt_api_tstat api[GT_API_N]; /* kept when the slot passes to another thread */
 };
 
 struct gt_tap_state {
@@ -64,11 +66,13 @@ struct gt_tap_state {
 	struct gt_strtab strs;
 	struct gt_ptrtab ptrs;
 	struct gt_slot *slots;
-	struct gt_api_stat api[GT_API_N];
+	_Atomic unsigned nslots;            /* slots ever taken: the counters to sum */
+	struct gt_api_tstat api_noslot[GT_API_N]; /* threads beyond GT_MAX_THREADS (shared: atomic adds) */
+	_Atomic uint64_t api_first[GT_API_N]; /* order of first use (1..), 0 = never called */
 	uint32_t api_name_id[GT_API_N];
-	_Atomic int64_t mem_used;
+	_Atomic int64_t mem_used; /* memory calls only: they touch the shared pointer table anyway */
 	_Atomic uint64_t first_seq;
-	_Atomic uint64_t range_seq;
+	_Atomic uint64_t range_seq; /* range ids of threads without a slot */
 	_Atomic uint64_t cupti_dropped;
 	_Atomic uint64_t cupti_no_buffer; /* CUPTI buffer requests refused (GT_DROP_CUPTI_NO_BUFFER) */
 	_Atomic int gpu_incomplete;        /* a note said GPU activity is missing: GT_FILE_GPU_INCOMPLETE */
@@ -89,24 +93,20 @@ struct gt_tls {
 };
 extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
-/*
- * The tap's clock: CLOCK_MONOTONIC plus an offset to the epoch (CLOCK_REALTIME
- * minus CLOCK_MONOTONIC) that the writer thread refreshes every 100 ms.  So
- * timestamps are nanoseconds since the epoch, as the format says, and
- * durations never go negative when the wall clock is stepped.
- */
 extern _Atomic int64_t gt_clock_offset;
-static inline uint64_t gt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)((int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec +
-			  atomic_load_explicit(&gt_clock_offset, memory_order_relaxed));
-}
 void gt_clock_sync(void); /* refresh gt_clock_offset (tap.c) */
 
-/* record.c: hot path */
-struct gt_slot *gt_tap_slot(void);
+extern _Atomic int gt_cap_live; /* capture_tap.h */
+
+/* record.c: the out-of-line side of the hot path (tap/hot.h) */
+struct gt_slot *gt_tap_slot(void);      /* this thread's slot, NULL when all are taken */
+struct gt_slot *gt_tap_slot_claim(void); /* a free slot for this thread */
+void gt_tap_api_first(int api);          /* first call of `api` by some thread: its order of first use */
+void gt_tap_api_noslot(int api, uint64_t t0, uint64_t t1); /* count a call of a thread without slot */
+/* Calls of `api` so far, all threads (and their nanoseconds in *ns when not NULL). */
+uint64_t gt_tap_api_total(int api, uint64_t *ns);
+void gt_tap_counters_reset(void); /* a fork child: nothing counted yet */
+uint64_t gt_tap_range_id(struct gt_slot *s); /* a process-unique range id, no shared counter */
 /* Append one record (h.type and h.size set by the caller; tid filled in here). */
 void gt_tap_put(void *rec, uint32_t size);
 /* Count and time one call; records it when API records are wanted. */
@@ -150,10 +150,7 @@ void gt_cupti_kernel_records(int on); /* range metrics' kernel replay: stop kern
 /* hook_driver.c */
 void *gt_hook_for_dlsym(const char *name, void *real);
 
-#define GT_HOOK_ENTER(t)                                                                           \
-	struct gt_tls *t = &gt_tls;                                                                \
-	int t##_active = atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0;  \
-	if (t##_active)                                                                            \
-		t->guard++
+/* the per-call path */
+#include "tap/hot.h"
 
 #endif

@@ -14,7 +14,7 @@ for f in src/tap/*.c src/tap/*.h; do
 		echo "  ^ $f: banned call in the injected library"
 		bad=1
 	fi
-	case "$(basename "$f")" in hook*|ring*|record*)
+	case "$(basename "$f")" in hook*|ring*|record*|hot*)
 		if grep -nE "$hot_banned" "$f" | grep -v 'lint-ok'; then
 			echo "  ^ $f: allocation, stdio or lock in a hot-path file"
 			bad=1

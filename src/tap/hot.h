@@ -1,0 +1,105 @@
+/*
+ * tap/hot.h — the per-call path of the hooks, all of it: guard, clock, the
+ * thread's slot, its API counters, a record reserved and committed in its chunk.
+ *
+ * Invariants: no lock, allocation, stdio or system call besides clock_gettime;
+ * no read-modify-write on memory other threads write: counters live in the
+ * calling thread's slot (one writer; the writer thread sums them,
+ * gt_tap_api_total); out-of-line work only on the rare paths (first call of a
+ * thread, a full chunk).  Timestamps: CLOCK_MONOTONIC plus the epoch offset
+ * the writer refreshes every 100 ms (gt_clock_sync), so durations never go
+ * negative when the wall clock is stepped.
+ */
+#ifndef GT_TAP_HOT_H
+#define GT_TAP_HOT_H
+#include <string.h>
+#include "tap/tap.h"
+
+#define GT_RLX memory_order_relaxed
+static inline uint64_t gt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)((int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec + atomic_load_explicit(&gt_clock_offset, GT_RLX));
+}
+/* Enter: recursion guard and the global switch; `t_active` says whether to record; leave restores errno. */
+#define GT_HOOK_ENTER(t)                                                                           \
+	struct gt_tls *t = &gt_tls;                                                                \
+	int t##_active = atomic_load_explicit(&gt_tap.on, GT_RLX) && t->guard == 0;               \
+	if (t##_active)                                                                            \
+		t->guard++
+#define GT_HOOK_LEAVE(t, saved_errno) (t->guard--, errno = (saved_errno))
+
+static inline struct gt_slot *gt_hot_slot(void)
+{
+	struct gt_tls *t = &gt_tls;
+	if (__builtin_expect(t->slot != NULL && t->gen == atomic_load_explicit(&gt_tap.gen, GT_RLX), 1))
+		return t->slot;
+	return gt_tap_slot_claim(); /* first record of this thread (or of a fork child) */
+}
+/* Space for `size` bytes in the chunk `*cur` (a fresh chunk when it is full); NULL = counted lost. */
+static inline void *gt_ring_reserve(struct gt_pool *p, struct gt_chunk *_Atomic *cur, uint32_t size,
+				    struct gt_chunk **out)
+{
+	struct gt_chunk *c = atomic_load_explicit(cur, GT_RLX);
+	if (!c || (uint32_t)atomic_load_explicit(&c->state, GT_RLX) + (size_t)size > p->chunk_size - GT_CHUNK_HDR)
+		c = gt_ring_refill(p, cur, size);
+	*out = c;
+	return c ? gt_chunk_data(c) + (uint32_t)atomic_load_explicit(&c->state, GT_RLX) : NULL;
+}
+/* Publish the reserved record: the drainer sees whole records only. */
+static inline void gt_ring_commit(struct gt_chunk *c, uint32_t size)
+{
+	uint64_t st = atomic_load_explicit(&c->state, GT_RLX);
+	atomic_store_explicit(&c->state, ((st >> 32) + 1) << 32 | ((uint32_t)st + size), memory_order_release);
+}
+static inline int gt_ring_append(struct gt_pool *p, struct gt_chunk *_Atomic *cur, const void *rec, uint32_t size)
+{
+	struct gt_chunk *c;
+	void *dst = gt_ring_reserve(p, cur, size, &c);
+	if (!dst)
+		return -1;
+	memcpy(dst, rec, size);
+	gt_ring_commit(c, size);
+	return 0;
+}
+/* Count one call of `api` in this thread's slot (its only writer: plain load and store). */
+static inline void gt_hot_count(struct gt_slot *s, int api, uint64_t t0, uint64_t t1)
+{
+	struct gt_api_tstat *c = &s->api[api];
+	uint64_t n = atomic_load_explicit(&c->count, GT_RLX);
+	if (__builtin_expect(n == 0, 0))
+		gt_tap_api_first(api);
+	atomic_store_explicit(&c->count, n + 1, GT_RLX);
+	atomic_store_explicit(&c->ns, atomic_load_explicit(&c->ns, GT_RLX) + (t1 > t0 ? t1 - t0 : 0), GT_RLX);
+}
+/* A hooked call returned: count it, and write its GT_REC_API record when API records are wanted. */
+static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+				   uint64_t ptr, uint64_t corr)
+{
+	struct gt_slot *s = gt_hot_slot();
+	if (__builtin_expect(!s, 0)) {
+		gt_tap_api_noslot(api, t0, t1);
+		return;
+	}
+	gt_hot_count(s, api, t0, t1);
+	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, GT_RLX))
+		return;
+	struct gt_chunk *c;
+	struct gt_rec_api *r = gt_ring_reserve(&gt_tap.pool, &s->cur, sizeof(*r), &c);
+	if (!r)
+		return;
+	*r = (struct gt_rec_api){.h = {.type = GT_REC_API, .size = sizeof(*r), .tid = s->tid},
+				 .name_id = gt_tap.api_name_id[api],
+				 .domain = gt_api_is_runtime(api) ? GT_DOM_RUNTIME : GT_DOM_DRIVER,
+				 .copy_kind = (int8_t)copy_kind,
+				 .flags = result != 0 ? GT_API_FAILED : 0,
+				 .result = result,
+				 .start_ns = t0,
+				 .end_ns = t1,
+				 .bytes = bytes,
+				 .corr_id = corr,
+				 .ptr = ptr};
+	gt_ring_commit(c, sizeof(*r));
+}
+#endif

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The tap's counters are per thread and summed by the writer: calls from many
+# threads, and from threads that take over the slots of finished ones, are all
+# counted, in metrics.log and in the trace's closing counters, with and without
+# API records.  Runs on a stand-in libcuda (tests/fakecuda/libcuda.c).
+. "$(dirname "$0")/lib.sh"
+if ! command -v cc >/dev/null; then
+	notok build "no C compiler"
+	exit 0
+fi
+CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+mkdir -p "$T/lib"
+cc -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -I"$CUDA_INC" -o "$T/lib/libcuda.so.1" \
+	"$GT_TEST_SRCDIR/fakecuda/libcuda.c" -lpthread 2>"$T/cc.err" &&
+	cc -O1 -I"$CUDA_INC" -o "$T/threads_prog" "$GT_TEST_SRCDIR/fakecuda/threads_prog.c" -ldl -lpthread 2>>"$T/cc.err" &&
+	ok build || { notok build "$(cat "$T/cc.err")"; exit 0; }
+export LD_LIBRARY_PATH="$T/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+for mode in metrics full; do
+	tr=; [ $mode = metrics ] && tr=metrics
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/o$mode" ${tr:+GPUTAP_TRACE=$tr} "$T/threads_prog" 8 3 2000 \
+		>"$T/$mode.out" 2>"$T/$mode.err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -qx "48000 48000" "$T/$mode.out" && ok "$mode-runs" ||
+		notok "$mode-runs" "exit $rc" "$(cat "$T/$mode.out" "$T/$mode.err")"
+	m=$(ls "$T/o$mode"/*/metrics.log 2>/dev/null | head -1)
+	grep -q '^name:cuStreamSynchronize,count:48000,' "$m" 2>/dev/null && grep -q '^name:cuMemcpyD2H,count:48000,' "$m" &&
+		ok "$mode-metrics-every-call" || notok "$mode-metrics-every-call" "$(cat "$m" 2>&1)"
+	python3 - "$(ls "$T/o$mode"/*/trace.gtr | head -1)" >"$T/$mode.stat" 2>&1 <<'EOP'
+import sys
+sys.path.insert(0, "tests/gpu")
+import gtr
+t = gtr.read(sys.argv[1])
+for r in t["records"]:
+    if r["type"] == "counter":
+        print("counter", r["name"], int(r["value"]))
+print("api", sum(1 for r in t["records"] if r["type"] == "api"))
+EOP
+	grep -qx 'counter calls:cuStreamSynchronize 48000' "$T/$mode.stat" && grep -qx 'counter calls:cuMemcpyD2H 48000' "$T/$mode.stat" &&
+		ok "$mode-trace-counters" || notok "$mode-trace-counters" "$(cat "$T/$mode.stat")"
+done
+# with API records: one record per call (and the 2 cuGetProcAddress)
+grep -qx 'api 96002' "$T/full.stat" && ok full-api-records || notok full-api-records "$(cat "$T/full.stat")"
+finish

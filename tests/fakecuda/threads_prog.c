@@ -1,0 +1,64 @@
+/*
+ * A program of the tap's CPU tests (tests/cli/t_tap_threads.sh): WAVES waves
+ * of THREADS threads, each making CALLS cuStreamSynchronize and CALLS
+ * cuMemcpyDtoH calls through the pointers cuGetProcAddress hands out (as the
+ * CUDA runtime does), on the stand-in libcuda (tests/fakecuda/libcuda.c).
+ * Threads of a later wave take the slots of the finished ones.  Prints the
+ * number of calls of each kind it made.
+ *   threads_prog THREADS WAVES CALLS
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef CUresult(CUDAAPI *gpa_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef CUresult(CUDAAPI *copy_fn)(void *, CUdeviceptr, size_t);
+typedef CUresult(CUDAAPI *sync_fn)(CUstream);
+
+static sync_fn sync_p;
+static copy_fn copy_p;
+static int calls;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	char b[8];
+	for (int i = 0; i < calls; i++) {
+		if (sync_p(NULL) != CUDA_SUCCESS || copy_p(b, 0, sizeof(b)) != CUDA_SUCCESS)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4)
+		return 2;
+	int nt = atoi(argv[1]), waves = atoi(argv[2]);
+	calls = atoi(argv[3]);
+	void *h = dlopen("libcuda.so.1", RTLD_NOW);
+	gpa_fn gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+	if (!gpa || gpa("cuStreamSynchronize", (void **)&sync_p, 12000, 0, NULL) != CUDA_SUCCESS ||
+	    gpa("cuMemcpyDtoH", (void **)&copy_p, 12000, 0, NULL) != CUDA_SUCCESS) {
+		fprintf(stderr, "threads_prog: no usable libcuda.so.1\n");
+		return 2;
+	}
+	pthread_t th[64];
+	if (nt < 1 || nt > 64)
+		return 2;
+	int bad = 0;
+	for (int w = 0; w < waves; w++) {
+		for (int i = 0; i < nt; i++)
+			if (pthread_create(&th[i], NULL, worker, NULL) != 0)
+				return 3;
+		for (int i = 0; i < nt; i++) {
+			void *r;
+			pthread_join(th[i], &r);
+			bad |= r != NULL;
+		}
+	}
+	printf("%d %d\n", nt * waves * calls, nt * waves * calls);
+	return bad;
+}
