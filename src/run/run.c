@@ -642,12 +642,8 @@ int gt_run_execute(const struct gt_run_opts *o)
 	gt_env_free(envp);
 	/* The samples describe the command: stop them now, before any tear-down work. */
 	for (size_t k = 0; k < r->nsamplers; k++)
-		if (r->samplers[k].started) {
-			pthread_mutex_lock(&r->samplers[k].s.mu);
-			r->samplers[k].s.stop = 1;
-			pthread_cond_broadcast(&r->samplers[k].s.cv);
-			pthread_mutex_unlock(&r->samplers[k].s.mu);
-		}
+		if (r->samplers[k].started)
+			gt_sampler_request_stop(&r->samplers[k].s);
 	r->finished = 1;
 	int np = gt_run_scan_procs(r->outdir, &r->procs);
 	r->nprocs = np > 0 ? (size_t)np : 0;
