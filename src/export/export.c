@@ -122,8 +122,12 @@ out:
 	return rc;
 }
 
-void gt_out_warn_notes(const struct gt_out_info *info)
+void gt_out_warn(const struct gt_out_info *info)
 {
+	if (info->partial)
+		gt_warn("%s: the trace is partial (the process did not finish writing it): its outputs cover the "
+			"%llu records it holds",
+			info->trace_path, (unsigned long long)info->records);
 	for (uint32_t w = 1; w < 32; w++)
 		if (info->notes & (1u << w))
 			gt_warn("%s: %s", info->trace_path, gt_note_text(w));
@@ -137,11 +141,7 @@ int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, 
 {
 	struct gt_out_info info;
 	int rc = gt_out_convert(trace_path, outdir, what, &info, err, errlen);
-	if (rc == 0 && info.partial)
-		gt_warn("%s: the trace is partial (the process did not finish writing it); its outputs cover what "
-			"was recorded",
-			info.trace_path);
 	if (rc == 0)
-		gt_out_warn_notes(&info);
+		gt_out_warn(&info);
 	return rc;
 }

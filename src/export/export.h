@@ -52,7 +52,10 @@ struct gt_out_info {
 };
 
 /* One warning per note of the trace (CUPTI handed over, refused, ...) and for refused CUPTI buffers. */
-void gt_out_warn_notes(const struct gt_out_info *info);
+/* The warnings a conversion's outcome calls for, each naming the trace: a
+ * partial trace, the notes it carries (GT_REC_NOTE), CUPTI's refused
+ * buffers.  gputap run and convert print the same. */
+void gt_out_warn(const struct gt_out_info *info);
 
 /* gt_out_write_all without the warning: fills `info` (may be NULL). */
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,

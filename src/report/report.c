@@ -23,7 +23,7 @@
 #include "core/log.h"
 #include "trace/trace_io.h"
 #include "liblog/libtrace.h"
-#include "export/rmtable.h"
+#include "report/rmtable.h"
 #include "export/holdstat.h"
 #include "report/report_an.h"
 #include "report/svg.h"

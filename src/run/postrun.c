@@ -45,24 +45,22 @@ static int convert(struct state *s, int i, gt_trace_join_fn join, void *join_arg
 {
 	struct gt_postrun *p = s->p;
 	struct gt_postrun_proc *pp = &p->procs[i];
-	char outdir[4400];
-	snprintf(outdir, sizeof(outdir), "%s/%s", p->dir, s->rp[i].name);
 	struct gt_out_info info;
 	p->trace_opens++;
 	pp->converted = 1; /* tried: never twice */
-	int rc = gt_out_convert_ex(s->rp[i].trace, outdir, p->formats, join, join_arg, s->sum, &info, err, errlen);
+	pp->failed = 1;
+	int rc = gt_out_convert_ex(s->rp[i].trace, pp->outdir, p->formats, join, join_arg,
+				   pp->is_samplers ? NULL : s->sum, &info, err, errlen);
 	if (rc < 0)
 		return -1;
+	pp->failed = 0;
 	pp->partial = info.partial;
 	pp->flags = info.flags;
-	if (info.partial)
-		gt_warn("%s: the trace is partial (the process did not finish writing it); its outputs cover what "
-			"was recorded",
-			info.trace_path);
 	pp->records = info.records;
 	pp->lost = info.lost;
 	pp->cupti_dropped = info.cupti_dropped;
-	gt_out_warn_notes(&info);
+	snprintf(pp->trace, sizeof(pp->trace), "%s", info.trace_path);
+	gt_out_warn(&info);
 	return 0;
 }
 
@@ -99,11 +97,22 @@ int gt_postrun(struct gt_postrun *p)
 		warnf(p, "%s: %s", p->dir, strerror(errno));
 		return -1;
 	}
-	/* only folders with a trace (a process that wrote only metrics.log has nothing to convert) */
+	/* only folders with a trace (a process that wrote only metrics.log has nothing to convert),
+	 * then the samplers' when asked for (room for it: one more than n) */
+	struct gt_rundir_proc *rp = realloc(s.rp, ((size_t)n + 1) * sizeof(*rp));
+	if (!rp) {
+		free(s.rp);
+		warnf(p, "out of memory");
+		return -1;
+	}
+	s.rp = rp;
 	int k = 0;
 	for (int i = 0; i < n; i++)
 		if (s.rp[i].trace[0])
 			s.rp[k++] = s.rp[i];
+	int nproc = k;
+	if (p->samplers && p->formats && gt_rundir_samplers(p->dir, &s.rp[k]))
+		k++;
 	s.nrp = k;
 	p->procs = calloc(k ? (size_t)k : 1, sizeof(*p->procs));
 	if (!p->procs) {
@@ -112,9 +121,14 @@ int gt_postrun(struct gt_postrun *p)
 		return -1;
 	}
 	p->nprocs = (size_t)k;
-	for (int i = 0; i < k; i++)
-		snprintf(p->procs[i].name, sizeof(p->procs[i].name), "%s", s.rp[i].name);
-	if (p->summary && k && !(s.sum = gt_summary_new()))
+	for (int i = 0; i < k; i++) {
+		struct gt_postrun_proc *pp = &p->procs[i];
+		snprintf(pp->name, sizeof(pp->name), "%s", s.rp[i].name);
+		snprintf(pp->trace, sizeof(pp->trace), "%s", s.rp[i].trace);
+		snprintf(pp->outdir, sizeof(pp->outdir), "%s/%s", p->outdir ? p->outdir : p->dir, s.rp[i].name);
+		pp->is_samplers = i >= nproc;
+	}
+	if (p->summary && nproc && !(s.sum = gt_summary_new()))
 		warnf(p, "the summary: out of memory");
 	char err[1200] = "";
 	if (p->report) {

@@ -18,7 +18,11 @@
 
 struct gt_postrun_proc {
 	char name[64];
-	int converted;
+	char trace[4200]; /* the file read (maybe <trace>.partial) */
+	char outdir[4300];
+	int is_samplers; /* DIR/samplers: the samplers' counters, not a process */
+	int converted; /* tried */
+	int failed;    /* the conversion failed (warned) */
 	int partial;
 	uint32_t flags; /* the trace header's GT_FILE_* */
 	uint64_t records, lost, cupti_dropped;
@@ -26,7 +30,9 @@ struct gt_postrun_proc {
 
 struct gt_postrun {
 	const char *dir;     /* the run directory */
+	const char *outdir;  /* where OUT/<proc>/ go; NULL: dir (gputap convert -o OUT) */
 	unsigned formats;    /* GT_OUT_* made for each <proc> trace; 0: none */
+	int samplers;        /* convert DIR/samplers/trace.gtr too (into OUT/samplers/; not in the summary) */
 	int report;          /* write DIR/report.html */
 	FILE *summary;       /* print the summary here; NULL: none */
 	void (*warn)(void *arg, const char *msg);

@@ -22,7 +22,7 @@
 #include "liblog/libtrace.h"
 #include "export/export.h"
 #include "export/ofile.h"
-#include "export/rmtable.h"
+#include "report/rmtable.h"
 #include "report/report.h"
 #include "run/child.h"
 #include "run/postrun.h"

@@ -23,6 +23,30 @@ static int exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
+/* One folder: 1 and *p filled when it holds a trace or metrics.log. */
+static int entry(const char *dir, const char *name, struct gt_rundir_proc *p)
+{
+	char t[4200], tp[4300], m[4300];
+	snprintf(t, sizeof(t), "%s/%s/" GT_PROC_TRACE, dir, name);
+	snprintf(tp, sizeof(tp), "%s.partial", t);
+	snprintf(m, sizeof(m), "%s/%s/" GT_PROC_METRICS, dir, name);
+	int whole = exists(t), part = !whole && exists(tp), met = exists(m);
+	if (!whole && !part && !met)
+		return 0;
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	if (whole || part)
+		snprintf(p->trace, sizeof(p->trace), "%s", t);
+	p->trace_partial = part;
+	p->has_metrics = met;
+	return 1;
+}
+
+int gt_rundir_samplers(const char *dir, struct gt_rundir_proc *out)
+{
+	return entry(dir, GT_RUN_SAMPLERS, out) && out->trace[0];
+}
+
 int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out)
 {
 	*out = NULL;
@@ -37,12 +61,8 @@ int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out)
 		if (e->d_name[0] == '.' || strcmp(e->d_name, GT_RUN_SAMPLERS) == 0 || strcmp(e->d_name, GT_RUN_LIBS) == 0 ||
 		    strlen(e->d_name) >= sizeof(v->name))
 			continue;
-		char t[4200], tp[4300], m[4300];
-		snprintf(t, sizeof(t), "%s/%s/" GT_PROC_TRACE, dir, e->d_name);
-		snprintf(tp, sizeof(tp), "%s.partial", t);
-		snprintf(m, sizeof(m), "%s/%s/" GT_PROC_METRICS, dir, e->d_name);
-		int whole = exists(t), part = !whole && exists(tp), met = exists(m);
-		if (!whole && !part && !met)
+		struct gt_rundir_proc one;
+		if (!entry(dir, e->d_name, &one))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 8;
@@ -54,13 +74,7 @@ int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out)
 			}
 			v = nv;
 		}
-		struct gt_rundir_proc *p = &v[n++];
-		memset(p, 0, sizeof(*p));
-		snprintf(p->name, sizeof(p->name), "%s", e->d_name);
-		if (whole || part)
-			snprintf(p->trace, sizeof(p->trace), "%s", t);
-		p->trace_partial = part;
-		p->has_metrics = met;
+		v[n++] = one;
 	}
 	closedir(d);
 	if (rc < 0) {

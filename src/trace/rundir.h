@@ -17,6 +17,7 @@
 #define GT_RUN_REPORT "report.html"
 #define GT_PROC_TRACE "trace.gtr"
 #define GT_PROC_METRICS "metrics.log"
+#define GT_PROC_RANGE_METRICS "range_metrics.csv" /* range metrics (GPUTAP_METRICS) */
 
 struct gt_rundir_proc {
 	char name[64];
@@ -31,5 +32,9 @@ struct gt_rundir_proc {
  * name.  Returns how many (*out malloc'd, NULL when 0), or -1 with errno
  * (dir unreadable, ENOMEM). */
 int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out);
+
+/* DIR/samplers/ as an entry of the same shape (name "samplers"): 1 when it
+ * holds a trace (or its .partial), else 0. */
+int gt_rundir_samplers(const char *dir, struct gt_rundir_proc *out);
 
 #endif

@@ -408,3 +408,38 @@ TEST(postrun_iteration_search_reads_again_converts_once)
 	ASSERT(exists_in(d, "rank0/trace.json") && exists_in(d, GT_RUN_REPORT));
 	gt_postrun_free(&pr);
 }
+
+/* gputap convert DIR -o OUT: the same pass, conversion only, into OUT/<proc>/, the samplers'
+ * trace too; a process that wrote only metrics.log has nothing to convert. */
+TEST(postrun_convert_into_other_folder_with_samplers)
+{
+	const char *d = gt_test_tmpdir();
+	char run[4300], out[4300], p0[4300], ps[4300];
+	snprintf(run, sizeof(run), "%s/run", d);
+	snprintf(out, sizeof(out), "%s/out", d);
+	snprintf(p0, sizeof(p0), "%s/run/rank0", d);
+	snprintf(ps, sizeof(ps), "%s/run/samplers", d);
+	mkd(d, "run");
+	mkd(d, "run/rank0");
+	mkd(d, "run/samplers");
+	mkd(d, "run/onlylog");
+	touch(d, "run/onlylog/metrics.log");
+	ASSERT(write_every_type(p0, 1));
+	ASSERT(write_every_type(ps, 1));
+	struct warns w = {0};
+	struct gt_postrun pr = {.dir = run, .outdir = out, .formats = GT_OUT_CSV, .samplers = 1, .warn = collect_warn,
+				.warn_arg = &w};
+	ASSERT_EQ_INT(gt_postrun(&pr), 0);
+	ASSERT_EQ_INT(w.n, 0);
+	ASSERT_EQ_U64(pr.nprocs, 2);
+	ASSERT_EQ_STR(pr.procs[0].name, "rank0");
+	ASSERT(!pr.procs[0].is_samplers && !pr.procs[0].failed);
+	ASSERT_EQ_STR(pr.procs[1].name, "samplers");
+	ASSERT(pr.procs[1].is_samplers && pr.procs[1].converted && !pr.procs[1].failed);
+	ASSERT_CONTAINS(pr.procs[1].outdir, "/out/samplers");
+	ASSERT(exists_in(out, "rank0/trace_cuda_gpu_kern_sum.csv"));
+	ASSERT(exists_in(out, "samplers/trace_cuda_gpu_kern_sum.csv"));
+	ASSERT(!exists_in(run, "rank0/trace_cuda_gpu_kern_sum.csv")); /* nothing written beside the input */
+	ASSERT(!exists_in(out, "onlylog"));
+	gt_postrun_free(&pr);
+}
