@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/csvio.h"
 #include "report/svg.h"
@@ -115,12 +114,9 @@ int gt_rm_tables(FILE *out, const char *rundir, int max_rows, int html)
 {
 	struct gt_rundir_proc *procs;
 	int np = gt_rundir_procs(rundir, &procs), n = 0;
-	for (int i = 0; i < np; i++) { /* the <proc> folders that hold range_metrics.csv */
-		char p[4400];
-		snprintf(p, sizeof(p), "%s/%s/" GT_PROC_RANGE_METRICS, rundir, procs[i].name);
-		if (access(p, R_OK) == 0)
+	for (int i = 0; i < np; i++) /* the <proc> folders that hold range_metrics.csv */
+		if (procs[i].has_range_metrics)
 			procs[n++] = procs[i];
-	}
 	if (html && n)
 		fputs("<h2 id=\"range-metrics\">Range metrics</h2>\n<p class=\"note\">GPU hardware counters per NVTX "
 		      "range, over the kernels inside it (per-kernel mode) or over the range's time (per-range mode); "

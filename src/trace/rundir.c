@@ -23,15 +23,16 @@ static int exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-/* One folder: 1 and *p filled when it holds a trace or metrics.log. */
+/* One folder: 1 and *p filled when it holds a trace, metrics.log or range_metrics.csv. */
 static int entry(const char *dir, const char *name, struct gt_rundir_proc *p)
 {
-	char t[4200], tp[4300], m[4300];
+	char t[4200], tp[4300], m[4300], rm[4300];
 	snprintf(t, sizeof(t), "%s/%s/" GT_PROC_TRACE, dir, name);
 	snprintf(tp, sizeof(tp), "%s.partial", t);
 	snprintf(m, sizeof(m), "%s/%s/" GT_PROC_METRICS, dir, name);
-	int whole = exists(t), part = !whole && exists(tp), met = exists(m);
-	if (!whole && !part && !met)
+	snprintf(rm, sizeof(rm), "%s/%s/" GT_PROC_RANGE_METRICS, dir, name);
+	int whole = exists(t), part = !whole && exists(tp), met = exists(m), rme = exists(rm);
+	if (!whole && !part && !met && !rme)
 		return 0;
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
@@ -39,6 +40,7 @@ static int entry(const char *dir, const char *name, struct gt_rundir_proc *p)
 		snprintf(p->trace, sizeof(p->trace), "%s", t);
 	p->trace_partial = part;
 	p->has_metrics = met;
+	p->has_range_metrics = rme;
 	return 1;
 }
 

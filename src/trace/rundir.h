@@ -24,10 +24,12 @@ struct gt_rundir_proc {
 	char trace[4200]; /* DIR/<proc>/trace.gtr (the reader falls back to .partial); "" if neither exists */
 	int trace_partial; /* only trace.gtr.partial exists (the process did not finish it) */
 	int has_metrics;   /* metrics.log */
+	int has_range_metrics; /* range_metrics.csv */
 };
 
 /* The <proc> folders of `dir`: every folder but samplers/, libs/ and hidden
- * ones that holds trace.gtr, trace.gtr.partial or metrics.log (in any form:
+ * ones that holds trace.gtr, trace.gtr.partial, metrics.log or
+ * range_metrics.csv (in any form:
  * a trace.gtr that is a folder is listed, for its reader to name), sorted by
  * name.  Returns how many (*out malloc'd, NULL when 0), or -1 with errno
  * (dir unreadable, ENOMEM). */
