@@ -179,7 +179,9 @@ static void emit_gemm(struct cb_state *s, struct gt_liblog_ctx *c, char prec, in
 			const char *t = strncmp(w, "CUBLAS_", 7) == 0 ? w + 7 : w;
 			if (strncmp(t, "CUDA_", 5) == 0) { /* the older cudaDataType form */
 				t += 5;
-				snprintf(g.compute, sizeof(g.compute), "COMPUTE_%s", t[2] ? t + 2 : t);
+				char cw[64];
+				snprintf(cw, sizeof(cw), "COMPUTE_%s", t[2] ? t + 2 : t);
+				gt_cfg_sanitize(g.compute, sizeof(g.compute), cw); /* one plain CSV field */
 			} else {
 				gt_cfg_sanitize(g.compute, sizeof(g.compute), t);
 			}
