@@ -3,6 +3,7 @@
 # Sources are found by folder, so adding a file needs no edit here:
 #   src/core/*.c      compiled into both the CLI and libgputap.so (which links libz.so.1)
 #   src/gpu/probe.c   (where libcuda and CUPTI are found) both, too
+#   src/trace/trace_io.c  (the binary trace, written by the tap, read by the CLI) both, too
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
 #   src/{analyze,run,export,report,liblog,libperf,gpu,cli}/*.c   the gputap CLI
@@ -43,12 +44,12 @@ ifeq ($(STATIC_DEPS),1)
 LIBS := -Wl,-Bstatic -lyajl_s -lsqlite3 -lz -Wl,-Bdynamic -ldl -lpthread -lm
 endif
 
-CORE_SRC := $(wildcard src/core/*.c) src/gpu/probe.c
+CORE_SRC := $(wildcard src/core/*.c) src/gpu/probe.c src/trace/trace_io.c
 TAP_SRC := $(wildcard src/tap/*.c)
 TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c hold.c holdtab.c holdstub.c))
 TAP_PURE += src/tap/rangeagg.c
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
-	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) src/cli/*.c)
+	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) $(filter-out src/trace/trace_io.c,$(wildcard src/trace/*.c)) src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))

@@ -6,7 +6,7 @@
  *                                      tap writes them (blocks, zlib LEVEL): CPU ns per record
  *                                      and per kernel, output bytes per kernel
  *
- * Built by bench/trace/run.sh against src/core/trace_io.c and src/core/blockz.c.
+ * Built by bench/trace/run.sh against src/trace/trace_io.c and src/core/blockz.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 
 static double now(clockid_t c)
 {

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/csvio.h"
+
 #include "analyze/analyze.h"
 #include "gputap/format.h"
 
@@ -59,23 +61,6 @@ size_t gt_an_map_nclasses(const struct gt_an_map *m);
 const char *gt_an_map_class(const struct gt_an_map *m, size_t i);
 /* Parse JSON text with // comments and trailing commas removed (in place copy). */
 char *gt_an_strip_json(const char *text, size_t len);
-
-/* ---- CSV ---- */
-struct gt_csv {
-	FILE *f;
-	const char *path;
-	long line;      /* line where the current row starts (1-based) */
-	long next_line;
-	char *buf;      /* row text, fields point into it */
-	size_t cap;
-	char **fields;
-	size_t nfields, fcap;
-	int first;
-};
-int gt_csv_open(struct gt_csv *c, const char *path, char *err, size_t errlen);
-/* 1 row read, 0 end of file, -1 error (err set). Fields are NUL-terminated, unquoted. */
-int gt_csv_next(struct gt_csv *c, char *err, size_t errlen);
-void gt_csv_close(struct gt_csv *c);
 
 /* ---- timeline engine ---- */
 struct gt_ev {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analyze/an_internal.h"
+#include "trace/rundir.h"
 #include "core/log.h"
 #include "core/sort.h"
 
@@ -307,27 +308,19 @@ static int read_csv_input(struct gt_an_ctx *c, const char *in, char *err, size_t
 
 static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
 {
-	struct dirent **ents = NULL;
-	int n = scandir(dir, &ents, NULL, alphasort);
+	struct gt_rundir_proc *procs;
+	int n = gt_rundir_procs(dir, &procs);
 	if (n < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	int found = 0, rc = 0;
-	for (int i = 0; i < n; i++) {
-		char p[4400];
-		if (rc == 0 && ents[i]->d_name[0] != '.') {
-			snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, ents[i]->d_name);
-			char pp[4500];
-			snprintf(pp, sizeof(pp), "%s.partial", p);
-			if (access(p, F_OK) == 0 || access(pp, F_OK) == 0) {
-				found++;
-				rc = gt_an_read_gtr(c, p, ents[i]->d_name, err, errlen);
-			}
+	for (int i = 0; i < n && rc == 0; i++)
+		if (procs[i].trace[0]) {
+			found++;
+			rc = gt_an_read_gtr(c, procs[i].trace, procs[i].name, err, errlen);
 		}
-		free(ents[i]);
-	}
-	free(ents);
+	free(procs);
 	if (rc == 0 && !found) {
 		snprintf(err, errlen, "%s: a folder with no <proc>/trace.gtr in it (not a gputap run directory)", dir);
 		return -1;

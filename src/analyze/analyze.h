@@ -20,6 +20,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "trace/visit.h"
 #include <stdio.h>
 
 #define GT_AN_SCHEMA_VERSION 2 /* "schema_version" of the JSON output */
@@ -246,6 +248,12 @@ struct gt_an_opts {
 	int buckets;           /* time buckets of the series (0: 20) */
 	int per_iter_kernels;  /* keep per-iteration rows per kernel name (gputap diff) */
 	const struct gt_an_sink *sink; /* every GPU op of the timelines, NULL: none */
+	/* gputap trace inputs read by the caller, so that the analysis shares one pass over each trace with
+	 * the caller's own readers (gputap run): for each trace, gtr_feed opens it, lets the analysis join
+	 * (trace/visit.h), reads it once and closes it.  0, or -1 with err.
+	 * NULL: the analysis opens and reads each trace itself. */
+	gt_trace_feed_fn gtr_feed;
+	void *gtr_feed_arg;
 };
 
 /* Load a map from a JSON file: either an object {"key": "class", ...} or a GPU Performance Analyzer config whose

@@ -9,7 +9,8 @@
 
 #include "analyze/an_internal.h"
 #include "core/demangle.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
+#include "trace/visit.h"
 
 /* string id -> name-table index + 1 (0: not looked up yet); never larger than the string table */
 struct idcache {
@@ -79,95 +80,151 @@ static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64
 	return gt_tl_op(&c->tl, (uint32_t)g, s, e, n->cat, corr, (uint32_t)ni, stream, bytes);
 }
 
-int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen)
+/* One trace read as a visitor (trace/visit.h), so that gputap run reads each trace once for every
+ * output: the analysis, the model behind the CSVs and trace.json, the report. */
+struct gtr {
+	struct gt_an_ctx *c;
+	const char *path;
+	int source;
+	struct idcache ic;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct gtr *g, const struct gt_trace_reader *r)
 {
-	struct gt_trace_reader r;
-	if (gt_tr_open(&r, path) < 0) {
-		snprintf(err, errlen, "%s", r.err);
+	if (g->errlen && !g->err[0])
+		snprintf(g->err, g->errlen, "%s: byte %llu: %s", g->path, (unsigned long long)r->offset,
+			 g->c->tl.err[0] ? g->c->tl.err : "out of memory");
+	return -1;
+}
+
+static int v_kernel(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_kernel *k)
+{
+	struct gtr *g = ctx;
+	if (add(g->c, g->source, cached_name(g->c, &g->ic, r, k->name_id, GT_NK_KERNEL), k->device, k->start_ns,
+		k->end_ns, k->corr_id, k->stream, 0) < 0)
+		return fail(g, r);
+	return 0;
+}
+
+static int v_memcpy(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memcpy *m)
+{
+	struct gtr *g = ctx;
+	const char *nm = gt_an_copykind_name(m->copy_kind);
+	if (add(g->c, g->source, gt_names_get(&g->c->names, GT_NK_MEMOP, nm, strlen(nm)), m->device, m->start_ns,
+		m->end_ns, m->corr_id, m->stream, m->bytes) < 0)
+		return fail(g, r);
+	return 0;
+}
+
+static int v_memset(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memset *m)
+{
+	struct gtr *g = ctx;
+	if (add(g->c, g->source, gt_names_get(&g->c->names, GT_NK_MEMOP, "[CUDA memset]", 13), m->device, m->start_ns,
+		m->end_ns, m->corr_id, m->stream, m->bytes) < 0)
+		return fail(g, r);
+	return 0;
+}
+
+static int v_api(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_api *a)
+{
+	struct gtr *g = ctx;
+	if (bad_op(g->c->tl.err, sizeof(g->c->tl.err), 0, a->start_ns, a->end_ns) ||
+	    gt_tl_launch2(&g->c->tl, g->source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0)
+		return fail(g, r);
+	return 0;
+}
+
+static int v_nccl(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_nccl_coll *n)
+{
+	struct gtr *g = ctx;
+	if (g->c->colls && gt_colls_nccl(g->c->colls, g->source, n, gt_tr_str(r, n->func_id), gt_tr_str(r, n->algo_id),
+					 gt_tr_str(r, n->proto_id)) < 0)
+		return fail(g, r);
+	return 0;
+}
+
+static int v_range(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_range *rg)
+{
+	struct gtr *g = ctx;
+	struct gt_an_ctx *c = g->c;
+	if (rg->kind == GT_RANGE_MARK || rg->kind == GT_RANGE_WINDOW)
+		return 0;
+	const char *rn = gt_tr_str(r, rg->name_id);
+	gt_an_range_seen(c, rn, (double)(rg->end_ns > rg->start_ns ? rg->end_ns - rg->start_ns : 0), 1);
+	if (!gt_an_is_iter_range(c, rn))
+		return 0;
+	if (bad_op(c->tl.err, sizeof(c->tl.err), 0, rg->start_ns, rg->end_ns))
+		return fail(g, r);
+	c->has_nvtx = 1;
+	c->nvtx_count++;
+	c->nvtx_total_ns += (double)(rg->end_ns > rg->start_ns ? rg->end_ns - rg->start_ns : 0);
+	if (gt_tl_range(&c->tl, g->source, rg->start_ns, rg->end_ns) < 0)
+		return fail(g, r);
+	return 0;
+}
+
+static int v_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
+{
+	(void)h;
+	struct gtr *g = ctx;
+	if ((r->nrecords & 0xfffff) == 0)
+		gt_an_progress(g->c, g->path, r->offset, 0);
+	return 0;
+}
+
+static int v_end(void *ctx, const struct gt_trace_reader *r)
+{
+	struct gtr *g = ctx;
+	if (r->partial)
+		gt_an_note(g->c, "%s: the trace is partial (the run did not end cleanly or lost records)", g->path);
+	return 0;
+}
+
+static const struct gt_trace_ops gtr_ops = {
+	.any = v_any,
+	.kernel = v_kernel,
+	.memcpy = v_memcpy,
+	.memset = v_memset,
+	.api = v_api,
+	.nccl_coll = v_nccl,
+	.range = v_range,
+	.end = v_end,
+};
+
+struct feed_arg {
+	struct gt_an_ctx *c;
+	struct gtr g;
+	const char *label;
+};
+
+/* Called with the trace open, before its first record: the source and its label. */
+static int gtr_join(void *arg, const struct gt_trace_reader *r, struct gt_trace_visitor *v, size_t *nv)
+{
+	struct feed_arg *a = arg;
+	struct gt_an_ctx *c = a->c;
+	a->g.source = c->nsources++;
+	char proc[sizeof(r->hdr.proc) + 1];
+	memcpy(proc, r->hdr.proc, sizeof(r->hdr.proc));
+	proc[sizeof(r->hdr.proc)] = '\0';
+	const char *label = a->label && a->label[0] ? a->label : proc[0] ? proc : NULL;
+	if (label && gt_an_label(c, a->g.source, label, a->g.path) < 0) {
+		snprintf(a->g.err, a->g.errlen, "%s: out of memory", a->g.path);
 		return -1;
 	}
-	int source = c->nsources++;
-	char proc[sizeof(r.hdr.proc) + 1];
-	memcpy(proc, r.hdr.proc, sizeof(r.hdr.proc));
-	proc[sizeof(r.hdr.proc)] = '\0';
-	if (!label || !label[0])
-		label = proc[0] ? proc : NULL;
-	if (label && gt_an_label(c, source, label, path) < 0) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		gt_tr_close(&r);
-		return -1;
-	}
-	struct idcache ic = {0};
-	const struct gt_rec_hdr *h;
-	int rc, bad = 0;
 	c->has_tl = 1;
 	c->has_mem = 1;
-	while ((rc = gt_tr_next(&r, &h)) > 0) {
-		switch (h->type) {
-		case GT_REC_KERNEL: {
-			const struct gt_rec_kernel *k = (const void *)h;
-			bad |= add(c, source, cached_name(c, &ic, &r, k->name_id, GT_NK_KERNEL), k->device, k->start_ns,
-				   k->end_ns, k->corr_id, k->stream, 0) < 0;
-			break;
-		}
-		case GT_REC_MEMCPY: {
-			const struct gt_rec_memcpy *m = (const void *)h;
-			const char *nm = gt_an_copykind_name(m->copy_kind);
-			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, nm, strlen(nm)), m->device,
-				   m->start_ns, m->end_ns, m->corr_id, m->stream, m->bytes) < 0;
-			break;
-		}
-		case GT_REC_MEMSET: {
-			const struct gt_rec_memset *m = (const void *)h;
-			bad |= add(c, source, gt_names_get(&c->names, GT_NK_MEMOP, "[CUDA memset]", 13), m->device,
-				   m->start_ns, m->end_ns, m->corr_id, m->stream, m->bytes) < 0;
-			break;
-		}
-		case GT_REC_API: {
-			const struct gt_rec_api *a = (const void *)h;
-			bad |= bad_op(c->tl.err, sizeof(c->tl.err), 0, a->start_ns, a->end_ns) ||
-			       gt_tl_launch2(&c->tl, source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0;
-			break;
-		}
-		case GT_REC_NCCL_COLL: {
-			const struct gt_rec_nccl_coll *n = (const void *)h;
-			if (c->colls)
-				bad |= gt_colls_nccl(c->colls, source, n, gt_tr_str(&r, n->func_id), gt_tr_str(&r, n->algo_id),
-						     gt_tr_str(&r, n->proto_id)) < 0;
-			break;
-		}
-		case GT_REC_RANGE: {
-			const struct gt_rec_range *g = (const void *)h;
-			if (g->kind == GT_RANGE_MARK || g->kind == GT_RANGE_WINDOW)
-				break;
-			const char *rn = gt_tr_str(&r, g->name_id);
-			gt_an_range_seen(c, rn, (double)(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0), 1);
-			if (!gt_an_is_iter_range(c, rn))
-				break;
-			if ((bad = bad_op(c->tl.err, sizeof(c->tl.err), 0, g->start_ns, g->end_ns)))
-				break;
-			c->has_nvtx = 1;
-			c->nvtx_count++;
-			c->nvtx_total_ns += (double)(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
-			bad |= gt_tl_range(&c->tl, source, g->start_ns, g->end_ns) < 0;
-			break;
-		}
-		default: break;
-		}
-		if (bad) {
-			snprintf(err, errlen, "%s: byte %llu: %s", path, (unsigned long long)r.offset,
-				 c->tl.err[0] ? c->tl.err : "out of memory");
-			rc = -1;
-			break;
-		}
-		if ((r.nrecords & 0xfffff) == 0)
-			gt_an_progress(c, path, r.offset, 0);
-	}
-	if (rc < 0 && !bad)
-		snprintf(err, errlen, "%s", r.err);
-	if (rc == 0 && r.partial)
-		gt_an_note(c, "%s: the trace is partial (the run did not end cleanly or lost records)", path);
-	free(ic.v);
-	gt_tr_close(&r);
+	v[*nv] = (struct gt_trace_visitor){&gtr_ops, &a->g};
+	(*nv)++;
+	return 0;
+}
+
+int gt_an_read_gtr(struct gt_an_ctx *c, const char *path, const char *label, char *err, size_t errlen)
+{
+	struct feed_arg a = {c, {c, path, 0, {0}, err, errlen}, label};
+	gt_trace_feed_fn feed = c->o->gtr_feed ? c->o->gtr_feed : gt_trace_feed_plain;
+	int rc = feed(c->o->gtr_feed_arg, path, gtr_join, &a, err, errlen);
+	free(a.g.ic.v);
 	return rc < 0 ? -1 : 0;
 }

@@ -1,6 +1,6 @@
 /* gputap convert — a gputap trace to Chrome/Perfetto JSON, nsys-style CSVs and the alnair interposer's logs. */
-#include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "core/log.h"
 #include "export/export.h"
-#include "core/sort.h"
+#include "run/postrun.h"
 
 const char cmd_convert_help[] =
 	"usage: gputap convert INPUT [-o OUT] [--format LIST]\n"
@@ -116,6 +116,20 @@ static int not_a_trace(const char *trace)
 	return 1;
 }
 
+static void warn_lost(const char *trace, uint64_t lost, uint64_t dropped)
+{
+	if (lost || dropped)
+		gt_warn("%s: %llu records were lost by the tap and %llu dropped by CUPTI: totals are lower bounds", trace,
+			(unsigned long long)lost, (unsigned long long)dropped);
+}
+
+static void print_done(const char *trace, const char *outdir, unsigned what)
+{
+	printf("%s -> %s/%s%s%s%s\n", trace, outdir, (what & GT_OUT_GTR) ? "trace.gtr " : "",
+	       (what & GT_OUT_JSON) ? "trace.json " : "", (what & GT_OUT_CSV) ? "trace_*.csv " : "",
+	       (what & GT_OUT_LOGS) ? "metrics.log timeline.log" : "");
+}
+
 static int convert_one(const char *trace, const char *outdir, unsigned what)
 {
 	char err[1024] = "";
@@ -124,73 +138,44 @@ static int convert_one(const char *trace, const char *outdir, unsigned what)
 		gt_error("%s", err);
 		return 1;
 	}
-	if (info.partial)
-		gt_warn("%s: partial trace (the process did not finish writing it): converted the %llu records "
-			"it holds",
-			info.trace_path, (unsigned long long)info.records);
-	if (info.lost || info.cupti_dropped)
-		gt_warn("%s: %llu records were lost by the tap and %llu dropped by CUPTI: totals are lower bounds",
-			info.trace_path, (unsigned long long)info.lost, (unsigned long long)info.cupti_dropped);
-	gt_out_warn_notes(&info);
-	printf("%s -> %s/%s%s%s%s\n", info.trace_path, outdir, (what & GT_OUT_GTR) ? "trace.gtr " : "",
-	       (what & GT_OUT_JSON) ? "trace.json " : "",
-	       (what & GT_OUT_CSV) ? "trace_*.csv " : "", (what & GT_OUT_LOGS) ? "metrics.log timeline.log" : "");
+	gt_out_warn(&info);
+	warn_lost(info.trace_path, info.lost, info.cupti_dropped);
+	print_done(info.trace_path, outdir, what);
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
+static void convert_error(void *arg, const char *msg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	*(int *)arg = 1;
+	gt_error("%s", msg);
 }
 
+/* A run directory: the post-run pass of gputap run, conversion only (the samplers' trace too). */
 static int convert_run_dir(const char *dir, const char *out, unsigned what)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		gt_error("%s: %s", dir, strerror(errno));
-		return 1;
-	}
-	char **names = NULL;
-	size_t n = 0;
 	int status = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char sub[4200], trace[4300];
-		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		int h = has_trace(sub, trace, sizeof(trace));
-		if (h < 0)
-			status = not_a_trace(trace);
-		if (h <= 0)
-			continue;
-		char **nn = realloc(names, (n + 1) * sizeof(*nn));
-		if (!nn || !(nn[n] = strdup(e->d_name))) {
-			free(nn ? nn : names);
-			closedir(d);
-			gt_error("out of memory");
-			return 1;
-		}
-		names = nn;
-		n++;
-	}
-	closedir(d);
-	if (!n) {
-		if (!status)
-			gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
+	struct gt_postrun pr = {
+		.dir = dir,
+		.outdir = out,
+		.formats = what,
+		.samplers = 1,
+		.warn = convert_error,
+		.warn_arg = &status,
+	};
+	if (gt_postrun(&pr) < 0)
 		return 1;
+	if (!pr.nprocs) {
+		gt_error("%s: no gputap trace here (looked for trace.gtr and <proc>/trace.gtr)", dir);
+		status = 1;
 	}
-	gt_sort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		char sub[4200], trace[4300], od[4200];
-		snprintf(sub, sizeof(sub), "%s/%s", dir, names[i]);
-		has_trace(sub, trace, sizeof(trace));
-		snprintf(od, sizeof(od), "%s/%s", out ? out : dir, names[i]);
-		if (convert_one(trace, od, what))
-			status = 1;
-		free(names[i]);
+	for (size_t i = 0; i < pr.nprocs; i++) {
+		const struct gt_postrun_proc *p = &pr.procs[i];
+		if (!p->converted || p->failed)
+			continue;
+		warn_lost(p->trace, p->lost, p->cupti_dropped);
+		print_done(p->trace, p->outdir, what);
 	}
-	free(names);
+	gt_postrun_free(&pr);
 	return status;
 }
 

@@ -6,8 +6,9 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "core/version.h"
 
-const char gt_version[] = "0.1.0";
+const char gt_version[] = GT_VERSION;
 
 int gt_is_help_flag(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 

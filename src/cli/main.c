@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "gputap/format.h"
 
 struct gt_cmd {
 	const char *name;
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 		return gt_finish_stdout(0);
 	}
 	if (strcmp(a, "--version") == 0 || strcmp(a, "version") == 0) {
-		printf("gputap %s (trace format %u)\n", gt_version, 1u);
+		printf("gputap %s (trace format %u)\n", gt_version, GT_TRACE_VERSION);
 		return gt_finish_stdout(0);
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++) {

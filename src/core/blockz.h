@@ -5,7 +5,7 @@
  * Owns: the block layout of include/gputap/format.h (struct gt_block_hdr):
  * the delta filter (GT_BLOCK_DELTA), zlib compression, the CRC, and every
  * check a reader makes on a block before it hands out a record.  Knows
- * nothing of files: core/trace_io.c does the I/O.
+ * nothing of files: trace/trace_io.c does the I/O.
  *
  * Invariants: a block holds whole records only (record framing checked on
  * the way in and on the way out); an encoder never fails for lack of zlib:

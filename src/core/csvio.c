@@ -1,6 +1,7 @@
 #include "core/csvio.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,4 +122,163 @@ int gt_utf8_valid(const unsigned char *s, size_t n)
 		i += k + 1;
 	}
 	return 1;
+}
+
+/* ---- the streaming RFC 4180 reader ---- */
+
+int gt_csv_open(struct gt_csv *c, const char *path, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->f = fopen(path, "rb");
+	if (!c->f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	c->path = path;
+	c->next_line = 1;
+	c->first = 1;
+	return 0;
+}
+
+void gt_csv_close(struct gt_csv *c)
+{
+	if (c->f)
+		fclose(c->f);
+	free(c->buf);
+	free(c->fields);
+	memset(c, 0, sizeof(*c));
+}
+
+
+static int push_char(struct gt_csv *c, size_t *n, char ch)
+{
+	if (*n + 1 >= c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 1024;
+		if (nc > (256u << 20))
+			return -1;
+		char *b = realloc(c->buf, nc);
+		if (!b)
+			return -1;
+		c->buf = b;
+		c->cap = nc;
+	}
+	c->buf[(*n)++] = ch;
+	return 0;
+}
+
+static int push_field(struct gt_csv *c, size_t off)
+{
+	if (c->nfields == c->fcap) {
+		size_t nc = c->fcap ? c->fcap * 2 : 16;
+		char **f = realloc(c->fields, nc * sizeof(*f));
+		if (!f)
+			return -1;
+		c->fields = f;
+		c->fcap = nc;
+	}
+	c->fields[c->nfields++] = (char *)(uintptr_t)off; /* turned into pointers at the end */
+	return 0;
+}
+
+int gt_csv_next(struct gt_csv *c, char *err, size_t errlen)
+{
+	for (;;) {
+		size_t n = 0;
+		int ch, quoted = 0, in_quotes = 0, any = 0;
+		c->nfields = 0;
+		c->line = c->next_line;
+		if (push_field(c, 0) < 0)
+			goto nomem;
+		for (;;) {
+			ch = getc(c->f);
+			if (ch == EOF) {
+				if (ferror(c->f)) {
+					snprintf(err, errlen, "%s:%ld: read error: %s", c->path, c->next_line,
+						 strerror(errno));
+					return -1;
+				}
+				if (in_quotes) {
+					snprintf(err, errlen, "%s:%ld: quoted field not closed before end of file",
+						 c->path, c->line);
+					return -1;
+				}
+				if (!any)
+					return 0;
+				break;
+			}
+			any = 1;
+			if (c->first) {
+				c->first = 0;
+				if (ch == 0xef) { /* byte-order mark */
+					int b2 = getc(c->f), b3 = getc(c->f);
+					if (b2 == 0xbb && b3 == 0xbf)
+						continue;
+					snprintf(err, errlen, "%s:1: not UTF-8 text", c->path);
+					return -1;
+				}
+			}
+			if (ch == '\0') {
+				snprintf(err, errlen, "%s:%ld: NUL byte in text", c->path, c->next_line);
+				return -1;
+			}
+			if (in_quotes) {
+				if (ch == '"') {
+					int nx = getc(c->f);
+					if (nx == '"') {
+						if (push_char(c, &n, '"') < 0)
+							goto nomem;
+						continue;
+					}
+					if (nx != EOF)
+						ungetc(nx, c->f);
+					in_quotes = 0;
+					continue;
+				}
+				if (ch == '\n')
+					c->next_line++;
+				if (push_char(c, &n, (char)ch) < 0)
+					goto nomem;
+				continue;
+			}
+			if (ch == '\n') {
+				c->next_line++;
+				break;
+			}
+			if (ch == '\r') {
+				int nx = getc(c->f);
+				if (nx != '\n' && nx != EOF)
+					ungetc(nx, c->f);
+				c->next_line++;
+				break;
+			}
+			if (ch == '"') {
+				in_quotes = 1;
+				quoted = 1;
+				continue;
+			}
+			if (ch == ',') {
+				if (push_char(c, &n, '\0') < 0 || push_field(c, n) < 0)
+					goto nomem;
+				continue;
+			}
+			if (push_char(c, &n, (char)ch) < 0)
+				goto nomem;
+		}
+		if (push_char(c, &n, '\0') < 0)
+			goto nomem;
+		(void)quoted;
+		if (!gt_utf8_valid((const unsigned char *)c->buf, n - 1)) {
+			snprintf(err, errlen, "%s:%ld: invalid UTF-8", c->path, c->line);
+			return -1;
+		}
+		for (size_t i = 0; i < c->nfields; i++)
+			c->fields[i] = c->buf + (uintptr_t)c->fields[i];
+		/* skip blank lines (nsys writes none, editors sometimes add one at the end) */
+		if (c->nfields == 1 && c->fields[0][0] == '\0')
+			continue;
+		return 1;
+	}
+nomem:
+	snprintf(err, errlen, "%s:%ld: row too long or out of memory", c->path, c->line);
+	return -1;
 }

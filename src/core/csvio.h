@@ -2,8 +2,9 @@
  * core/csvio.h — the small CSV and file helpers every module shares.
  *
  * Owns: RFC 4180 quoting of one field on output, splitting one CSV record in
- * place on input (no embedded newlines: every CSV gputap reads line by line
- * is of that kind), reading a whole small file, and checking UTF-8.  Large inputs are
+ * place on input (no embedded newlines: the CSVs gputap writes itself and
+ * reads line by line), the streaming reader of CSVs written by other tools
+ * (nsys), reading a whole small file, and checking UTF-8.  The one CSV module.  Large inputs are
  * streamed by their readers, never through gt_read_file.
  */
 #ifndef GT_CSVIO_H
@@ -23,5 +24,24 @@ char *gt_read_file(const char *path, size_t *len);
 
 /* 1 if s[0..n) is well-formed UTF-8 (no overlong 2-byte forms), else 0. */
 int gt_utf8_valid(const unsigned char *s, size_t n);
+
+/* An RFC 4180 reader: quoted fields with commas, doubled quotes and line
+ * breaks, CRLF or LF, a UTF-8 byte-order mark; rejects invalid UTF-8 and a
+ * quote left open, naming the file and line.  One row in memory at a time. */
+struct gt_csv {
+	FILE *f;
+	const char *path;
+	long line;      /* line where the current row starts (1-based) */
+	long next_line;
+	char *buf;      /* row text, fields point into it */
+	size_t cap;
+	char **fields;
+	size_t nfields, fcap;
+	int first;
+};
+int gt_csv_open(struct gt_csv *c, const char *path, char *err, size_t errlen);
+/* 1 row read, 0 end of file, -1 error (err set). Fields are NUL-terminated, unquoted. */
+int gt_csv_next(struct gt_csv *c, char *err, size_t errlen);
+void gt_csv_close(struct gt_csv *c);
 
 #endif

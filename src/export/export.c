@@ -11,6 +11,12 @@
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
 		   size_t errlen)
 {
+	return gt_out_convert_ex(trace_path, outdir, what, NULL, NULL, NULL, info, err, errlen);
+}
+
+int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what, gt_trace_join_fn join, void *join_arg,
+		      struct gt_summary *sum, struct gt_out_info *info, char *err, size_t errlen)
+{
 	struct gt_model m;
 	struct gt_ofile json = {0}, tl = {0}, met = {0};
 	struct gt_json *j = NULL;
@@ -54,8 +60,22 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 			goto out;
 		gt_alnair_timeline_hook(&m, tl.f, 1);
 	}
-	if (gt_model_run(&m, err, errlen) < 0)
+	struct gt_trace_visitor more[GT_VISIT_MAX];
+	size_t nmore = 0;
+	if (errlen)
+		err[0] = '\0';
+	if (join && join(join_arg, &m.r, more, &nmore) < 0) {
+		gt_trace_release(more, nmore);
 		goto out;
+	}
+	if (sum)
+		gt_summary_attach(sum, &m);
+	if (gt_model_run_with(&m, more, nmore, err, errlen) < 0)
+		goto out;
+	if (sum && gt_summary_add(sum, m.path, &m) < 0) {
+		snprintf(err, errlen, "%s: out of memory", m.path);
+		goto out;
+	}
 	if (j) {
 		struct gt_json *jj = j;
 		j = NULL;
@@ -88,6 +108,7 @@ int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, st
 		info->cupti_dropped = gt_model_cupti_dropped(&m);
 		info->cupti_no_buffer = m.cupti_no_buffer;
 		info->notes = m.notes;
+		info->flags = m.hdr.flags;
 		snprintf(info->proc, sizeof(info->proc), "%s", m.hdr.proc);
 		snprintf(info->trace_path, sizeof(info->trace_path), "%s", m.path);
 	}
@@ -101,8 +122,12 @@ out:
 	return rc;
 }
 
-void gt_out_warn_notes(const struct gt_out_info *info)
+void gt_out_warn(const struct gt_out_info *info)
 {
+	if (info->partial)
+		gt_warn("%s: the trace is partial (the process did not finish writing it): its outputs cover the "
+			"%llu records it holds",
+			info->trace_path, (unsigned long long)info->records);
 	for (uint32_t w = 1; w < 32; w++)
 		if (info->notes & (1u << w))
 			gt_warn("%s: %s", info->trace_path, gt_note_text(w));
@@ -116,11 +141,7 @@ int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, 
 {
 	struct gt_out_info info;
 	int rc = gt_out_convert(trace_path, outdir, what, &info, err, errlen);
-	if (rc == 0 && info.partial)
-		gt_warn("%s: the trace is partial (the process did not finish writing it); its outputs cover what "
-			"was recorded",
-			info.trace_path);
 	if (rc == 0)
-		gt_out_warn_notes(&info);
+		gt_out_warn(&info);
 	return rc;
 }

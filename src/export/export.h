@@ -5,7 +5,7 @@
  * (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,
  * cuda_api_sum, nvtx_sum, nvtx_gpu_proj_trace), metrics.log/timeline.log
  * rebuilt from a trace, and the end-of-run summary.  Reads traces only
- * through core/trace_io.h, in one streaming pass.  Every file is written to
+ * through trace/trace_io.h, in one streaming pass.  Every file is written to
  * "<name>.partial" and renamed when complete; on an error no output of that
  * call is left behind as if it were complete.  docs/outputs.md describes
  * every file and column.
@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "trace/visit.h"
 
 /* Which outputs gt_out_write_all makes. */
 #define GT_OUT_JSON 0x1u
@@ -44,16 +46,37 @@ struct gt_out_info {
 	uint64_t cupti_dropped;  /* records CUPTI dropped */
 	uint64_t cupti_no_buffer; /* CUPTI buffer requests refused */
 	uint32_t notes;          /* bit (1 << what) for each GT_REC_NOTE */
+	uint32_t flags;          /* the header's GT_FILE_* */
 	char proc[32];           /* the header's process name */
 	char trace_path[4096];   /* the file actually read (maybe "<path>.partial") */
 };
 
 /* One warning per note of the trace (CUPTI handed over, refused, ...) and for refused CUPTI buffers. */
-void gt_out_warn_notes(const struct gt_out_info *info);
+/* The warnings a conversion's outcome calls for, each naming the trace: a
+ * partial trace, the notes it carries (GT_REC_NOTE), CUPTI's refused
+ * buffers.  gputap run and convert print the same. */
+void gt_out_warn(const struct gt_out_info *info);
 
 /* gt_out_write_all without the warning: fills `info` (may be NULL). */
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
 		   size_t errlen);
+struct gt_summary;
+/* gt_out_convert with other readers in the same pass (`join`, may be NULL:
+ * the analysis and the report) and the summary gathered from it (`sum`, may
+ * be NULL): the trace is read once for all of them. */
+int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what, gt_trace_join_fn join, void *join_arg,
+		      struct gt_summary *sum, struct gt_out_info *info, char *err, size_t errlen);
+
+/* The summary built while the traces are converted (no pass of its own):
+ * attach before a model's pass (launch-hold figures are gathered in it),
+ * add after it, print once all are in. */
+struct gt_summary;
+struct gt_model;
+struct gt_summary *gt_summary_new(void);
+void gt_summary_attach(struct gt_summary *s, struct gt_model *m);
+int gt_summary_add(struct gt_summary *s, const char *trace_path, struct gt_model *m); /* -1 on ENOMEM */
+int gt_summary_print(struct gt_summary *s, FILE *f, const char *rundir, char *err, size_t errlen);
+void gt_summary_free(struct gt_summary *s);
 
 /* Print the end-of-run summary of one or more traces (several processes):
  * top kernels by GPU time, API time, bytes per copy direction, peak memory,

@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "core/holdnames.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "export/model.h"
 
 #define GT_HOLDSTAT_TRIGGERS 64

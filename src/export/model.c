@@ -625,50 +625,55 @@ static void finish(struct gt_model *m)
 			gt_stat_finish(&tabs[t]->s[i]);
 }
 
-int gt_model_run(struct gt_model *m, char *err, size_t errlen)
+static int model_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
 {
-	const struct gt_rec_hdr *h;
-	int rc;
-	while ((rc = gt_tr_next(&m->r, &h)) > 0) {
-		m->nrecords++;
-		if (on_record(m, h) < 0) {
-			snprintf(err, errlen, "%s: out of memory at byte %llu", m->path,
-				 (unsigned long long)(m->r.offset - h->size));
-			return -1;
-		}
-		if (m->hold && gt_holdstat_record(m->hold, &m->r, h) < 0) {
-			snprintf(err, errlen, "%s: out of memory at byte %llu", m->path,
-				 (unsigned long long)(m->r.offset - h->size));
-			return -1;
-		}
-		for (int i = 0; i < 2; i++)
-			if (m->hooks[i].on_record && m->hooks[i].on_record(m->hooks[i].ctx, m, h) < 0) {
-				snprintf(err, errlen, "%s: out of memory writing outputs", m->path);
-				return -1;
-			}
-	}
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", m->r.err);
+	(void)r;
+	struct gt_model *m = ctx;
+	m->nrecords++;
+	if (on_record(m, h) < 0 || (m->hold && gt_holdstat_record(m->hold, &m->r, h) < 0))
 		return -1;
-	}
+	for (int i = 0; i < 2; i++)
+		if (m->hooks[i].on_record && m->hooks[i].on_record(m->hooks[i].ctx, m, h) < 0)
+			return -1;
+	return 0;
+}
+
+static int model_end(void *ctx, const struct gt_trace_reader *r)
+{
+	(void)r;
+	struct gt_model *m = ctx;
 	m->partial = m->r.partial;
-	if (m->hold && gt_holdstat_end_trace(m->hold) < 0) {
-		snprintf(err, errlen, "%s: out of memory", m->path);
+	if (m->hold && gt_holdstat_end_trace(m->hold) < 0)
 		return -1;
-	}
 	/* NVTX statistics need the closing time of still-open ranges: after the pass */
 	for (size_t i = 0; i < m->ranges.n; i++) {
 		struct gt_m_range *g = &GT_VEC_AT(&m->ranges, struct gt_m_range, i);
 		if (g->open)
 			g->end = m->last_ts > g->start ? m->last_ts : g->start;
 		const char *style = g->kind == GT_RANGE_STARTEND ? style_startend : style_pushpop;
-		if (!gt_stat_add(&m->nvtx, g->name, style, dur(g->start, g->end))) {
-			snprintf(err, errlen, "%s: out of memory", m->path);
+		if (!gt_stat_add(&m->nvtx, g->name, style, dur(g->start, g->end)))
 			return -1;
-		}
 	}
 	finish(m);
 	return 0;
+}
+
+static const struct gt_trace_ops model_ops = {.any = model_any, .end = model_end};
+
+int gt_model_run_with(struct gt_model *m, const struct gt_trace_visitor *more, size_t nmore, char *err, size_t errlen)
+{
+	struct gt_trace_visitor v[8] = {{&model_ops, m}};
+	size_t n = 1;
+	for (size_t i = 0; i < nmore && n < 8; i++)
+		v[n++] = more[i];
+	if (errlen)
+		err[0] = '\0';
+	return gt_trace_visit(&m->r, v, n, err, errlen);
+}
+
+int gt_model_run(struct gt_model *m, char *err, size_t errlen)
+{
+	return gt_model_run_with(m, NULL, 0, err, errlen);
 }
 
 uint64_t gt_model_lost(const struct gt_model *m)

@@ -7,7 +7,7 @@
  * writer needs them after the pass (API calls that launched GPU work, the
  * first GPU operation of each correlation id, NVTX ranges, memory events),
  * and the per-record hooks that let trace.json and timeline.log be written
- * during the same pass.  The trace is read once, through core/trace_io.h.
+ * during the same pass.  The trace is read once, through trace/trace_io.h.
  *
  * Invariants: every name pointer in the model points into the model's string
  * pool and lives as long as the model; statistics groups are keyed by text
@@ -21,7 +21,8 @@
 #include <stdio.h>
 
 #include "core/containers.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
+#include "trace/visit.h"
 
 /* interned text, owned by the pool */
 struct gt_pool {
@@ -159,6 +160,9 @@ int gt_model_open(struct gt_model *m, const char *trace_path, char *err, size_t 
 /* Read every record, calling the hooks; then finish the statistics.
  * 0, or -1 with err naming the file and byte offset. */
 int gt_model_run(struct gt_model *m, char *err, size_t errlen);
+/* gt_model_run with other readers in the same pass (trace/visit.h): the
+ * trace is read once for all of them.  At most 7 more. */
+int gt_model_run_with(struct gt_model *m, const struct gt_trace_visitor *more, size_t nmore, char *err, size_t errlen);
 void gt_model_free(struct gt_model *m);
 /* A kernel's name as people read it (demangled, as nsys prints it; the trace keeps it mangled). */
 const char *gt_model_kernel_name(struct gt_model *m, uint32_t name_id);

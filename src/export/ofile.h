@@ -4,7 +4,7 @@
  * Owns: creating "<dir>/<name>.partial", checking every write (a full disk is
  * an error, never a silently short file), and the rename to "<dir>/<name>"
  * once the content is complete.  A file that was not committed is removed.
- * (core/trace_io.h does the same for the binary trace with write(2); this is
+ * (trace/trace_io.h does the same for the binary trace with write(2); this is
  * the stdio flavour for the text outputs.)
  */
 #ifndef GT_OUT_OFILE_H

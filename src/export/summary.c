@@ -24,6 +24,11 @@ struct sum {
 	char window_names[512];
 	int partial;
 	struct gt_holdstat hold;
+	/* per trace */
+	size_t n, cap;
+	uint64_t *peaks;
+	char (*procs)[32];
+	char **paths;
 };
 
 static int merge(struct sum *s, struct gt_stattab *dst, const struct gt_stattab *src)
@@ -217,74 +222,126 @@ static void print(FILE *f, struct sum *s, const char *rundir, const char *const 
 	}
 }
 
+struct gt_summary *gt_summary_new(void)
+{
+	struct sum *s = calloc(1, sizeof(*s));
+	if (s)
+		gt_holdstat_init(&s->hold);
+	return (struct gt_summary *)s;
+}
+
+void gt_summary_attach(struct gt_summary *sp, struct gt_model *m)
+{
+	struct sum *s = (struct sum *)sp;
+	m->hold = &s->hold;
+}
+
+int gt_summary_add(struct gt_summary *sp, const char *trace_path, struct gt_model *m)
+{
+	struct sum *s = (struct sum *)sp;
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 8;
+		uint64_t *np = realloc(s->peaks, nc * sizeof(*np));
+		if (np)
+			s->peaks = np;
+		char(*nq)[32] = np ? realloc(s->procs, nc * sizeof(*nq)) : NULL;
+		if (nq)
+			s->procs = nq;
+		char **nr = nq ? realloc(s->paths, nc * sizeof(*nr)) : NULL;
+		if (!nr)
+			return -1;
+		s->paths = nr;
+		s->cap = nc;
+	}
+	if (!(s->paths[s->n] = strdup(trace_path)))
+		return -1;
+	s->peaks[s->n] = m->mem_peak;
+	snprintf(s->procs[s->n], sizeof(s->procs[0]), "%s", m->hdr.proc);
+	s->n++;
+	if (merge(s, &s->kern, &m->kern) < 0 || merge(s, &s->api, &m->api) < 0)
+		return -1;
+	for (int k = 0; k < GT_COPY_KIND_MAX; k++) {
+		s->copy_bytes[k] += m->copy_bytes[k];
+		s->copy_ns[k] += m->copy_ns[k];
+		s->copy_count[k] += m->copy_count[k];
+	}
+	s->memset_bytes += m->memset_bytes;
+	s->memset_ns += m->memset_ns;
+	s->memset_count += m->memset_count;
+	s->kernel_ns += m->kernel_ns;
+	s->kernel_count += m->kernel_count;
+	s->lost += gt_model_lost(m);
+	s->dropped += gt_model_cupti_dropped(m);
+	s->no_buffer += m->cupti_no_buffer;
+	s->notes |= m->notes;
+	s->records += m->nrecords;
+	s->partial |= m->partial;
+	for (size_t w = 0; w < m->windows.n; w++) {
+		const struct gt_m_range *r = &GT_VEC_AT(&m->windows, struct gt_m_range, w);
+		s->windows++;
+		s->window_ns += r->end > r->start ? r->end - r->start : 0;
+		if (!strstr(s->window_names, r->text)) {
+			size_t o = strlen(s->window_names);
+			snprintf(s->window_names + o, sizeof(s->window_names) - o, "%s%s", o ? ", " : "", r->text);
+		}
+	}
+	return 0;
+}
+
+int gt_summary_print(struct gt_summary *sp, FILE *f, const char *rundir, char *err, size_t errlen)
+{
+	struct sum *s = (struct sum *)sp;
+	print(f, s, rundir, (const char *const *)s->paths, (int)s->n, s->peaks, s->procs);
+	if (fflush(f) != 0 || ferror(f)) {
+		snprintf(err, errlen, "writing the summary failed");
+		return -1;
+	}
+	return 0;
+}
+
+void gt_summary_free(struct gt_summary *sp)
+{
+	struct sum *s = (struct sum *)sp;
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	free(s->peaks);
+	free(s->procs);
+	gt_stattab_free(&s->kern);
+	gt_stattab_free(&s->api);
+	gt_pool_free(&s->pool);
+	gt_holdstat_free(&s->hold);
+	free(s);
+}
+
 int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, int ntraces, char *err,
 		   size_t errlen)
 {
-	struct sum s;
-	memset(&s, 0, sizeof(s));
-	gt_holdstat_init(&s.hold);
-	uint64_t *peaks = calloc(ntraces > 0 ? (size_t)ntraces : 1, sizeof(*peaks));
-	char(*procs)[32] = calloc(ntraces > 0 ? (size_t)ntraces : 1, sizeof(*procs));
-	int rc = -1;
-	if (!peaks || !procs) {
+	struct gt_summary *s = gt_summary_new();
+	if (!s) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -1;
 	}
+	int rc = -1;
 	for (int i = 0; i < ntraces; i++) {
 		struct gt_model m;
 		if (gt_model_open(&m, trace_paths[i], err, errlen) < 0)
 			goto out;
 		m.kern.keep_vals = m.memtime.keep_vals = m.memsize.keep_vals = m.api.keep_vals = m.nvtx.keep_vals = 0;
 		m.keep_links = 0;
-		m.hold = &s.hold;
-		if (gt_model_run(&m, err, errlen) < 0 || merge(&s, &s.kern, &m.kern) < 0 ||
-		    merge(&s, &s.api, &m.api) < 0) {
+		gt_summary_attach(s, &m);
+		if (gt_model_run(&m, err, errlen) < 0 || gt_summary_add(s, trace_paths[i], &m) < 0) {
 			if (!err[0])
 				snprintf(err, errlen, "%s: out of memory", m.path);
 			gt_model_free(&m);
 			goto out;
 		}
-		for (int k = 0; k < GT_COPY_KIND_MAX; k++) {
-			s.copy_bytes[k] += m.copy_bytes[k];
-			s.copy_ns[k] += m.copy_ns[k];
-			s.copy_count[k] += m.copy_count[k];
-		}
-		s.memset_bytes += m.memset_bytes;
-		s.memset_ns += m.memset_ns;
-		s.memset_count += m.memset_count;
-		s.kernel_ns += m.kernel_ns;
-		s.kernel_count += m.kernel_count;
-		s.lost += gt_model_lost(&m);
-		s.dropped += gt_model_cupti_dropped(&m);
-		s.no_buffer += m.cupti_no_buffer;
-		s.notes |= m.notes;
-		s.records += m.nrecords;
-		s.partial |= m.partial;
-		for (size_t w = 0; w < m.windows.n; w++) {
-			const struct gt_m_range *r = &GT_VEC_AT(&m.windows, struct gt_m_range, w);
-			s.windows++;
-			s.window_ns += r->end > r->start ? r->end - r->start : 0;
-			if (!strstr(s.window_names, r->text)) {
-				size_t o = strlen(s.window_names);
-				snprintf(s.window_names + o, sizeof(s.window_names) - o, "%s%s", o ? ", " : "", r->text);
-			}
-		}
-		peaks[i] = m.mem_peak;
-		snprintf(procs[i], sizeof(procs[i]), "%s", m.hdr.proc);
 		gt_model_free(&m);
 	}
-	print(f, &s, rundir, trace_paths, ntraces, peaks, procs);
-	if (fflush(f) != 0 || ferror(f)) {
-		snprintf(err, errlen, "writing the summary failed");
-		goto out;
-	}
-	rc = 0;
+	rc = gt_summary_print(s, f, rundir, err, errlen);
 out:
-	free(peaks);
-	free(procs);
-	gt_stattab_free(&s.kern);
-	gt_stattab_free(&s.api);
-	gt_pool_free(&s.pool);
-	gt_holdstat_free(&s.hold);
+	gt_summary_free(s);
 	return rc;
 }

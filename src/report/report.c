@@ -1,7 +1,7 @@
 /* gputap report: read what a run directory holds, print a terminal summary
  * and write DIR/report.html, one self-contained page with inline SVG plots.
  * Every section is shown; one whose data are missing says which file it
- * needed.  Traces are read only through core/trace_io.h, twice (time range,
+ * needed.  Traces are read only through trace/trace_io.h, twice (time range,
  * then drawing), with memory bounded by the number of lanes and pixels. */
 #include "report/report.h"
 
@@ -21,12 +21,13 @@
 
 #include "analyze/analyze.h"
 #include "core/log.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "liblog/libtrace.h"
-#include "export/rmtable.h"
+#include "report/rmtable.h"
 #include "export/holdstat.h"
 #include "report/report_an.h"
 #include "report/svg.h"
+#include "trace/rundir.h"
 #include "core/sort.h"
 
 #define MAX_PROCS 256
@@ -101,7 +102,7 @@ static void series_downsample(struct series *s)
 }
 
 struct lane {
-	int proc;               /* index into procs; -1: a lane of the analysis, `device` its GPU index */
+	int proc;               /* -1: a lane of the analysis, `device` its GPU index */
 	uint32_t device, stream;
 	uint64_t events;
 	double busy_ns;
@@ -153,6 +154,12 @@ struct page {
 	char perf_err[256];
 	/* launch hold */
 	struct gt_holdstat hold;
+	/* how traces are read: by whoever converts them too (gputap run), else plainly; the report's
+	 * own reader joins the analysis' pass over each trace */
+	gt_trace_feed_fn feed;
+	void *feed_arg;
+	char **visited; /* traces the report's reader has seen (the analysis may read one twice) */
+	size_t nvisited;
 };
 
 static double t_base(const struct page *p)
@@ -215,47 +222,15 @@ static const char *run_str(const struct page *p, const char *key, char *buf, siz
 }
 
 /* ---------------- traces ---------------- */
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp((const char *)a, (const char *)b);
-}
-
 static void find_procs(struct page *p)
 {
-	DIR *d = opendir(p->dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)) && p->nprocs < MAX_PROCS) {
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(p->procs[0]))
-			continue;
-		char t[4096];
-		snprintf(t, sizeof(t), "%s/%s/trace.gtr", p->dir, e->d_name);
-		char tp[4200];
-		snprintf(tp, sizeof(tp), "%s.partial", t);
-		if (exists(t) || exists(tp))
-			snprintf(p->procs[p->nprocs++], sizeof(p->procs[0]), "%s", e->d_name);
-	}
-	closedir(d);
-	gt_sort(p->procs, (size_t)p->nprocs, sizeof(p->procs[0]), name_cmp);
-}
-
-/* GPU work of one record: 1 with its fields, 0 if the record is not GPU work. */
-static int gpu_work(const struct gt_rec_hdr *h, uint32_t *dev, uint32_t *stream, uint64_t *s, uint64_t *e, int *kind)
-{
-	if (h->type == GT_REC_KERNEL) {
-		const struct gt_rec_kernel *k = (const void *)h;
-		*dev = k->device, *stream = k->stream, *s = k->start_ns, *e = k->end_ns, *kind = 0;
-	} else if (h->type == GT_REC_MEMCPY) {
-		const struct gt_rec_memcpy *m = (const void *)h;
-		*dev = m->device, *stream = m->stream, *s = m->start_ns, *e = m->end_ns, *kind = 1;
-	} else if (h->type == GT_REC_MEMSET) {
-		const struct gt_rec_memset *m = (const void *)h;
-		*dev = m->device, *stream = m->stream, *s = m->start_ns, *e = m->end_ns, *kind = 2;
-	} else {
-		return 0;
-	}
-	return *e >= *s && *s > 0;
+	struct gt_rundir_proc *v;
+	int n = gt_rundir_procs(p->dir, &v);
+	for (int i = 0; i < n && p->nprocs < MAX_PROCS; i++)
+		if (v[i].trace[0])
+			snprintf(p->procs[p->nprocs++], sizeof(p->procs[0]), "%s", v[i].name);
+	if (n > 0)
+		free(v);
 }
 
 static struct lane *get_lane(struct page *p, int proc, uint32_t dev, uint32_t stream)
@@ -387,150 +362,151 @@ static void sink_op(void *arg, size_t gpu, uint32_t stream, uint64_t s, uint64_t
 		mark(l->zcols, p->z0, p->z1, s, e, kind);
 }
 
-static void load_traces(struct page *p)
+/* The report's own reader of a run's trace, in the analysis' pass over it (one read): records lost,
+ * launch hold, device memory in use over time per process and GPU.  The GPU lanes come from the
+ * analysis' sweep (sink_op). */
+struct trace_rd {
+	struct page *p;
+	char proc[64];
+	struct gt_map live; /* address -> bytes */
+	double *used;       /* per device: bytes in use */
+	long *memidx;       /* per device: index into p->mem + 1, 0 none, -1 dropped */
+	size_t ndev;
+};
+
+static int rd_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
 {
-	if (p->nprocs == 0) {
-		snprintf(p->trace_err, sizeof(p->trace_err), "no <proc>/trace.gtr in the run directory");
-		return;
+	struct trace_rd *t = ctx;
+	if (h->type == GT_REC_DROPPED)
+		t->p->lost += ((const struct gt_rec_dropped *)h)->count;
+	return gt_holdstat_record(&t->p->hold, r, h);
+}
+
+static int rd_memory(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memory *m)
+{
+	(void)r;
+	struct trace_rd *t = ctx;
+	struct page *p = t->p;
+	if (m->device >= MAX_DEVICE || (m->op != GT_MEM_ALLOC && m->op != GT_MEM_FREE))
+		return 0;
+	if (m->device >= t->ndev) {
+		size_t nd = (size_t)m->device + 1;
+		double *nu = realloc(t->used, nd * sizeof(*nu));
+		if (!nu)
+			return -1;
+		t->used = nu;
+		long *nm = realloc(t->memidx, nd * sizeof(*nm));
+		if (!nm)
+			return -1;
+		t->memidx = nm;
+		for (size_t d = t->ndev; d < nd; d++)
+			t->used[d] = 0, t->memidx[d] = 0;
+		t->ndev = nd;
 	}
-	p->t0 = INFINITY;
-	p->t1 = -INFINITY;
-	/* pass 1: time range and lanes */
-	for (int i = 0; i < p->nprocs; i++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s/trace.gtr", p->dir, p->procs[i]);
-		struct gt_trace_reader r;
-		if (gt_tr_open(&r, path) < 0) {
-			snprintf(p->trace_err, sizeof(p->trace_err), "%s", r.err);
-			continue;
+	if (m->op == GT_MEM_ALLOC) {
+		uint64_t *b = gt_map_put(&t->live, m->address, NULL);
+		if (b)
+			*b = m->bytes;
+		t->used[m->device] += (double)m->bytes;
+	} else {
+		uint64_t *b = gt_map_get(&t->live, m->address);
+		uint64_t bytes = m->bytes ? m->bytes : b ? *b : 0;
+		if (b)
+			*b = 0;
+		t->used[m->device] -= (double)bytes;
+	}
+	if (t->memidx[m->device] == 0) {
+		if (p->nmem < MAX_SERIES) {
+			t->memidx[m->device] = (long)++p->nmem;
+			snprintf(p->mem[p->nmem - 1].name, sizeof(p->mem[0].name), "%s gpu%u", t->proc, m->device);
+		} else {
+			t->memidx[m->device] = -1;
+			p->series_dropped++;
 		}
-		const struct gt_rec_hdr *h;
-		int rc;
-		while ((rc = gt_tr_next(&r, &h)) > 0) {
-			uint32_t dev, st;
-			uint64_t s, e;
-			int kind;
-			if (h->type == GT_REC_DROPPED)
-				p->lost += ((const struct gt_rec_dropped *)h)->count;
-			if (gt_holdstat_record(&p->hold, &r, h) < 0)
-				snprintf(p->trace_err, sizeof(p->trace_err), "%s: out of memory", path);
-			if (!gpu_work(h, &dev, &st, &s, &e, &kind))
-				continue;
-			p->t0 = fmin(p->t0, (double)s);
-			p->t1 = fmax(p->t1, (double)e);
-			struct lane *l = get_lane(p, i, dev, st);
-			if (l) {
-				l->events++;
-				l->busy_ns += (double)(e - s);
-			}
-			if (kind == 0)
-				p->kernels++;
-			else if (kind == 1)
-				p->copies++;
-			else
-				p->memsets++;
-		}
-		if (rc < 0)
-			snprintf(p->trace_err, sizeof(p->trace_err), "%s (read up to there)", r.err);
-		p->lost += r.hdr.lost_records + r.hdr.cupti_dropped;
-		gt_tr_close(&r);
-		gt_holdstat_end_trace(&p->hold);
+	}
+	if (t->memidx[m->device] > 0) {
+		/* a step: the old value up to this instant, then the new one (x in ns until the time
+		 * base is known, after the pass) */
+		struct series *ms = &p->mem[t->memidx[m->device] - 1];
+		double x = (double)m->ts_ns;
+		series_add(ms, x, ms->n ? ms->y[ms->n - 1] : 0);
+		series_add(ms, x, t->used[m->device] / 1048576.0);
+	}
+	return 0;
+}
+
+static void rd_release(void *ctx)
+{
+	struct trace_rd *t = ctx;
+	gt_map_free(&t->live);
+	free(t->used);
+	free(t->memidx);
+	free(t);
+}
+
+static int rd_end(void *ctx, const struct gt_trace_reader *r)
+{
+	struct trace_rd *t = ctx;
+	t->p->lost += r->hdr.lost_records + r->hdr.cupti_dropped;
+	gt_holdstat_end_trace(&t->p->hold);
+	rd_release(t);
+	return 0;
+}
+
+static const struct gt_trace_ops rd_ops = {.any = rd_any, .memory = rd_memory, .end = rd_end, .release = rd_release};
+
+struct rd_join {
+	gt_trace_join_fn inner;
+	void *inner_arg;
+	struct page *p;
+	const char *path;
+};
+
+static int report_join(void *arg, const struct gt_trace_reader *r, struct gt_trace_visitor *v, size_t *nv)
+{
+	struct rd_join *j = arg;
+	struct page *p = j->p;
+	if (j->inner(j->inner_arg, r, v, nv) < 0)
+		return -1;
+	for (size_t i = 0; i < p->nvisited; i++)
+		if (strcmp(p->visited[i], j->path) == 0)
+			return 0; /* the analysis reads it again: the report has what it needs */
+	char **nvs = realloc(p->visited, (p->nvisited + 1) * sizeof(*nvs));
+	if (!nvs)
+		return -1;
+	p->visited = nvs;
+	struct trace_rd *t = calloc(1, sizeof(*t));
+	if (!t || !(p->visited[p->nvisited] = strdup(j->path))) {
+		free(t);
+		return -1;
+	}
+	p->nvisited++;
+	t->p = p;
+	snprintf(t->proc, sizeof(t->proc), "%s", r->hdr.proc[0] ? r->hdr.proc : "?");
+	v[(*nv)++] = (struct gt_trace_visitor){&rd_ops, t};
+	return 0;
+}
+
+static int report_feed(void *arg, const char *path, gt_trace_join_fn join, void *join_arg, char *err, size_t errlen)
+{
+	struct page *p = arg;
+	struct rd_join j = {join, join_arg, p, path};
+	return p->feed(p->feed_arg, path, report_join, &j, err, errlen);
+}
+
+/* After the pass: memory series on the page's time axis, lanes kept and ordered. */
+static void traces_done(struct page *p)
+{
+	double base = t_base(p);
+	for (size_t i = 0; i < p->nmem; i++) {
+		for (size_t k = 0; k < p->mem[i].n; k++)
+			p->mem[i].x[k] = (p->mem[i].x[k] - base) / 1e9;
+		series_downsample(&p->mem[i]);
 	}
 	gt_holdstat_sort(&p->hold);
 	keep_busiest(p);
-	if (p->t1 <= p->t0)
-		p->t1 = p->t0 + 1;
-	if (p->an && p->an->has_timeline)
-		choose_zoom(p, p->an);
-	for (size_t i = 0; i < p->nlanes; i++) {
-		p->lanes[i].cols = calloc(COLS, 1);
-		if (p->z1 > p->z0)
-			p->lanes[i].zcols = calloc(COLS, 1);
-	}
-	/* pass 2: columns of each lane, memory in use */
-	for (int i = 0; i < p->nprocs; i++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s/trace.gtr", p->dir, p->procs[i]);
-		struct gt_trace_reader r;
-		if (gt_tr_open(&r, path) < 0)
-			continue;
-		struct gt_map live = {0};   /* address -> bytes */
-		double *used = NULL;        /* per device: bytes in use */
-		long *memidx = NULL;        /* per device: index into p->mem + 1, 0 none, -1 dropped */
-		size_t ndev = 0;
-		const struct gt_rec_hdr *h;
-		while (gt_tr_next(&r, &h) > 0) {
-			uint32_t dev, st;
-			uint64_t s, e;
-			int kind;
-			if (h->type == GT_REC_MEMORY) {
-				const struct gt_rec_memory *m = (const void *)h;
-				if (m->device >= MAX_DEVICE || (m->op != GT_MEM_ALLOC && m->op != GT_MEM_FREE))
-					continue;
-				if (m->device >= ndev) {
-					size_t nd = (size_t)m->device + 1;
-					double *nu = realloc(used, nd * sizeof(*nu));
-					long *nm = nu ? realloc(memidx, nd * sizeof(*nm)) : NULL;
-					if (nu)
-						used = nu;
-					if (!nm)
-						continue;
-					memidx = nm;
-					for (size_t d = ndev; d < nd; d++)
-						used[d] = 0, memidx[d] = 0;
-					ndev = nd;
-				}
-				if (m->op == GT_MEM_ALLOC) {
-					uint64_t *b = gt_map_put(&live, m->address, NULL);
-					if (b)
-						*b = m->bytes;
-					used[m->device] += (double)m->bytes;
-				} else {
-					uint64_t *b = gt_map_get(&live, m->address);
-					uint64_t bytes = m->bytes ? m->bytes : b ? *b : 0;
-					if (b)
-						*b = 0;
-					used[m->device] -= (double)bytes;
-				}
-				if (memidx[m->device] == 0) {
-					if (p->nmem < MAX_SERIES) {
-						memidx[m->device] = (long)++p->nmem;
-						snprintf(p->mem[p->nmem - 1].name, sizeof(p->mem[0].name), "%s gpu%u",
-							 p->procs[i], m->device);
-					} else {
-						memidx[m->device] = -1;
-						p->series_dropped++;
-					}
-				}
-				if (memidx[m->device] > 0) {
-					/* a step: the old value up to this instant, then the new one */
-					struct series *ms = &p->mem[memidx[m->device] - 1];
-					double x = ((double)m->ts_ns - t_base(p)) / 1e9;
-					series_add(ms, x, ms->n ? ms->y[ms->n - 1] : 0);
-					series_add(ms, x, used[m->device] / 1048576.0);
-				}
-				continue;
-			}
-			if (!gpu_work(h, &dev, &st, &s, &e, &kind))
-				continue;
-			struct lane *l = NULL;
-			for (size_t j = 0; j < p->nlanes && !l; j++)
-				if (p->lanes[j].proc == i && p->lanes[j].device == dev && p->lanes[j].stream == st)
-					l = &p->lanes[j];
-			if (!l)
-				continue;
-			if (l->cols)
-				mark(l->cols, p->t0, p->t1, s, e, kind);
-			if (l->zcols)
-				mark(l->zcols, p->z0, p->z1, s, e, kind);
-		}
-		gt_map_free(&live);
-		free(used);
-		free(memidx);
-		gt_tr_close(&r);
-	}
-	for (size_t i = 0; i < p->nmem; i++)
-		series_downsample(&p->mem[i]);
+	if (p->nprocs && !p->nlanes && !p->trace_err[0])
+		snprintf(p->trace_err, sizeof(p->trace_err), "%s", p->an ? "the traces hold no GPU work" : p->an_err);
 }
 
 /* ---------------- samples ---------------- */
@@ -704,8 +680,11 @@ static void load_analysis(struct page *p, const char *map_path, const char *cons
 	o.map = m;
 	o.buckets = 100; /* the plots over time */
 	struct gt_an_sink sink = {p, sink_begin, sink_op};
-	if (p->inputs)
-		o.sink = &sink;
+	o.sink = &sink;
+	if (!p->inputs) { /* a run directory: the report's reader joins the pass over each trace */
+		o.gtr_feed = report_feed;
+		o.gtr_feed_arg = p;
+	}
 	if (gt_an_run(inputs, ninputs, &o, &p->an, err, sizeof(err)) < 0) {
 		snprintf(p->an_err, sizeof(p->an_err), "%s", err);
 		p->an = NULL;
@@ -908,12 +887,8 @@ static size_t draw_lanes(FILE *f, const struct page *p, int zoom, double w0, dou
 	for (size_t i = 0; i < p->nlanes; i++) {
 		const struct lane *l = &p->lanes[i];
 		const uint8_t *cols = zoom ? l->zcols : l->cols;
-		if (l->proc >= 0)
-			snprintf(tl[i].label, sizeof(tl[i].label), "%s gpu%u stream %u", p->procs[l->proc], l->device,
-				 l->stream);
-		else
-			snprintf(tl[i].label, sizeof(tl[i].label), "%s stream %u",
-				 p->an && l->device < p->an->ngpu ? p->an->gpu[l->device].label : "?", l->stream);
+		snprintf(tl[i].label, sizeof(tl[i].label), "%s stream %u",
+			 p->an && l->device < p->an->ngpu ? p->an->gpu[l->device].label : "?", l->stream);
 		tl[i].events = l->events;
 		if (!cols)
 			continue;
@@ -1360,6 +1335,12 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *out, ch
 int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *map_path, const char *html_path,
 			   FILE *out, char *err, size_t errlen)
 {
+	return gt_report_write_fed(inputs, ninputs, map_path, html_path, NULL, NULL, out, err, errlen);
+}
+
+int gt_report_write_fed(const char *const *inputs, int ninputs, const char *map_path, const char *html_path,
+			gt_trace_feed_fn feed, void *feed_arg, FILE *out, char *err, size_t errlen)
+{
 	struct stat sb;
 	if (ninputs < 1) {
 		snprintf(err, errlen, "no input");
@@ -1370,6 +1351,8 @@ int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *m
 	struct page p;
 	memset(&p, 0, sizeof(p));
 	gt_holdstat_init(&p.hold);
+	p.feed = feed ? feed : gt_trace_feed_plain;
+	p.feed_arg = feed_arg;
 	char title[512];
 	int rc = 0;
 	FILE *f;
@@ -1381,7 +1364,9 @@ int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *m
 			load_analysis(&p, map_path, inputs, 1);
 		else
 			snprintf(p.an_err, sizeof(p.an_err), "no trace in the run directory (<proc>/trace.gtr)");
-		load_traces(&p);
+		if (!p.nprocs)
+			snprintf(p.trace_err, sizeof(p.trace_err), "no <proc>/trace.gtr in the run directory");
+		traces_done(&p);
 		load_gpu_samples(&p);
 		if (!p.npower)
 			load_sampler_csv(&p, "gpu_info_power_profiler_output.csv", p.power, &p.npower, "power");
@@ -1464,5 +1449,8 @@ done:
 	free(p.perf);
 	free(p.perf_buf);
 	gt_holdstat_free(&p.hold);
+	for (size_t i = 0; i < p.nvisited; i++)
+		free(p.visited[i]);
+	free(p.visited);
 	return rc;
 }

@@ -8,7 +8,7 @@
  * missing says which file it needed.  Every text from data is HTML-escaped.
  * The page's size is bounded whatever the trace size (the timeline is drawn
  * at pixel resolution, series are downsampled).  Reads traces only through
- * core/trace_io.h and kernel classes, iterations and per-op analyses only
+ * trace/trace_io.h and kernel classes, iterations and per-op analyses only
  * through analyze.h.
  */
 #ifndef GT_REPORT_H
@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "trace/visit.h"
 
 /* Write DIR/report.html (via .partial + rename) and print the summary to `f`
  * (NULL: print nothing).  0 or -1 with err. */
@@ -31,5 +33,10 @@ int gt_report_write_opts(const char *rundir, const char *map_path, FILE *f, char
  * naming it, and no page). */
 int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *map_path, const char *html,
 			   FILE *f, char *err, size_t errlen);
+
+/* gt_report_write_inputs where `feed` reads each trace of a run directory (trace/visit.h; NULL:
+ * plainly): gputap run converts the traces in the same pass as the report reads them. */
+int gt_report_write_fed(const char *const *inputs, int ninputs, const char *map_path, const char *html,
+			gt_trace_feed_fn feed, void *feed_arg, FILE *f, char *err, size_t errlen);
 
 #endif

@@ -18,13 +18,15 @@
 
 #include "core/log.h"
 #include "core/rmagg.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "liblog/libtrace.h"
 #include "export/export.h"
 #include "export/ofile.h"
-#include "export/rmtable.h"
+#include "report/rmtable.h"
 #include "report/report.h"
 #include "run/child.h"
+#include "run/postrun.h"
+#include "trace/rundir.h"
 #include "core/sort.h"
 
 extern char **environ;
@@ -96,58 +98,42 @@ int gt_run_find_lib(const char *exe, char *out, size_t len)
 	return -1;
 }
 
-static int cmp_proc(const void *a, const void *b)
-{
-	return strcmp(((const struct gt_run_proc *)a)->name, ((const struct gt_run_proc *)b)->name);
-}
-
 int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs)
 {
 	*procs = NULL;
-	DIR *d = opendir(dir);
-	if (!d)
+	struct gt_rundir_proc *v;
+	int n = gt_rundir_procs(dir, &v);
+	if (n <= 0)
 		return 0;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || strcmp(e->d_name, "samplers") == 0 || strcmp(e->d_name, "libs") == 0)
-			continue;
-		char p[4400], q[4400];
-		snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, e->d_name);
-		snprintf(q, sizeof(q), "%s/%s/trace.gtr.partial", dir, e->d_name);
-		int trace = access(p, F_OK) == 0 || access(q, F_OK) == 0;
-		snprintf(q, sizeof(q), "%s/%s/metrics.log", dir, e->d_name);
-		if (!trace && access(q, F_OK) != 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 8;
-			struct gt_run_proc *np = realloc(*procs, cap * sizeof(*np));
-			if (!np)
-				break;
-			*procs = np;
-		}
-		struct gt_run_proc *pr = &(*procs)[n++];
-		memset(pr, 0, sizeof(*pr));
-		snprintf(pr->name, sizeof(pr->name), "%s", e->d_name);
-		pr->has_trace = trace;
-		if (trace) {
-			struct gt_trace_reader rd;
-			if (gt_tr_open(&rd, p) == 0) {
-				pr->partial = rd.partial || (rd.hdr.flags & GT_FILE_PARTIAL) != 0;
-				pr->lost_records = rd.hdr.lost_records;
-				pr->cupti_dropped = rd.hdr.cupti_dropped;
-				pr->records = rd.hdr.records;
-				pr->capture = (rd.hdr.flags & GT_FILE_CAPTURE) != 0;
-				gt_tr_close(&rd);
-			} else {
-				pr->partial = 1;
-			}
-		}
+	if (!(*procs = calloc((size_t)n, sizeof(**procs)))) {
+		free(v);
+		return 0;
 	}
-	closedir(d);
-	if (n)
-		gt_sort(*procs, n, sizeof(**procs), cmp_proc);
-	return (int)n;
+	for (int i = 0; i < n; i++) {
+		struct gt_run_proc *pr = &(*procs)[i];
+		snprintf(pr->name, sizeof(pr->name), "%s", v[i].name);
+		pr->has_trace = v[i].trace[0] != 0;
+		pr->partial = v[i].trace_partial; /* the trace's own totals come with its conversion */
+	}
+	free(v);
+	return n;
+}
+
+/* What the conversion of each trace saw, into run.json's processes. */
+static void procs_from_postrun(struct gt_run *r, const struct gt_postrun *pr)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (size_t k = 0; k < pr->nprocs; k++) {
+			const struct gt_postrun_proc *q = &pr->procs[k];
+			struct gt_run_proc *p = &r->procs[i];
+			if (strcmp(p->name, q->name) != 0 || !q->converted)
+				continue;
+			p->partial = q->partial || (q->flags & GT_FILE_PARTIAL) != 0;
+			p->lost_records = q->lost;
+			p->cupti_dropped = q->cupti_dropped;
+			p->records = q->records;
+			p->capture = (q->flags & GT_FILE_CAPTURE) != 0;
+		}
 }
 
 static int read_file(const char *path, char **out)
@@ -349,46 +335,6 @@ static void setup_sampler(struct gt_run *r, int tool)
 	snprintf(g->status, sizeof(g->status), "ok");
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every DIR/<x>/trace.gtr, the samplers' included, sorted. */
-static size_t list_traces(const char *dir, char ***out)
-{
-	*out = NULL;
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char p[4400];
-		snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, e->d_name);
-		struct stat st;
-		if (stat(p, &st) < 0) {
-			snprintf(p, sizeof(p), "%s/%s/trace.gtr.partial", dir, e->d_name);
-			if (stat(p, &st) < 0)
-				continue;
-			snprintf(p, sizeof(p), "%s/%s/trace.gtr", dir, e->d_name);
-		}
-		char **np = realloc(*out, (n + 1) * sizeof(*np));
-		if (!np)
-			break;
-		*out = np;
-		if (!(np[n] = strdup(p)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		gt_sort(*out, n, sizeof(**out), cmp_str);
-	return n;
-}
-
 static void convert_one(struct gt_run *r, const char *trace, unsigned what)
 {
 	char err[1024], outdir[4400];
@@ -416,16 +362,9 @@ static void convert_one(struct gt_run *r, const char *trace, unsigned what)
 		fprintf(stderr, "gputap: converted %s in %.1f s\n", rel, (double)(now_ns() - t0) / 1e9);
 }
 
-static void convert_proc_traces(struct gt_run *r)
+static void postrun_warn(void *arg, const char *msg)
 {
-	char **traces;
-	size_t n = list_traces(r->outdir, &traces);
-	for (size_t i = 0; i < n; i++) {
-		if (!strstr(traces[i], "/samplers/trace.gtr"))
-			convert_one(r, traces[i], GT_OUT_JSON | GT_OUT_CSV);
-		free(traces[i]);
-	}
-	free(traces);
+	warnf(arg, "%s", msg);
 }
 
 static void record_action(struct gt_run *r, enum gt_action_kind k, int tool)
@@ -455,9 +394,7 @@ static void teardown(struct gt_run *r, int tool, int *tap_done, int nliblog_left
 			}
 		}
 	} else if (d->kind == GT_TOOL_TAP) {
-		if (!*tap_done)
-			convert_proc_traces(r);
-		*tap_done = 1;
+		*tap_done = 1; /* the traces are converted in the post-run pass (run/postrun.h), with the report */
 	} else if (d->kind == GT_TOOL_LIBLOG && nliblog_left == 0) {
 		/* the outermost library tool collects every library's logs at once */
 		char libs[4400], csv[4400], model[256];
@@ -705,12 +642,8 @@ int gt_run_execute(const struct gt_run_opts *o)
 	gt_env_free(envp);
 	/* The samples describe the command: stop them now, before any tear-down work. */
 	for (size_t k = 0; k < r->nsamplers; k++)
-		if (r->samplers[k].started) {
-			pthread_mutex_lock(&r->samplers[k].s.mu);
-			r->samplers[k].s.stop = 1;
-			pthread_cond_broadcast(&r->samplers[k].s.cv);
-			pthread_mutex_unlock(&r->samplers[k].s.mu);
-		}
+		if (r->samplers[k].started)
+			gt_sampler_request_stop(&r->samplers[k].s);
 	r->finished = 1;
 	int np = gt_run_scan_procs(r->outdir, &r->procs);
 	r->nprocs = np > 0 ? (size_t)np : 0;
@@ -732,23 +665,20 @@ int gt_run_execute(const struct gt_run_opts *o)
 	}
 	write_json(r);
 
-	if (gt_report_write(r->outdir, NULL, err, sizeof(err)) < 0)
-		warnf(r, "%s", err);
-	char **traces;
-	size_t nt = list_traces(r->outdir, &traces);
-	/* the summary is about the command's processes; the samplers' counters are in their CSVs */
-	for (size_t i = 0; i < nt; i++)
-		if (strstr(traces[i], "/samplers/trace.gtr")) {
-			free(traces[i]);
-			traces[i] = traces[--nt];
-			i--;
-		}
-	if (nt && gt_out_summary(stderr, r->outdir, (const char *const *)traces, (int)nt, err, sizeof(err)) < 0)
-		gt_warn("%s", err);
+	struct gt_postrun pr = {
+		.dir = r->outdir,
+		.formats = tap_done ? GT_OUT_JSON | GT_OUT_CSV : 0,
+		.report = 1,
+		.summary = stderr,
+		.warn = postrun_warn,
+		.warn_arg = r,
+	};
+	gt_postrun(&pr);
+	procs_from_postrun(r, &pr);
+	gt_info("post-run: %zu traces, %u opened", pr.nprocs, pr.trace_opens);
+	gt_postrun_free(&pr);
 	gt_rm_tables(stderr, r->outdir, 12, 0);
-	for (size_t i = 0; i < nt; i++)
-		free(traces[i]);
-	free(traces);
+	write_json(r);
 	if (r->nwarnings)
 		write_json(r);
 	char rel[PATH_MAX];

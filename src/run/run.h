@@ -115,8 +115,8 @@ int gt_run_default_dir(const char *parent, time_t t, char *out, size_t len);
 /* Find libgputap.so: next to the gputap executable `exe`, then ../lib/,
  * then $GPUTAP_LIB.  0 and `out` set, or -1. */
 int gt_run_find_lib(const char *exe, char *out, size_t len);
-/* Scan DIR for process directories (DIR/<proc>/trace.gtr or metrics.log;
- * not samplers/ or libs/).  Returns how many (malloc'd into *procs). */
+/* The process directories of DIR (trace/rundir.h), without opening a trace:
+ * their totals come from the post-run pass.  Returns how many (malloc'd into *procs). */
 int gt_run_scan_procs(const char *dir, struct gt_run_proc **procs);
 /* ISO 8601 UTC with milliseconds, e.g. 2026-11-21T08:51:20.123Z */
 void gt_iso8601(uint64_t ns, char *buf, size_t len);

@@ -12,7 +12,7 @@
 
 #include <yajl/yajl_gen.h>
 
-#include "cli/commands.h"
+#include "core/version.h"
 #include "gpu/probe.h"
 
 void gt_iso8601(uint64_t ns, char *buf, size_t len)
@@ -196,7 +196,7 @@ static int build(yajl_gen g, const struct gt_run *r)
 {
 	char buf[8192];
 	yajl_gen_map_open(g);
-	kstr(g, "gputap_version", gt_version);
+	kstr(g, "gputap_version", GT_VERSION);
 	kint(g, "run_json_version", 1);
 	shell_join(r->argv, r->argc, buf, sizeof(buf));
 	kstr(g, "command", buf);

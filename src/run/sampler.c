@@ -564,7 +564,7 @@ int gt_sampler_start(struct gt_sampler *s)
 	return -r;
 }
 
-void gt_sampler_stop(struct gt_sampler *s)
+void gt_sampler_request_stop(struct gt_sampler *s)
 {
 	if (s->running || s->erunning) {
 		pthread_mutex_lock(&s->mu);
@@ -572,6 +572,11 @@ void gt_sampler_stop(struct gt_sampler *s)
 		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->mu);
 	}
+}
+
+void gt_sampler_stop(struct gt_sampler *s)
+{
+	gt_sampler_request_stop(s);
 	if (s->running)
 		pthread_join(s->thread, NULL);
 	if (s->erunning)

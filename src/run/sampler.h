@@ -50,7 +50,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "gpu/nvml.h"
 
 struct gt_sampler_lines;
@@ -142,6 +142,7 @@ struct gt_sampler {
 	uint64_t energy_seen[GT_SAMPLER_MAXDEV]; /* tick thread: cell seq last written */
 	pthread_mutex_t emu; /* guards ecell; the tick thread only try-locks it */
 	struct gt_sampler_energy_cell ecell[GT_SAMPLER_MAXDEV];
+	/* private to sampler.c: start and stop through the calls below */
 	pthread_t thread, ethread;
 	int running, erunning;
 	pthread_mutex_t mu;
@@ -166,8 +167,10 @@ void gt_sampler_run(struct gt_sampler *s);
  * gpu_samples.csv is written and the source reads energy (all signals blocked
  * in both).  0 or -errno. */
 int gt_sampler_start(struct gt_sampler *s);
-/* Ask both loops to stop (a wait is cut short), join the threads, close and
- * finish the files. */
+/* Ask both loops to stop (a wait is cut short) and return at once: no
+ * sample is taken after this; the threads end on their own. */
+void gt_sampler_request_stop(struct gt_sampler *s);
+/* gt_sampler_request_stop, then join the threads, close and finish the files. */
 void gt_sampler_stop(struct gt_sampler *s);
 
 /* The energy reader's step: read device dev[energy_dev] (timed on eclock),

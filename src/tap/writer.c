@@ -19,7 +19,7 @@
 #include "core/alnair_log.h"
 #include "core/log.h"
 #include "core/sort.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "tap/capture_tap.h"
 #include "tap/tap.h"
 #include "tap/writer.h"

@@ -2,6 +2,9 @@
 . "$(dirname "$0")/lib.sh"
 expect_status version 0 "$GPUTAP" --version
 contains version-text "$T/.out" "gputap "
+# the trace format this build writes, from the format header (not a number of its own)
+v=$(sed -n 's/^#define GT_TRACE_VERSION \([0-9]*\)u.*/\1/p' "$(dirname "$0")/../../include/gputap/format.h")
+contains version-trace-format "$T/.out" "(trace format $v)"
 expect_status help 0 "$GPUTAP" --help
 contains help-lists-run "$T/.out" "run "
 contains help-lists-analyze "$T/.out" "analyze "

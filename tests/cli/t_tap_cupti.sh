@@ -15,7 +15,7 @@ if ! command -v cc >/dev/null || [ ! -f "$cuda/include/cupti.h" ]; then
 fi
 if cc -O1 -shared -fPIC -I"$cuda/include" -o "$T/libfakecupti.so" "$src/fake_cupti.c" -lpthread 2>"$T/cc.err" &&
 	cc -O1 -rdynamic -o "$T/client" "$src/cupti_client.c" -ldl 2>>"$T/cc.err" &&
-	cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat.c" "$top/src/core/trace_io.c" \
+	cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat.c" "$top/src/trace/trace_io.c" \
 		"$top/src/core/blockz.c" -lz 2>>"$T/cc.err" &&
 	cc -O1 -o "$T/fsize" "$src/fsize_exec.c" 2>>"$T/cc.err"; then
 	ok build

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 
 #include "fuzz_file.h"
 

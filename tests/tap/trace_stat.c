@@ -2,7 +2,7 @@
  *   flags F / type T N (records of each type) / note W / dropped SOURCE COUNT */
 #include <stdio.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 
 int main(int argc, char **argv)
 {

@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 #include "analyze/an_internal.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "test.h"
 
 #define T0_US 1000000ull /* 1 s after the epoch: nonzero start times */

@@ -22,7 +22,7 @@
 
 #include "analyze/an_internal.h"
 #include "core/log.h"
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "test.h"
 
 #define T0 1000000ull

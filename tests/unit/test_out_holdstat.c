@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "export/holdstat.h"
 #include "export/export.h"
 #include "test.h"

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <yajl/yajl_tree.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "export/export.h"
 #include "test.h"
 

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "test.h"
 
 #define T0 1000000000000ULL

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "export/export.h"
 #include "export/writers.h"
 #include "test.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "report/report.h"
 #include "test.h"
 
@@ -226,8 +226,8 @@ TEST(report_full_run_dir)
 	ASSERT_CONTAINS(run, "0.050 s");
 	free(run);
 	char *tl = section(html, "timeline");
-	ASSERT_CONTAINS(tl, "rank0 gpu0 stream 7");
-	ASSERT_CONTAINS(tl, "rank0 gpu0 stream 13");
+	ASSERT_CONTAINS(tl, "rank0/gpu0 stream 7");
+	ASSERT_CONTAINS(tl, "rank0/gpu0 stream 13");
 	ASSERT_CONTAINS(tl, "9 kernels, 3 copies");
 	/* the whole run, then one iteration zoomed (the second of three) */
 	ASSERT_EQ_INT(count(tl, "<svg"), 2);

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 #include "run/sampler.h"
 
 #define REAL0 1800000000000000000ull

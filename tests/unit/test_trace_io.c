@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 
 TEST(trace_roundtrip)
 {

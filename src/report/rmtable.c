@@ -1,52 +1,15 @@
 /* Range-metrics tables for the run summary and `gputap report`, from DIR/<proc>/range_metrics.csv.  See rmtable.h. */
-#include "export/rmtable.h"
+#include "report/rmtable.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/csvio.h"
-#include "core/sort.h"
 #include "report/svg.h"
+#include "trace/rundir.h"
 
 /* Columns of range_metrics.csv (core/rmagg.h). */
 enum { C_MODE, C_PATH, C_NAME, C_LEVEL, C_OCC, C_KERNELS, C_METRIC, C_UNIT, C_SUM, C_MAX, C_MEAN, C_MIN, C_N };
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The <proc> folders of rundir that hold range_metrics.csv, sorted (malloc'd names). */
-static size_t procs_with_csv(const char *rundir, char ***out)
-{
-	*out = NULL;
-	DIR *d = opendir(rundir);
-	if (!d)
-		return 0;
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char p[4400];
-		snprintf(p, sizeof(p), "%s/%s/range_metrics.csv", rundir, e->d_name);
-		FILE *f = fopen(p, "r");
-		if (!f)
-			continue;
-		fclose(f);
-		char **np = realloc(*out, (n + 1) * sizeof(*np));
-		if (!np)
-			break;
-		*out = np;
-		if (!(np[n] = strdup(e->d_name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	gt_sort(*out, n, sizeof(**out), cmp_str);
-	return n;
-}
 
 /* A long path keeps its innermost part ("...step/forward"), a long metric name its head. */
 static void fit(char *buf, size_t cap, const char *s, size_t w, int keep_tail)
@@ -78,7 +41,7 @@ static void num(char *buf, size_t cap, const char *v)
 static int table(FILE *out, const char *rundir, const char *proc, int max_rows, int html)
 {
 	char p[4400];
-	snprintf(p, sizeof(p), "%s/%s/range_metrics.csv", rundir, proc);
+	snprintf(p, sizeof(p), "%s/%s/" GT_PROC_RANGE_METRICS, rundir, proc);
 	FILE *f = fopen(p, "r");
 	if (!f)
 		return -1;
@@ -149,17 +112,18 @@ static int table(FILE *out, const char *rundir, const char *proc, int max_rows, 
 
 int gt_rm_tables(FILE *out, const char *rundir, int max_rows, int html)
 {
-	char **procs;
-	size_t n = procs_with_csv(rundir, &procs);
+	struct gt_rundir_proc *procs;
+	int np = gt_rundir_procs(rundir, &procs), n = 0;
+	for (int i = 0; i < np; i++) /* the <proc> folders that hold range_metrics.csv */
+		if (procs[i].has_range_metrics)
+			procs[n++] = procs[i];
 	if (html && n)
 		fputs("<h2 id=\"range-metrics\">Range metrics</h2>\n<p class=\"note\">GPU hardware counters per NVTX "
 		      "range, over the kernels inside it (per-kernel mode) or over the range's time (per-range mode); "
 		      "full tables in each process's range_metrics.csv.</p>\n",
 		      out);
-	for (size_t i = 0; i < n; i++) {
-		table(out, rundir, procs[i], max_rows, html);
-		free(procs[i]);
-	}
+	for (int i = 0; i < n; i++)
+		table(out, rundir, procs[i].name, max_rows, html);
 	free(procs);
-	return (int)n;
+	return n;
 }

@@ -1,5 +1,5 @@
 /*
- * export/rmtable.h — range-metrics tables (GPU counters per NVTX range) for the
+ * report/rmtable.h — range-metrics tables (GPU counters per NVTX range) for the
  * end-of-run summary and `gputap report`, read back from each process's
  * range_metrics.csv (written by the library, format in core/rmagg.h).
  */

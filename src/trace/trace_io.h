@@ -1,5 +1,5 @@
 /*
- * core/trace_io.h — writing and reading gputap's binary trace (trace.gtr).
+ * trace/trace_io.h — writing and reading gputap's binary trace (trace.gtr).
  *
  * Owns: file creation as "<path>.partial" and the rename to <path> on a clean
  * close (so a complete file is never confused with a torn one), the header

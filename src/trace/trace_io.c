@@ -1,4 +1,4 @@
-#include "core/trace_io.h"
+#include "trace/trace_io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,42 @@
+/*
+ * trace/rundir.h — the layout of a run directory, named once.
+ *
+ * Owns: the names of what `gputap run -o DIR` leaves in DIR (run.json, one
+ * <proc> folder per process that touched CUDA, samplers/, libs/, the trace
+ * and logs of a <proc>) and the one listing of the <proc> folders that
+ * run, convert, report and analyze share.  Listing opens no trace.
+ */
+#ifndef GT_TRACE_RUNDIR_H
+#define GT_TRACE_RUNDIR_H
+
+#include <stddef.h>
+
+#define GT_RUN_JSON "run.json"
+#define GT_RUN_SAMPLERS "samplers" /* the samplers' own trace (counters) and CSVs: not a process */
+#define GT_RUN_LIBS "libs"         /* library call logs */
+#define GT_RUN_REPORT "report.html"
+#define GT_PROC_TRACE "trace.gtr"
+#define GT_PROC_METRICS "metrics.log"
+#define GT_PROC_RANGE_METRICS "range_metrics.csv" /* range metrics (GPUTAP_METRICS) */
+
+struct gt_rundir_proc {
+	char name[64];
+	char trace[4200]; /* DIR/<proc>/trace.gtr (the reader falls back to .partial); "" if neither exists */
+	int trace_partial; /* only trace.gtr.partial exists (the process did not finish it) */
+	int has_metrics;   /* metrics.log */
+	int has_range_metrics; /* range_metrics.csv */
+};
+
+/* The <proc> folders of `dir`: every folder but samplers/, libs/ and hidden
+ * ones that holds trace.gtr, trace.gtr.partial, metrics.log or
+ * range_metrics.csv (in any form:
+ * a trace.gtr that is a folder is listed, for its reader to name), sorted by
+ * name.  Returns how many (*out malloc'd, NULL when 0), or -1 with errno
+ * (dir unreadable, ENOMEM). */
+int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out);
+
+/* DIR/samplers/ as an entry of the same shape (name "samplers"): 1 when it
+ * holds a trace (or its .partial), else 0. */
+int gt_rundir_samplers(const char *dir, struct gt_rundir_proc *out);
+
+#endif
