@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/csvio.h"
 #include "core/log.h"
 #include "core/rmagg.h"
 #include "trace/trace_io.h"
@@ -136,34 +137,6 @@ static void procs_from_postrun(struct gt_run *r, const struct gt_postrun *pr)
 		}
 }
 
-static int read_file(const char *path, char **out)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap);
-	while (b) {
-		size_t m = fread(b + n, 1, cap - n - 1, f);
-		n += m;
-		if (n + 1 < cap)
-			break;
-		cap *= 2;
-		char *nb = realloc(b, cap);
-		if (!nb) {
-			free(b);
-			b = NULL;
-		}
-		b = nb;
-	}
-	fclose(f);
-	if (!b)
-		return -ENOMEM;
-	b[n] = '\0';
-	*out = b;
-	return 0;
-}
-
 /* The tool list from the options; 0, 1 (help printed) or -1 (message printed). */
 static int get_tools(const struct gt_run_opts *o, struct gt_tool_list *l)
 {
@@ -182,9 +155,9 @@ static int get_tools(const struct gt_run_opts *o, struct gt_tool_list *l)
 		char *text = NULL;
 		const char *what = "--context";
 		if (o->context_file) {
-			int r = read_file(o->context_file, &text);
-			if (r < 0) {
-				gt_error("--context-file %s: %s", o->context_file, strerror(-r));
+			size_t len;
+			if (!(text = gt_read_file(o->context_file, &len))) {
+				gt_error("--context-file %s: %s", o->context_file, strerror(errno));
 				return -1;
 			}
 			what = o->context_file;
@@ -378,35 +351,42 @@ static void record_action(struct gt_run *r, enum gt_action_kind k, int tool)
 	r->nactions_done++;
 }
 
-static void teardown(struct gt_run *r, int tool, int *tap_done, int nliblog_left)
+static void teardown_sampler(struct gt_run *r, int tool, int last_of_kind)
 {
-	const struct gt_tool_def *d = r->plan.tools.t[tool].def;
-	char err[1024];
-	if (d->kind == GT_TOOL_SAMPLER) {
-		struct gt_run_sampler *g = sampler_of_tool(r, tool);
-		if (g && g->started) {
-			gt_sampler_stop(&g->s);
-			g->started = 0;
-			if (g->s.outputs & GT_SO_RICH) {
-				char p[4400];
-				snprintf(p, sizeof(p), "%s/samplers/trace.gtr", r->outdir);
-				convert_one(r, p, GT_OUT_JSON); /* counters only: no kernel tables */
-			}
+	(void)last_of_kind;
+	struct gt_run_sampler *g = sampler_of_tool(r, tool);
+	if (g && g->started) {
+		gt_sampler_stop(&g->s);
+		g->started = 0;
+		if (g->s.outputs & GT_SO_RICH) {
+			char p[4400];
+			snprintf(p, sizeof(p), "%s/" GT_RUN_SAMPLERS "/" GT_PROC_TRACE, r->outdir);
+			convert_one(r, p, GT_OUT_JSON); /* counters only: no kernel tables */
 		}
-	} else if (d->kind == GT_TOOL_TAP) {
-		*tap_done = 1; /* the traces are converted in the post-run pass (run/postrun.h), with the report */
-	} else if (d->kind == GT_TOOL_LIBLOG && nliblog_left == 0) {
-		/* the outermost library tool collects every library's logs at once */
-		char libs[4400], csv[4400], model[256];
-		snprintf(libs, sizeof(libs), "%s/libs", r->outdir);
-		snprintf(csv, sizeof(csv), "%s/library_trace.csv", r->outdir);
-		const char *jobid = strrchr(r->outdir, '/');
-		jobid = jobid ? jobid + 1 : r->outdir;
-		model_name(r->argv, model, sizeof(model));
-		if (gt_libtrace_collect(libs, csv, jobid, model, err, sizeof(err)) < 0)
-			warnf(r, "%s", err);
 	}
 }
+
+/* The outermost library tool collects every library's logs at once. */
+static void teardown_liblog(struct gt_run *r, int tool, int last_of_kind)
+{
+	(void)tool;
+	if (!last_of_kind)
+		return;
+	char libs[4400], csv[4400], model[256], err[1024];
+	snprintf(libs, sizeof(libs), "%s/" GT_RUN_LIBS, r->outdir);
+	snprintf(csv, sizeof(csv), "%s/library_trace.csv", r->outdir);
+	const char *jobid = strrchr(r->outdir, '/');
+	jobid = jobid ? jobid + 1 : r->outdir;
+	model_name(r->argv, model, sizeof(model));
+	if (gt_libtrace_collect(libs, csv, jobid, model, err, sizeof(err)) < 0)
+		warnf(r, "%s", err);
+}
+
+/* The tool table's set-ups and tear-downs (run/tools.h: gt_tool_ops).  The tap
+ * has neither: its traces are converted in the post-run pass (run/postrun.h). */
+const struct gt_tool_ops gt_tool_ops_tap = {NULL, NULL};
+const struct gt_tool_ops gt_tool_ops_sampler = {setup_sampler, teardown_sampler};
+const struct gt_tool_ops gt_tool_ops_liblog = {NULL, teardown_liblog};
 
 static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 {
@@ -484,45 +464,44 @@ static void free_run(struct gt_run *r)
 		free(r->warnings[i]);
 }
 
-int gt_run_execute(const struct gt_run_opts *o)
+/* Phase 1: the options that can be refused before anything exists.  0, or the exit status. */
+static int check_opts(const struct gt_run_opts *o, struct gt_tool_list *tl)
 {
-	static struct gt_run run; /* large: keep it off the stack */
-	struct gt_run *r = &run;
-	memset(r, 0, sizeof(*r));
-	r->argv = o->argv;
-	r->argc = o->argc;
-	r->start_ns = now_ns();
-	struct gt_tool_list tl;
-	int t = get_tools(o, &tl);
+	int t = get_tools(o, tl);
 	if (t != 0)
-		return t > 0 ? 0 : 2;
+		return t > 0 ? -1 : 2; /* -1: help printed, exit 0 */
 	const char *const num_opts[][2] = {{"--buffer-mb", o->buffer_mb}, {"--hold", o->hold}};
-	for (size_t i = 0; i < 2; i++)
+	int st = 0;
+	for (size_t i = 0; i < 2 && !st; i++)
 		if (num_opts[i][1] && !is_uint(num_opts[i][1])) {
 			gt_error("%s '%s': expected a whole number", num_opts[i][0], num_opts[i][1]);
-			gt_tools_free(&tl);
-			return 2;
+			st = 2;
 		}
-	if (check_metrics_opts(o) < 0) {
-		gt_tools_free(&tl);
-		return 2;
-	}
-	if (o->capture[0]) {
+	if (!st && check_metrics_opts(o) < 0)
+		st = 2;
+	if (!st && o->capture[0]) {
 		struct gt_capture cap;
 		char cerr[512];
 		if (gt_capture_parse(&cap, o->capture, cerr, sizeof(cerr)) < 0) {
 			gt_error("--capture: %s", cerr);
-			gt_tools_free(&tl);
-			return 2;
+			st = 2;
 		}
 	}
+	if (st)
+		gt_tools_free(tl);
+	return st;
+}
+
+/* Phase 2: the run directory and the plan (the tools' order, wrappers, environment). */
+static int plan_run(const struct gt_run_opts *o, struct gt_run *r, struct gt_tool_list *tl)
+{
 	int st = prepare_dir(o, r);
 	if (st) {
-		gt_tools_free(&tl);
+		gt_tools_free(tl);
 		return st;
 	}
 	char err[1024];
-	if (gt_plan_build(&r->plan, &tl, r->outdir, plain_getenv, err, sizeof(err)) < 0) {
+	if (gt_plan_build(&r->plan, tl, r->outdir, plain_getenv, err, sizeof(err)) < 0) {
 		gt_error("%s", err);
 		rmdir(r->outdir); /* only removes it if we left it empty */
 		return 2;
@@ -532,8 +511,12 @@ int gt_run_execute(const struct gt_run_opts *o)
 	gethostname(r->host, sizeof(r->host) - 1);
 	struct passwd *pw = getpwuid(getuid());
 	snprintf(r->user, sizeof(r->user), "%s", pw ? pw->pw_name : (getenv("USER") ? getenv("USER") : ""));
+	return 0;
+}
 
-	/* What gputap itself sets for the command. */
+/* Phase 3: what gputap itself sets for the command, on top of the tools' environment. */
+static void command_env(const struct gt_run_opts *o, struct gt_run *r)
+{
 	gt_plan_setenv(&r->plan, "GPUTAP_OUT", r->outdir);
 	if (r->plan.has_tap) {
 		char exe[PATH_MAX];
@@ -578,33 +561,34 @@ int gt_run_execute(const struct gt_run_opts *o)
 		warnf(r, "--metrics needs the tap (kernel_trace, api_trace, range_metrics); it has no effect");
 	if (r->plan.has_liblog) {
 		char libs[4400];
-		snprintf(libs, sizeof(libs), "%s/libs", r->outdir);
+		snprintf(libs, sizeof(libs), "%s/" GT_RUN_LIBS, r->outdir);
 		if (mkdir(libs, 0755) < 0 && errno != EEXIST)
 			warnf(r, "cannot create %s: %s", libs, strerror(errno));
 	}
+}
 
-	/* The command line: wrappers (outermost first), then the command. */
+/* Phase 4: the command line (wrappers, outermost first, then the command), the GPUs, the
+ * samplers' grouping, the first run.json.  0 or -ENOMEM. */
+static int prepare_command(const struct gt_run_opts *o, struct gt_run *r)
+{
 	r->exec_argc = r->plan.nwrapper + (size_t)o->argc;
 	r->exec_argv = calloc(r->exec_argc + 1, sizeof(char *));
-	if (!r->exec_argv) {
-		gt_error("out of memory");
-		free_run(r);
-		return 125;
-	}
+	if (!r->exec_argv)
+		return -ENOMEM;
 	for (size_t i = 0; i < r->plan.nwrapper; i++)
 		r->exec_argv[i] = r->plan.wrapper[i];
 	for (int i = 0; i < o->argc; i++)
 		r->exec_argv[r->plan.nwrapper + (size_t)i] = o->argv[i];
-
 	probe_gpus(r);
-	if (make_samplers(r) < 0) {
-		gt_error("out of memory");
-		free_run(r);
-		return 125;
-	}
+	if (make_samplers(r) < 0)
+		return -ENOMEM;
 	write_json(r);
+	return 0;
+}
 
-	gt_child_signals_install();
+/* Phase 5: the tools' set-ups, outermost first; a Ctrl-C stops them (and the command). */
+static void setups(struct gt_run *r)
+{
 	for (size_t i = 0; i < r->plan.nactions; i++) {
 		const struct gt_action *a = &r->plan.actions[i];
 		if (a->kind != GT_ACT_SETUP)
@@ -612,9 +596,16 @@ int gt_run_execute(const struct gt_run_opts *o)
 		if (gt_child_pending_signal())
 			break; /* Ctrl-C during set-up: no more set-up, and no command */
 		record_action(r, a->kind, a->tool);
-		if (r->plan.tools.t[a->tool].def->kind == GT_TOOL_SAMPLER)
-			setup_sampler(r, a->tool);
+		const struct gt_tool_ops *ops = gt_tool_ops(r->plan.tools.t[a->tool].def);
+		if (ops && ops->setup)
+			ops->setup(r, a->tool);
 	}
+}
+
+/* Phase 6: the command, to its end; then the samplers stop (the samples describe the command)
+ * and run.json says it finished. */
+static void run_command(struct gt_run *r)
+{
 	char **envp = gt_env_build(environ, r->plan.env, r->plan.nenv);
 	pid_t pid = -1;
 	if (envp)
@@ -640,7 +631,6 @@ int gt_run_execute(const struct gt_run_opts *o)
 	r->end_ns = now_ns();
 	r->forwarded_signal = gt_child_last_forwarded();
 	gt_env_free(envp);
-	/* The samples describe the command: stop them now, before any tear-down work. */
 	for (size_t k = 0; k < r->nsamplers; k++)
 		if (r->samplers[k].started)
 			gt_sampler_request_stop(&r->samplers[k].s);
@@ -648,26 +638,35 @@ int gt_run_execute(const struct gt_run_opts *o)
 	int np = gt_run_scan_procs(r->outdir, &r->procs);
 	r->nprocs = np > 0 ? (size_t)np : 0;
 	write_json(r);
-	/* From here a Ctrl-C ends gputap; the traces stay for 'gputap convert'. */
-	gt_child_signals_restore();
+}
 
-	int tap_done = 0, nliblog = 0;
-	for (size_t i = 0; i < r->plan.tools.n; i++)
-		nliblog += r->plan.tools.t[i].def->kind == GT_TOOL_LIBLOG;
+/* Phase 7: the tools' tear-downs, innermost first, each told whether it is the last of its kind. */
+static void teardowns(struct gt_run *r)
+{
 	for (size_t i = 0; i < r->plan.nactions; i++) {
 		const struct gt_action *a = &r->plan.actions[i];
 		if (a->kind != GT_ACT_TEARDOWN)
 			continue;
 		record_action(r, a->kind, a->tool);
-		if (r->plan.tools.t[a->tool].def->kind == GT_TOOL_LIBLOG)
-			nliblog--;
-		teardown(r, a->tool, &tap_done, nliblog);
+		const struct gt_tool_def *d = r->plan.tools.t[a->tool].def;
+		int last = 1;
+		for (size_t j = i + 1; j < r->plan.nactions && last; j++)
+			last = !(r->plan.actions[j].kind == GT_ACT_TEARDOWN &&
+				 r->plan.tools.t[r->plan.actions[j].tool].def->kind == d->kind);
+		const struct gt_tool_ops *ops = gt_tool_ops(d);
+		if (ops && ops->teardown)
+			ops->teardown(r, a->tool, last);
 	}
 	write_json(r);
+}
 
+/* Phase 8: the post-run pass (each trace read once: outputs, report, summary), the range-metric
+ * tables, the last run.json and the closing line. */
+static void post_run(struct gt_run *r)
+{
 	struct gt_postrun pr = {
 		.dir = r->outdir,
-		.formats = tap_done ? GT_OUT_JSON | GT_OUT_CSV : 0,
+		.formats = r->plan.has_tap ? GT_OUT_JSON | GT_OUT_CSV : 0,
 		.report = 1,
 		.summary = stderr,
 		.warn = postrun_warn,
@@ -679,13 +678,40 @@ int gt_run_execute(const struct gt_run_opts *o)
 	gt_postrun_free(&pr);
 	gt_rm_tables(stderr, r->outdir, 12, 0);
 	write_json(r);
-	if (r->nwarnings)
-		write_json(r);
 	char rel[PATH_MAX];
 	snprintf(rel, sizeof(rel), "%s", r->outdir);
 	if (strncmp(r->outdir, r->cwd, strlen(r->cwd)) == 0 && r->outdir[strlen(r->cwd)] == '/')
 		snprintf(rel, sizeof(rel), "%s", r->outdir + strlen(r->cwd) + 1);
 	fprintf(stderr, "gputap: run written to %s (exit status %d)\n", rel, r->exit_code);
+}
+
+int gt_run_execute(const struct gt_run_opts *o)
+{
+	static struct gt_run run; /* large: keep it off the stack */
+	struct gt_run *r = &run;
+	memset(r, 0, sizeof(*r));
+	r->argv = o->argv;
+	r->argc = o->argc;
+	r->start_ns = now_ns();
+	struct gt_tool_list tl;
+	int st = check_opts(o, &tl);
+	if (st)
+		return st < 0 ? 0 : st;
+	if ((st = plan_run(o, r, &tl)) != 0)
+		return st;
+	command_env(o, r);
+	if (prepare_command(o, r) < 0) {
+		gt_error("out of memory");
+		free_run(r);
+		return 125;
+	}
+	gt_child_signals_install();
+	setups(r);
+	run_command(r);
+	/* From here a Ctrl-C ends gputap; the traces stay for 'gputap convert'. */
+	gt_child_signals_restore();
+	teardowns(r);
+	post_run(r);
 	gt_nvml_close();
 	int code = r->exit_code;
 	free_run(r);

@@ -39,6 +39,16 @@ const struct gt_tool_def gt_tool_table[] = {
 	{NULL, NULL, 0, NULL, NULL, {NULL}},
 };
 
+const struct gt_tool_ops *gt_tool_ops(const struct gt_tool_def *d)
+{
+	static const struct gt_tool_ops *const by_kind[] = {
+		[GT_TOOL_TAP] = &gt_tool_ops_tap,
+		[GT_TOOL_SAMPLER] = &gt_tool_ops_sampler,
+		[GT_TOOL_LIBLOG] = &gt_tool_ops_liblog,
+	};
+	return d && (size_t)d->kind < sizeof(by_kind) / sizeof(by_kind[0]) ? by_kind[d->kind] : NULL;
+}
+
 /* Keys a sampler tool reads itself and does not hand to the command. */
 static const char *const sampler_keys[] = {"DEVICE", "SAMPLING_RATE", "MODE", "DUAL-GCD", NULL};
 

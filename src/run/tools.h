@@ -38,6 +38,20 @@ struct gt_tool_def {
 	const char *env[GT_TOOL_MAX_ENV + 1]; /* "KEY=VALUE", NULL-terminated */
 };
 
+/* What a kind of tool does around the command, for `gputap run` (run.c
+ * implements them).  `setup` runs before the command, outermost tool first;
+ * `teardown` after it, innermost first, `last_of_kind` set for the last
+ * tear-down of that kind (the library tools collect their logs once).
+ * Either may be NULL: nothing to do. */
+struct gt_run;
+struct gt_tool_ops {
+	void (*setup)(struct gt_run *r, int tool);
+	void (*teardown)(struct gt_run *r, int tool, int last_of_kind);
+};
+extern const struct gt_tool_ops gt_tool_ops_tap, gt_tool_ops_sampler, gt_tool_ops_liblog;
+/* The set-up and tear-down of `d`'s kind; NULL for none. */
+const struct gt_tool_ops *gt_tool_ops(const struct gt_tool_def *d);
+
 /* The table (NULL-terminated by a zero entry) and lookup by name or alias. */
 extern const struct gt_tool_def gt_tool_table[];
 const struct gt_tool_def *gt_tool_find(const char *name);

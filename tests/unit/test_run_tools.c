@@ -264,3 +264,19 @@ TEST(context_accepts_madengine_keys)
 	ASSERT_EQ_INT(gt_tools_parse_context("{\"tools\":[{}]}", "cfg.json", &l, err, sizeof(err)), -1);
 	ASSERT_EQ_STR(err, "cfg.json: tools[0]: missing \"name\"");
 }
+
+/* Each kind's set-up and tear-down come from the tool table, not from a switch in run.c. */
+TEST(tool_ops_from_table)
+{
+	const struct gt_tool_ops *o = gt_tool_ops(gt_tool_find("power"));
+	ASSERT(o && o->setup && o->teardown);
+	ASSERT(gt_tool_ops(gt_tool_find("gpu_info_vram_profiler")) == o);
+	o = gt_tool_ops(gt_tool_find("cudnn_trace"));
+	ASSERT(o && !o->setup && o->teardown);
+	ASSERT(gt_tool_ops(gt_tool_find("nccl_trace")) == o);
+	o = gt_tool_ops(gt_tool_find("kernel_trace"));
+	ASSERT(o && !o->setup && !o->teardown); /* the traces are converted after the run */
+	for (const struct gt_tool_def *d = gt_tool_table; d->name; d++)
+		ASSERT(gt_tool_ops(d) != NULL);
+	ASSERT(gt_tool_ops(NULL) == NULL);
+}
