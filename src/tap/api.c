@@ -514,8 +514,9 @@ GT_EXPORT int gputap_start(const char *out_dir)
 	gt_api_set_error("%s", "");
 	gt_tap_init();
 	int rc = 0;
-	if (atomic_load(&gt_tap.on) && gt_api_hooks_live()) {
-		goto out; /* gputap run / LD_PRELOAD: the driver hooks started CUPTI at cuInit */
+	if (gt_tap_recording() && gt_api_hooks_live()) {
+		gt_tap_touch();
+		goto out; /* gputap run / LD_PRELOAD: the driver hooks start CUPTI at cuInit */
 	}
 	rc = probe_gpu();
 	if (rc < 0)

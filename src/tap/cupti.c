@@ -752,6 +752,7 @@ GT_EXPORT int InitializeInjection(void);
 GT_EXPORT int InitializeInjection(void)
 {
 	gt_tap_init();
+	gt_tap_touch(); /* cuInit loads CUPTI's injection: this process uses CUDA */
 	int saved = gt_tls.guard;
 	gt_tls.guard++;
 	gt_tap_after_cuinit();

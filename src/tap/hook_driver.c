@@ -391,6 +391,8 @@ static void *real_slot(int id, int var)
 	p = gt_real_driver(sym);
 	if (is_hook(id, p))
 		return NULL;
+	if (p)
+		gt_tap_touch(); /* the program calls the driver by name: its first CUDA call */
 	void *expect = NULL;
 	if (p && !atomic_compare_exchange_strong(&real_fn[id][var], &expect, p))
 		p = expect;
@@ -422,6 +424,7 @@ static gt_pfn_ctxsync noarg_real(void *_Atomic *slot, const char *name, void *se
 		real = gt_real_driver(name);
 		if (!real || real == self)
 			return NULL;
+		gt_tap_touch();
 		atomic_store(slot, real);
 	}
 	return (gt_pfn_ctxsync)real;
@@ -541,6 +544,15 @@ static int tap_wanted(void)
 	return gt_tap.cfg.out_dir || gt_tap.cfg.pflog_dir;
 }
 
+/* The driver hands out its entry points: the process uses CUDA from now on. */
+static int tap_wanted_touch(void)
+{
+	if (!tap_wanted())
+		return 0;
+	gt_tap_touch();
+	return 1;
+}
+
 GT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
 					       CUdriverProcAddressQueryResult *status)
 {
@@ -554,7 +566,7 @@ GT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, i
 	GT_HOOK_ENTER(t);
 	uint64_t t0 = t_active ? gt_now_ns() : 0;
 	CUresult r = real(symbol, pfn, cudaVersion, flags, status);
-	if (r == CUDA_SUCCESS && pfn && *pfn && tap_wanted())
+	if (r == CUDA_SUCCESS && pfn && *pfn && tap_wanted_touch())
 		*pfn = lookup_hook(symbol, cudaVersion, flags, *pfn);
 	if (t_active) {
 		int saved_errno = errno;
@@ -577,7 +589,7 @@ GT_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int 
 	GT_HOOK_ENTER(t);
 	uint64_t t0 = t_active ? gt_now_ns() : 0;
 	CUresult r = real(symbol, pfn, cudaVersion, flags);
-	if (r == CUDA_SUCCESS && pfn && *pfn && tap_wanted())
+	if (r == CUDA_SUCCESS && pfn && *pfn && tap_wanted_touch())
 		*pfn = lookup_hook(symbol, cudaVersion, flags, *pfn);
 	if (t_active) {
 		int saved_errno = errno;
@@ -593,6 +605,7 @@ void *gt_hook_for_dlsym(const char *name, void *real)
 	if (!tap_wanted())
 		return real;
 	if (strcmp(name, "cuGetProcAddress_v2") == 0 || strcmp(name, "cuGetProcAddress") == 0) {
+		gt_tap_touch(); /* the runtime finds the driver: this process uses CUDA */
 		int v2 = name[16] == '_';
 		void *mine = v2 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
 		if (real == mine)
@@ -614,10 +627,11 @@ void *gt_hook_for_dlsym(const char *name, void *real)
 	if (na)
 		return na;
 	for (int i = 0; i < GT_HOOK_N; i++) {
-		if (strcmp(hooks[i].sym, name) == 0)
-			return install(i, 0, real);
-		if (strcmp(hooks[i].ptsym, name) == 0)
-			return install(i, 1, real);
+		int var = strcmp(hooks[i].sym, name) == 0 ? 0 : strcmp(hooks[i].ptsym, name) == 0 ? 1 : -1;
+		if (var >= 0) {
+			gt_tap_touch(); /* a driver entry point looked up by name */
+			return install(i, var, real);
+		}
 	}
 	return gt_hold_wrap(name, real, 1);
 }

@@ -22,8 +22,10 @@ static void *rt_real(int i, void *self)
 	p = gt_real_runtime(rt_names[i]);
 	if (p == self)
 		p = NULL;
-	if (p)
+	if (p) {
+		gt_tap_touch(); /* the program's first call of this runtime entry point */
 		atomic_store(&real_rt[i], p);
+	}
 	return p;
 }
 

@@ -22,12 +22,22 @@ static inline uint64_t gt_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)((int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec + atomic_load_explicit(&gt_clock_offset, GT_RLX));
 }
+/* 1 (guard raised) when this call is recorded; the first hooked call of a process makes it live. */
+static inline int gt_hot_enter(struct gt_tls *t)
+{
+	if (__builtin_expect(!atomic_load_explicit(&gt_tap.on, GT_RLX), 0)) {
+		if (!atomic_load_explicit(&gt_tap_armed, GT_RLX) || t->guard)
+			return 0;
+		gt_tap_touch(); /* e.g. a fork child calling through pointers its parent looked up */
+		if (!atomic_load(&gt_tap.on))
+			return 0;
+	}
+	return t->guard == 0 ? ++t->guard : 0;
+}
 /* Enter: recursion guard and the global switch; `t_active` says whether to record; leave restores errno. */
 #define GT_HOOK_ENTER(t)                                                                           \
 	struct gt_tls *t = &gt_tls;                                                                \
-	int t##_active = atomic_load_explicit(&gt_tap.on, GT_RLX) && t->guard == 0;               \
-	if (t##_active)                                                                            \
-		t->guard++
+	int t##_active = gt_hot_enter(t)
 #define GT_HOOK_LEAVE(t, saved_errno) (t->guard--, errno = (saved_errno))
 
 static inline struct gt_slot *gt_hot_slot(void)

@@ -119,6 +119,7 @@ static _Atomic unsigned next_slot;
 
 static struct np_ctx *new_ctx(int version, uint64_t hash, int nranks)
 {
+	gt_tap_touch(); /* a communicator is created: NCCL, so CUDA, is in use */
 	unsigned i = atomic_fetch_add_explicit(&nctx, 1, memory_order_relaxed);
 	struct np_ctx *c = i < GT_NP_CTX ? &ctxs[i] : &lost_ctx[version];
 	if (i < GT_NP_CTX) {

@@ -355,6 +355,7 @@ GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
 GT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
 	gt_tap_init();
+	gt_tap_touch(); /* NVTX's first call: a CUDA program (and its ranges are recorded from now on) */
 	if (!atomic_load(&gt_tap.on) || (!(gt_tap.trace & GT_TR_NVTX) && !gt_tap.cfg.metrics) || !get)
 		return 0; /* NVTX then makes every call a no-op */
 	const NvtxExportTableCallbacks *cbs = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
@@ -404,6 +405,7 @@ GT_EXPORT int gputap_range_push(const char *name)
 {
 	int saved = errno, d = -1;
 	struct gt_tls *t = &gt_tls;
+	gt_tap_touch();
 	if (atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0) {
 		t->guard++;
 		d = do_push(name ? gt_strtab_intern(&gt_tap.strs, name, strlen(name)) : 0, 0, 1);
@@ -420,6 +422,7 @@ GT_EXPORT int gputap_range_pop(void)
 {
 	int saved = errno, d = -1;
 	struct gt_tls *t = &gt_tls;
+	gt_tap_touch();
 	if (atomic_load_explicit(&gt_tap.on, memory_order_relaxed) && t->guard == 0) {
 		t->guard++;
 		d = do_pop(GT_RANGE_USER, 0);
@@ -434,6 +437,7 @@ GT_EXPORT int gputap_range_pop(void)
 
 GT_EXPORT void gputap_mark(const char *name)
 {
+	gt_tap_touch();
 	NV_ENTER();
 	do_mark(name ? gt_strtab_intern(&gt_tap.strs, name, strlen(name)) : 0, 0, GT_RANGE_USER);
 	NV_LEAVE();
@@ -441,5 +445,5 @@ GT_EXPORT void gputap_mark(const char *name)
 
 GT_EXPORT int gputap_active(void)
 {
-	return atomic_load(&gt_tap.on);
+	return gt_tap_recording();
 }

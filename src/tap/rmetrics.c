@@ -1046,6 +1046,7 @@ GT_EXPORT int gputap_metrics_enable(const char *metrics, const char *mode)
 {
 	char err[512];
 	gt_tap_init();
+	gt_tap_touch();
 	if (!atomic_load(&gt_tap.on)) {
 		set_error("gputap is not recording in this process: call gputap_start() first (or run under gputap run)");
 		return GPUTAP_EFAIL;

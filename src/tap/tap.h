@@ -6,18 +6,21 @@
  * out-of-line helpers of the per-call path (whose inline part is tap/hot.h).
  *
  * Invariants:
- *  - gt_tap.on is 0 until initialisation finished and after the final flush
- *    started; hooks test it first and then do nothing but call through;
+ *  - gt_tap.on is 0 until the process went live (its first CUDA call,
+ *    gt_tap_touch) and after the final flush started; hooks test it first and
+ *    then do nothing but call through;
  *  - every hook begins with GT_HOOK_ENTER (recursion guard, errno saved) and
  *    ends with GT_HOOK_LEAVE; nothing on that path allocates, locks or uses
  *    stdio;
- *  - records are appended only through gt_tap_put (per-thread chunk).
+ *  - records are appended only to the calling thread's chunk (tap/hot.h,
+ *    gt_tap_put).
  */
 #ifndef GT_TAP_TAP_H
 #define GT_TAP_TAP_H
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -125,12 +128,17 @@ void gt_tap_mem_alloc(uint64_t ptr, uint64_t size);
 void gt_tap_mem_free(uint64_t ptr);
 void gt_tap_thread_exit(void *slot);
 
-/* tap.c */
-void gt_tap_init(void);         /* once; safe from any entry point */
-void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted */
+/* life.c */
+void gt_tap_init(void);         /* once; safe from any entry point: settings and memory, nothing on disk */
+/* The process touched CUDA (or gputap's own API): folders, files and the writer thread now, once.
+ * Called where a driver entry point is first resolved or hooked; cheap afterwards. */
+void gt_tap_touch(void);
+extern _Atomic int gt_tap_armed; /* 1 while waiting for the first CUDA call (then gt_tap_touch has work) */
+int gt_tap_recording(void);     /* set up to record (live, or waiting for the first CUDA call), not stopped */
+void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted (cupti.c) */
 void gt_tap_finish(void);       /* final flush, idempotent */
 int gt_tap_start_inprocess(const char *out_dir); /* gputap_start: 0, or -errno */
-extern int gt_tap_in_constructor;
+void *gt_tap_map_zero(size_t bytes);             /* zeroed memory reserved once (mmap), NULL if none */
 
 /* resolve.c: real functions behind the interposed names */
 extern void *(*gt_real_dlsym)(void *, const char *);

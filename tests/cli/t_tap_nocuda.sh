@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # libgputap.so loaded into programs that never touch CUDA: exit status and
-# output unchanged, files written, one warning for an unwritable directory,
-# exact record-loss accounting with a tiny buffer (through the public API).
+# output unchanged, no folder and no file (outputs come with the first CUDA
+# call: a stand-in libcuda shows that such a program gets them), one warning
+# for an unwritable directory, process names by rank, exact record-loss
+# accounting with a tiny buffer (through the public API).
 . "$(dirname "$0")/lib.sh"
 tap() { env LD_PRELOAD="$LIBGPUTAP" "$@"; }
 
@@ -10,14 +12,40 @@ expect_status exit7-unchanged 7 tap GPUTAP_OUT="$T/o2" sh -c 'echo hello; exit 7
 contains exit7-output "$T/.out" "hello"
 if grep -q gputap "$T/.out"; then notok exit7-quiet "$(cat "$T/.out")"; else ok exit7-quiet; fi
 expect_status off-unchanged 3 tap sh -c 'exit 3'
-[ ! -e "$T/o1" ] || ls "$T/o1"/pid* >/dev/null 2>&1 && ok true-dir || notok true-dir
-d=$(ls -d "$T"/o1/pid* 2>/dev/null | head -1)
-[ -n "$d" ] && [ -f "$d/trace.gtr" ] && [ -f "$d/metrics.log" ] && ok files-written || notok files-written "$(ls -R "$T/o1")"
+# a process that never touches CUDA leaves no folder, no file
+empty() { [ ! -e "$1" ] || [ -z "$(ls -A "$1")" ]; }
+empty "$T/o1" && ok true-no-folder || notok true-no-folder "$(ls -R "$T/o1")"
+empty "$T/o2" && ok sh-no-folder || notok sh-no-folder "$(ls -R "$T/o2")"
+tap GPUTAP_OUT="$T/o0" bash -c 'true; /bin/true'
+empty "$T/o0" && ok bash-one-liner-no-folder || notok bash-one-liner-no-folder "$(ls -R "$T/o0")"
+tap PFLOG="$T/pf0" /bin/true
+empty "$T/pf0" && ok pflog-no-cuda-no-files || notok pflog-no-cuda-no-files "$(ls -R "$T/pf0")"
+tap GPUTAP_OUT=/proc/gputap-no/such sh -c 'echo fine' >"$T/u0.out" 2>"$T/u0.err"
+[ ! -s "$T/u0.err" ] && ok no-cuda-no-warning || notok no-cuda-no-warning "$(cat "$T/u0.err")"
+
+# a process that touches CUDA (a stand-in libcuda, tests/fakecuda) gets its folder and files
+if cc -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+	-o "$T/libcuda.so.1" "$GT_TEST_SRCDIR/fakecuda/libcuda.c" -lpthread 2>"$T/cc.err" &&
+	cc -O1 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$T/cudaprog" "$GT_TEST_SRCDIR/fakecuda/threads_prog.c" \
+		-ldl -lpthread 2>>"$T/cc.err"; then
+	ok build-fake-cuda
+else
+	notok build-fake-cuda "$(cat "$T/cc.err")"
+fi
+cudatap() { env LD_LIBRARY_PATH="$T${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$LIBGPUTAP" "$@"; }
+cudatap GPUTAP_OUT="$T/o1c" "$T/cudaprog" 1 1 1 >/dev/null
+d=$(ls -d "$T"/o1c/pid* 2>/dev/null | head -1)
+[ -n "$d" ] && [ "$(ls "$T/o1c" | wc -l)" -eq 1 ] && ok cuda-folder || notok cuda-folder "$(ls -R "$T/o1c")"
+[ -n "$d" ] && [ -f "$d/trace.gtr" ] && [ -f "$d/metrics.log" ] && ok files-written || notok files-written "$(ls -R "$T/o1c")"
 [ -n "$d" ] && head -1 "$d/metrics.log" | grep -qx 'name:mem_used,count:0' && ok metrics-memline || notok metrics-memline
 [ -n "$d" ] && sed -n 2p "$d/metrics.log" | grep -qx 'name:cuInit,count:0,burst:0' && ok metrics-name-order || notok metrics-name-order
+# the CUDA program run from a shell one-liner: one folder, the program's
+cudatap GPUTAP_OUT="$T/o1s" bash -c "true; '$T/cudaprog' 1 1 1 >/dev/null; /bin/true"
+n=$(ls "$T/o1s" 2>/dev/null | wc -l)
+[ "$n" -eq 1 ] && [ -f "$T/o1s/$(ls "$T/o1s")/trace.gtr" ] && ok one-liner-one-folder || notok one-liner-one-folder "$(ls -R "$T/o1s")"
 
 # unwritable output directory: exactly one warning, program unaffected
-tap GPUTAP_OUT=/proc/gputap-no/such sh -c 'echo fine' >"$T/u.out" 2>"$T/u.err"
+cudatap GPUTAP_OUT=/proc/gputap-no/such sh -c "'$T/cudaprog' 1 1 1 && echo fine" >"$T/u.out" 2>"$T/u.err"
 rc=$?
 [ $rc -eq 0 ] && grep -qx fine "$T/u.out" && ok unwritable-runs || notok unwritable-runs "rc $rc"
 n=$(grep -c '^gputap: warning' "$T/u.err")
@@ -28,15 +56,19 @@ expect_status bad-trace-runs 0 tap GPUTAP_OUT="$T/o3" GPUTAP_TRACE=bogus /bin/tr
 contains bad-trace-message "$T/.out" "accepted: a comma list of api,kernel"
 
 # RANK names the directory
-tap GPUTAP_OUT="$T/o4" RANK=3 /bin/true
+cudatap GPUTAP_OUT="$T/o4" RANK=3 "$T/cudaprog" 1 1 1 >/dev/null
 [ -d "$T/o4/rank3" ] && ok rank-dir || notok rank-dir "$(ls "$T/o4")"
-# an exec'd child inheriting RANK gets its own directory
-tap GPUTAP_OUT="$T/o5" RANK=1 sh -c '/bin/true; exit 0'
-n=$(ls "$T/o5" | wc -l)
-[ -d "$T/o5/rank1" ] && [ "$n" -eq 2 ] && ok exec-child-own-dir || notok exec-child-own-dir "$(ls "$T/o5")"
+# a wrapper with the rank that never touches CUDA leaves the name to the CUDA program it runs
+cudatap GPUTAP_OUT="$T/o5" RANK=1 sh -c "'$T/cudaprog' 1 1 1 >/dev/null; exit 0"
+[ "$(ls "$T/o5")" = rank1 ] && ok wrapper-leaves-rank-name || notok wrapper-leaves-rank-name "$(ls "$T/o5")"
+# two CUDA processes of one rank: the second adds its pid
+cudatap GPUTAP_OUT="$T/o5b" RANK=1 sh -c "'$T/cudaprog' 1 1 1 >/dev/null; '$T/cudaprog' 1 1 1 >/dev/null"
+n=$(ls "$T/o5b" | wc -l)
+[ -d "$T/o5b/rank1" ] && [ "$n" -eq 2 ] && ls -d "$T"/o5b/rank1-pid* >/dev/null 2>&1 && ok second-of-rank-own-dir ||
+	notok second-of-rank-own-dir "$(ls "$T/o5b")"
 
 # PFLOG alone: the interposer's files directly in the folder
-tap PFLOG="$T/pf" /bin/true
+cudatap PFLOG="$T/pf" "$T/cudaprog" 1 1 1 >/dev/null
 [ -f "$T/pf/metrics.log" ] && [ -f "$T/pf/timeline.log" ] && ok pflog-files || notok pflog-files "$(ls -R "$T/pf" 2>&1)"
 
 # public API and exact loss accounting, no GPU needed

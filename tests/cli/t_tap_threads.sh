@@ -2,7 +2,8 @@
 # The tap's counters are per thread and summed by the writer: calls from many
 # threads, and from threads that take over the slots of finished ones, are all
 # counted, in metrics.log and in the trace's closing counters, with and without
-# API records.  Runs on a stand-in libcuda (tests/fakecuda/libcuda.c).
+# API records; a fork child only resets the tap.  Runs on a stand-in libcuda
+# (tests/fakecuda/libcuda.c).
 . "$(dirname "$0")/lib.sh"
 if ! command -v cc >/dev/null; then
 	notok build "no C compiler"
@@ -41,4 +42,19 @@ EOP
 done
 # with API records: one record per call (and the 2 cuGetProcAddress)
 grep -qx 'api 96002' "$T/full.stat" && ok full-api-records || notok full-api-records "$(cat "$T/full.stat")"
+
+# a fork child only resets the tap: without a CUDA call of its own it leaves no folder (and the
+# parent's trace is complete); with one, it gets a folder of its own that counts only its call
+for fk in idle cuda; do
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/f$fk" FORK=$fk "$T/threads_prog" 2 1 10 >"$T/f$fk.out" 2>"$T/f$fk.err"
+	rc=$?
+	[ $rc -eq 0 ] && ok "fork-$fk-runs" || notok "fork-$fk-runs" "exit $rc" "$(cat "$T/f$fk.err")"
+done
+n=$(ls "$T/fidle" | wc -l)
+[ "$n" -eq 1 ] && [ -f "$T/fidle/$(ls "$T/fidle")/trace.gtr" ] && ok fork-idle-child-no-folder ||
+	notok fork-idle-child-no-folder "$(ls -R "$T/fidle")"
+n=$(ls "$T/fcuda" | wc -l)
+counts=$(cat "$T"/fcuda/*/metrics.log 2>/dev/null | sed -n 's/^name:cuStreamSynchronize,count:\([0-9]*\),.*/\1/p' | sort -n | tr '\n' ' ')
+[ "$n" -eq 2 ] && [ "$counts" = "1 20 " ] && ok fork-cuda-child-own-folder ||
+	notok fork-cuda-child-own-folder "$(ls "$T/fcuda")" "counts: $counts"
 finish

@@ -4,7 +4,9 @@
  * cuMemcpyDtoH calls through the pointers cuGetProcAddress hands out (as the
  * CUDA runtime does), on the stand-in libcuda (tests/fakecuda/libcuda.c).
  * Threads of a later wave take the slots of the finished ones.  Prints the
- * number of calls of each kind it made.
+ * number of calls of each kind it made.  With FORK=idle it then forks a child
+ * that exits without a CUDA call, with FORK=cuda one that makes one
+ * cuStreamSynchronize through the inherited pointer; it waits for the child.
  *   threads_prog THREADS WAVES CALLS
  */
 #include <cuda.h>
@@ -12,6 +14,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef CUresult(CUDAAPI *gpa_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 typedef CUresult(CUDAAPI *copy_fn)(void *, CUdeviceptr, size_t);
@@ -60,5 +65,15 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("%d %d\n", nt * waves * calls, nt * waves * calls);
+	fflush(stdout);
+	const char *fk = getenv("FORK");
+	if (fk && *fk) {
+		pid_t pid = fork();
+		if (pid == 0)
+			exit(strcmp(fk, "cuda") == 0 && sync_p(NULL) != CUDA_SUCCESS ? 5 : 0);
+		int st = 0;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			bad = 1;
+	}
 	return bad;
 }

@@ -1,8 +1,8 @@
 /*
- * The library's life: initialisation (once, from whichever entry point comes
- * first), the writer thread that drains records to trace.gtr / timeline.log
- * and refreshes metrics.log, the final flush (exit, SIGTERM/SIGINT), and the
- * fork child's fresh start.
+ * The writer thread and this process's output files: it drains the record
+ * chunks to trace.gtr and timeline.log, refreshes metrics.log every second,
+ * hands CUPTI's completed buffers over every 100 ms, and at the end writes
+ * the closing counters and closes the files (tap/writer.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,37 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/log.h"
 #include "core/alnair_log.h"
+#include "core/log.h"
+#include "core/sort.h"
 #include "trace/trace_io.h"
 #include "tap/capture_tap.h"
-#include "tap/hold.h"
-#include "tap/rmetrics.h"
 #include "tap/tap.h"
-#include "core/sort.h"
-
-struct gt_tap_state gt_tap;
-_Atomic int64_t gt_clock_offset;
-
-void gt_clock_sync(void)
-{
-	struct timespec r, m;
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	clock_gettime(CLOCK_REALTIME, &r);
-	int64_t off = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000ll + (r.tv_nsec - m.tv_nsec);
-	atomic_store_explicit(&gt_clock_offset, off, memory_order_relaxed);
-}
-pthread_key_t gt_tap_thread_key;
-int gt_tap_in_constructor;
-
-#define GT_CHUNK_SIZE (64u * 1024u)
-#define GT_STR_CAP (1u << 16)
-#define GT_STR_ARENA (8u << 20)
-#define GT_PTR_CAP (1u << 18)
+#include "tap/writer.h"
 
 struct gt_item {
 	struct gt_chunk *c;
@@ -52,14 +31,12 @@ struct gt_item {
 };
 
 static struct {
-	pthread_once_t once;
-	int inited; /* memory and files set up: finish has work to do */
 	pthread_t thread;
 	int thread_running;
 	int efd;
 	_Atomic int stop;
 	_Atomic int done;
-	_Atomic int finishing;
+	_Atomic int by_signal; /* the final flush was started by a signal handler */
 	char dir[4096];   /* GPUTAP_OUT/<proc>, "" if none */
 	char pfdir[4096]; /* PFLOG (or PFLOG/<proc> in a fork child), "" if none */
 	struct gt_trace_writer tw;
@@ -69,20 +46,11 @@ static struct {
 	struct gt_item *items;
 	size_t nitems_cap;
 	uint64_t lost_reported, cupti_reported, nobuf_reported;
-	_Atomic int by_signal; /* the final flush was started by a signal handler */
 	uint64_t last_metrics_ns;
 	char tlbuf[65536];
 	size_t tllen;
 	char mbuf[65536];
-	struct sigaction old_term, old_int;
-	int sig_installed[2];
-} W = {.once = PTHREAD_ONCE_INIT, .efd = -1, .tl_fd = {-1, -1}};
-
-static void *map_zero(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
+} W = {.efd = -1, .tl_fd = {-1, -1}};
 
 static int mkdir_p(const char *path)
 {
@@ -204,7 +172,7 @@ static void drain(void)
 {
 	nitems = 0;
 	gt_pool_take_full(&gt_tap.pool, collect_full_item, NULL);
-	for (unsigned i = 0; i < GT_MAX_THREADS && gt_tap.slots; i++) {
+	for (unsigned i = 0, n = gt_tap.slots ? atomic_load(&gt_tap.nslots) : 0; i < n; i++) {
 		struct gt_slot *s = &gt_tap.slots[i];
 		struct gt_chunk *c = atomic_load_explicit(&s->cur, memory_order_acquire);
 		if (!c)
@@ -431,8 +399,21 @@ static void open_outputs(int forked)
 	W.dir[0] = W.pfdir[0] = '\0';
 	W.tw_open = W.tw_failed = 0;
 	if (c->out_dir) {
+		int rc = mkdir_p(c->out_dir);
 		snprintf(W.dir, sizeof(W.dir), "%s/%s", c->out_dir, gt_tap.proc);
-		int rc = mkdir_p(W.dir);
+		/* rank<R> goes to the first process of the rank that touches CUDA: creating the folder
+		 * is the claim; a later one (an exec'd child of a traced one) adds its pid */
+		if (rc == 0 && mkdir(W.dir, 0755) < 0) {
+			rc = -errno;
+			if (rc == -EEXIST && !strncmp(gt_tap.proc, "rank", 4) && !strstr(gt_tap.proc, "-pid")) {
+				size_t n = strlen(gt_tap.proc);
+				snprintf(gt_tap.proc + n, sizeof(gt_tap.proc) - n, "-pid%ld", (long)getpid());
+				snprintf(W.dir, sizeof(W.dir), "%s/%s", c->out_dir, gt_tap.proc);
+				rc = mkdir(W.dir, 0755) < 0 ? -errno : 0;
+			}
+			if (rc == -EEXIST)
+				rc = 0; /* pid<P>: the same process again (it exec'd itself) */
+		}
 		if (rc < 0) {
 			gt_warn("cannot create output directory %s: %s; this process is not recorded there", W.dir,
 				strerror(-rc));
@@ -477,81 +458,53 @@ static void open_outputs(int forked)
 	W.last_metrics_ns = 0;
 }
 
-static const char *env_get(const char *name)
-{
-	return getenv(name);
-}
 
-static void name_process(int forked)
+int gt_writer_start(int forked)
 {
-	const char *rank = gt_tap_rank(env_get);
-	int claims = gt_tap_proc_name(gt_tap.proc, sizeof(gt_tap.proc), rank, getenv("GPUTAP_PROC_OWNER"),
-				      (long)getpid(), forked);
-	/* Only from the constructor: the process is still single-threaded there. */
-	if (claims && gt_tap_in_constructor) {
-		char v[64];
-		snprintf(v, sizeof(v), "%ld:%s", (long)getpid(), rank);
-		setenv("GPUTAP_PROC_OWNER", v, 1);
-	}
-}
-
-static void on_signal(int sig)
-{
-	int saved = errno;
-	/* Async-signal-safe only: atomics, write(2) to the eventfd, nanosleep, sigaction, raise.  The
-	 * writer thread does the final drain; told that a signal started it, it makes no CUPTI call
-	 * and frees nothing, so locks held by the interrupted thread cannot stop it. */
-	if (!atomic_exchange(&W.finishing, 1)) {
-		atomic_store(&W.by_signal, 1);
-		atomic_store(&gt_tap.on, 0);
-		atomic_store(&gt_tap.stopped, 1);
-		atomic_store(&W.stop, 1);
-		if (W.efd >= 0) {
-			uint64_t one = 1;
-			if (write(W.efd, &one, sizeof(one)) < 0) {
-				/* the writer polls every 100 ms anyway */
-			}
-		}
-		/* bounded wait: if the writer cannot finish, the files stay marked partial */
-		for (int i = 0; i < 3000 && W.thread_running && !atomic_load(&W.done); i++) {
-			struct timespec ts = {0, 1000000};
-			nanosleep(&ts, NULL);
+	if (!W.items) {
+		W.nitems_cap = (size_t)gt_tap.pool.nchunks + GT_MAX_THREADS;
+		W.items = gt_tap_map_zero(sizeof(struct gt_item) * W.nitems_cap);
+		if (!W.items) {
+			gt_warn("cannot reserve the writer's memory; nothing will be recorded");
+			return -1;
 		}
 	}
-	struct sigaction *old = sig == SIGTERM ? &W.old_term : &W.old_int;
-	sigaction(sig, old, NULL);
-	errno = saved;
-	if (old->sa_handler == SIG_DFL)
-		raise(sig);
+	W.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	open_outputs(forked);
+	return start_writer();
 }
 
-static void install_signals(void)
+/* Tell the writer to finish; async-signal-safe. */
+static void request_stop(void)
 {
-	int sigs[2] = {SIGTERM, SIGINT};
-	struct sigaction *olds[2] = {&W.old_term, &W.old_int};
-	for (int i = 0; i < 2; i++) {
-		struct sigaction cur;
-		if (sigaction(sigs[i], NULL, &cur) < 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
-			continue; /* the program handles it (or ignores it): leave it alone */
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART;
-		if (sigaction(sigs[i], &sa, olds[i]) == 0)
-			W.sig_installed[i] = 1;
+	atomic_store(&W.stop, 1);
+	gt_tap_wake_writer();
+}
+
+void gt_writer_stop(void)
+{
+	request_stop();
+	if (W.thread_running) {
+		pthread_join(W.thread, NULL);
+		W.thread_running = 0;
 	}
 }
 
-static void atfork_child(void)
+void gt_writer_stop_from_signal(void)
 {
-	if (!W.inited)
-		return;
-	/* The parent's threads are gone: its chunks, open files and CUPTI state are not ours. */
-	atomic_store(&gt_tap.on, 0);
-	atomic_fetch_add(&gt_tap.gen, 1);
-	gt_tls.slot = NULL;
-	atomic_store(&gt_cupti_active, 0);
+	/* The writer does the final drain; told that a signal started it, it makes no CUPTI call and
+	 * frees nothing, so locks held by the interrupted thread cannot stop it. */
+	atomic_store(&W.by_signal, 1);
+	request_stop();
+	/* bounded wait: if the writer cannot finish, the files stay marked partial */
+	for (int i = 0; i < 3000 && W.thread_running && !atomic_load(&W.done); i++) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+void gt_writer_forget(void)
+{
 	if (W.tw_open) {
 		gt_tw_discard(&W.tw); /* the parent's file and pending block */
 		W.tw_open = 0;
@@ -561,167 +514,17 @@ static void atfork_child(void)
 			close(W.tl_fd[i]);
 		W.tl_fd[i] = -1;
 	}
-	for (unsigned i = 0; i < GT_MAX_THREADS; i++) {
-		atomic_store(&gt_tap.slots[i].used, 0);
-		atomic_store(&gt_tap.slots[i].cur, NULL);
-	}
-	gt_pool_init(&gt_tap.pool, gt_tap.pool.mem, (size_t)gt_tap.pool.nchunks * gt_tap.pool.chunk_size,
-		     gt_tap.pool.chunk_size);
-	gt_ptrtab_clear(&gt_tap.ptrs);
-	gt_strtab_mark_unwritten(&gt_tap.strs);
-	gt_tap_counters_reset();
-	atomic_store(&gt_tap.cupti_dropped, 0);
-	atomic_store(&gt_tap.cupti_no_buffer, 0);
-	atomic_store(&gt_tap.gpu_incomplete, 0);
+	if (W.efd >= 0)
+		close(W.efd); /* shared with the parent: its writer's wake-ups are not ours */
+	W.efd = -1;
+	W.thread_running = 0; /* the parent's thread does not exist here: nothing to join */
 	atomic_store(&W.by_signal, 0);
-	atomic_store(&W.finishing, 0);
-	gt_tap.start_ns = gt_now_ns();
-	name_process(1);
-	open_outputs(1);
-	if (start_writer() == 0)
-		atomic_store(&gt_tap.on, 1);
+	atomic_store(&W.stop, 0);
+	atomic_store(&W.done, 0);
+	W.dir[0] = W.pfdir[0] = '\0';
 }
 
-static void begin(void);
-static int begin_at_load; /* begin() runs as the library loads, before the program's first CUDA call */
-
-static void init_once(void)
+const char *gt_writer_dir(void)
 {
-	gt_bug_is_fatal = 0;
-	gt_resolve_init();
-	struct gt_tap_config *c = &gt_tap.cfg;
-	gt_tap_config_read(c, env_get);
-	if (!c->out_dir && !c->pflog_dir) {
-		if (c->hold)
-			gt_warn("GPUTAP_HOLD needs the tap recording (GPUTAP_OUT or PFLOG, as gputap run sets): "
-				"launches run unchanged");
-		return; /* nothing asked for: record nothing, cost nothing */
-	}
-	begin_at_load = 1;
-	begin();
-	begin_at_load = 0;
-}
-
-/* In-process start (gputap_start): the same start, with the output directory given (or none). */
-int gt_tap_start_inprocess(const char *out_dir)
-{
-	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-	static char dir[4096];
-	gt_tap_init();
-	pthread_mutex_lock(&mu);
-	int rc = 0;
-	if (!atomic_load(&gt_tap.on)) {
-		if (W.inited) {
-			rc = -EALREADY; /* started once and stopped: the files are closed */
-		} else {
-			if (out_dir && *out_dir) {
-				snprintf(dir, sizeof(dir), "%s", out_dir);
-				gt_tap.cfg.out_dir = dir;
-			}
-			begin();
-			rc = atomic_load(&gt_tap.on) ? 0 : -ENOMEM;
-		}
-	}
-	pthread_mutex_unlock(&mu);
-	return rc;
-}
-
-static void begin(void)
-{
-	struct gt_tap_config *c = &gt_tap.cfg;
-	if (!gt_real_dlsym) {
-		gt_warn("the C library's dlsym was not found (neither by version nor in its symbol table): "
-			"nothing is recorded");
-		return;
-	}
-	gt_clock_sync();
-	gt_tap.trace = c->metrics_only ? 0 : c->trace;
-	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
-	gt_tap.start_ns = gt_now_ns();
-	struct gt_buffer_split split;
-	gt_tap_buffer_split(c->buffer_bytes, (gt_tap.trace & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0,
-			    &split);
-	gt_tap.cupti_buf_bytes = split.cupti_buf_bytes;
-	gt_tap.cupti_nbufs = split.cupti_nbufs;
-	gt_capture_tap_init(c->capture, gt_tap.start_ns);
-	if (gethostname(gt_tap.host, sizeof(gt_tap.host) - 1) < 0)
-		gt_tap.host[0] = '\0';
-	name_process(0);
-
-	size_t strmem = gt_strtab_mem_size(GT_STR_CAP, GT_STR_ARENA);
-	void *pool = map_zero(split.pool_bytes);
-	void *slots = map_zero(sizeof(struct gt_slot) * GT_MAX_THREADS);
-	void *strs = map_zero(strmem);
-	void *ptrs = map_zero(sizeof(struct gt_ptrtab_slot) * GT_PTR_CAP);
-	size_t nchunks = split.pool_bytes / GT_CHUNK_SIZE;
-	W.nitems_cap = nchunks + GT_MAX_THREADS;
-	W.items = map_zero(sizeof(struct gt_item) * W.nitems_cap);
-	if (!pool || !slots || !strs || !ptrs || !W.items ||
-	    gt_pool_init(&gt_tap.pool, pool, split.pool_bytes, GT_CHUNK_SIZE) < 0 ||
-	    gt_strtab_init(&gt_tap.strs, strs, GT_STR_CAP, GT_STR_ARENA) < 0 ||
-	    gt_ptrtab_init(&gt_tap.ptrs, ptrs, GT_PTR_CAP) < 0) {
-		gt_warn("cannot reserve %llu MiB of record memory; nothing will be recorded",
-			(unsigned long long)(c->buffer_bytes >> 20));
-		return;
-	}
-	gt_tap.slots = slots;
-	for (int i = 0; i < GT_API_N; i++)
-		gt_tap.api_name_id[i] = gt_strtab_intern(&gt_tap.strs, gt_api_names[i], strlen(gt_api_names[i]));
-	if (c->hold && !begin_at_load)
-		gt_warn("GPUTAP_HOLD: launch hold needs the tap from the program's start (not gputap_start); "
-			"launches run unchanged");
-	else
-		gt_hold_setup();
-	if (pthread_key_create(&gt_tap_thread_key, gt_tap_thread_exit) != 0)
-		return;
-	W.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	open_outputs(0);
-	if (start_writer() < 0)
-		return;
-	W.inited = 1;
-	pthread_atfork(NULL, NULL, atfork_child);
-	install_signals();
-	atexit(gt_tap_finish); /* lint-ok: runs before library destructors, while CUDA and CUPTI are still loaded */
-	atomic_store(&gt_tap.on, 1);
-	gt_info("recording %s (trace %s%s)", gt_tap.proc, c->metrics_only ? "metrics" : "records",
-		W.dir[0] ? "" : ", no GPUTAP_OUT");
-}
-
-void gt_tap_init(void)
-{
-	pthread_once(&W.once, init_once);
-}
-
-void gt_tap_finish(void)
-{
-	if (!W.inited || atomic_exchange(&W.finishing, 1))
-		return;
-	gt_hold_finish(); /* held launches are issued while the driver is still there */
-	gt_rm_finish(); /* while CUDA is still up: decodes the last range metrics */
-	gt_capture_tap_finish();
-	atomic_store(&gt_tap.on, 0);
-	atomic_store(&gt_tap.stopped, 1);
-	atomic_store(&W.stop, 1);
-	if (W.efd >= 0) {
-		uint64_t one = 1;
-		if (write(W.efd, &one, sizeof(one)) < 0) {
-			/* the writer polls every 100 ms anyway */
-		}
-	}
-	if (W.thread_running) {
-		pthread_join(W.thread, NULL);
-		W.thread_running = 0;
-	}
-}
-
-__attribute__((constructor)) static void gt_tap_constructor(void)
-{
-	gt_tap_in_constructor = 1;
-	gt_tap_init();
-	gt_tap_in_constructor = 0;
-}
-
-__attribute__((destructor)) static void gt_tap_destructor(void)
-{
-	gt_tap_finish();
+	return W.dir;
 }
