@@ -203,8 +203,7 @@ static int info_metrics(const char *list, int dev)
 		gt_error("%s", err);
 		return 1;
 	}
-	const char *cudalib = getenv("GPUTAP_CUDA_LIB");
-	void *cu = dlopen(cudalib && *cudalib ? cudalib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *cu = gt_libcuda_open();
 	CUresult (*init)(unsigned) = NULL, (*count)(int *) = NULL, (*retain)(CUcontext *, CUdevice) = NULL,
 		 (*setcur)(CUcontext) = NULL;
 	if (cu) {
@@ -225,7 +224,7 @@ static int info_metrics(const char *list, int dev)
 	struct gt_cuprof p;
 	const char *chip = NULL;
 	CUpti_Profiler_Host_Object *host = NULL;
-	if (gt_cuprof_load(&p, getenv("GPUTAP_CUPTI_LIB"), NULL, err, sizeof(err)) < 0 ||
+	if (gt_cuprof_load(&p, NULL, err, sizeof(err)) < 0 ||
 	    gt_cuprof_chip(&p, dev, &chip, err, sizeof(err)) < 0 || gt_cuprof_host(&p, chip, NULL, &host, err, sizeof(err)) < 0) {
 		gt_error("info --metrics: %s", err);
 		return 1;

@@ -1,75 +1,19 @@
 /* core/cuprof.c — CUPTI Profiler Host and Range Profiler, loaded at run time.  See cuprof.h. */
 #include "core/cuprof.h"
 
+#include "gpu/probe.h"
+
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void *open_lib(const char *path)
-{
-	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
-}
-
-static int runtime_dir(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	char *out = arg;
-	const char *n = info->dlpi_name;
-	const char *base = n ? strrchr(n, '/') : NULL;
-	if (base && strncmp(base + 1, "libcudart.so", 12) == 0) {
-		snprintf(out, 4096, "%.*s", (int)(base - n), n);
-		return 1;
-	}
-	return 0;
-}
-
-/* The same places the tap looks for CUPTI: the loader path, the toolkit, a pip wheel next to the runtime. */
-static void *find_lib(const char *first, char *path, size_t len)
-{
-	const char *cands[16];
-	size_t n = 0;
-	char buf[6][4400];
-	if (first && *first)
-		cands[n++] = first;
-	cands[n++] = "libcupti.so.13";
-	cands[n++] = "libcupti.so.12";
-	cands[n++] = "libcupti.so";
-	const char *homes[2] = {getenv("CUDA_HOME"), GT_CUDA_HOME};
-	int b = 0;
-	for (int h = 0; h < 2; h++) {
-		if (!homes[h] || !*homes[h])
-			continue;
-		snprintf(buf[b], sizeof(buf[b]), "%s/extras/CUPTI/lib64/libcupti.so", homes[h]);
-		cands[n++] = buf[b++];
-		snprintf(buf[b], sizeof(buf[b]), "%s/targets/x86_64-linux/lib/libcupti.so", homes[h]);
-		cands[n++] = buf[b++];
-	}
-	char dir[4096] = "";
-	if (dl_iterate_phdr(runtime_dir, dir) && dir[0]) {
-		snprintf(buf[b], sizeof(buf[b]), "%s/libcupti.so.13", dir);
-		cands[n++] = buf[b++];
-		snprintf(buf[b], sizeof(buf[b]), "%s/../../cuda_cupti/lib/libcupti.so.13", dir);
-		cands[n++] = buf[b++];
-	}
-	for (size_t i = 0; i < n; i++) {
-		void *h = open_lib(cands[i]);
-		if (h) {
-			snprintf(path, len, "%s", cands[i]);
-			return h;
-		}
-	}
-	return NULL;
-}
-
-int gt_cuprof_load(struct gt_cuprof *p, const char *first, void *(*resolve)(void *, const char *), char *err,
-		   size_t errlen)
+int gt_cuprof_load(struct gt_cuprof *p, void *(*resolve)(void *, const char *), char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
 	if (!resolve)
 		resolve = dlsym;
-	p->lib = find_lib(first, p->path, sizeof(p->path));
+	p->lib = gt_cupti_open(p->path, sizeof(p->path)); /* the CUPTI the tap and gputap info find */
 	if (!p->lib) {
 		snprintf(err, errlen,
 			 "CUPTI (libcupti.so.13 or .12) not found: range metrics need it (set CUDA_HOME to the toolkit "

@@ -72,11 +72,11 @@ struct gt_cuprof {
 };
 #undef GT_CUPROF_PTR
 
-/* Open libcupti (the toolkit's or a pip wheel's; `first` is tried first when
- * not NULL) and resolve every function above.  `resolve` looks a symbol up
- * (NULL = dlsym).  0, or GT_CUPROF_ENOLIB with err saying which CUPTI was
- * found and what it lacks. */
-int gt_cuprof_load(struct gt_cuprof *p, const char *first, void *(*resolve)(void *, const char *), char *err,
+/* Open the CUPTI of gpu/probe.h's search order (GPUTAP_CUPTI_LIB first; the
+ * one the tap loads and `gputap info` names) and resolve every function
+ * above.  `resolve` looks a symbol up (NULL = dlsym).  0, or GT_CUPROF_ENOLIB
+ * with err saying which CUPTI was found and what it lacks. */
+int gt_cuprof_load(struct gt_cuprof *p, void *(*resolve)(void *, const char *), char *err,
 		   size_t errlen);
 /* "CUPTI_ERROR_..." text of r. */
 const char *gt_cuprof_result(const struct gt_cuprof *p, CUptiResult r);

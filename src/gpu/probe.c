@@ -8,10 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *gt_libcuda_open(void)
+static const char *libcuda_name(void)
 {
 	const char *path = getenv("GPUTAP_CUDA_LIB");
-	return dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	return path && *path ? path : "libcuda.so.1";
+}
+
+void *gt_libcuda_open(void)
+{
+	return dlopen(libcuda_name(), RTLD_NOW | RTLD_LOCAL);
+}
+
+void *gt_libcuda_loaded(void)
+{
+	void *h = dlopen(libcuda_name(), RTLD_LAZY | RTLD_NOLOAD);
+	return h ? h : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 }
 
 int gt_cuda_driver_version(void)
@@ -28,17 +39,31 @@ int gt_cuda_driver_version(void)
 	return v;
 }
 
-static int runtime_dir(struct dl_phdr_info *info, size_t size, void *arg)
+struct path_buf {
+	char *p;
+	size_t len;
+};
+
+static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	char *out = arg;
+	struct path_buf *out = arg;
 	const char *n = info->dlpi_name;
 	const char *base = n ? strrchr(n, '/') : NULL;
-	if (base && strncmp(base + 1, "libcudart.so", 12) == 0) {
-		snprintf(out, 4096, "%.*s", (int)(base - n), n);
+	base = base ? base + 1 : n;
+	if (base && strncmp(base, "libcudart.so", 12) == 0) {
+		snprintf(out->p, out->len, "%s", n);
 		return 1;
 	}
 	return 0;
+}
+
+int gt_cudart_loaded(char *path, size_t len)
+{
+	char tmp[8];
+	struct path_buf b = {path && len ? path : tmp, path && len ? len : sizeof(tmp)};
+	b.p[0] = '\0';
+	return dl_iterate_phdr(find_cudart, &b) != 0;
 }
 
 static void *try_open(const char *p, char *path, size_t len)
@@ -77,8 +102,10 @@ void *gt_cupti_open(char *path, size_t len)
 				return h;
 		}
 	}
-	char dir[4096] = "";
-	if (dl_iterate_phdr(runtime_dir, dir) && dir[0]) {
+	char dir[4096];
+	char *slash;
+	if (gt_cudart_loaded(dir, sizeof(dir)) && (slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 			snprintf(p, sizeof(p), "%s%s", dir, rel[i]);
 			if ((h = try_open(p, path, len)))

@@ -1,7 +1,8 @@
 /*
- * gpu/probe.h — where the CUDA driver and CUPTI are found: one list, used by
- * the tap's loader (libgputap.so) and by `gputap info`, so that `info` names
- * the CUPTI the tap loads.
+ * gpu/probe.h — where the CUDA driver, its runtime and CUPTI are found: one
+ * list, used by the tap's loader (libgputap.so), the range-metrics engine
+ * (core/cuprof.c) and `gputap info`, so that `info` names the CUPTI the tap
+ * loads.
  *
  * Owns: the search order of libcuda (GPUTAP_CUDA_LIB, then libcuda.so.1) and
  * of libcupti (GPUTAP_CUPTI_LIB; libcupti.so.13, .12, unversioned on the
@@ -19,6 +20,12 @@
 
 /* dlopen the CUDA driver (RTLD_NOW | RTLD_LOCAL); NULL if it cannot be loaded. */
 void *gt_libcuda_open(void);
+/* The copy of the CUDA driver already loaded in this process (the runtime dlopens it privately), or
+ * NULL: loads nothing. */
+void *gt_libcuda_loaded(void);
+/* The path of the CUDA runtime (libcudart.so*) loaded in this process: 1 and `path` set, or 0 when
+ * none is (a program with a static runtime, or none). */
+int gt_cudart_loaded(char *path, size_t len);
 /* cuDriverGetVersion without creating a context; 0 if libcuda cannot be loaded. */
 int gt_cuda_driver_version(void);
 /* dlopen the first CUPTI of the search order; `path` (may be NULL) receives

@@ -132,19 +132,6 @@ static uint64_t ts_realtime(void)
 	return gt_now_ns();
 }
 
-static int find_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	char *out = arg;
-	const char *n = info->dlpi_name;
-	const char *base = n ? strrchr(n, '/') : NULL;
-	if (base && strncmp(base + 1, "libcudart.so", 12) == 0) {
-		snprintf(out, 4096, "%.*s", (int)(base - n), n);
-		return 1;
-	}
-	return 0;
-}
-
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
 {
 	*buffer = NULL;
@@ -408,8 +395,7 @@ static void enable_rmetrics_callbacks(void)
 
 static int runtime_is_shared(void)
 {
-	char dir[4096] = "";
-	return dl_iterate_phdr(find_dir_of, dir) != 0;
+	return gt_cudart_loaded(NULL, 0);
 }
 
 static int start_cupti(void)

@@ -4,10 +4,11 @@
  * the CUDA runtime's cudaMemcpy*, wherever they were loaded from.
  */
 #include <dlfcn.h>
-#include <link.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/log.h"
+#include "gpu/probe.h"
 #include "tap/dlsym_find.h"
 #include "tap/tap.h"
 
@@ -28,68 +29,43 @@ __attribute__((visibility("hidden"))) void gt_resolve_dlsym_early(void)
 	gt_resolve_init();
 }
 
-static void *libcuda;
+/* `sym` as the program would find it, else in the loaded copy of a library (found once, by `find`:
+ * the CUDA libraries are usually dlopen'ed privately, so their symbols are not global). */
+static void *real_in(const char *sym, void *_Atomic *cache, void *(*find)(void))
+{
+	if (!gt_real_dlsym)
+		gt_resolve_init();
+	if (!gt_real_dlsym)
+		return NULL;
+	void *p = gt_real_dlsym(RTLD_NEXT, sym);
+	if (p)
+		return p;
+	void *h = atomic_load_explicit(cache, memory_order_acquire);
+	if (!h) {
+		h = find();
+		if (!h)
+			return NULL;
+		atomic_store_explicit(cache, h, memory_order_release);
+	}
+	return gt_real_dlsym(h, sym);
+}
+
+static void *loaded_cudart(void)
+{
+	char path[4096];
+	return gt_cudart_loaded(path, sizeof(path)) ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+}
+
+static void *_Atomic libcuda, *_Atomic libcudart;
 
 void *gt_real_driver(const char *sym)
 {
-	if (!gt_real_dlsym)
-		gt_resolve_init();
-	if (!gt_real_dlsym)
-		return NULL;
-	void *p = gt_real_dlsym(RTLD_NEXT, sym);
-	if (p)
-		return p;
-	void *h = __atomic_load_n(&libcuda, __ATOMIC_ACQUIRE);
-	if (!h) {
-		/* libcuda is usually dlopen'ed privately by the runtime: find the loaded copy */
-		h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-		if (!h)
-			return NULL;
-		__atomic_store_n(&libcuda, h, __ATOMIC_RELEASE);
-	}
-	return gt_real_dlsym(h, sym);
+	return real_in(sym, &libcuda, gt_libcuda_loaded);
 }
-
-struct find_rt {
-	char path[4096];
-};
-
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct find_rt *f = arg;
-	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-	base = base ? base + 1 : info->dlpi_name;
-	if (base && strncmp(base, "libcudart.so", 12) == 0) {
-		strncpy(f->path, info->dlpi_name, sizeof(f->path) - 1);
-		return 1;
-	}
-	return 0;
-}
-
-static void *libcudart;
 
 void *gt_real_runtime(const char *sym)
 {
-	if (!gt_real_dlsym)
-		gt_resolve_init();
-	if (!gt_real_dlsym)
-		return NULL;
-	void *p = gt_real_dlsym(RTLD_NEXT, sym);
-	if (p)
-		return p;
-	void *h = __atomic_load_n(&libcudart, __ATOMIC_ACQUIRE);
-	if (!h) {
-		struct find_rt f;
-		memset(&f, 0, sizeof(f));
-		if (!dl_iterate_phdr(find_cudart, &f) || !f.path[0])
-			return NULL;
-		h = dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
-		if (!h)
-			return NULL;
-		__atomic_store_n(&libcudart, h, __ATOMIC_RELEASE);
-	}
-	return gt_real_dlsym(h, sym);
+	return real_in(sym, &libcudart, loaded_cudart);
 }
 
 /*

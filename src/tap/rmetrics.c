@@ -190,7 +190,7 @@ static int load_cupti(char *err, size_t len)
 {
 	if (R.loaded)
 		return 0;
-	int rc = gt_cuprof_load(&R.P, getenv("GPUTAP_CUPTI_LIB"), gt_real_dlsym, err, len);
+	int rc = gt_cuprof_load(&R.P, gt_real_dlsym, err, len);
 	if (rc == 0)
 		R.loaded = 1;
 	return rc;

@@ -6,6 +6,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "core/cuprof.h"
+#include "gpu/probe.h"
 #include "core/rmagg.h"
 
 static const char *const M2[] = {"gpu__time_duration.sum", "smsp__inst_executed.sum"};
@@ -354,14 +355,36 @@ TEST(rm_restricted_counters_one_message_with_the_fix)
 TEST(rm_no_cupti_library_is_one_clear_error)
 {
 	struct gt_cuprof p;
-	char err[512];
+	char err[512] = "", probe[4096];
 	setenv("CUDA_HOME", "/nonexistent", 1);
 	/* a library path that does not exist is tried first; the system may still have CUPTI */
-	int rc = gt_cuprof_load(&p, "/nonexistent/libcupti.so.13", NULL, err, sizeof err);
-	if (rc < 0) {
+	setenv("GPUTAP_CUPTI_LIB", "/nonexistent/libcupti.so.13", 1);
+	void *h = gt_cupti_open(probe, sizeof probe);
+	int rc = gt_cuprof_load(&p, NULL, err, sizeof err);
+	unsetenv("GPUTAP_CUPTI_LIB");
+	if (!h) {
 		ASSERT_EQ_INT(rc, GT_CUPROF_ENOLIB);
 		ASSERT(strstr(err, "CUPTI") && strstr(err, "range metrics"));
+	} else if (rc < 0) {
+		ASSERT(strstr(err, probe) != NULL); /* the CUPTI it names is the one the tap finds */
 	} else {
 		ASSERT(p.cuptiRangeProfilerEnable != NULL && p.version > 0);
+		ASSERT_EQ_STR(p.path, probe);
 	}
+}
+
+TEST(rm_cupti_is_the_one_the_tap_finds)
+{
+	/* GPUTAP_CUPTI_LIB names a loadable library that is not CUPTI: the range-metrics engine takes it,
+	 * as the tap's loader and gputap info do, and says what it lacks */
+	struct gt_cuprof p;
+	char err[512] = "", probe[4096];
+	setenv("GPUTAP_CUPTI_LIB", "libz.so.1", 1);
+	void *h = gt_cupti_open(probe, sizeof probe);
+	int rc = gt_cuprof_load(&p, NULL, err, sizeof err);
+	unsetenv("GPUTAP_CUPTI_LIB");
+	ASSERT(h != NULL);
+	ASSERT_EQ_STR(probe, "libz.so.1");
+	ASSERT_EQ_INT(rc, GT_CUPROF_ENOLIB);
+	ASSERT(strstr(err, "libz.so.1") != NULL);
 }
