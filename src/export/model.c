@@ -512,82 +512,118 @@ static int on_range(struct gt_model *m, const struct gt_rec_range *r)
 	return 0;
 }
 
-static int on_record(struct gt_model *m, const struct gt_rec_hdr *h)
+/* One callback per record type (trace/visit.h): what each adds to the model. */
+static int v_api(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_api *a)
 {
-	switch (h->type) {
-	case GT_REC_API: return on_api(m, (const struct gt_rec_api *)h);
-	case GT_REC_KERNEL: {
-		const struct gt_rec_kernel *k = (const void *)h;
-		const char *name = gt_model_kernel_name(m, k->name_id);
-		uint64_t d = dur(k->start_ns, k->end_ns);
-		if (!name || !gt_stat_add(&m->kern, name, NULL, d))
-			return -1;
-		m->kernel_ns += d;
-		m->kernel_count++;
-		return gpu_op(m, k->corr_id, k->start_ns, k->end_ns, k->device, k->stream);
-	}
-	case GT_REC_MEMCPY: {
-		const struct gt_rec_memcpy *c = (const void *)h;
-		unsigned kind = c->copy_kind < GT_COPY_KIND_MAX ? c->copy_kind : GT_COPY_UNKNOWN;
-		const char *op = gt_pool_intern(&m->pool, gt_copy_op_name(kind), strlen(gt_copy_op_name(kind)));
-		uint64_t d = dur(c->start_ns, c->end_ns);
-		if (!op || !gt_stat_add(&m->memtime, op, NULL, d) || !gt_stat_add(&m->memsize, op, NULL, c->bytes))
-			return -1;
-		m->copy_bytes[kind] += c->bytes;
-		m->copy_ns[kind] += d;
-		m->copy_count[kind]++;
-		return gpu_op(m, c->corr_id, c->start_ns, c->end_ns, c->device, c->stream);
-	}
-	case GT_REC_MEMSET: {
-		const struct gt_rec_memset *s = (const void *)h;
-		const char *op = gt_pool_intern(&m->pool, "[CUDA memset]", 13);
-		uint64_t d = dur(s->start_ns, s->end_ns);
-		if (!op || !gt_stat_add(&m->memtime, op, NULL, d) || !gt_stat_add(&m->memsize, op, NULL, s->bytes))
-			return -1;
-		m->memset_bytes += s->bytes;
-		m->memset_ns += d;
-		m->memset_count++;
-		return gpu_op(m, s->corr_id, s->start_ns, s->end_ns, s->device, s->stream);
-	}
-	case GT_REC_MEMORY: return on_memory(m, (const struct gt_rec_memory *)h);
-	case GT_REC_RANGE: return on_range(m, (const struct gt_rec_range *)h);
-	case GT_REC_COUNTER: see_ts(m, ((const struct gt_rec_counter *)h)->ts_ns); return 0;
-	case GT_REC_DROPPED: {
-		const struct gt_rec_dropped *d = (const void *)h;
-		if (d->source == GT_DROP_CUPTI)
-			m->dropped_cupti += d->count;
-		else if (d->source == GT_DROP_CUPTI_NO_BUFFER)
-			m->cupti_no_buffer += d->count;
-		else
-			m->dropped_tap += d->count;
-		return 0;
-	}
-	case GT_REC_NOTE: {
-		const struct gt_rec_note *n = (const void *)h;
-		see_ts(m, n->ts_ns);
-		m->notes |= n->what < 32 ? 1u << n->what : 1u;
-		return 0;
-	}
-	case GT_REC_DEVICE: {
-		const struct gt_rec_device *d = (const void *)h;
-		const char *name = str_of(m, d->name_id);
-		uint64_t *v = gt_map_put(&m->device_name, (uint64_t)d->device + 1, NULL);
-		if (!name || !v)
-			return -1;
-		*v = (uint64_t)(uintptr_t)name;
-		return 0;
-	}
-	case GT_REC_THREAD: {
-		const struct gt_rec_thread *t = (const void *)h;
-		const char *name = str_of(m, t->name_id);
-		uint64_t *v = gt_map_put(&m->thread_name, (uint64_t)t->h.tid + 1, NULL);
-		if (!name || !v || see_tid(m, t->h.tid) < 0)
-			return -1;
-		*v = (uint64_t)(uintptr_t)name;
-		return 0;
-	}
-	default: return 0;
-	}
+	(void)r;
+	return on_api(ctx, a);
+}
+
+static int v_kernel(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_kernel *k)
+{
+	(void)r;
+	struct gt_model *m = ctx;
+	const char *name = gt_model_kernel_name(m, k->name_id);
+	uint64_t d = dur(k->start_ns, k->end_ns);
+	if (!name || !gt_stat_add(&m->kern, name, NULL, d))
+		return -1;
+	m->kernel_ns += d;
+	m->kernel_count++;
+	return gpu_op(m, k->corr_id, k->start_ns, k->end_ns, k->device, k->stream);
+}
+
+static int v_memcpy(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memcpy *c)
+{
+	(void)r;
+	struct gt_model *m = ctx;
+	unsigned kind = c->copy_kind < GT_COPY_KIND_MAX ? c->copy_kind : GT_COPY_UNKNOWN;
+	const char *op = gt_pool_intern(&m->pool, gt_copy_op_name(kind), strlen(gt_copy_op_name(kind)));
+	uint64_t d = dur(c->start_ns, c->end_ns);
+	if (!op || !gt_stat_add(&m->memtime, op, NULL, d) || !gt_stat_add(&m->memsize, op, NULL, c->bytes))
+		return -1;
+	m->copy_bytes[kind] += c->bytes;
+	m->copy_ns[kind] += d;
+	m->copy_count[kind]++;
+	return gpu_op(m, c->corr_id, c->start_ns, c->end_ns, c->device, c->stream);
+}
+
+static int v_memset(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memset *s)
+{
+	(void)r;
+	struct gt_model *m = ctx;
+	const char *op = gt_pool_intern(&m->pool, "[CUDA memset]", 13);
+	uint64_t d = dur(s->start_ns, s->end_ns);
+	if (!op || !gt_stat_add(&m->memtime, op, NULL, d) || !gt_stat_add(&m->memsize, op, NULL, s->bytes))
+		return -1;
+	m->memset_bytes += s->bytes;
+	m->memset_ns += d;
+	m->memset_count++;
+	return gpu_op(m, s->corr_id, s->start_ns, s->end_ns, s->device, s->stream);
+}
+
+static int v_memory(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memory *x)
+{
+	(void)r;
+	return on_memory(ctx, x);
+}
+
+static int v_range(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_range *g)
+{
+	(void)r;
+	return on_range(ctx, g);
+}
+
+static int v_counter(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_counter *c)
+{
+	(void)r;
+	see_ts(ctx, c->ts_ns);
+	return 0;
+}
+
+static int v_dropped(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_dropped *d)
+{
+	(void)r;
+	struct gt_model *m = ctx;
+	if (d->source == GT_DROP_CUPTI)
+		m->dropped_cupti += d->count;
+	else if (d->source == GT_DROP_CUPTI_NO_BUFFER)
+		m->cupti_no_buffer += d->count;
+	else
+		m->dropped_tap += d->count;
+	return 0;
+}
+
+static int v_note(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_note *n)
+{
+	(void)r;
+	struct gt_model *m = ctx;
+	see_ts(m, n->ts_ns);
+	m->notes |= n->what < 32 ? 1u << n->what : 1u;
+	return 0;
+}
+
+static int v_device(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_device *d)
+{
+	(void)r;
+	struct gt_model *m = ctx;
+	const char *name = str_of(m, d->name_id);
+	uint64_t *v = gt_map_put(&m->device_name, (uint64_t)d->device + 1, NULL);
+	if (!name || !v)
+		return -1;
+	*v = (uint64_t)(uintptr_t)name;
+	return 0;
+}
+
+static int v_thread(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_thread *t)
+{
+	(void)r;
+	struct gt_model *m = ctx;
+	const char *name = str_of(m, t->name_id);
+	uint64_t *v = gt_map_put(&m->thread_name, (uint64_t)t->h.tid + 1, NULL);
+	if (!name || !v || see_tid(m, t->h.tid) < 0)
+		return -1;
+	*v = (uint64_t)(uintptr_t)name;
+	return 0;
 }
 
 static int cmp_memev(const void *a, const void *b)
@@ -628,9 +664,18 @@ static void finish(struct gt_model *m)
 static int model_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
 {
 	(void)r;
+	(void)h;
+	((struct gt_model *)ctx)->nrecords++;
+	return 0;
+}
+
+/* The model's own readers of each record (launch-hold figures, the JSON and log writers' hooks):
+ * a second visitor, so they see a record after the model has taken it in. */
+static int hooks_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
+{
+	(void)r;
 	struct gt_model *m = ctx;
-	m->nrecords++;
-	if (on_record(m, h) < 0 || (m->hold && gt_holdstat_record(m->hold, &m->r, h) < 0))
+	if (m->hold && gt_holdstat_record(m->hold, &m->r, h) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++)
 		if (m->hooks[i].on_record && m->hooks[i].on_record(m->hooks[i].ctx, m, h) < 0)
@@ -658,13 +703,28 @@ static int model_end(void *ctx, const struct gt_trace_reader *r)
 	return 0;
 }
 
-static const struct gt_trace_ops model_ops = {.any = model_any, .end = model_end};
+static const struct gt_trace_ops model_ops = {
+	.any = model_any,
+	.api = v_api,
+	.kernel = v_kernel,
+	.memcpy = v_memcpy,
+	.memset = v_memset,
+	.memory = v_memory,
+	.range = v_range,
+	.counter = v_counter,
+	.dropped = v_dropped,
+	.device = v_device,
+	.thread = v_thread,
+	.note = v_note,
+	.end = model_end,
+};
+static const struct gt_trace_ops hooks_ops = {.any = hooks_any};
 
 int gt_model_run_with(struct gt_model *m, const struct gt_trace_visitor *more, size_t nmore, char *err, size_t errlen)
 {
-	struct gt_trace_visitor v[8] = {{&model_ops, m}};
-	size_t n = 1;
-	for (size_t i = 0; i < nmore && n < 8; i++)
+	struct gt_trace_visitor v[GT_VISIT_MAX + 2] = {{&model_ops, m}, {&hooks_ops, m}};
+	size_t n = 2;
+	for (size_t i = 0; i < nmore && n < GT_VISIT_MAX + 2; i++)
 		v[n++] = more[i];
 	if (errlen)
 		err[0] = '\0';
