@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Profiling overhead, side by side in one run: median of REPS runs per mode.
-#   [BENCHES="launch compute cuda"] bench/overhead/run.sh [REPS]     (needs a CUDA GPU, python3 with torch, nvcc)
+#   [BENCHES="launch compute cuda"] [MODES="none metrics full ..."] bench/overhead/run.sh [REPS]
+#   (needs a CUDA GPU, python3 with torch, nvcc)
 # Modes: none, gputap metrics only (GPUTAP_TRACE=metrics), gputap full trace,
-# torch.profiler (PyTorch cases only).  Prints a table of ratios vs none.
+# noapi (full without host API records), kernel (CUPTI kernel activity alone:
+# GPUTAP_TRACE=kernel), torch.profiler (PyTorch cases only).  Prints a table
+# of ratios vs none.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -27,6 +30,7 @@ one() { # MODE BENCH -> us per step
 	metrics) cmd=(env $(tapenv) GPUTAP_TRACE=metrics "${cmd[@]}") ;;
 	full) cmd=(env $(tapenv) "${cmd[@]}") ;;
 	noapi) cmd=(env $(tapenv) GPUTAP_TRACE=kernel,memcpy,memory,nvtx "${cmd[@]}") ;;
+	kernel) cmd=(env $(tapenv) GPUTAP_TRACE=kernel "${cmd[@]}") ;;
 	profiler) cmd=("${cmd[@]}" --profiler) ;;
 	esac
 	if [ "$bench" = cuda ]; then
@@ -41,8 +45,8 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2)
 echo "| workload | mode | median us/step | ratio vs none | runs |"
 echo "|---|---|---|---|---|"
 for bench in ${BENCHES:-launch compute cuda}; do
-	modes="none metrics full noapi profiler"
-	[ "$bench" = cuda ] && modes="none metrics full noapi"
+	modes=${MODES:-none metrics full noapi profiler}
+	[ "$bench" = cuda ] && modes=$(echo $modes | sed 's/ *profiler//')
 	declare -A vals=()
 	for r in $(seq "$REPS"); do
 		for m in $modes; do # interleaved, so drift hits every mode alike
@@ -61,6 +65,7 @@ done
 echo
 echo "(launch: 50 relu(y*a+b) on 256x256 per step, 200 steps after 20 warm-ups; compute: 4 bf16 8192^2 matmuls per step;"
 echo " cuda: examples/cuda_example --iters 20000 --timing: wall time of its compute loop per round (2 kernels on 2 streams, 2 NVTX ranges);"
+echo " kernel: CUPTI kernel activity alone (GPUTAP_TRACE=kernel);"
 echo " noapi: full trace without host API records (GPUTAP_TRACE=kernel,memcpy,memory,nvtx): no launch callbacks, no launch->kernel links)"
 if [ -s "$W/err" ]; then
 	echo "stderr of the runs (last lines):"
