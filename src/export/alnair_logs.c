@@ -6,24 +6,22 @@
 #include "export/writers.h"
 #include "core/sort.h"
 
-static int timeline_rec(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h)
+static int timeline_api(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_api *a)
 {
-	if (h->type != GT_REC_API)
-		return 0;
-	const struct gt_rec_api *a = (const void *)h;
 	char line[8192];
 	uint64_t d = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
-	gt_alnair_timelineline(line, sizeof(line), gt_tr_str(&m->r, a->name_id), a->start_ns, d / 1000, a->bytes,
+	gt_alnair_timelineline(line, sizeof(line), gt_tr_str(r, a->name_id), a->start_ns, d / 1000, a->bytes,
 			       a->copy_kind);
 	fputs(line, (FILE *)ctx);
 	return 0;
 }
 
+static const struct gt_trace_ops timeline_ops = {.api = timeline_api};
+
 /* One line per API record, in the order of the trace. */
 void gt_alnair_timeline_hook(struct gt_model *m, FILE *f, int hook_slot)
 {
-	m->hooks[hook_slot].ctx = f;
-	m->hooks[hook_slot].on_record = timeline_rec;
+	m->hooks[hook_slot] = (struct gt_trace_visitor){&timeline_ops, f};
 }
 
 static int cmp_order(const void *a, const void *b)

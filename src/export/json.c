@@ -21,6 +21,7 @@ struct gt_json {
 	uint32_t pid;
 	struct gt_map gpu_named; /* device+1 -> 1 once the GPU process is named */
 	struct gt_vec gpus;      /* uint32_t devices seen */
+	struct gt_model *m;      /* the model of the pass (kernel names) */
 };
 
 void gt_json_str(FILE *f, const char *s)
@@ -108,131 +109,161 @@ static void gpu_args(struct gt_json *j, uint32_t dev, uint32_t stream, uint64_t 
 	fprintf(j->f, ",\"args\":{\"device\":%u,\"stream\":%u,\"correlation\":%" PRIu64, dev, stream, corr);
 }
 
-static int on_rec(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h)
+static int j_api(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_api *a)
 {
 	struct gt_json *j = ctx;
 	FILE *f = j->f;
-	switch (h->type) {
-	case GT_REC_API: {
-		const struct gt_rec_api *a = (const void *)h;
-		ev(j, gt_tr_str(&m->r, a->name_id), "cuda_api", "X", j->pid, h->tid);
-		ts(j, "ts", a->start_ns);
-		dur(j, a->start_ns, a->end_ns);
-		fprintf(f, ",\"args\":{\"result\":%d", a->result);
-		if (a->corr_id)
-			fprintf(f, ",\"correlation\":%" PRIu64, a->corr_id);
-		if (a->bytes)
-			fprintf(f, ",\"bytes\":%" PRIu64, a->bytes);
-		if (a->copy_kind >= 0)
-			fprintf(f, ",\"copy_kind\":%d", a->copy_kind);
-		if (a->ptr)
-			fprintf(f, ",\"ptr\":\"0x%" PRIx64 "\"", a->ptr);
-		fputs("}}", f);
-		return 0;
+	ev(j, gt_tr_str(rd, a->name_id), "cuda_api", "X", j->pid, a->h.tid);
+	ts(j, "ts", a->start_ns);
+	dur(j, a->start_ns, a->end_ns);
+	fprintf(f, ",\"args\":{\"result\":%d", a->result);
+	if (a->corr_id)
+		fprintf(f, ",\"correlation\":%" PRIu64, a->corr_id);
+	if (a->bytes)
+		fprintf(f, ",\"bytes\":%" PRIu64, a->bytes);
+	if (a->copy_kind >= 0)
+		fprintf(f, ",\"copy_kind\":%d", a->copy_kind);
+	if (a->ptr)
+		fprintf(f, ",\"ptr\":\"0x%" PRIx64 "\"", a->ptr);
+	fputs("}}", f);
+	return 0;
+}
+
+static int j_kernel(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_kernel *k)
+{
+	struct gt_json *j = ctx;
+	FILE *f = j->f;
+	(void)rd;
+	ev(j, gt_model_kernel_name(j->m, k->name_id), "kernel", "X", gpu_pid(j, k->device), k->stream);
+	ts(j, "ts", k->start_ns);
+	dur(j, k->start_ns, k->end_ns);
+	gpu_args(j, k->device, k->stream, k->corr_id);
+	fprintf(f,
+		",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"registers_per_thread\":%u,"
+		"\"static_shared_memory_bytes\":%u,\"dynamic_shared_memory_bytes\":%u",
+		k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->registers,
+		k->static_smem, k->dynamic_smem);
+	if (k->graph_id)
+		fprintf(f, ",\"graph_id\":%u,\"graph_node_id\":%" PRIu64, k->graph_id, k->graph_node_id);
+	fputs("}}", f);
+	return see_gpu(j, k->device);
+}
+
+static int j_memcpy(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_memcpy *c)
+{
+	struct gt_json *j = ctx;
+	FILE *f = j->f;
+	(void)rd;
+	ev(j, gt_copy_op_name(c->copy_kind), "memcpy", "X", gpu_pid(j, c->device), c->stream);
+	ts(j, "ts", c->start_ns);
+	dur(j, c->start_ns, c->end_ns);
+	gpu_args(j, c->device, c->stream, c->corr_id);
+	fprintf(f, ",\"kind\":\"%s\",\"bytes\":%" PRIu64 ",\"async\":%s", gt_copy_dir_name(c->copy_kind), c->bytes,
+		(c->flags & 1) ? "true" : "false");
+	if (c->copy_kind == GT_COPY_PTOP)
+		fprintf(f, ",\"dst_device\":%u", c->dst_device);
+	uint64_t d = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+	if (d)
+		fprintf(f, ",\"GB/s\":%.3f", (double)c->bytes / (double)d);
+	fputs("}}", f);
+	return see_gpu(j, c->device);
+}
+
+static int j_memset(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_memset *s)
+{
+	struct gt_json *j = ctx;
+	FILE *f = j->f;
+	(void)rd;
+	ev(j, "[CUDA memset]", "memset", "X", gpu_pid(j, s->device), s->stream);
+	ts(j, "ts", s->start_ns);
+	dur(j, s->start_ns, s->end_ns);
+	gpu_args(j, s->device, s->stream, s->corr_id);
+	fprintf(f, ",\"bytes\":%" PRIu64 ",\"value\":%u}}", s->bytes, s->value);
+	return see_gpu(j, s->device);
+}
+
+static int j_range(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_range *r)
+{
+	struct gt_json *j = ctx;
+	FILE *f = j->f;
+	if (r->kind != GT_RANGE_MARK)
+		return 0; /* ranges are written at the end, once open ones have an end */
+	ev(j, gt_tr_str(rd, r->name_id), "nvtx", "i", j->pid, r->h.tid);
+	ts(j, "ts", r->start_ns);
+	fputs(",\"s\":\"t\"", f);
+	if (r->domain_id) {
+		fputs(",\"args\":{\"domain\":", f);
+		gt_json_str(f, gt_tr_str(rd, r->domain_id));
+		fputc('}', f);
 	}
-	case GT_REC_KERNEL: {
-		const struct gt_rec_kernel *k = (const void *)h;
-		ev(j, gt_model_kernel_name(m, k->name_id), "kernel", "X", gpu_pid(j, k->device), k->stream);
-		ts(j, "ts", k->start_ns);
-		dur(j, k->start_ns, k->end_ns);
-		gpu_args(j, k->device, k->stream, k->corr_id);
-		fprintf(f,
-			",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"registers_per_thread\":%u,"
-			"\"static_shared_memory_bytes\":%u,\"dynamic_shared_memory_bytes\":%u",
-			k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->registers,
-			k->static_smem, k->dynamic_smem);
-		if (k->graph_id)
-			fprintf(f, ",\"graph_id\":%u,\"graph_node_id\":%" PRIu64, k->graph_id, k->graph_node_id);
-		fputs("}}", f);
-		return see_gpu(j, k->device);
-	}
-	case GT_REC_MEMCPY: {
-		const struct gt_rec_memcpy *c = (const void *)h;
-		ev(j, gt_copy_op_name(c->copy_kind), "memcpy", "X", gpu_pid(j, c->device), c->stream);
-		ts(j, "ts", c->start_ns);
-		dur(j, c->start_ns, c->end_ns);
-		gpu_args(j, c->device, c->stream, c->corr_id);
-		fprintf(f, ",\"kind\":\"%s\",\"bytes\":%" PRIu64 ",\"async\":%s", gt_copy_dir_name(c->copy_kind), c->bytes,
-			(c->flags & 1) ? "true" : "false");
-		if (c->copy_kind == GT_COPY_PTOP)
-			fprintf(f, ",\"dst_device\":%u", c->dst_device);
-		uint64_t d = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
-		if (d)
-			fprintf(f, ",\"GB/s\":%.3f", (double)c->bytes / (double)d);
-		fputs("}}", f);
-		return see_gpu(j, c->device);
-	}
-	case GT_REC_MEMSET: {
-		const struct gt_rec_memset *s = (const void *)h;
-		ev(j, "[CUDA memset]", "memset", "X", gpu_pid(j, s->device), s->stream);
-		ts(j, "ts", s->start_ns);
-		dur(j, s->start_ns, s->end_ns);
-		gpu_args(j, s->device, s->stream, s->corr_id);
-		fprintf(f, ",\"bytes\":%" PRIu64 ",\"value\":%u}}", s->bytes, s->value);
-		return see_gpu(j, s->device);
-	}
-	case GT_REC_RANGE: {
-		const struct gt_rec_range *r = (const void *)h;
-		if (r->kind != GT_RANGE_MARK)
-			return 0; /* ranges are written at the end, once open ones have an end */
-		ev(j, gt_tr_str(&m->r, r->name_id), "nvtx", "i", j->pid, h->tid);
-		ts(j, "ts", r->start_ns);
-		fputs(",\"s\":\"t\"", f);
-		if (r->domain_id) {
-			fputs(",\"args\":{\"domain\":", f);
-			gt_json_str(f, gt_tr_str(&m->r, r->domain_id));
+	fputc('}', f);
+	return 0;
+}
+
+static int j_note(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_note *n)
+{
+	struct gt_json *j = ctx;
+	FILE *f = j->f;
+	(void)rd;
+	char name[160];
+	snprintf(name, sizeof(name), "gputap: %s", gt_note_text(n->what));
+	ev(j, name, "gputap", "i", j->pid, n->h.tid);
+	ts(j, "ts", n->ts_ns);
+	fprintf(f, ",\"s\":\"p\",\"args\":{\"note\":%u,\"detail\":%d,\"result\":%d}}", n->what, n->detail, n->result);
+	return 0;
+}
+
+/* launch hold: how long each launch waited (an async span on its thread), and each release */
+static int j_hold(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_hold *x)
+{
+	struct gt_json *j = ctx;
+	FILE *f = j->f;
+	if (x->kind == GT_HOLD_REC_LAUNCH) {
+		for (int k = 0; k < 2; k++) {
+			ev(j, "held", "hold", k ? "e" : "b", j->pid, x->h.tid);
+			ts(j, "ts", k ? x->end_ns : x->start_ns);
+			fprintf(f, ",\"id\":\"hold%" PRIu64 "-%" PRIu64 "\"", x->batch, x->corr_id ? x->corr_id : x->start_ns);
+			if (!k)
+				fprintf(f, ",\"args\":{\"correlation\":%" PRIu64 ",\"release\":%" PRIu64 ",\"result\":%d}",
+					x->corr_id, x->batch, x->result);
 			fputc('}', f);
 		}
-		fputc('}', f);
-		return 0;
-	}
-	case GT_REC_NOTE: {
-		const struct gt_rec_note *n = (const void *)h;
+	} else if (x->kind == GT_HOLD_REC_RELEASE) {
+		const char *api = x->api_id ? gt_tr_str(rd, x->api_id) : "";
 		char name[160];
-		snprintf(name, sizeof(name), "gputap: %s", gt_note_text(n->what));
-		ev(j, name, "gputap", "i", j->pid, h->tid);
-		ts(j, "ts", n->ts_ns);
-		fprintf(f, ",\"s\":\"p\",\"args\":{\"note\":%u,\"detail\":%d,\"result\":%d}}", n->what, n->detail, n->result);
-		return 0;
+		snprintf(name, sizeof(name), "hold release (%s)", api[0] ? api : gt_tr_str(rd, x->reason_id));
+		ev(j, name, "hold", "X", j->pid, x->h.tid);
+		ts(j, "ts", x->start_ns);
+		dur(j, x->start_ns, x->end_ns);
+		fprintf(f, ",\"args\":{\"launches\":%u,\"release\":%" PRIu64 ",\"first_error\":%d}}", x->count,
+			x->batch, x->result);
 	}
-	case GT_REC_HOLD: {
-		/* launch hold: how long each launch waited (an async span on its thread), and each release */
-		const struct gt_rec_hold *x = (const void *)h;
-		if (x->kind == GT_HOLD_REC_LAUNCH) {
-			for (int k = 0; k < 2; k++) {
-				ev(j, "held", "hold", k ? "e" : "b", j->pid, h->tid);
-				ts(j, "ts", k ? x->end_ns : x->start_ns);
-				fprintf(f, ",\"id\":\"hold%" PRIu64 "-%" PRIu64 "\"", x->batch, x->corr_id ? x->corr_id : x->start_ns);
-				if (!k)
-					fprintf(f, ",\"args\":{\"correlation\":%" PRIu64 ",\"release\":%" PRIu64 ",\"result\":%d}",
-						x->corr_id, x->batch, x->result);
-				fputc('}', f);
-			}
-		} else if (x->kind == GT_HOLD_REC_RELEASE) {
-			const char *api = x->api_id ? gt_tr_str(&m->r, x->api_id) : "";
-			char name[160];
-			snprintf(name, sizeof(name), "hold release (%s)", api[0] ? api : gt_tr_str(&m->r, x->reason_id));
-			ev(j, name, "hold", "X", j->pid, h->tid);
-			ts(j, "ts", x->start_ns);
-			dur(j, x->start_ns, x->end_ns);
-			fprintf(f, ",\"args\":{\"launches\":%u,\"release\":%" PRIu64 ",\"first_error\":%d}}", x->count,
-				x->batch, x->result);
-		}
-		return 0;
-	}
-	case GT_REC_COUNTER: {
-		const struct gt_rec_counter *c = (const void *)h;
-		if (!isfinite(c->value))
-			return 0; /* JSON has no NaN or infinity */
-		uint32_t pid = c->device == UINT32_MAX ? j->pid : gpu_pid(j, c->device);
-		ev(j, gt_tr_str(&m->r, c->name_id), "counter", "C", pid, 0);
-		ts(j, "ts", c->ts_ns);
-		fprintf(f, ",\"args\":{\"value\":%.17g}}", c->value);
-		return c->device == UINT32_MAX ? 0 : see_gpu(j, c->device);
-	}
-	default: return 0;
-	}
+	return 0;
 }
+
+static int j_counter(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_counter *c)
+{
+	struct gt_json *j = ctx;
+	FILE *f = j->f;
+	if (!isfinite(c->value))
+		return 0; /* JSON has no NaN or infinity */
+	uint32_t pid = c->device == UINT32_MAX ? j->pid : gpu_pid(j, c->device);
+	ev(j, gt_tr_str(rd, c->name_id), "counter", "C", pid, 0);
+	ts(j, "ts", c->ts_ns);
+	fprintf(f, ",\"args\":{\"value\":%.17g}}", c->value);
+	return c->device == UINT32_MAX ? 0 : see_gpu(j, c->device);
+}
+
+static const struct gt_trace_ops json_ops = {
+	.api = j_api,
+	.kernel = j_kernel,
+	.memcpy = j_memcpy,
+	.memset = j_memset,
+	.range = j_range,
+	.note = j_note,
+	.hold = j_hold,
+	.counter = j_counter,
+};
 
 struct gt_json *gt_json_begin(FILE *f, struct gt_model *m, int hook_slot)
 {
@@ -244,8 +275,8 @@ struct gt_json *gt_json_begin(FILE *f, struct gt_model *m, int hook_slot)
 	j->base = m->hdr.start_ns; /* 0: set by the first event */
 	j->pid = m->hdr.pid;
 	gt_vec_init(&j->gpus, sizeof(uint32_t));
-	m->hooks[hook_slot].ctx = j;
-	m->hooks[hook_slot].on_record = on_rec;
+	j->m = m;
+	m->hooks[hook_slot] = (struct gt_trace_visitor){&json_ops, j};
 	fputs("{\"traceEvents\":[", f);
 	return j;
 }

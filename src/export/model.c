@@ -669,18 +669,12 @@ static int model_any(void *ctx, const struct gt_trace_reader *r, const struct gt
 	return 0;
 }
 
-/* The model's own readers of each record (launch-hold figures, the JSON and log writers' hooks):
- * a second visitor, so they see a record after the model has taken it in. */
-static int hooks_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
+/* Launch-hold figures (export/holdstat.h): a visitor after the model, so it sees a record after
+ * the model has taken it in; the writers' hooks (trace.json, timeline.log) follow it. */
+static int hold_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
 {
-	(void)r;
 	struct gt_model *m = ctx;
-	if (m->hold && gt_holdstat_record(m->hold, &m->r, h) < 0)
-		return -1;
-	for (int i = 0; i < 2; i++)
-		if (m->hooks[i].on_record && m->hooks[i].on_record(m->hooks[i].ctx, m, h) < 0)
-			return -1;
-	return 0;
+	return m->hold ? gt_holdstat_record(m->hold, r, h) : 0;
 }
 
 static int model_end(void *ctx, const struct gt_trace_reader *r)
@@ -718,13 +712,16 @@ static const struct gt_trace_ops model_ops = {
 	.note = v_note,
 	.end = model_end,
 };
-static const struct gt_trace_ops hooks_ops = {.any = hooks_any};
+static const struct gt_trace_ops hold_ops = {.any = hold_any};
 
 int gt_model_run_with(struct gt_model *m, const struct gt_trace_visitor *more, size_t nmore, char *err, size_t errlen)
 {
-	struct gt_trace_visitor v[GT_VISIT_MAX + 2] = {{&model_ops, m}, {&hooks_ops, m}};
+	struct gt_trace_visitor v[GT_VISIT_MAX + 4] = {{&model_ops, m}, {&hold_ops, m}};
 	size_t n = 2;
-	for (size_t i = 0; i < nmore && n < GT_VISIT_MAX + 2; i++)
+	for (int i = 0; i < 2; i++)
+		if (m->hooks[i].ops)
+			v[n++] = m->hooks[i];
+	for (size_t i = 0; i < nmore && n < GT_VISIT_MAX + 4; i++)
 		v[n++] = more[i];
 	if (errlen)
 		err[0] = '\0';

@@ -6,8 +6,9 @@
  * size, API calls, NVTX ranges), the few things kept per record because a
  * writer needs them after the pass (API calls that launched GPU work, the
  * first GPU operation of each correlation id, NVTX ranges, memory events),
- * and the per-record hooks that let trace.json and timeline.log be written
- * during the same pass.  The trace is read once, through trace/trace_io.h.
+ * and the writers' visitors (trace.json, timeline.log) that read each record
+ * after the model in the same pass.  The trace is read once, through
+ * trace/visit.h: one callback per record type.
  *
  * Invariants: every name pointer in the model points into the model's string
  * pool and lives as long as the model; statistics groups are keyed by text
@@ -100,11 +101,6 @@ struct gt_m_stream {
 struct gt_model;
 struct gt_holdstat;
 
-/* Hooks called during the pass (trace.json, timeline.log). */
-struct gt_model_hooks {
-	void *ctx;
-	int (*on_record)(void *ctx, struct gt_model *m, const struct gt_rec_hdr *h);
-};
 
 struct gt_model {
 	struct gt_trace_reader r;
@@ -151,7 +147,7 @@ struct gt_model {
 	struct gt_vec *mem;  /* the chosen memory source, sorted by time */
 	uint64_t mem_peak, mem_final;
 
-	struct gt_model_hooks hooks[2];
+	struct gt_trace_visitor hooks[2]; /* trace.json, timeline.log: read each record after the model */
 	struct gt_holdstat *hold; /* launch hold figures are added here when set (out/holdstat.h) */
 };
 
