@@ -44,6 +44,20 @@ cudatap GPUTAP_OUT="$T/o1s" bash -c "true; '$T/cudaprog' 1 1 1 >/dev/null; /bin/
 n=$(ls "$T/o1s" 2>/dev/null | wc -l)
 [ "$n" -eq 1 ] && [ -f "$T/o1s/$(ls "$T/o1s")/trace.gtr" ] && ok one-liner-one-folder || notok one-liner-one-folder "$(ls -R "$T/o1s")"
 
+# the same through gputap run: no <proc> folder and an empty process list for a shell one-liner,
+# one folder (listed in run.json) for a CUDA program started from one
+GPUTAP_LIB="$LIBGPUTAP" "$GPUTAP" run -o "$T/run0" -- bash -c 'true; /bin/true' >"$T/run0.out" 2>&1
+rc=$?
+n=$(find "$T/run0" -mindepth 1 -maxdepth 1 -type d | wc -l)
+[ $rc -eq 0 ] && [ "$n" -eq 0 ] && python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['processes'] == []" \
+	"$T/run0/run.json" 2>>"$T/run0.out" && ok run-one-liner-no-folder || notok run-one-liner-no-folder "exit $rc, $n folders" "$(cat "$T/run0.out")"
+env LD_LIBRARY_PATH="$T${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUTAP_LIB="$LIBGPUTAP" "$GPUTAP" run -o "$T/run1" -- \
+	bash -c "true; '$T/cudaprog' 1 1 1; /bin/true" >"$T/run1.out" 2>&1
+rc=$?
+n=$(find "$T/run1" -mindepth 1 -maxdepth 1 -type d | wc -l)
+[ $rc -eq 0 ] && [ "$n" -eq 1 ] && python3 -c "import json,sys; assert len(json.load(open(sys.argv[1]))['processes']) == 1" \
+	"$T/run1/run.json" 2>>"$T/run1.out" && ok run-cuda-one-folder || notok run-cuda-one-folder "exit $rc, $n folders" "$(cat "$T/run1.out")"
+
 # unwritable output directory: exactly one warning, program unaffected
 cudatap GPUTAP_OUT=/proc/gputap-no/such sh -c "'$T/cudaprog' 1 1 1 && echo fine" >"$T/u.out" 2>"$T/u.err"
 rc=$?
