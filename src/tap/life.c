@@ -17,7 +17,7 @@
 #include "core/log.h"
 #include "tap/capture_tap.h"
 #include "tap/hold.h"
-#include "tap/rmetrics.h"
+#include "tap/sources.h"
 #include "tap/tap.h"
 #include "tap/writer.h"
 
@@ -300,9 +300,7 @@ void gt_tap_finish(void)
 	}
 	if (st != GT_LIVE || atomic_exchange(&L.finishing, 1))
 		return;
-	gt_hold_finish(); /* held launches are issued while the driver is still there */
-	gt_rm_finish();	  /* while CUDA is still up: decodes the last range metrics */
-	gt_capture_tap_finish();
+	gt_sources_stop(); /* while CUDA is still up (tap/sources.h) */
 	atomic_store(&gt_tap.on, 0);
 	atomic_store(&gt_tap.stopped, 1);
 	gt_writer_stop();

@@ -21,6 +21,7 @@
 #include "core/sort.h"
 #include "trace/trace_io.h"
 #include "tap/capture_tap.h"
+#include "tap/sources.h"
 #include "tap/tap.h"
 #include "tap/writer.h"
 
@@ -332,8 +333,7 @@ static void *writer_main(void *arg)
 			}
 		}
 		gt_clock_sync();
-		gt_capture_tap_tick();
-		gt_cupti_tick();
+		gt_sources_flush(0);
 		drain();
 		/* a block waits at most 100 ms (docs/tap.md): what a killed process loses is bounded */
 		if (W.tw_open && !W.tw_failed) {
@@ -344,10 +344,10 @@ static void *writer_main(void *arg)
 		if (gt_now_ns() - W.last_metrics_ns >= 1000000000ull)
 			write_metrics();
 	}
-	if (atomic_load(&gt_cupti_active)) {
-		if (atomic_load(&W.by_signal)) {
-			/* The signalled thread may hold CUPTI's or malloc's locks: no CUPTI call now.  What CUPTI
-			 * had not handed over at the last periodic flush is missing, and the trace says so. */
+	if (atomic_load(&W.by_signal)) {
+		/* The signalled thread may hold CUPTI's or malloc's locks: no source is asked to flush.  What
+		 * CUPTI had not handed over at the last periodic flush is missing, and the trace says so. */
+		if (atomic_load(&gt_cupti_active)) {
 			struct gt_rec_note nt;
 			memset(&nt, 0, sizeof(nt));
 			nt.h.type = GT_REC_NOTE;
@@ -355,9 +355,9 @@ static void *writer_main(void *arg)
 			nt.what = GT_NOTE_GPU_FLUSH_SKIPPED;
 			nt.ts_ns = gt_now_ns();
 			out_records((const unsigned char *)&nt, sizeof(nt), 1);
-		} else {
-			gt_cupti_flush();
 		}
+	} else {
+		gt_sources_flush(1);
 	}
 	drain();
 	if (W.tw_open)
@@ -442,7 +442,7 @@ static void open_outputs(int forked)
 			gt_warn("cannot create %s: %s", path, strerror(-rc));
 		else
 			W.tw_open = 1;
-		gt_capture_tap_outputs(W.dir);
+		gt_sources_start(W.dir);
 	}
 	const char *dirs[2] = {W.dir, W.pfdir};
 	for (int i = 0; i < 2; i++) {
