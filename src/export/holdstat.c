@@ -87,55 +87,59 @@ static void counter(struct gt_holdstat *s, const char *name, double v)
 	}
 }
 
-int gt_holdstat_record(struct gt_holdstat *s, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
+static int hs_hold(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hold *x)
 {
-	switch (h->type) {
-	case GT_REC_HOLD: {
-		const struct gt_rec_hold *x = (const void *)h;
-		s->seen = s->collecting = 1;
-		if (x->kind == GT_HOLD_REC_LAUNCH)
-			return x->corr_id ? put(&s->held_issue, x->corr_id, x->end_ns, 0) : 0;
-		if (x->kind != GT_HOLD_REC_RELEASE)
-			return 0;
-		s->releases++;
-		s->released += x->count;
-		if (x->count > s->max_batch)
-			s->max_batch = x->count;
-		uint32_t *z = gt_vec_push(&s->sizes);
-		if (!z)
-			return -1;
-		*z = x->count;
-		const char *api = x->api_id ? gt_tr_str(r, x->api_id) : "";
-		int k = gt_hold_reason_of_key(gt_tr_str(r, x->reason_id));
-		trigger(s, api[0] ? api : k >= 0 ? gt_hold_reason_names[k] : gt_tr_str(r, x->reason_id));
+	struct gt_holdstat *s = ctx;
+	s->seen = s->collecting = 1;
+	if (x->kind == GT_HOLD_REC_LAUNCH)
+		return x->corr_id ? put(&s->held_issue, x->corr_id, x->end_ns, 0) : 0;
+	if (x->kind != GT_HOLD_REC_RELEASE)
 		return 0;
-	}
-	case GT_REC_COUNTER: {
-		const struct gt_rec_counter *c = (const void *)h;
-		const char *n = gt_tr_str(r, c->name_id);
-		if (strncmp(n, "hold.", 5) != 0)
-			return 0;
-		s->seen = 1;
-		counter(s, n + 5, c->value);
-		return 0;
-	}
-	case GT_REC_API: {
-		const struct gt_rec_api *a = (const void *)h;
-		if (a->flags & GT_API_HELD)
-			s->seen = s->collecting = 1;
-		if (!s->collecting || !a->corr_id || !is_launch(gt_tr_str(r, a->name_id)))
-			return 0;
-		return put(&s->api_end, a->corr_id, a->end_ns, 0);
-	}
-	case GT_REC_KERNEL: {
-		const struct gt_rec_kernel *k = (const void *)h;
-		if (!s->collecting || !k->corr_id)
-			return 0;
-		return put(&s->kstart, k->corr_id, k->start_ns, 1);
-	}
-	default: return 0;
-	}
+	s->releases++;
+	s->released += x->count;
+	if (x->count > s->max_batch)
+		s->max_batch = x->count;
+	uint32_t *z = gt_vec_push(&s->sizes);
+	if (!z)
+		return -1;
+	*z = x->count;
+	const char *api = x->api_id ? gt_tr_str(r, x->api_id) : "";
+	int k = gt_hold_reason_of_key(gt_tr_str(r, x->reason_id));
+	trigger(s, api[0] ? api : k >= 0 ? gt_hold_reason_names[k] : gt_tr_str(r, x->reason_id));
+	return 0;
 }
+
+static int hs_counter(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_counter *c)
+{
+	struct gt_holdstat *s = ctx;
+	const char *n = gt_tr_str(r, c->name_id);
+	if (strncmp(n, "hold.", 5) != 0)
+		return 0;
+	s->seen = 1;
+	counter(s, n + 5, c->value);
+	return 0;
+}
+
+static int hs_api(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_api *a)
+{
+	struct gt_holdstat *s = ctx;
+	if (a->flags & GT_API_HELD)
+		s->seen = s->collecting = 1;
+	if (!s->collecting || !a->corr_id || !is_launch(gt_tr_str(r, a->name_id)))
+		return 0;
+	return put(&s->api_end, a->corr_id, a->end_ns, 0);
+}
+
+static int hs_kernel(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_kernel *k)
+{
+	(void)r;
+	struct gt_holdstat *s = ctx;
+	if (!s->collecting || !k->corr_id)
+		return 0;
+	return put(&s->kstart, k->corr_id, k->start_ns, 1);
+}
+
+const struct gt_trace_ops gt_holdstat_ops = {.api = hs_api, .kernel = hs_kernel, .counter = hs_counter, .hold = hs_hold};
 
 static int push_us(struct gt_vec *v, uint64_t later, uint64_t earlier)
 {

@@ -20,6 +20,7 @@
 
 #include "core/holdnames.h"
 #include "trace/trace_io.h"
+#include "trace/visit.h"
 #include "export/model.h"
 
 #define GT_HOLDSTAT_TRIGGERS 64
@@ -44,8 +45,9 @@ struct gt_holdstat {
 };
 
 void gt_holdstat_init(struct gt_holdstat *s);
-/* One record of the trace `r` is reading. 0, or -1 when out of memory. */
-int gt_holdstat_record(struct gt_holdstat *s, const struct gt_trace_reader *r, const struct gt_rec_hdr *h);
+/* The reader of a trace's records (trace/visit.h), ctx = the gt_holdstat:
+ * a visitor in the pass over each trace; callbacks return -1 when out of memory. */
+extern const struct gt_trace_ops gt_holdstat_ops;
 /* The trace ended: resolve its launch -> kernel links. 0 or -1 (memory). */
 int gt_holdstat_end_trace(struct gt_holdstat *s);
 /* Sort triggers, batch sizes and latencies (before reading them). */

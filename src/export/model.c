@@ -669,13 +669,6 @@ static int model_any(void *ctx, const struct gt_trace_reader *r, const struct gt
 	return 0;
 }
 
-/* Launch-hold figures (export/holdstat.h): a visitor after the model, so it sees a record after
- * the model has taken it in; the writers' hooks (trace.json, timeline.log) follow it. */
-static int hold_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
-{
-	struct gt_model *m = ctx;
-	return m->hold ? gt_holdstat_record(m->hold, r, h) : 0;
-}
 
 static int model_end(void *ctx, const struct gt_trace_reader *r)
 {
@@ -712,12 +705,15 @@ static const struct gt_trace_ops model_ops = {
 	.note = v_note,
 	.end = model_end,
 };
-static const struct gt_trace_ops hold_ops = {.any = hold_any};
 
 int gt_model_run_with(struct gt_model *m, const struct gt_trace_visitor *more, size_t nmore, char *err, size_t errlen)
 {
-	struct gt_trace_visitor v[GT_VISIT_MAX + 4] = {{&model_ops, m}, {&hold_ops, m}};
-	size_t n = 2;
+	/* the model first; then, reading each record after it, the launch-hold figures
+	 * (export/holdstat.h) and the writers' hooks (trace.json, timeline.log) */
+	struct gt_trace_visitor v[GT_VISIT_MAX + 4] = {{&model_ops, m}};
+	size_t n = 1;
+	if (m->hold)
+		v[n++] = (struct gt_trace_visitor){&gt_holdstat_ops, m->hold};
 	for (int i = 0; i < 2; i++)
 		if (m->hooks[i].ops)
 			v[n++] = m->hooks[i];

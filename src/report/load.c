@@ -283,12 +283,11 @@ struct trace_rd {
 	size_t ndev;
 };
 
-static int rd_any(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h)
+static int rd_dropped(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_dropped *d)
 {
-	struct trace_rd *t = ctx;
-	if (h->type == GT_REC_DROPPED)
-		t->p->lost += ((const struct gt_rec_dropped *)h)->count;
-	return gt_holdstat_record(&t->p->hold, r, h);
+	(void)r;
+	((struct trace_rd *)ctx)->p->lost += d->count;
+	return 0;
 }
 
 static int rd_memory(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memory *m)
@@ -362,7 +361,7 @@ static int rd_end(void *ctx, const struct gt_trace_reader *r)
 	return 0;
 }
 
-static const struct gt_trace_ops rd_ops = {.any = rd_any, .memory = rd_memory, .end = rd_end, .release = rd_release};
+static const struct gt_trace_ops rd_ops = {.dropped = rd_dropped, .memory = rd_memory, .end = rd_end, .release = rd_release};
 
 struct rd_join {
 	gt_trace_join_fn inner;
@@ -393,6 +392,7 @@ static int report_join(void *arg, const struct gt_trace_reader *r, struct gt_tra
 	t->p = p;
 	snprintf(t->proc, sizeof(t->proc), "%s", r->hdr.proc[0] ? r->hdr.proc : "?");
 	v[(*nv)++] = (struct gt_trace_visitor){&rd_ops, t};
+	v[(*nv)++] = (struct gt_trace_visitor){&gt_holdstat_ops, &p->hold}; /* launch-hold figures */
 	return 0;
 }
 

@@ -139,9 +139,9 @@ TEST(out_holdstat_from_a_trace)
 	ASSERT_EQ_INT(gt_tr_open(&r, t), 0);
 	struct gt_holdstat s;
 	gt_holdstat_init(&s);
-	const struct gt_rec_hdr *h;
-	while (gt_tr_next(&r, &h) > 0)
-		ASSERT_EQ_INT(gt_holdstat_record(&s, &r, h), 0);
+	struct gt_trace_visitor v = {&gt_holdstat_ops, &s};
+	char err[256] = "";
+	ASSERT_EQ_INT(gt_trace_visit(&r, &v, 1, err, sizeof(err)), 0);
 	gt_tr_close(&r);
 	ASSERT_EQ_INT(gt_holdstat_end_trace(&s), 0);
 	gt_holdstat_sort(&s);
