@@ -207,13 +207,13 @@ void gt_tap_buffer_split(uint64_t total, int gpu, struct gt_buffer_split *s)
 	if (!gpu)
 		return;
 	uint64_t share = total / 4, buf = 4u << 20;
-	while (buf > (64u << 10) && share / buf < 4)
+	while (buf > (64u << 10) && share / buf < GT_TAP_CUPTI_MAX_BUFS)
 		buf /= 2;
 	uint64_t n = share / buf;
 	if (n < 2)
 		n = 2;
-	if (n > 16)
-		n = 16;
+	if (n > GT_TAP_CUPTI_MAX_BUFS)
+		n = GT_TAP_CUPTI_MAX_BUFS;
 	s->cupti_buf_bytes = (uint32_t)buf;
 	s->cupti_nbufs = (uint32_t)n;
 	s->pool_bytes = total - n * buf;

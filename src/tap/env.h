@@ -59,9 +59,13 @@ typedef const char *(*gt_getenv_fn)(const char *name);
 /*
  * How GPUTAP_BUFFER_MB is shared.  Without GPU activity, all of it is the
  * tap's record pool.  With it, a quarter goes to CUPTI's activity buffers:
- * `cupti_nbufs` (2 to 16) buffers of `cupti_buf_bytes` (64 KiB to 4 MiB),
- * taken once, handed to CUPTI and back, never more.
+ * `cupti_nbufs` (2 to GT_TAP_CUPTI_MAX_BUFS) buffers of `cupti_buf_bytes`
+ * (64 KiB to 4 MiB), taken once, handed to CUPTI and back, never more.
+ * Many small buffers rather than a few large ones: CUPTI holds several at
+ * once when many threads launch (4 x 4 MiB lost half the kernels of eight
+ * launching threads on an H100; 16 were enough).
  */
+#define GT_TAP_CUPTI_MAX_BUFS 32u
 struct gt_buffer_split {
 	uint64_t pool_bytes;
 	uint32_t cupti_buf_bytes;

@@ -212,12 +212,16 @@ TEST(tap_buffer_split_counts_cupti)
 	for (size_t i = 0; i < sizeof(mbs) / sizeof(mbs[0]); i++) {
 		uint64_t total = mbs[i] << 20;
 		gt_tap_buffer_split(total, 1, &s);
-		ASSERT(s.cupti_nbufs >= 2 && s.cupti_nbufs <= 16);
+		ASSERT(s.cupti_nbufs >= 2 && s.cupti_nbufs <= GT_TAP_CUPTI_MAX_BUFS);
 		ASSERT(s.cupti_buf_bytes >= (64u << 10) && s.cupti_buf_bytes <= (4u << 20));
 		ASSERT_EQ_U64(s.pool_bytes + (uint64_t)s.cupti_nbufs * s.cupti_buf_bytes, total);
 		ASSERT(s.pool_bytes >= total / 2);
 	}
 	gt_tap_buffer_split(64ull << 20, 1, &s);
+	/* the default: 32 buffers of 512 KiB, enough for eight launching threads and more */
+	ASSERT_EQ_INT(s.cupti_buf_bytes, 512u << 10);
+	ASSERT_EQ_INT(s.cupti_nbufs, 32);
+	gt_tap_buffer_split(1024ull << 20, 1, &s);
 	ASSERT_EQ_INT(s.cupti_buf_bytes, 4u << 20);
-	ASSERT_EQ_INT(s.cupti_nbufs, 4);
+	ASSERT_EQ_INT(s.cupti_nbufs, 32);
 }
