@@ -288,7 +288,7 @@ static int info_metrics(const char *list, int dev)
 	uint8_t *avail = NULL;
 	const char *access = "unknown (no context)";
 	if (retain && setcur && retain(&ctx, (CUdevice)dev) == CUDA_SUCCESS && setcur(ctx) == CUDA_SUCCESS) {
-		int rc = gt_cuprof_availability(&p, ctx, &avail, err, sizeof(err));
+		int rc = gt_cuprof_availability(&p, ctx, &avail, NULL, err, sizeof(err));
 		access = rc == 0 ? "yes" : rc == GT_CUPROF_EPERM ? gt_cuprof_perm_help() : err;
 		free(avail);
 	}

@@ -138,10 +138,9 @@ static CUptiResult add_metrics(struct gt_cuprof *p, CUpti_Profiler_Host_Object *
 	return p->cuptiProfilerHostConfigAddMetrics(&ap);
 }
 
-int gt_cuprof_config(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host, const char *const *names, int n,
-		     uint8_t **image, size_t *size, int *passes, char *err, size_t errlen)
+int gt_cuprof_add_metrics(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host, const char *const *names, int n,
+			  char *err, size_t errlen)
 {
-	*image = NULL;
 	CUptiResult r = add_metrics(p, host, names, n);
 	if (r != CUPTI_SUCCESS) {
 		/* which one: the first name the chip's metric properties do not know */
@@ -161,6 +160,17 @@ int gt_cuprof_config(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host, cons
 		}
 		return fail(p, r, "cuptiProfilerHostConfigAddMetrics", err, errlen);
 	}
+	return 0;
+}
+
+int gt_cuprof_config(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host, const char *const *names, int n,
+		     uint8_t **image, size_t *size, int *passes, char *err, size_t errlen)
+{
+	*image = NULL;
+	int rc = gt_cuprof_add_metrics(p, host, names, n, err, errlen);
+	if (rc < 0)
+		return rc;
+	CUptiResult r;
 	CUpti_Profiler_Host_GetConfigImageSize_Params sp;
 	memset(&sp, 0, sizeof(sp));
 	sp.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
@@ -285,9 +295,12 @@ void gt_cuprof_unit(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host, const
 		snprintf(unit, len, "%s", u);
 }
 
-int gt_cuprof_availability(struct gt_cuprof *p, CUcontext ctx, uint8_t **image, char *err, size_t errlen)
+int gt_cuprof_availability(struct gt_cuprof *p, CUcontext ctx, uint8_t **image, size_t *size, char *err,
+			   size_t errlen)
 {
 	*image = NULL;
+	if (size)
+		*size = 0;
 	CUpti_Profiler_GetCounterAvailability_Params ap;
 	memset(&ap, 0, sizeof(ap));
 	ap.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
@@ -307,6 +320,8 @@ int gt_cuprof_availability(struct gt_cuprof *p, CUcontext ctx, uint8_t **image, 
 		return fail(p, r, "cuptiProfilerGetCounterAvailability", err, errlen);
 	}
 	*image = img;
+	if (size)
+		*size = ap.counterAvailabilityImageSize;
 	return 0;
 }
 

@@ -91,6 +91,10 @@ int gt_cuprof_chip(struct gt_cuprof *p, int dev, const char **chip, char *err, s
 int gt_cuprof_host(struct gt_cuprof *p, const char *chip, const uint8_t *avail, CUpti_Profiler_Host_Object **host,
 		   char *err, size_t errlen);
 void gt_cuprof_host_free(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host);
+/* Add `names` to a host object's configuration (what gt_cuprof_config does
+ * first); an unknown metric gives GT_CUPROF_EINVAL and err names it. */
+int gt_cuprof_add_metrics(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host, const char *const *names, int n,
+			  char *err, size_t errlen);
 /* The config image for `names` (malloc'd into *image) and its passes.  An
  * unknown metric gives GT_CUPROF_EINVAL and err names it.  A host object
  * takes metrics once: use a fresh one per config image. */
@@ -104,8 +108,9 @@ void gt_cuprof_unit(struct gt_cuprof *p, CUpti_Profiler_Host_Object *host, const
  * nanosecond -> ns, instruction -> inst, percent -> %, gpc_cycle -> cycle,
  * l2_sector -> sector, l1tex_request -> request; "a/b" part by part. */
 void gt_cuprof_ncu_unit(const char *cupti, char *out, size_t len);
-/* The counter availability image of context ctx (malloc'd). */
-int gt_cuprof_availability(struct gt_cuprof *p, CUcontext ctx, uint8_t **image, char *err, size_t errlen);
+/* The counter availability image of context ctx (malloc'd; its length in *size when size is not NULL). */
+int gt_cuprof_availability(struct gt_cuprof *p, CUcontext ctx, uint8_t **image, size_t *size, char *err,
+			   size_t errlen);
 
 /* Every base metric of the chip: fn(name, unit, description, type, arg); type
  * is "counter", "ratio" or "throughput".  Returns how many, or < 0. */

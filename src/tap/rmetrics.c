@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -42,6 +43,7 @@
 #include "core/cuprof.h"
 #include "core/log.h"
 #include "core/rmagg.h"
+#include "core/rmcache.h"
 #include "gputap.h"
 #include "tap/api.h"
 #include "tap/rmetrics.h"
@@ -62,13 +64,20 @@ struct pend {
 	int graph;
 };
 
+/* What the Range Profiler's host side needs for one device. */
+struct hostset {
+	CUpti_Profiler_Host_Object *host;
+	uint8_t *avail; /* the counter availability image: kept as long as the host object made with it */
+	uint8_t *config;
+	size_t config_size;
+	int passes;
+};
+
 struct sess {
 	CUcontext ctx;
 	uint32_t device;
 	int state; /* 0 new, 1 running, 2 done, -1 failed */
-	CUpti_Profiler_Host_Object *host;
-	uint8_t *config;
-	size_t config_size;
+	struct hostset hs;
 	CUpti_RangeProfiler_Object *obj;
 	uint8_t *image;
 	size_t image_size, cap;
@@ -102,11 +111,9 @@ static struct {
 	struct sess sess[RM_MAX_CTX];
 	int nsess;
 	struct sess *range_sess; /* per range: the profiled context */
-	CUpti_Profiler_Host_Object *pre_host; /* configure's host object and config image, for the first session */
-	uint8_t *pre_config;
-	size_t pre_size;
-	int pre_passes;
+	struct hostset pre; /* configure's host side, for the first session on pre_device */
 	uint32_t pre_device;
+	int cache_warned;
 	uint64_t range_tid;      /* per range: the profiled thread (0 = none yet) */
 	int64_t range_top;       /* per range: innermost open occurrence of that thread */
 	uint64_t launches;
@@ -115,6 +122,9 @@ static struct {
 	char dir[4200];
 	int finished;
 	uint64_t foreign_ctx_launches; /* per range: launches on other contexts, not measured */
+	double t_stop, t_decode, t_eval, t_restart; /* ms spent in flush, for GPUTAP_LOG=info */
+	double first_launch; /* enter time of the first profiled launch (ms), 0 once logged */
+	int first_logged;
 } R = {.mu = PTHREAD_MUTEX_INITIALIZER, .range_top = -1};
 
 static char last_error[1024];
@@ -154,6 +164,13 @@ static int64_t innermost(const struct rm_stack *st)
 		return -1;
 	int d = st->depth > GT_NEST_MAX ? GT_NEST_MAX : st->depth;
 	return st->occ[d - 1];
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static uint32_t my_tid(void)
@@ -206,6 +223,90 @@ static int gt_from_cuprof(int rc)
 	}
 }
 
+static void hostset_free(struct hostset *h)
+{
+	gt_cuprof_host_free(&R.P, h->host);
+	free(h->avail);
+	free(h->config);
+	memset(h, 0, sizeof(*h));
+}
+
+static int cache_on(void)
+{
+	const char *v = getenv("GPUTAP_METRICS_CACHE");
+	return !v || !(strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "no") == 0);
+}
+
+/*
+ * The host side for device dev: chip, counter availability (with a context),
+ * host object with the list added (evaluating needs it), and the config
+ * image, from the cache when it holds one for this chip, CUPTI, list and
+ * availability.  Lock held.
+ */
+static int host_setup(CUcontext ctx, uint32_t dev, struct hostset *h, char *err, size_t len)
+{
+	memset(h, 0, sizeof(*h));
+	double t0 = mono_ms();
+	const char *chip = NULL;
+	int rc = gt_cuprof_chip(&R.P, (int)dev, &chip, err, len);
+	if (rc < 0)
+		return rc;
+	double t1 = mono_ms();
+	size_t alen = 0;
+	if (ctx) {
+		rc = gt_cuprof_availability(&R.P, ctx, &h->avail, &alen, err, len);
+		if (rc < 0)
+			return rc;
+	}
+	double t2 = mono_ms();
+	rc = gt_cuprof_host(&R.P, chip, h->avail, &h->host, err, len);
+	if (rc < 0) {
+		hostset_free(h);
+		return rc;
+	}
+	double t3 = mono_ms();
+	char dir[4096], why[4400];
+	uint8_t *key = NULL;
+	size_t klen = 0;
+	int cached = 0;
+	if (cache_on() && gt_rm_cache_dir(dir, sizeof(dir)) == 0)
+		klen = gt_rm_cache_key(chip, R.P.version, R.names, R.list.n, h->avail, alen, &key);
+	if (klen) {
+		int got = gt_rm_cache_load(dir, key, klen, &h->config, &h->config_size, &h->passes, why, sizeof(why));
+		if (got < 0 && !R.cache_warned) {
+			R.cache_warned = 1;
+			gt_warn("range metrics: config image cache ignored (%s); making the image again", why);
+		}
+		cached = got == 1;
+	}
+	double ta = mono_ms();
+	if (cached) {
+		rc = gt_cuprof_add_metrics(&R.P, h->host, R.names, R.list.n, err, len);
+		if (rc < 0) {
+			free(key);
+			hostset_free(h);
+			return rc;
+		}
+	} else {
+		rc = gt_cuprof_config(&R.P, h->host, R.names, R.list.n, &h->config, &h->config_size, &h->passes, err,
+				      len);
+		if (rc < 0) {
+			free(key);
+			hostset_free(h);
+			return rc;
+		}
+		if (klen && gt_rm_cache_store(dir, key, klen, h->config, h->config_size, h->passes, why, sizeof(why)) < 0)
+			gt_info("range metrics: config image not cached: %s", why);
+	}
+	free(key);
+	double t4 = mono_ms();
+	gt_info("range metrics: device %u host set-up %.1f ms (profiler init and chip %.1f, counter availability %.1f, "
+		"host object %.1f, list and config image %.1f%s%.1f)",
+		dev, t4 - t0, t1 - t0, t2 - t1, t3 - t2, t4 - t3,
+		cached ? ", the image from the cache, the list added in " : ", made and stored; cache look-up ", cached ? t4 - ta : ta - t3);
+	return 0;
+}
+
 /*
  * Validate the list on the chip of ctx's device (device 0 without one), count
  * passes, find units, choose the mode.  With a context the host object and
@@ -225,40 +326,19 @@ static int configure(CUcontext ctx, char *err, size_t len)
 		dev = 0;
 		ctx = NULL;
 	}
-	const char *chip = NULL;
-	rc = gt_cuprof_chip(&R.P, (int)dev, &chip, err, len);
+	struct hostset hs;
+	rc = host_setup(ctx, dev, &hs, err, len);
 	if (rc < 0)
 		return gt_from_cuprof(rc);
-	uint8_t *avail = NULL;
+	for (int i = 0; i < R.list.n; i++)
+		gt_cuprof_unit(&R.P, hs.host, R.names[i], R.units[i], sizeof(R.units[i]));
+	int passes = hs.passes;
 	if (ctx) {
-		rc = gt_cuprof_availability(&R.P, ctx, &avail, err, len);
-		if (rc < 0)
-			return gt_from_cuprof(rc);
-	}
-	CUpti_Profiler_Host_Object *host = NULL;
-	rc = gt_cuprof_host(&R.P, chip, avail, &host, err, len);
-	free(avail);
-	if (rc < 0)
-		return gt_from_cuprof(rc);
-	uint8_t *img = NULL;
-	size_t isz = 0;
-	int passes = 0;
-	rc = gt_cuprof_config(&R.P, host, R.names, R.list.n, &img, &isz, &passes, err, len);
-	if (rc == 0)
-		for (int i = 0; i < R.list.n; i++)
-			gt_cuprof_unit(&R.P, host, R.names[i], R.units[i], sizeof(R.units[i]));
-	if (rc == 0 && ctx) {
-		R.pre_host = host;
-		R.pre_config = img;
-		R.pre_size = isz;
-		R.pre_passes = passes;
+		R.pre = hs;
 		R.pre_device = dev;
 	} else {
-		free(img);
-		gt_cuprof_host_free(&R.P, host);
+		hostset_free(&hs);
 	}
-	if (rc < 0)
-		return gt_from_cuprof(rc);
 	R.passes = passes;
 	int mode = gt_rm_choose_mode(R.requested, passes, &R.list, R.why, sizeof(R.why));
 	if (mode < 0) {
@@ -267,6 +347,9 @@ static int configure(CUcontext ctx, char *err, size_t len)
 	}
 	R.mode = mode;
 	R.replay = CUPTI_KernelReplay; /* per kernel: auto range + user replay counts extra instructions */
+	const char *rp = getenv("GPUTAP_METRICS_REPLAY");
+	if (rp && !strcmp(rp, "user") && passes == 1)
+		R.replay = CUPTI_UserReplay;
 	const char *units[GT_RM_MAX_METRICS];
 	for (int i = 0; i < R.list.n; i++)
 		units[i] = R.units[i];
@@ -299,15 +382,13 @@ static void sess_release(struct sess *s)
 		R.P.cuptiRangeProfilerDisable(&dp);
 		s->obj = NULL;
 	}
-	gt_cuprof_host_free(&R.P, s->host);
-	s->host = NULL;
-	free(s->config);
+	hostset_free(&s->hs);
 	free(s->image);
 	for (size_t i = 0; i < s->npend; i++)
 		free(s->pend[i].name);
 	free(s->pend);
 	free(s->seg);
-	s->config = s->image = NULL;
+	s->image = NULL;
 	s->pend = NULL;
 	s->seg = NULL;
 	s->npend = s->nseg = 0;
@@ -337,8 +418,8 @@ static CUptiResult set_config_and_start(struct sess *s)
 	memset(&sc, 0, sizeof(sc));
 	sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
 	sc.pRangeProfilerObject = s->obj;
-	sc.configSize = s->config_size;
-	sc.pConfig = s->config;
+	sc.configSize = s->hs.config_size;
+	sc.pConfig = s->hs.config;
 	sc.counterDataImageSize = s->image_size;
 	sc.pCounterDataImage = s->image;
 	sc.range = R.mode == GT_RM_KERNEL ? CUPTI_AutoRange : CUPTI_UserRange;
@@ -373,30 +454,18 @@ static void open_kernel_csv(void);
 static void sess_start(struct sess *s)
 {
 	char err[512];
+	double t0 = mono_ms();
 	CUptiResult r = R.P.cuptiGetDeviceId(s->ctx, &s->device);
 	if (r != CUPTI_SUCCESS)
 		s->device = 0;
-	const char *chip = NULL;
-	uint8_t *avail = NULL;
-	int rc = 0, passes = 0;
-	if (R.pre_host && R.pre_device == s->device) { /* made by configure for this device */
-		s->host = R.pre_host;
-		s->config = R.pre_config;
-		s->config_size = R.pre_size;
-		passes = R.pre_passes;
-		R.pre_host = NULL;
-		R.pre_config = NULL;
+	int rc = 0;
+	if (R.pre.host && R.pre_device == s->device) { /* made by configure for this device */
+		s->hs = R.pre;
+		memset(&R.pre, 0, sizeof(R.pre));
 	} else {
-		rc = gt_cuprof_chip(&R.P, (int)s->device, &chip, err, sizeof(err));
-		if (rc == 0)
-			rc = gt_cuprof_availability(&R.P, s->ctx, &avail, err, sizeof(err));
-		if (rc == 0)
-			rc = gt_cuprof_host(&R.P, chip, avail, &s->host, err, sizeof(err));
-		if (rc == 0)
-			rc = gt_cuprof_config(&R.P, s->host, R.names, R.list.n, &s->config, &s->config_size, &passes,
-					      err, sizeof(err));
-		free(avail);
+		rc = host_setup(s->ctx, s->device, &s->hs, err, sizeof(err));
 	}
+	int passes = s->hs.passes;
 	if (rc < 0) {
 		s->state = -1;
 		sess_release(s);
@@ -414,6 +483,7 @@ static void sess_start(struct sess *s)
 		turn_off("per-range mode needs a one-pass list on every device");
 		return;
 	}
+	double t1 = mono_ms();
 	CUpti_RangeProfiler_Enable_Params ep = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE, NULL, s->ctx, NULL};
 	r = R.P.cuptiRangeProfilerEnable(&ep);
 	if (r != CUPTI_SUCCESS) {
@@ -455,13 +525,18 @@ static void sess_start(struct sess *s)
 		gt_warn("range metrics: out of memory for the counter data of device %u", s->device);
 		return;
 	}
+	double t2 = mono_ms();
 	r = init_image(s);
+	double t3 = mono_ms();
 	if (r == CUPTI_SUCCESS)
 		r = set_config_and_start(s);
 	if (r != CUPTI_SUCCESS) {
 		sess_fail(s, "starting the range profiler", r);
 		return;
 	}
+	gt_info("range metrics: device %u session start %.1f ms (host set-up %.1f, enable and counter data size "
+		"%.1f, image %.1f, set config and start %.1f)",
+		s->device, mono_ms() - t0, t1 - t0, t2 - t1, t3 - t2, mono_ms() - t3);
 	s->state = 1;
 	if (R.mode == GT_RM_KERNEL && R.replay == CUPTI_KernelReplay)
 		gt_cupti_kernel_records(0);
@@ -511,6 +586,21 @@ static void kernel_row(const struct pend *p, const double *v)
 	gt_rm_kernel_csv_row(&R.agg, &k, v, R.kcsv);
 }
 
+static CUptiResult evaluate(struct sess *s, size_t range, double *out)
+{
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+	ev.pHostObject = s->hs.host;
+	ev.pCounterDataImage = s->image;
+	ev.counterDataImageSize = s->image_size;
+	ev.rangeIndex = range;
+	ev.ppMetricNames = R.names;
+	ev.numMetrics = (size_t)R.list.n;
+	ev.pMetricValues = out;
+	return R.P.cuptiProfilerHostEvaluateToGpuValues(&ev);
+}
+
 /* Stop, decode, evaluate, hand the values out; restart when `restart`.  Lock held. */
 static void flush(struct sess *s, int restart)
 {
@@ -528,7 +618,10 @@ static void flush(struct sess *s, int restart)
 	memset(&sp, 0, sizeof(sp));
 	sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
 	sp.pRangeProfilerObject = s->obj;
+	double f0 = mono_ms();
 	r = R.P.cuptiRangeProfilerStop(&sp);
+	double f1 = mono_ms();
+	R.t_stop += f1 - f0;
 	if (r != CUPTI_SUCCESS) {
 		sess_fail(s, "cuptiRangeProfilerStop", r);
 		goto out;
@@ -541,6 +634,8 @@ static void flush(struct sess *s, int restart)
 	dp.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
 	dp.pRangeProfilerObject = s->obj;
 	r = R.P.cuptiRangeProfilerDecodeData(&dp);
+	double f2 = mono_ms();
+	R.t_decode += f2 - f1;
 	if (r != CUPTI_SUCCESS) {
 		sess_fail(s, "cuptiRangeProfilerDecodeData", r);
 		goto out;
@@ -570,20 +665,11 @@ static void flush(struct sess *s, int restart)
 		gp.rangeDelimiter = "/";
 		if (R.P.cuptiRangeProfilerCounterDataGetRangeInfo(&gp) == CUPTI_SUCCESS && gp.rangeName)
 			names[i] = strdup(gp.rangeName);
-		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
-		memset(&ev, 0, sizeof(ev));
-		ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
-		ev.pHostObject = s->host;
-		ev.pCounterDataImage = s->image;
-		ev.counterDataImageSize = s->image_size;
-		ev.rangeIndex = i;
-		ev.ppMetricNames = R.names;
-		ev.numMetrics = (size_t)nm;
-		ev.pMetricValues = &vals[i * (size_t)nm];
-		if (R.P.cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS)
+		if (evaluate(s, i, &vals[i * (size_t)nm]) != CUPTI_SUCCESS)
 			for (int m = 0; m < nm; m++)
 				vals[i * (size_t)nm + (size_t)m] = NAN;
 	}
+	R.t_eval += mono_ms() - f2;
 	if (R.debug)
 		gt_warn("range metrics debug: chunk %llu: %zu ranges for %zu launches, %zu stretches, %zu dropped",
 			(unsigned long long)s->chunks, nr, s->npend, s->nseg, dp.numOfRangeDropped);
@@ -667,9 +753,11 @@ static void flush(struct sess *s, int restart)
 	s->chunks++;
 	if (!restart)
 		goto out;
+	double f3 = mono_ms();
 	r = init_image(s);
 	if (r == CUPTI_SUCCESS)
 		r = set_config_and_start(s);
+	R.t_restart += mono_ms() - f3;
 	if (r != CUPTI_SUCCESS)
 		sess_fail(s, "restarting the range profiler", r);
 out:
@@ -899,6 +987,10 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 				R.agg.unmeasured++; /* its context is not profiled */
 		}
 		rm_holding = 0;
+		if (R.first_launch > 0 && !R.first_logged) {
+			R.first_logged = 1;
+			gt_info("range metrics: first launch %.1f ms (set-up included)", mono_ms() - R.first_launch);
+		}
 		pthread_mutex_unlock(&R.mu);
 		return;
 	}
@@ -911,6 +1003,8 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 	}
 	int guard = gt_tls.guard;
 	gt_tls.guard = 1;
+	if (!R.first_logged && R.first_launch == 0)
+		R.first_launch = mono_ms();
 	if (!R.configured) {
 		char err[512];
 		int rc = configure(cb->context, err, sizeof(err));
@@ -933,6 +1027,10 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 		if (!s || s->state != 1)
 			R.foreign_ctx_launches++;
 		gt_rm_agg_kernel(&R.agg, occ);
+		if (!R.first_logged) {
+			R.first_logged = 1;
+			gt_info("range metrics: first launch's set-up %.1f ms", mono_ms() - R.first_launch);
+		}
 		gt_tls.guard = guard;
 		pthread_mutex_unlock(&R.mu);
 		return;
@@ -1164,12 +1262,9 @@ void gt_rm_finish(void)
 	R.finished = 1;
 	atomic_store(&gt_rm_active, 0);
 	flush_all(0);
-	if (R.pre_host) { /* configured, never used */
-		gt_cuprof_host_free(&R.P, R.pre_host);
-		free(R.pre_config);
-		R.pre_host = NULL;
-		R.pre_config = NULL;
-	}
+	gt_info("range metrics: %llu launches; stop %.1f ms, decode %.1f ms, evaluate %.1f ms, restart %.1f ms",
+		(unsigned long long)R.launches, R.t_stop, R.t_decode, R.t_eval, R.t_restart);
+	hostset_free(&R.pre); /* configured, never used */
 	for (int i = 0; i < R.nsess; i++)
 		if (R.sess[i].state == 1) {
 			sess_release(&R.sess[i]);
