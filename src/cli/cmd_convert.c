@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "export/export.h"
 #include "run/postrun.h"
+#include "trace/rundir.h"
 
 const char cmd_convert_help[] =
 	"usage: gputap convert INPUT [-o OUT] [--format LIST]\n"
@@ -96,7 +97,7 @@ static int is_file(const char *p)
 static int has_trace(const char *dir, char *trace, size_t cap)
 {
 	struct stat st;
-	snprintf(trace, cap, "%s/trace.gtr", dir);
+	snprintf(trace, cap, "%s/" GT_PROC_TRACE, dir);
 	if (is_file(trace))
 		return 1;
 	if (stat(trace, &st) == 0)

@@ -7,6 +7,7 @@
 #include "export/model.h"
 #include "export/ofile.h"
 #include "export/writers.h"
+#include "trace/rundir.h"
 
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
 		   size_t errlen)
@@ -26,7 +27,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 	if (what & GT_OUT_GTR) {
 		char out[4200];
 		struct gt_tr_rewrite_info ri;
-		snprintf(out, sizeof(out), "%s/trace.gtr", outdir);
+		snprintf(out, sizeof(out), "%s/" GT_PROC_TRACE, outdir);
 		if (gt_mkdirs(outdir) < 0) {
 			snprintf(err, errlen, "%s: cannot create directory: %s", outdir, strerror(errno));
 			return -1;
@@ -56,7 +57,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 		}
 	}
 	if (what & GT_OUT_LOGS) {
-		if (gt_ofile_open(&tl, outdir, "timeline.log", err, errlen) < 0)
+		if (gt_ofile_open(&tl, outdir, GT_PROC_TIMELINE, err, errlen) < 0)
 			goto out;
 		gt_alnair_timeline_hook(&m, tl.f, 1);
 	}
