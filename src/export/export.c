@@ -47,8 +47,9 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 	}
 	if (gt_model_open(&m, trace_path, err, errlen) < 0)
 		return -1;
-	if (what & GT_OUT_JSON) {
-		if (gt_ofile_open(&json, outdir, GT_OUT_JSON_NAME, err, errlen) < 0)
+	if (what & (GT_OUT_JSON | GT_OUT_JSON_GZ)) {
+		if (gt_ofile_open(&json, outdir, what & GT_OUT_JSON_GZ ? GT_OUT_JSON_GZ_NAME : GT_OUT_JSON_NAME, err,
+				  errlen) < 0)
 			goto out;
 		j = gt_json_begin(json.f, &m, 0);
 		if (!j) {
