@@ -14,7 +14,7 @@
 #include "trace/rundir.h"
 
 const char cmd_convert_help[] =
-	"usage: gputap convert INPUT [-o OUT] [--format LIST]\n"
+	"usage: gputap convert INPUT [-o OUT] [--format LIST] [--by-window]\n"
 	"\n"
 	"Turn gputap's binary trace (trace.gtr) into the files other tools read:\n"
 	"\n"
@@ -46,6 +46,11 @@ const char cmd_convert_help[] =
 	"                      leaves it out; `json.gz` writes trace.json.gz instead\n"
 	"                      of trace.json, about 10x smaller; Perfetto and\n"
 	"                      chrome://tracing open it as it is)\n"
+	"  --by-window         a trace recorded with capture windows (gputap run\n"
+	"                      --capture): one timeline per window,\n"
+	"                      trace.window1.json, trace.window2.json, ... (.json.gz\n"
+	"                      with json.gz), each whole and small enough to open;\n"
+	"                      a trace without windows gets its one trace.json\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Every file is written as NAME.partial and renamed when complete, so a file\n"
@@ -131,7 +136,10 @@ static void warn_lost(const char *trace, uint64_t lost, uint64_t dropped)
 static void print_done(const char *trace, const char *outdir, unsigned what)
 {
 	printf("%s -> %s/%s%s%s%s\n", trace, outdir, (what & GT_OUT_GTR) ? "trace.gtr " : "",
-	       (what & GT_OUT_JSON_GZ) ? "trace.json.gz " : (what & GT_OUT_JSON) ? "trace.json " : "",
+	       (what & GT_OUT_BY_WINDOW) ? ((what & GT_OUT_JSON_GZ) ? "trace.window*.json.gz " : "trace.window*.json ")
+	       : (what & GT_OUT_JSON_GZ) ? "trace.json.gz "
+	       : (what & GT_OUT_JSON)    ? "trace.json "
+					 : "",
 	       (what & GT_OUT_CSV) ? "trace_*.csv " : "",
 	       (what & GT_OUT_LOGS) ? "metrics.log timeline.log" : "");
 }
@@ -189,9 +197,14 @@ int cmd_convert(int argc, char **argv)
 {
 	const char *input = NULL, *out = NULL;
 	unsigned what = GT_OUT_JSON | GT_OUT_CSV;
+	int by_window = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = NULL;
+		if (strcmp(a, "--by-window") == 0) {
+			by_window = 1;
+			continue;
+		}
 		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--format") == 0) {
 			if (i + 1 >= argc) {
 				gt_error("%s needs a value; see 'gputap help convert'", a);
@@ -225,6 +238,12 @@ int cmd_convert(int argc, char **argv)
 		gt_error("no INPUT; usage: gputap convert INPUT [-o OUT] [--format LIST]");
 		return 2;
 	}
+	if (by_window && !(what & (GT_OUT_JSON | GT_OUT_JSON_GZ))) {
+		gt_error("--by-window splits the timeline: --format needs json or json.gz");
+		return 2;
+	}
+	if (by_window)
+		what |= GT_OUT_BY_WINDOW;
 	struct stat st;
 	char trace[4300];
 	int status;
