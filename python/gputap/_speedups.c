@@ -34,11 +34,11 @@ typedef int (*gt_pop_fn)(void);
 
 static gt_push_fn g_push; /* NULL: no library */
 static gt_pop_fn g_pop;
-static int g_bound;       /* bind() was called since the last unbind() */
-static int g_enabled = 1; /* gputap.enable() / disable() */
-static PyObject *g_names; /* _core._names: str -> bytes */
-static PyObject *g_encode; /* _core._encode(name) -> bytes, raises on bad names */
-static PyObject *g_bind;   /* _core._bind(): loads the library, calls bind() */
+static int g_bound;	     /* bind() was called since the last unbind() */
+static int g_enabled = 1;    /* gputap.enable() / disable() */
+static PyObject *g_names;    /* _core._names: str -> bytes */
+static PyObject *g_encode;   /* _core._encode(name) -> bytes, raises on bad names */
+static PyObject *g_bind;     /* _core._bind(): loads the library, calls bind() */
 static PyObject *g_decorate; /* _core._decorate(range, fn) -> wrapper */
 
 /* Load the library at first use (the hook calls bind()); -1 with an exception set. */
@@ -85,12 +85,15 @@ static PyObject *name_bytes(PyObject *name)
 
 /* ---- the range type ---- */
 
+/* PyObject_HEAD is a macro with its own semicolon: kept on a line of its own */
+/* clang-format off */
 typedef struct {
 	PyObject_HEAD
 	PyObject *name;
-	PyObject *b;        /* name as UTF-8, NUL-free */
-	Py_ssize_t pushed;  /* pushes of this object not yet popped */
+	PyObject *b;       /* name as UTF-8, NUL-free */
+	Py_ssize_t pushed; /* pushes of this object not yet popped */
 } RangeObject;
+/* clang-format on */
 
 static PyTypeObject RangeType;
 
@@ -237,17 +240,17 @@ static PyObject *range_repr(PyObject *op)
 }
 
 static PyMethodDef range_methods[] = {
-	{"__enter__", range_enter, METH_NOARGS, "Open the range on this thread; returns the range."},
-	{"__exit__", (PyCFunction)(void (*)(void))range_exit, METH_FASTCALL,
-	 "Close what __enter__ opened; exceptions propagate."},
-	{NULL, NULL, 0, NULL},
+    {"__enter__", range_enter, METH_NOARGS, "Open the range on this thread; returns the range."},
+    {"__exit__", (PyCFunction)(void (*)(void))range_exit, METH_FASTCALL,
+     "Close what __enter__ opened; exceptions propagate."},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyMemberDef range_members[] = {
-	{"name", T_OBJECT_EX, offsetof(RangeObject, name), 0, "the range's name"},
-	{"_b", T_OBJECT_EX, offsetof(RangeObject, b), READONLY, "the name as passed to the library"},
-	{"_pushed", T_PYSSIZET, offsetof(RangeObject, pushed), READONLY, "pushes not yet popped"},
-	{NULL, 0, 0, 0, NULL},
+    {"name", T_OBJECT_EX, offsetof(RangeObject, name), 0, "the range's name"},
+    {"_b", T_OBJECT_EX, offsetof(RangeObject, b), READONLY, "the name as passed to the library"},
+    {"_pushed", T_PYSSIZET, offsetof(RangeObject, pushed), READONLY, "pushes not yet popped"},
+    {NULL, 0, 0, 0, NULL},
 };
 
 PyDoc_STRVAR(range_doc, "range(name)\n--\n\n"
@@ -257,22 +260,21 @@ PyDoc_STRVAR(range_doc, "range(name)\n--\n\n"
 			"thread that opened them, also when the body raises.");
 
 static PyTypeObject RangeType = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "gputap._core.range",
-	.tp_basicsize = sizeof(RangeObject),
-	.tp_dealloc = range_dealloc,
-	.tp_repr = range_repr,
-	.tp_call = range_call,
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-	.tp_doc = range_doc,
-	.tp_traverse = range_traverse,
-	.tp_clear = range_clear,
-	.tp_methods = range_methods,
-	.tp_members = range_members,
-	.tp_init = range_init,
-	.tp_new = PyType_GenericNew,
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gputap._core.range",
+    .tp_basicsize = sizeof(RangeObject),
+    .tp_dealloc = range_dealloc,
+    .tp_repr = range_repr,
+    .tp_call = range_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = range_doc,
+    .tp_traverse = range_traverse,
+    .tp_clear = range_clear,
+    .tp_methods = range_methods,
+    .tp_members = range_members,
+    .tp_init = range_init,
+    .tp_new = PyType_GenericNew,
 #if PY_VERSION_HEX >= 0x03090000
-	.tp_vectorcall = range_vectorcall, /* calls of the type itself (3.9+) */
+    .tp_vectorcall = range_vectorcall, /* calls of the type itself (3.9+) */
 #endif
 };
 
@@ -399,24 +401,24 @@ static PyObject *m_call(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyMethodDef module_methods[] = {
-	{"setup", m_setup, METH_VARARGS, "setup(names, encode, bind, decorate): the hooks of gputap._core"},
-	{"bind", m_bind, METH_VARARGS, "bind(push_address, pop_address): the library's functions (0, 0: none)"},
-	{"unbind", m_unbind, METH_NOARGS, "forget the functions: the next range calls the bind hook again"},
-	{"set_enabled", m_set_enabled, METH_O, "set_enabled(flag): new ranges are pushed or not"},
-	{"state", m_state, METH_NOARGS, "{'bound', 'library', 'enabled'}"},
-	{"push", m_push, METH_O, "push(name_bytes) -> level, or -1"},
-	{"pop", m_pop, METH_NOARGS, "pop() -> level, or -1"},
-	{"call", (PyCFunction)(void (*)(void))m_call, METH_FASTCALL,
-	 "call(name_bytes, fn, args, kwargs): fn(*args, **kwargs) inside the range"},
-	{NULL, NULL, 0, NULL},
+    {"setup", m_setup, METH_VARARGS, "setup(names, encode, bind, decorate): the hooks of gputap._core"},
+    {"bind", m_bind, METH_VARARGS, "bind(push_address, pop_address): the library's functions (0, 0: none)"},
+    {"unbind", m_unbind, METH_NOARGS, "forget the functions: the next range calls the bind hook again"},
+    {"set_enabled", m_set_enabled, METH_O, "set_enabled(flag): new ranges are pushed or not"},
+    {"state", m_state, METH_NOARGS, "{'bound', 'library', 'enabled'}"},
+    {"push", m_push, METH_O, "push(name_bytes) -> level, or -1"},
+    {"pop", m_pop, METH_NOARGS, "pop() -> level, or -1"},
+    {"call", (PyCFunction)(void (*)(void))m_call, METH_FASTCALL,
+     "call(name_bytes, fn, args, kwargs): fn(*args, **kwargs) inside the range"},
+    {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
-	PyModuleDef_HEAD_INIT,
-	.m_name = "gputap._speedups",
-	.m_doc = "The range object and the decorator's call path in C (see gputap/_core.py).",
-	.m_size = -1,
-	.m_methods = module_methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "gputap._speedups",
+    .m_doc = "The range object and the decorator's call path in C (see gputap/_core.py).",
+    .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void);
