@@ -7,11 +7,14 @@
  * and the arguments the "GPU" received.
  *   L<v>  cuLaunchKernel of kernel 1 with first argument v   (P<v> from _ptsz)
  *   E     cuEventRecord       C  cuMemcpyDtoH     S  cuStreamSynchronize
+ * With FAKE_SYNC_US=N each cuStreamSynchronize also sleeps N microseconds.
  */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static char log_buf[8192];
 static size_t log_len;
@@ -145,10 +148,17 @@ CUresult CUDAAPI cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 	put("C");
 	return CUDA_SUCCESS;
 }
+/* FAKE_SYNC_US=N: a synchronisation takes N microseconds (a call of known length) */
 CUresult CUDAAPI cuStreamSynchronize(CUstream s)
 {
 	(void)s;
 	put("S");
+	const char *us = getenv("FAKE_SYNC_US");
+	long n = us ? atol(us) : 0;
+	if (n > 0) {
+		struct timespec d = {n / 1000000, (n % 1000000) * 1000};
+		nanosleep(&d, NULL);
+	}
 	return CUDA_SUCCESS;
 }
 
