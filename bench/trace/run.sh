@@ -57,3 +57,14 @@ echo "| reader | version 1 | version 2 | runs v1 / v2 |"
 echo "|---|---|---|---|"
 echo "| gt_tr_next | $(median <"$WORK/r1") | $(median <"$WORK/r2") | $(tr '\n' ' ' <"$WORK/r1")/ $(tr '\n' ' ' <"$WORK/r2") |"
 echo "| gputap analyze | $(median <"$WORK/a1") | $(median <"$WORK/a2") | $(tr '\n' ' ' <"$WORK/a1")/ $(tr '\n' ' ' <"$WORK/a2") |"
+
+echo "== the files made from it: bytes per kernel, and the time to write them (gputap convert, one run)"
+echo "| file | bytes | bytes per kernel | convert s |"
+echo "|---|---|---|---|"
+for fmt in json json.gz csv logs; do
+	rm -rf "$WORK/out-$fmt"
+	s=$( { /usr/bin/time -f "%e" "$G" convert "$v2" -o "$WORK/out-$fmt" --format "$fmt" >/dev/null; } 2>&1 | tail -1)
+	for f in "$WORK/out-$fmt"/*; do
+		echo "| $(basename "$f") | $(size "$f") | $(perk "$(size "$f")") | $s |"
+	done
+done

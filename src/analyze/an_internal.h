@@ -194,6 +194,7 @@ struct gt_an_ctx {
 	double nvtx_total_ns;
 	int nsources;
 	int tag_is_profiler_step; /* no tag given: ProfilerStep#N ranges count */
+	uint64_t windows_seen;    /* capture windows in the gputap traces read */
 	const char *tag;
 	char **notes;
 	size_t nnotes;

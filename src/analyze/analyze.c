@@ -78,7 +78,9 @@ static void seen_list(const struct gt_names *seen, char *buf, size_t len)
  * has; keep each name's largest count in one input and its total time, to pick a default. */
 static void input_ranges_done(struct gt_an_ctx *c, struct gt_names *all, const char *input, uint64_t matched_before)
 {
-	if (c->tag && c->nvtx_count == matched_before) {
+	if (c->tag && c->nvtx_count == matched_before && strcmp(c->tag, GT_AN_WINDOWS_TAG) == 0) {
+		gt_an_note(c, "no capture window in %s (it was not traced with gputap run --capture)", base_name(input));
+	} else if (c->tag && c->nvtx_count == matched_before) {
 		char list[700];
 		seen_list(&c->seen, list, sizeof(list));
 		if (list[0])
@@ -645,7 +647,9 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 		goto out;
 	}
 	if (pick) {
-		const char *d = !c.tag && !c.nvtx_count && !o->iters && !o->csv_kern ? default_range(&seen_all) : NULL;
+		const int none = !c.tag && !c.nvtx_count && !o->iters && !o->csv_kern;
+		/* several capture windows: the units the user chose; else the range that repeats */
+		const char *d = none && c.windows_seen >= 2 ? GT_AN_WINDOWS_TAG : none ? default_range(&seen_all) : NULL;
 		snprintf(pick, picklen, "%s", d ? d : "");
 		if (d) { /* the caller runs again with it */
 			rc = 0;
@@ -671,7 +675,8 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 		snprintf(r->iter_source, sizeof(r->iter_source), "%s", o->csv_kern ? "config" : "--iters");
 	} else if (max_ranges) {
 		r->iters = (int)max_ranges;
-		snprintf(r->iter_source, sizeof(r->iter_source), "%s", c.tag ? "nvtx" : "profiler-step");
+		snprintf(r->iter_source, sizeof(r->iter_source), "%s",
+			 !c.tag ? "profiler-step" : strcmp(c.tag, GT_AN_WINDOWS_TAG) == 0 ? "capture-windows" : "nvtx");
 	} else if (!c.has_tl && c.nvtx_count) {
 		r->iters = (int)c.nvtx_count;
 		snprintf(r->iter_source, sizeof(r->iter_source), "nvtx");
@@ -773,10 +778,16 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	r->notes = n;
 	memmove(n + 1, n, r->nnotes * sizeof(*n));
 	char buf[1400];
-	snprintf(buf, sizeof(buf),
-		 "no ProfilerStep#N range: iterations are the NVTX range \"%s\" (%llu ranges), the range that repeats "
-		 "and covers the most time; --nvtx TAG chooses another",
-		 pick, (unsigned long long)r->nvtx_count);
+	if (strcmp(pick, GT_AN_WINDOWS_TAG) == 0)
+		snprintf(buf, sizeof(buf),
+			 "no ProfilerStep#N range: iterations are the %llu capture windows of the trace (gputap run "
+			 "--capture); --nvtx TAG chooses an NVTX range instead",
+			 (unsigned long long)r->nvtx_count);
+	else
+		snprintf(buf, sizeof(buf),
+			 "no ProfilerStep#N range: iterations are the NVTX range \"%s\" (%llu ranges), the range that "
+			 "repeats and covers the most time; --nvtx TAG chooses another",
+			 pick, (unsigned long long)r->nvtx_count);
 	if ((n[0] = strdup(buf)))
 		r->nnotes++;
 	else

@@ -133,7 +133,7 @@ struct gt_an_result {
 	char *title;
 	int iters;      /* divisor of the per-iteration columns */
 	int gpus;       /* divisor of the per-iteration columns */
-	char iter_source[32]; /* "nvtx", "profiler-step", "--iters", "config", "none" */
+	char iter_source[32]; /* "nvtx", "profiler-step", "capture-windows", "--iters", "config", "none" */
 
 	struct gt_an_stat *classes; /* kernel classes, NCCL excluded; classes[0] = "others" */
 	size_t nclasses;
@@ -230,11 +230,16 @@ struct gt_an_sink {
 	void (*op)(void *arg, size_t gpu, uint32_t stream, uint64_t start_ns, uint64_t end_ns, int kind, int comm);
 };
 
+/* The iteration "tag" that makes each capture window of a gputap trace (gputap run --capture) one
+ * iteration: `--nvtx windows` on the command line. */
+#define GT_AN_WINDOWS_TAG "(capture window)"
+
 struct gt_an_opts {
 	const struct gt_an_map *map; /* NULL: the default map (gt_an_map_default) */
 	int iters;                   /* >0: divide by this (and split timelines into N even windows) */
 	int gpus;                    /* >0: divide by this instead of the number of GPUs seen */
-	const char *nvtx_tag;        /* iteration range name; NULL: ProfilerStep#N, then none */
+	const char *nvtx_tag;        /* iteration range name; NULL: ProfilerStep#N, then capture windows, then the
+				      * range that repeats; GT_AN_WINDOWS_TAG: the capture windows of gputap traces */
 	const char *title;           /* NULL: derived from the first input */
 	int progress;                /* print progress on stderr for long inputs */
 	/* nsys CSV inputs given by explicit files (the GPU Performance Analyzer config); NULL: derived from the input */

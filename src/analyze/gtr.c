@@ -149,12 +149,19 @@ static int v_range(void *ctx, const struct gt_trace_reader *r, const struct gt_r
 {
 	struct gtr *g = ctx;
 	struct gt_an_ctx *c = g->c;
-	if (rg->kind == GT_RANGE_MARK || rg->kind == GT_RANGE_WINDOW)
+	if (rg->kind == GT_RANGE_MARK)
 		return 0;
-	const char *rn = gt_tr_str(r, rg->name_id);
-	gt_an_range_seen(c, rn, (double)(rg->end_ns > rg->start_ns ? rg->end_ns - rg->start_ns : 0), 1);
-	if (!gt_an_is_iter_range(c, rn))
-		return 0;
+	if (rg->kind == GT_RANGE_WINDOW) {
+		/* a capture window: one iteration when the windows are the units, else not a range of the program */
+		c->windows_seen++;
+		if (!c->tag || strcmp(c->tag, GT_AN_WINDOWS_TAG) != 0)
+			return 0;
+	} else {
+		const char *rn = gt_tr_str(r, rg->name_id);
+		gt_an_range_seen(c, rn, (double)(rg->end_ns > rg->start_ns ? rg->end_ns - rg->start_ns : 0), 1);
+		if (!gt_an_is_iter_range(c, rn))
+			return 0;
+	}
 	if (bad_op(c->tl.err, sizeof(c->tl.err), 0, rg->start_ns, rg->end_ns))
 		return fail(g, r);
 	c->has_nvtx = 1;

@@ -44,7 +44,9 @@ const char cmd_analyze_help[] =
     "  --gpus N           divide per-iteration columns by N GPUs (default: GPUs seen, else 1; at\n"
     "                     most 1000000)\n"
     "  --nvtx TAG         the NVTX range that marks one iteration (default: ProfilerStep#N ranges; without\n"
-    "                     them, the NVTX range that repeats and covers the most time, named in a note)\n"
+    "                     them, the capture windows of a gputap trace when it has several, else the NVTX\n"
+    "                     range that repeats and covers the most time, named in a note); `--nvtx windows`:\n"
+    "                     each capture window of a gputap trace (gputap run --capture) is one iteration\n"
     "  --format F         text (default, the GPU Performance Analyzer's layout plus the measured tables), json (stable,\n"
     "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
     "  --title T          title of the report (default: the first input's name)\n"
@@ -130,7 +132,7 @@ int cmd_analyze(int argc, char **argv)
 			if (parse_count("--gpus", optarg, &o.gpus))
 				return 2;
 			break;
-		case 'n': o.nvtx_tag = optarg; break;
+		case 'n': o.nvtx_tag = strcmp(optarg, "windows") == 0 ? GT_AN_WINDOWS_TAG : optarg; break;
 		case 'f': format = optarg; break;
 		case 't': o.title = optarg; break;
 		case 'p': o.progress = 1; break;

@@ -13,7 +13,8 @@ const char cmd_run_help[] =
 	"SYNOPSIS\n"
 	"    gputap run [-o DIR] [--tools LIST | --context JSON | --context-file F]\n"
 	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--capture SPEC]\n"
-	"               [--metrics LIST] [--metrics-mode auto|kernel|range] [--] CMD [ARGS...]\n"
+	"               [--metrics LIST] [--metrics-mode auto|kernel|range]\n"
+	"               [--trace-json json|gz|none] [--] CMD [ARGS...]\n"
 	"    gputap run --tools help\n"
 	"\n"
 	"DESCRIPTION\n"
@@ -96,6 +97,11 @@ const char cmd_run_help[] =
 	"          trigger                   nothing until `gputap trigger` starts a window\n"
 	"        GPU work launched inside a window is kept whole. Example:\n"
 	"        --capture 'nvtx:train_step@100-110'\n"
+	"    --trace-json json|gz|none\n"
+	"        The timeline of each process for Perfetto and chrome://tracing:\n"
+	"        DIR/<proc>/trace.json (json, the default), trace.json.gz (gz: about\n"
+	"        10x smaller, opened as it is; for long runs) or none.  `gputap\n"
+	"        convert` makes it later from trace.gtr in any form.\n"
 	"    -h, --help\n"
 	"        This text.\n"
 	"\n"
@@ -201,6 +207,8 @@ int cmd_run(int argc, char **argv)
 			dst = &o.metrics;
 		else if (nl == 14 && strncmp(a, "--metrics-mode", 14) == 0)
 			dst = &o.metrics_mode;
+		else if (nl == 12 && strncmp(a, "--trace-json", 12) == 0)
+			dst = &o.trace_json;
 		else if (nl == 9 && strncmp(a, "--capture", 9) == 0) {
 			const char *v = eq ? eq + 1 : (need_arg(argc, argv, i) ? argv[++i] : NULL);
 			if (!v)

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "trace/rundir.h"
 
 const char cmd_trigger_help[] =
 	"usage: gputap trigger DIR|PID [--duration S | --iterations N] [--wait S]\n"
@@ -67,7 +68,7 @@ struct target {
 static int add_target(struct target **v, int *n, const char *procdir, long want_pid)
 {
 	char c[4200];
-	if (snprintf(c, sizeof(c), "%s/control", procdir) >= (int)sizeof(c))
+	if (snprintf(c, sizeof(c), "%s/" GT_PROC_CONTROL, procdir) >= (int)sizeof(c))
 		return 0;
 	struct stat st;
 	if (lstat(c, &st) < 0)
@@ -95,7 +96,7 @@ static int add_target(struct target **v, int *n, const char *procdir, long want_
 static int find_targets(const char *dir, long want_pid, struct target **v, int *n)
 {
 	char c[4200];
-	snprintf(c, sizeof(c), "%s/control", dir);
+	snprintf(c, sizeof(c), "%s/" GT_PROC_CONTROL, dir);
 	struct stat st;
 	if (lstat(c, &st) == 0)
 		return add_target(v, n, dir, want_pid);

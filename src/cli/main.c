@@ -1,6 +1,7 @@
 /* gputap: the command dispatcher.  See commands.h for how to add a command. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -59,8 +60,22 @@ int cmd_help(int argc, char **argv)
 	return gt_finish_stdout(0);
 }
 
+/* GPUTAP_LOG sets the CLI's message level as it sets the library's (docs/README.md). */
+static void log_level_from_env(void)
+{
+	const char *v = getenv("GPUTAP_LOG");
+	if (!v || !*v)
+		return;
+	int l = gt_log_parse_level(v);
+	if (l < 0)
+		gt_warn("GPUTAP_LOG=%s is not valid (accepted: quiet, error, warn, info, debug); using warn", v);
+	else
+		gt_log_level = l;
+}
+
 int main(int argc, char **argv)
 {
+	log_level_from_env();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -1,12 +1,62 @@
 #include "export/export.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
+#include "core/sort.h"
 #include "export/model.h"
 #include "export/ofile.h"
 #include "export/writers.h"
+#include "trace/rundir.h"
+#include "trace/trace_io.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The start times of the capture windows of a trace, ascending (one read of it, before the pass
+ * that writes: the files of a split are known before their events).  How many, or -1 with err. */
+static long window_starts(const char *path, uint64_t **out, char *err, size_t errlen)
+{
+	struct gt_trace_reader r;
+	*out = NULL;
+	if (gt_tr_open(&r, path) < 0) {
+		snprintf(err, errlen, "%s", r.err);
+		return -1;
+	}
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	const struct gt_rec_hdr *h;
+	int rc;
+	while ((rc = gt_tr_next(&r, &h)) > 0) {
+		if (h->type != GT_REC_RANGE || ((const struct gt_rec_range *)h)->kind != GT_RANGE_WINDOW)
+			continue;
+		if (n == cap) {
+			uint64_t *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			if (!nv) {
+				snprintf(err, errlen, "%s: out of memory", path);
+				rc = -1;
+				break;
+			}
+			v = nv;
+		}
+		v[n++] = ((const struct gt_rec_range *)h)->start_ns;
+	}
+	if (rc < 0 && !(err[0]))
+		snprintf(err, errlen, "%s", r.err);
+	gt_tr_close(&r);
+	if (rc < 0) {
+		free(v);
+		return -1;
+	}
+	gt_sort(v, n, sizeof(*v), cmp_u64);
+	*out = v;
+	return (long)n;
+}
 
 int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
 		   size_t errlen)
@@ -19,6 +69,9 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 {
 	struct gt_model m;
 	struct gt_ofile json = {0}, tl = {0}, met = {0};
+	struct gt_ofile *wins = NULL; /* one per capture window (GT_OUT_BY_WINDOW) */
+	uint64_t *lo = NULL;
+	long nwin = 0;
 	struct gt_json *j = NULL;
 	int rc = -1;
 	if (info)
@@ -26,7 +79,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 	if (what & GT_OUT_GTR) {
 		char out[4200];
 		struct gt_tr_rewrite_info ri;
-		snprintf(out, sizeof(out), "%s/trace.gtr", outdir);
+		snprintf(out, sizeof(out), "%s/" GT_PROC_TRACE, outdir);
 		if (gt_mkdirs(outdir) < 0) {
 			snprintf(err, errlen, "%s: cannot create directory: %s", outdir, strerror(errno));
 			return -1;
@@ -44,10 +97,46 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 		if (!(what & ~GT_OUT_GTR))
 			return 0;
 	}
-	if (gt_model_open(&m, trace_path, err, errlen) < 0)
+	if ((what & GT_OUT_BY_WINDOW) && (what & (GT_OUT_JSON | GT_OUT_JSON_GZ))) {
+		if (errlen)
+			err[0] = '\0';
+		nwin = window_starts(trace_path, &lo, err, errlen);
+		if (nwin < 0)
+			return -1;
+		if (nwin == 0)
+			gt_warn("%s: no capture window in the trace: one %s", trace_path,
+				what & GT_OUT_JSON_GZ ? GT_OUT_JSON_GZ_NAME : GT_OUT_JSON_NAME);
+	}
+	if (gt_model_open(&m, trace_path, err, errlen) < 0) {
+		free(lo);
 		return -1;
-	if (what & GT_OUT_JSON) {
-		if (gt_ofile_open(&json, outdir, GT_OUT_JSON_NAME, err, errlen) < 0)
+	}
+	if (nwin > 0) {
+		wins = calloc((size_t)nwin, sizeof(*wins));
+		FILE **fs = calloc((size_t)nwin, sizeof(*fs));
+		if (!wins || !fs) {
+			free(fs);
+			snprintf(err, errlen, "%s: out of memory", trace_path);
+			goto out;
+		}
+		for (long k = 0; k < nwin; k++) {
+			char name[64];
+			snprintf(name, sizeof(name), "trace.window%ld.json%s", k + 1, what & GT_OUT_JSON_GZ ? ".gz" : "");
+			if (gt_ofile_open(&wins[k], outdir, name, err, errlen) < 0) {
+				free(fs);
+				goto out;
+			}
+			fs[k] = wins[k].f;
+		}
+		j = gt_json_begin_split(fs, lo, (size_t)nwin, &m, 0);
+		free(fs);
+		if (!j) {
+			snprintf(err, errlen, "%s: out of memory", trace_path);
+			goto out;
+		}
+	} else if (what & (GT_OUT_JSON | GT_OUT_JSON_GZ)) {
+		if (gt_ofile_open(&json, outdir, what & GT_OUT_JSON_GZ ? GT_OUT_JSON_GZ_NAME : GT_OUT_JSON_NAME, err,
+				  errlen) < 0)
 			goto out;
 		j = gt_json_begin(json.f, &m, 0);
 		if (!j) {
@@ -56,7 +145,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 		}
 	}
 	if (what & GT_OUT_LOGS) {
-		if (gt_ofile_open(&tl, outdir, "timeline.log", err, errlen) < 0)
+		if (gt_ofile_open(&tl, outdir, GT_PROC_TIMELINE, err, errlen) < 0)
 			goto out;
 		gt_alnair_timeline_hook(&m, tl.f, 1);
 	}
@@ -80,10 +169,13 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 		struct gt_json *jj = j;
 		j = NULL;
 		if (gt_json_end(jj, &m) < 0) {
-			snprintf(err, errlen, "%s: out of memory", json.path);
+			snprintf(err, errlen, "%s: out of memory", nwin > 0 ? wins[0].path : json.path);
 			goto out;
 		}
-		if (gt_ofile_commit(&json, err, errlen) < 0)
+		for (long k = 0; k < nwin; k++)
+			if (gt_ofile_commit(&wins[k], err, errlen) < 0)
+				goto out;
+		if (nwin == 0 && gt_ofile_commit(&json, err, errlen) < 0)
 			goto out;
 	}
 	if (what & GT_OUT_LOGS) {
@@ -116,6 +208,10 @@ out:
 	if (j)
 		gt_json_abandon(j); /* the pass failed */
 	gt_ofile_abort(&json);
+	for (long k = 0; wins && k < nwin; k++)
+		gt_ofile_abort(&wins[k]);
+	free(wins);
+	free(lo);
 	gt_ofile_abort(&tl);
 	gt_ofile_abort(&met);
 	gt_model_free(&m);

@@ -25,11 +25,14 @@
 #define GT_OUT_LOGS 0x4u /* the alnair interposer's metrics.log + timeline.log (convert only; the tap writes its own) */
 #define GT_OUT_ALL (GT_OUT_JSON | GT_OUT_CSV | GT_OUT_LOGS)
 #define GT_OUT_GTR 0x8u /* the trace itself rewritten in today's compact format (convert only; not in "all") */
+#define GT_OUT_JSON_GZ 0x10u /* trace.json gzip-compressed as trace.json.gz (instead of trace.json when both are asked) */
+#define GT_OUT_BY_WINDOW 0x20u /* with JSON/JSON_GZ: one trace.window<N>.json[.gz] per capture window (convert only) */
 
 /* File names inside the output directory.  The CSVs are
  * GT_OUT_CSV_PREFIX "_<report>.csv", so "<outdir>/trace" is an nsys CSV
  * prefix for `gputap analyze`. */
 #define GT_OUT_JSON_NAME "trace.json"
+#define GT_OUT_JSON_GZ_NAME "trace.json.gz"
 #define GT_OUT_CSV_PREFIX "trace"
 
 /* Read `trace_path` once and write the outputs selected by `what` into

@@ -15,8 +15,15 @@
 #include "export/writers.h"
 
 struct gt_json {
-	FILE *f;
-	int first;
+	FILE *f;    /* the file of the event being written */
+	int *first; /* its "no event written yet" */
+	int first1;
+	/* split by capture window (gt_json_begin_split): file k holds the events that start at or after
+	 * lo[k] and before lo[k+1] (the first one also what starts before lo[0]) */
+	size_t nout;
+	FILE **outs;
+	int *firsts;
+	uint64_t *lo;
 	uint64_t base;
 	uint32_t pid;
 	struct gt_map gpu_named; /* device+1 -> 1 once the GPU process is named */
@@ -56,6 +63,31 @@ void gt_json_str(FILE *f, const char *s)
 	free(c);
 }
 
+/* The file of an event starting at t (one file: always it). */
+static void route(struct gt_json *j, uint64_t t)
+{
+	if (j->nout < 2)
+		return;
+	size_t a = 0, b = j->nout;
+	while (b - a > 1) {
+		size_t mid = a + (b - a) / 2;
+		if (j->lo[mid] <= t)
+			a = mid;
+		else
+			b = mid;
+	}
+	j->f = j->outs[a];
+	j->first = &j->firsts[a];
+}
+
+static void use_out(struct gt_json *j, size_t k)
+{
+	if (j->nout) {
+		j->f = j->outs[k];
+		j->first = &j->firsts[k];
+	}
+}
+
 /* Perfetto keys tracks by integer pid: give each GPU of this process its own
  * pid, outside the range of OS pids (< 2^22). */
 static uint32_t gpu_pid(const struct gt_json *j, uint32_t dev)
@@ -80,8 +112,8 @@ static void dur(struct gt_json *j, uint64_t s, uint64_t e)
 /* opens an event object: {"name":...,"ph":..,"pid":..,"tid":.. */
 static void ev(struct gt_json *j, const char *name, const char *cat, const char *ph, uint32_t pid, uint32_t tid)
 {
-	fputs(j->first ? "\n" : ",\n", j->f);
-	j->first = 0;
+	fputs(*j->first ? "\n" : ",\n", j->f);
+	*j->first = 0;
 	fputs("{\"name\":", j->f);
 	gt_json_str(j->f, name);
 	if (cat)
@@ -112,6 +144,7 @@ static void gpu_args(struct gt_json *j, uint32_t dev, uint32_t stream, uint64_t 
 static int j_api(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_api *a)
 {
 	struct gt_json *j = ctx;
+	route(j, a->start_ns);
 	FILE *f = j->f;
 	ev(j, gt_tr_str(rd, a->name_id), "cuda_api", "X", j->pid, a->h.tid);
 	ts(j, "ts", a->start_ns);
@@ -132,6 +165,7 @@ static int j_api(void *ctx, const struct gt_trace_reader *rd, const struct gt_re
 static int j_kernel(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_kernel *k)
 {
 	struct gt_json *j = ctx;
+	route(j, k->start_ns);
 	FILE *f = j->f;
 	(void)rd;
 	ev(j, gt_model_kernel_name(j->m, k->name_id), "kernel", "X", gpu_pid(j, k->device), k->stream);
@@ -152,6 +186,7 @@ static int j_kernel(void *ctx, const struct gt_trace_reader *rd, const struct gt
 static int j_memcpy(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_memcpy *c)
 {
 	struct gt_json *j = ctx;
+	route(j, c->start_ns);
 	FILE *f = j->f;
 	(void)rd;
 	ev(j, gt_copy_op_name(c->copy_kind), "memcpy", "X", gpu_pid(j, c->device), c->stream);
@@ -172,6 +207,7 @@ static int j_memcpy(void *ctx, const struct gt_trace_reader *rd, const struct gt
 static int j_memset(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_memset *s)
 {
 	struct gt_json *j = ctx;
+	route(j, s->start_ns);
 	FILE *f = j->f;
 	(void)rd;
 	ev(j, "[CUDA memset]", "memset", "X", gpu_pid(j, s->device), s->stream);
@@ -185,9 +221,10 @@ static int j_memset(void *ctx, const struct gt_trace_reader *rd, const struct gt
 static int j_range(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_range *r)
 {
 	struct gt_json *j = ctx;
-	FILE *f = j->f;
 	if (r->kind != GT_RANGE_MARK)
 		return 0; /* ranges are written at the end, once open ones have an end */
+	route(j, r->start_ns);
+	FILE *f = j->f;
 	ev(j, gt_tr_str(rd, r->name_id), "nvtx", "i", j->pid, r->h.tid);
 	ts(j, "ts", r->start_ns);
 	fputs(",\"s\":\"t\"", f);
@@ -203,6 +240,7 @@ static int j_range(void *ctx, const struct gt_trace_reader *rd, const struct gt_
 static int j_note(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_note *n)
 {
 	struct gt_json *j = ctx;
+	route(j, n->ts_ns);
 	FILE *f = j->f;
 	(void)rd;
 	char name[160];
@@ -217,6 +255,7 @@ static int j_note(void *ctx, const struct gt_trace_reader *rd, const struct gt_r
 static int j_hold(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_hold *x)
 {
 	struct gt_json *j = ctx;
+	route(j, x->start_ns); /* a held launch's begin and end go to the same file */
 	FILE *f = j->f;
 	if (x->kind == GT_HOLD_REC_LAUNCH) {
 		for (int k = 0; k < 2; k++) {
@@ -244,9 +283,10 @@ static int j_hold(void *ctx, const struct gt_trace_reader *rd, const struct gt_r
 static int j_counter(void *ctx, const struct gt_trace_reader *rd, const struct gt_rec_counter *c)
 {
 	struct gt_json *j = ctx;
-	FILE *f = j->f;
 	if (!isfinite(c->value))
 		return 0; /* JSON has no NaN or infinity */
+	route(j, c->ts_ns);
+	FILE *f = j->f;
 	uint32_t pid = c->device == UINT32_MAX ? j->pid : gpu_pid(j, c->device);
 	ev(j, gt_tr_str(rd, c->name_id), "counter", "C", pid, 0);
 	ts(j, "ts", c->ts_ns);
@@ -271,13 +311,42 @@ struct gt_json *gt_json_begin(FILE *f, struct gt_model *m, int hook_slot)
 	if (!j)
 		return NULL;
 	j->f = f;
-	j->first = 1;
+	j->first1 = 1;
+	j->first = &j->first1;
 	j->base = m->hdr.start_ns; /* 0: set by the first event */
 	j->pid = m->hdr.pid;
 	gt_vec_init(&j->gpus, sizeof(uint32_t));
 	j->m = m;
 	m->hooks[hook_slot] = (struct gt_trace_visitor){&json_ops, j};
 	fputs("{\"traceEvents\":[", f);
+	return j;
+}
+
+struct gt_json *gt_json_begin_split(FILE *const *outs, const uint64_t *lo, size_t n, struct gt_model *m,
+				    int hook_slot)
+{
+	if (n == 0)
+		return NULL;
+	struct gt_json *j = gt_json_begin(outs[0], m, hook_slot);
+	if (!j)
+		return NULL;
+	j->outs = malloc(n * sizeof(*j->outs));
+	j->firsts = malloc(n * sizeof(*j->firsts));
+	j->lo = malloc(n * sizeof(*j->lo));
+	if (!j->outs || !j->firsts || !j->lo) {
+		m->hooks[hook_slot] = (struct gt_trace_visitor){0};
+		gt_json_abandon(j);
+		return NULL;
+	}
+	j->nout = n;
+	for (size_t k = 0; k < n; k++) {
+		j->outs[k] = outs[k];
+		j->firsts[k] = 1;
+		j->lo[k] = lo[k];
+		if (k)
+			fputs("{\"traceEvents\":[", outs[k]);
+	}
+	use_out(j, 0);
 	return j;
 }
 
@@ -300,6 +369,7 @@ static void ranges(struct gt_json *j, const struct gt_model *m)
 	for (size_t i = 0; i < m->ranges.n; i++) {
 		const struct gt_m_range *r = &GT_VEC_AT(&m->ranges, struct gt_m_range, i);
 		const char *dom = strchr(r->name, ':') == r->name ? NULL : r->name;
+		route(j, r->start); /* both ends of a range in the file of its start */
 		if (r->kind == GT_RANGE_STARTEND) {
 			/* start/end ranges may overlap without nesting: async slices */
 			for (int e = 0; e < 2; e++) {
@@ -330,6 +400,7 @@ static void ranges(struct gt_json *j, const struct gt_model *m)
 	/* capture windows: one slice each on a track of their own (thread id 0 is never an OS thread) */
 	for (size_t i = 0; i < m->windows.n; i++) {
 		const struct gt_m_range *r = &GT_VEC_AT(&m->windows, struct gt_m_range, i);
+		route(j, r->start);
 		ev(j, r->text, "capture", "X", j->pid, 0);
 		ts(j, "ts", r->start);
 		dur(j, r->start, r->end);
@@ -350,6 +421,7 @@ static int memory_counters(struct gt_json *j, const struct gt_model *m)
 		int64_t v = (int64_t)*c + e->delta;
 		*c = v < 0 ? 0 : (uint64_t)v;
 		int cpu = e->device == UINT32_MAX;
+		route(j, e->ts);
 		ev(j, "Device memory in use (bytes)", "memory", "C", cpu ? j->pid : gpu_pid(j, e->device), 0);
 		ts(j, "ts", e->ts);
 		fprintf(j->f, ",\"args\":{\"bytes\":%" PRIu64 "}}", *c);
@@ -374,6 +446,7 @@ static int flows(struct gt_json *j, const struct gt_model *m)
 			continue;
 		done[*slot - 1] = 1;
 		const struct gt_m_gpuops *g = &GT_VEC_AT(&m->gpuops, struct gt_m_gpuops, *slot - 1);
+		route(j, a->start); /* the arrow's two ends in the file of the launch */
 		ev(j, "launch", "flow", "s", j->pid, a->tid);
 		fprintf(j->f, ",\"id\":%" PRIu64, a->corr);
 		ts(j, "ts", a->start);
@@ -391,15 +464,16 @@ void gt_json_abandon(struct gt_json *j)
 {
 	gt_map_free(&j->gpu_named);
 	gt_vec_free(&j->gpus);
+	free(j->outs);
+	free(j->firsts);
+	free(j->lo);
 	free(j);
 }
 
-int gt_json_end(struct gt_json *j, struct gt_model *m)
+/* The track names and otherData of the file in use (each file of a split gets all of them). */
+static int tail(struct gt_json *j, struct gt_model *m, size_t k)
 {
 	int rc = 0;
-	ranges(j, m);
-	if (memory_counters(j, m) < 0 || flows(j, m) < 0)
-		rc = -1;
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s%s%s", m->hdr.proc[0] ? m->hdr.proc : "process",
 		 m->hdr.host[0] ? " @ " : "", m->hdr.host);
@@ -440,10 +514,36 @@ int gt_json_end(struct gt_json *j, struct gt_model *m)
 	fprintf(f,
 		",\"pid\":%u,\"ts_zero_epoch_ns\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
 		",\"records\":%" PRIu64 ",\"lost_records\":%" PRIu64 ",\"cupti_dropped\":%" PRIu64
-		",\"partial\":%s}}\n",
+		",\"partial\":%s",
 		m->hdr.pid, j->base, m->hdr.start_ns, m->hdr.end_ns, m->nrecords,
 		gt_model_lost(m), gt_model_cupti_dropped(m),
 		m->partial ? "true" : "false");
+	if (j->nout) {
+		fprintf(f, ",\"capture_window\":%zu,\"capture_windows\":%zu", k + 1, j->nout);
+		for (size_t i = 0; i < m->windows.n; i++) {
+			const struct gt_m_range *w = &GT_VEC_AT(&m->windows, struct gt_m_range, i);
+			if (w->start != j->lo[k])
+				continue;
+			fputs(",\"capture_spec\":", f);
+			gt_json_str(f, w->text);
+			break;
+		}
+	}
+	fputs("}}\n", f);
+	return rc;
+}
+
+int gt_json_end(struct gt_json *j, struct gt_model *m)
+{
+	int rc = 0;
+	ranges(j, m);
+	if (memory_counters(j, m) < 0 || flows(j, m) < 0)
+		rc = -1;
+	for (size_t k = 0; k < (j->nout ? j->nout : 1); k++) {
+		use_out(j, k);
+		if (tail(j, m, k) < 0)
+			rc = -1;
+	}
 	gt_json_abandon(j);
 	return rc;
 }

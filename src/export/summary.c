@@ -106,8 +106,8 @@ static int exists(const char *p)
 /* "  rank0/  trace.gtr trace.json trace_*.csv ..." for the files that exist */
 static void files_of(FILE *f, const char *trace)
 {
-	static const char *const names[] = {"trace.gtr", "trace.json", "trace_cuda_gpu_kern_sum.csv", "metrics.log",
-					    "timeline.log"};
+	static const char *const names[] = {"trace.gtr",   "trace.json",   "trace.json.gz", "trace_cuda_gpu_kern_sum.csv",
+					    "metrics.log", "timeline.log"};
 	char dir[4096], p[4400];
 	snprintf(dir, sizeof(dir), "%s", trace);
 	char *sl = strrchr(dir, '/');
@@ -122,7 +122,7 @@ static void files_of(FILE *f, const char *trace)
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
 		if (!exists(p) && !(i == 0 && (snprintf(p, sizeof(p), "%s/trace.gtr.partial", dir), exists(p))))
 			continue;
-		const char *shown = i == 2 ? "trace_*.csv" : names[i];
+		const char *shown = i == 3 ? "trace_*.csv" : names[i];
 		if (len + 1 + (int)strlen(shown) >= 80)
 			break;
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " %s", shown);
@@ -215,7 +215,8 @@ static void print(FILE *f, struct sum *s, const char *rundir, const char *const 
 			files_of(f, paths[i]);
 		if (n > 8)
 			fprintf(f, "  ... and %d more process folders\n", n - 8);
-		fprintf(f, "Open trace.json in https://ui.perfetto.dev; tables: gputap analyze %s\n", rundir);
+		fprintf(f, "Open trace.json (or trace.json.gz) in https://ui.perfetto.dev; tables: gputap analyze %s\n",
+			rundir);
 	} else {
 		for (int i = 0; i < n; i++)
 			fprintf(f, "trace: %s\n", paths[i]);

@@ -35,6 +35,12 @@ int gt_csv_write_all(const struct gt_model *m, const char *outdir, const char *p
  * a hook), end after it. */
 struct gt_json;
 struct gt_json *gt_json_begin(FILE *f, struct gt_model *m, int hook_slot);
+/* The same, split by capture window: `n` files, file k for what starts in [lo[k], lo[k+1]) (the
+ * first also for what starts before lo[0]; lo ascending).  Each file is a whole trace: every track
+ * name, otherData with capture_window k+1 of n.  A range, a flow or a held launch stays in the file
+ * of its start.  NULL on ENOMEM. */
+struct gt_json *gt_json_begin_split(FILE *const *outs, const uint64_t *lo, size_t n, struct gt_model *m,
+				    int hook_slot);
 /* Writes the events kept until the end (ranges, counters of memory, flows,
  * track names) and the metadata; frees j.  -1 on ENOMEM. */
 int gt_json_end(struct gt_json *j, struct gt_model *m);

@@ -361,7 +361,8 @@ static void teardown_sampler(struct gt_run *r, int tool, int last_of_kind)
 		if (g->s.outputs & GT_SO_RICH) {
 			char p[4400];
 			snprintf(p, sizeof(p), "%s/" GT_RUN_SAMPLERS "/" GT_PROC_TRACE, r->outdir);
-			convert_one(r, p, GT_OUT_JSON); /* counters only: no kernel tables */
+			if (r->json_format)
+				convert_one(r, p, r->json_format); /* counters only: no kernel tables */
 		}
 	}
 }
@@ -464,6 +465,19 @@ static void free_run(struct gt_run *r)
 		free(r->warnings[i]);
 }
 
+int gt_run_json_format(const char *v, unsigned *out)
+{
+	if (!v || strcmp(v, "json") == 0)
+		*out = GT_OUT_JSON;
+	else if (strcmp(v, "gz") == 0 || strcmp(v, "json.gz") == 0)
+		*out = GT_OUT_JSON_GZ;
+	else if (strcmp(v, "none") == 0)
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
 /* Phase 1: the options that can be refused before anything exists.  0, or the exit status. */
 static int check_opts(const struct gt_run_opts *o, struct gt_tool_list *tl)
 {
@@ -479,6 +493,11 @@ static int check_opts(const struct gt_run_opts *o, struct gt_tool_list *tl)
 		}
 	if (!st && check_metrics_opts(o) < 0)
 		st = 2;
+	unsigned jf;
+	if (!st && gt_run_json_format(o->trace_json, &jf) < 0) {
+		gt_error("--trace-json '%s': expected json, gz or none", o->trace_json);
+		st = 2;
+	}
 	if (!st && o->capture[0]) {
 		struct gt_capture cap;
 		char cerr[512];
@@ -666,7 +685,7 @@ static void post_run(struct gt_run *r)
 {
 	struct gt_postrun pr = {
 		.dir = r->outdir,
-		.formats = r->plan.has_tap ? GT_OUT_JSON | GT_OUT_CSV : 0,
+		.formats = r->plan.has_tap ? r->json_format | GT_OUT_CSV : 0,
 		.report = 1,
 		.summary = stderr,
 		.warn = postrun_warn,
@@ -692,6 +711,8 @@ int gt_run_execute(const struct gt_run_opts *o)
 	memset(r, 0, sizeof(*r));
 	r->argv = o->argv;
 	r->argc = o->argc;
+	if (gt_run_json_format(o->trace_json, &r->json_format) < 0)
+		r->json_format = GT_OUT_JSON; /* refused in check_opts before anything runs */
 	r->start_ns = now_ns();
 	struct gt_tool_list tl;
 	int st = check_opts(o, &tl);

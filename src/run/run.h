@@ -38,6 +38,7 @@ struct gt_run_opts {
 	const char *metrics;      /* --metrics LIST -> GPUTAP_METRICS */
 	const char *metrics_mode; /* --metrics-mode -> GPUTAP_METRICS_MODE */
 	char capture[1024];       /* --capture SPEC (repeatable, joined by ';') -> GPUTAP_CAPTURE */
+	const char *trace_json;   /* --trace-json json|gz|none: the Perfetto trace of each process */
 	char **argv;              /* the command, NULL-terminated */
 	int argc;
 };
@@ -104,7 +105,11 @@ struct gt_run {
 	size_t nactions_done;
 	char *warnings[GT_RUN_MAX_WARN];
 	size_t nwarnings;
+	unsigned json_format; /* GT_OUT_JSON, GT_OUT_JSON_GZ or 0 (--trace-json) */
 };
+
+/* --trace-json's value as GT_OUT_JSON / GT_OUT_JSON_GZ / 0 (NULL: the default, json); -1 if unknown. */
+int gt_run_json_format(const char *v, unsigned *out);
 
 /* Write DIR/run.json for the state in `r`.  0 or -1 with err. */
 int gt_runjson_write(const struct gt_run *r, char *err, size_t errlen);

@@ -14,6 +14,7 @@
 
 #include "core/version.h"
 #include "gpu/probe.h"
+#include "trace/rundir.h"
 
 void gt_iso8601(uint64_t ns, char *buf, size_t len)
 {
@@ -305,7 +306,7 @@ static int build(yajl_gen g, const struct gt_run *r)
 		yajl_gen_map_open(g);
 		kstr(g, "proc", p->name);
 		if (p->has_trace) {
-			snprintf(buf, sizeof(buf), "%s/trace.gtr", p->name);
+			snprintf(buf, sizeof(buf), "%s/" GT_PROC_TRACE, p->name);
 			kstr(g, "trace", buf);
 			ku64(g, "records", p->records);
 		} else {

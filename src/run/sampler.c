@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/sort.h"
+#include "trace/rundir.h"
 
 /* Text of one tick, per file, built without stdio and written at once. */
 struct lbuf {
@@ -232,7 +233,7 @@ int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int 
 			snprintf(err, errlen, "%s: %s", tdir, strerror(errno));
 			goto fail;
 		}
-		snprintf(tpath, sizeof(tpath), "%s/trace.gtr", tdir);
+		snprintf(tpath, sizeof(tpath), "%s/" GT_PROC_TRACE, tdir);
 		gethostname(host, sizeof(host) - 1);
 		int r = gt_tw_open(&s->tw, tpath, "samplers", host, (uint32_t)getpid(), s->clock.real_ns(s->clock.ctx),
 				   0);

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/capture.h"
 #include "tap/tap.h"
+#include "trace/rundir.h"
 
 _Atomic int gt_cap_live = 1;
 
@@ -163,7 +164,7 @@ void gt_capture_tap_outputs(const char *proc_dir)
 	if (!X.mode || !proc_dir || !*proc_dir)
 		return;
 	char p[4096];
-	if (snprintf(p, sizeof(p), "%s/control", proc_dir) >= (int)sizeof(p))
+	if (snprintf(p, sizeof(p), "%s/" GT_PROC_CONTROL, proc_dir) >= (int)sizeof(p))
 		return;
 	if (mkdir(p, 0700) < 0 && errno != EEXIST)
 		return;

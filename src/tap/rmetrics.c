@@ -46,6 +46,7 @@
 #include "tap/api.h"
 #include "tap/rmetrics.h"
 #include "tap/tap.h"
+#include "trace/rundir.h"
 
 #define RM_MAX_CTX 16
 #define RM_CAP_KERNEL 2000 /* CUPTI ranges per counter data image */
@@ -1178,11 +1179,11 @@ void gt_rm_finish(void)
 	if (R.agg_ok && R.configured && gt_tap.cfg.out_dir) {
 		if (!R.dir[0])
 			snprintf(R.dir, sizeof(R.dir), "%s/%s", gt_tap.cfg.out_dir, gt_tap.proc);
-		write_file("range_metrics.csv", 0);
+		write_file(GT_PROC_RANGE_METRICS, 0);
 		write_file("range_metrics.json", 1);
 		if (R.kcsv) {
 			char path[4400];
-			snprintf(path, sizeof(path), "%s/kernel_metrics.csv", R.dir);
+			snprintf(path, sizeof(path), "%s/" GT_PROC_KERNEL_METRICS, R.dir);
 			if (fclose(R.kcsv) == 0 && rename(R.kcsv_tmp, path) == 0)
 				R.kcsv = NULL;
 			else

@@ -24,6 +24,7 @@
 #include "tap/sources.h"
 #include "tap/tap.h"
 #include "tap/writer.h"
+#include "trace/rundir.h"
 
 struct gt_item {
 	struct gt_chunk *c;
@@ -222,7 +223,7 @@ static int cmp_first(const void *a, const void *b)
 static void write_metrics_to(const char *dir, const char *text, size_t len)
 {
 	char path[4200], tmp[4300];
-	snprintf(path, sizeof(path), "%s/metrics.log", dir);
+	snprintf(path, sizeof(path), "%s/" GT_PROC_METRICS, dir);
 	snprintf(tmp, sizeof(tmp), "%s/.metrics.log.%d.tmp", dir, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -434,7 +435,7 @@ static void open_outputs(int forked)
 	}
 	if (W.dir[0]) {
 		char path[4200];
-		snprintf(path, sizeof(path), "%s/trace.gtr", W.dir);
+		snprintf(path, sizeof(path), "%s/" GT_PROC_TRACE, W.dir);
 		int rc = gt_tw_open(&W.tw, path, gt_tap.proc, gt_tap.host, (uint32_t)getpid(), gt_tap.start_ns,
 				    (c->metrics_only ? GT_FILE_METRICS_ONLY : 0) |
 					    (gt_capture_tap_mode() ? GT_FILE_CAPTURE : 0));
@@ -450,7 +451,7 @@ static void open_outputs(int forked)
 		if (!dirs[i][0] || !gt_tap.want_api_recs)
 			continue;
 		char path[4200];
-		snprintf(path, sizeof(path), "%s/timeline.log", dirs[i]);
+		snprintf(path, sizeof(path), "%s/" GT_PROC_TIMELINE, dirs[i]);
 		W.tl_fd[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	}
 	W.lost_reported = W.cupti_reported = W.nobuf_reported = 0;

@@ -3,7 +3,7 @@
  *
  * Owns: the names of what `gputap run -o DIR` leaves in DIR (run.json, one
  * <proc> folder per process that touched CUDA, samplers/, libs/, the trace
- * and logs of a <proc>) and the one listing of the <proc> folders that
+ * and logs of a <proc>, its control folder while it runs) and the one listing of the <proc> folders that
  * run, convert, report and analyze share.  Listing opens no trace.
  */
 #ifndef GT_TRACE_RUNDIR_H
@@ -18,6 +18,9 @@
 #define GT_PROC_TRACE "trace.gtr"
 #define GT_PROC_METRICS "metrics.log"
 #define GT_PROC_RANGE_METRICS "range_metrics.csv" /* range metrics (GPUTAP_METRICS) */
+#define GT_PROC_KERNEL_METRICS "kernel_metrics.csv" /* range metrics, one row per kernel */
+#define GT_PROC_TIMELINE "timeline.log" /* the alnair interposer's timeline */
+#define GT_PROC_CONTROL "control" /* a live process's request folder (gputap trigger) */
 
 struct gt_rundir_proc {
 	char name[64];

@@ -13,4 +13,13 @@ expect_status unknown-command 2 "$GPUTAP" frobnicate
 contains unknown-command-message "$T/.out" "'frobnicate' is not a gputap command"
 expect_status help-help 0 "$GPUTAP" help help
 expect_status help-unknown 2 "$GPUTAP" help nope
+# GPUTAP_LOG sets the CLI's level too: quiet silences an error (the exit status still says it),
+# a bad value is named once and the default level is kept
+expect_status log-default-error 2 "$GPUTAP" frobnicate
+contains log-default-error-text "$T/.out" "is not a gputap command"
+GPUTAP_LOG=quiet expect_status log-quiet 2 "$GPUTAP" frobnicate
+if [ -s "$T/.out" ]; then notok log-quiet-silent "printed: $(head -c 300 "$T/.out")"; else ok log-quiet-silent; fi
+GPUTAP_LOG=loud expect_status log-bad-value 2 "$GPUTAP" frobnicate
+contains log-bad-value-named "$T/.out" "GPUTAP_LOG=loud is not valid"
+contains log-bad-value-default "$T/.out" "is not a gputap command"
 finish

@@ -19,6 +19,22 @@ else
 	notok file-json-valid "$(cat "$T/.err")"
 fi
 if ls "$T/o1"/*.partial >/dev/null 2>&1; then notok file-no-partial-left; else ok file-no-partial-left; fi
+# json.gz: the same JSON, gzip-compressed, instead of trace.json
+expect_status file-json-gz 0 "$GPUTAP" convert "$T/run/rank0/trace.gtr" -o "$T/o1z" --format json.gz
+contains file-json-gz-named "$T/.out" "trace.json.gz"
+if gzip -dc "$T/o1z/trace.json.gz" | cmp -s - "$T/o1/trace.json" && [ ! -e "$T/o1z/trace.json" ]; then
+	ok file-json-gz-same
+else
+	notok file-json-gz-same "$(ls "$T/o1z")"
+fi
+# a write error (a full disk) is an error and leaves neither the file nor its .partial
+if [ -w /dev/full ]; then
+	mkdir -p "$T/o1f"
+	ln -s /dev/full "$T/o1f/trace.json.gz.partial"
+	expect_status file-json-gz-full 1 "$GPUTAP" convert "$T/run/rank0/trace.gtr" -o "$T/o1f" --format json.gz
+	contains file-json-gz-full-msg "$T/.out" "write failed"
+	if [ ! -e "$T/o1f/trace.json.gz" ]; then ok file-json-gz-full-none; else notok file-json-gz-full-none; fi
+fi
 
 # the CSVs are an nsys CSV prefix for gputap analyze
 expect_status analyze-reads-prefix 0 "$GPUTAP" analyze "$T/o1/trace"

@@ -57,6 +57,30 @@ rc=$?
 n=$(find "$T/run1" -mindepth 1 -maxdepth 1 -type d | wc -l)
 [ $rc -eq 0 ] && [ "$n" -eq 1 ] && python3 -c "import json,sys; assert len(json.load(open(sys.argv[1]))['processes']) == 1" \
 	"$T/run1/run.json" 2>>"$T/run1.out" && ok run-cuda-one-folder || notok run-cuda-one-folder "exit $rc, $n folders" "$(cat "$T/run1.out")"
+# --trace-json: the timeline as trace.json (default, above), gzip-compressed, or not at all
+p1=$(find "$T/run1" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+[ -n "$p1" ] && [ -f "$p1/trace.json" ] && [ ! -e "$p1/trace.json.gz" ] && ok trace-json-default || notok trace-json-default "$(ls "$p1")"
+env LD_LIBRARY_PATH="$T${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUTAP_LIB="$LIBGPUTAP" "$GPUTAP" run -o "$T/rungz" \
+	--trace-json gz -- "$T/cudaprog" 1 1 1 >"$T/rungz.out" 2>&1
+p2=$(find "$T/rungz" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+if [ -n "$p2" ] && [ ! -e "$p2/trace.json" ] && ! ls "$p2"/*.partial >/dev/null 2>&1 &&
+	python3 -c 'import gzip,json,sys; d=json.load(gzip.open(sys.argv[1])); assert d["traceEvents"] and "ts_zero_epoch_ns" in d["otherData"]' \
+		"$p2/trace.json.gz" 2>>"$T/rungz.out"; then
+	ok trace-json-gz
+else
+	notok trace-json-gz "$(ls "$p2")" "$(cat "$T/rungz.out")"
+fi
+contains trace-json-gz-in-summary "$T/rungz.out" "trace.json.gz"
+# the same trace converted to plain JSON gives what the .gz holds
+"$GPUTAP" convert "$p2/trace.gtr" -o "$T/rungz-plain" --format json >/dev/null 2>&1
+if gzip -dc "$p2/trace.json.gz" | cmp -s - "$T/rungz-plain/trace.json"; then ok trace-json-gz-same; else notok trace-json-gz-same; fi
+env LD_LIBRARY_PATH="$T${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUTAP_LIB="$LIBGPUTAP" "$GPUTAP" run -o "$T/runnone" \
+	--trace-json none -- "$T/cudaprog" 1 1 1 >"$T/runnone.out" 2>&1
+p3=$(find "$T/runnone" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+[ -n "$p3" ] && [ -f "$p3/trace.gtr" ] && [ -f "$p3/trace_cuda_gpu_kern_sum.csv" ] && [ ! -e "$p3/trace.json" ] &&
+	[ ! -e "$p3/trace.json.gz" ] && ok trace-json-none || notok trace-json-none "$(ls "$p3")"
+expect_status trace-json-bad 2 "$GPUTAP" run -o "$T/runbad" --trace-json xml -- true
+contains trace-json-bad-message "$T/.out" "--trace-json 'xml': expected json, gz or none"
 
 # unwritable output directory: exactly one warning, program unaffected
 cudatap GPUTAP_OUT=/proc/gputap-no/such sh -c "'$T/cudaprog' 1 1 1 && echo fine" >"$T/u.out" 2>"$T/u.err"

@@ -57,9 +57,10 @@ class TraceWriter:
         body = struct.pack("<BBBBIIIQQQQII", kind, 0, 0, 1, device, 1, stream, start, end, nbytes, corr, 0, device)
         self._put(REC_MEMCPY, 0, body)
 
-    def range(self, name, start, end, tid=1):
+    def range(self, name, start, end, tid=1, kind=1):
+        """kind: 1 push/pop, 2 start/end, 3 mark, 4 gputap range, 5 capture window (format.h)."""
         self.range_id += 1
-        body = struct.pack("<IIBBHIQQQQ", self.string(name), 0, 1, 0, 0, tid, start, end, self.range_id, 0)
+        body = struct.pack("<IIBBHIQQQQ", self.string(name), 0, kind, 0, 0, tid, start, end, self.range_id, 0)
         self._put(REC_RANGE, tid, body)
 
     def nccl_coll(self, comm_hash, seq, start, end, func, algo, proto, count, rank, nranks, tid=1):
