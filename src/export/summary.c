@@ -215,8 +215,17 @@ static void print(FILE *f, struct sum *s, const char *rundir, const char *const 
 			files_of(f, paths[i]);
 		if (n > 8)
 			fprintf(f, "  ... and %d more process folders\n", n - 8);
-		fprintf(f, "Open trace.json (or trace.json.gz) in https://ui.perfetto.dev; tables: gputap analyze %s\n",
-			rundir);
+		/* trace.json, or trace.json.gz when the run wrote that (gputap run --trace-json gz) */
+		const char *gz = "";
+		if (n > 0) {
+			snprintf(p, sizeof(p), "%s", paths[0]);
+			char *sl = strrchr(p, '/');
+			if (sl) {
+				snprintf(sl, sizeof(p) - (size_t)(sl - p), "/trace.json.gz");
+				gz = exists(p) ? ".gz" : "";
+			}
+		}
+		fprintf(f, "Open trace.json%s in https://ui.perfetto.dev; tables: gputap analyze %s\n", gz, rundir);
 	} else {
 		for (int i = 0; i < n; i++)
 			fprintf(f, "trace: %s\n", paths[i]);

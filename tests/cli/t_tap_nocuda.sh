@@ -70,7 +70,7 @@ if [ -n "$p2" ] && [ ! -e "$p2/trace.json" ] && ! ls "$p2"/*.partial >/dev/null 
 else
 	notok trace-json-gz "$(ls "$p2")" "$(cat "$T/rungz.out")"
 fi
-contains trace-json-gz-in-summary "$T/rungz.out" "trace.json.gz"
+contains trace-json-gz-in-summary "$T/rungz.out" "Open trace.json.gz in"
 # the same trace converted to plain JSON gives what the .gz holds
 "$GPUTAP" convert "$p2/trace.gtr" -o "$T/rungz-plain" --format json >/dev/null 2>&1
 if gzip -dc "$p2/trace.json.gz" | cmp -s - "$T/rungz-plain/trace.json"; then ok trace-json-gz-same; else notok trace-json-gz-same; fi
