@@ -117,9 +117,16 @@ fuzz:
 
 tests-bin: $(GPUTAP) $(LIBTAP) $(UNIT) $(FUZZ_BINS)
 
+# The Python package's C extension (the range object), built in place for the package's
+# tests, which import it from the source tree; pip install ./python builds its own copy.
+PY_INC := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PYEXT := python/gputap/_speedups$(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+$(PYEXT): python/gputap/_speedups.c
+	$(CC) -std=gnu11 $(WARN) -O2 -g -fPIC -shared -isystem $(PY_INC) $< -o $@
+
 # All CPU tests: the normal build, then unit and fuzz regressions under ASan+UBSan, and each
 # libFuzzer target for GT_FUZZ_SECONDS (10) on its corpus.
-check: tests-bin
+check: tests-bin $(PYEXT)
 	@$(MAKE) --no-print-directory O=$(O)/san SAN=1 CFLAGS="-O1 -g" $(O)/san/unit-tests $(O)/san/gputap $(addprefix $(O)/san/fuzz/,$(FUZZ_NAMES)) >/dev/null
 	@! command -v clang >/dev/null || $(MAKE) --no-print-directory fuzz >/dev/null
 	@$(MAKE) --no-print-directory O=$(O)/tsan TSAN=1 CFLAGS="-O1 -g" $(O)/tsan/tap-unit-tests >/dev/null
@@ -131,6 +138,7 @@ lint:
 		--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -Iinclude -Isrc src
 	tests/lint/banned-in-tap.sh
 	tests/lint/banned-in-src.sh
+	$(CC) -std=gnu11 $(WARN) -Werror -fsyntax-only -isystem $(PY_INC) python/gputap/_speedups.c
 	@echo "lint: clean"
 
 # A self-contained build to carry to a GPU machine: .carry/build/{gputap,libgputap.so}

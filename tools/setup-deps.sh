@@ -4,7 +4,7 @@
 # is expected under /usr/local/cuda (set CUDA_HOME otherwise); the driver is
 # only needed at run time on a GPU machine.
 set -eu
-pkgs="build-essential pkg-config libyajl-dev libsqlite3-dev zlib1g-dev cppcheck python3 python3-pip python3-venv python3-setuptools sqlite3"
+pkgs="build-essential pkg-config libyajl-dev libsqlite3-dev zlib1g-dev cppcheck python3 python3-dev python3-pip python3-venv python3-setuptools sqlite3"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -5,7 +5,12 @@
                    ranges when nothing records
   step.py on       gputap.init() (in-process) and the ranges
   (under `gputap run`, `on` attaches to the run's library: the preload mode)
-Prints one JSON line: mean ms per step over the timed steps."""
+Prints one JSON line: mean ms per step over the timed steps.
+
+  step.py MODE STEPS --serve   after the warm-up, one timed block of STEPS steps per
+                               line "go" read from stdin (one JSON line each), until
+                               "end" or end of input: step_rounds.py interleaves the
+                               modes' processes block by block this way."""
 import json
 import sys
 import time
@@ -48,17 +53,32 @@ def step():
     return loss
 
 
+def block():
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(STEPS):
+        loss = step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / STEPS * 1e3, loss
+
+
+def report(dt, loss):
+    extra = {}
+    if MODE != "none":
+        r = gputap.results()
+        extra = {"gputap_mode": r["mode"], "binding": gputap.library()["binding"],
+                 "step_calls": {x["path"]: x["calls"] for x in r["ranges"]}.get("step"),
+                 "step_kernels": {x["path"]: x["kernels"] for x in r["ranges"]}.get("step")}
+    print(json.dumps({"mode": MODE, "ms_per_step": dt, "loss": float(loss), **extra}), flush=True)
+
+
 for _ in range(30):
     step()
-torch.cuda.synchronize()
-t0 = time.perf_counter()
-for _ in range(STEPS):
-    loss = step()
-torch.cuda.synchronize()
-dt = (time.perf_counter() - t0) / STEPS * 1e3
-extra = {}
-if MODE != "none":
-    r = gputap.results()
-    extra = {"gputap_mode": r["mode"], "step_calls": {x["path"]: x["calls"] for x in r["ranges"]}.get("step"),
-             "step_kernels": {x["path"]: x["kernels"] for x in r["ranges"]}.get("step")}
-print(json.dumps({"mode": MODE, "ms_per_step": dt, "loss": float(loss), **extra}))
+if "--serve" in sys.argv[3:]:
+    print(json.dumps({"mode": MODE, "ready": True}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "go":
+            break
+        report(*block())
+else:
+    report(*block())

@@ -2,8 +2,14 @@
 
 Importing costs nothing and prints nothing: the library is loaded at the first
 range or call that needs it.  Ranges work before init() and without a GPU:
-they then cost one ctypes call (or nothing when no library can be loaded) and
+they then cost one library call (or nothing when no library can be loaded) and
 record nothing, unless the program already runs under `gputap run`.
+
+The range object and the decorator's call path exist twice, with the same
+behaviour: in C (gputap/_speedups.c, built with the package when a C compiler
+is there; it calls the library's push/pop through two function pointers) and
+here in Python over ctypes (`_PyRange`: the fallback, and the choice when
+GPUTAP_NO_EXTENSION=1).  library()["binding"] says which one is in use.
 """
 import ctypes
 import functools
@@ -60,17 +66,36 @@ _push_fn = None
 _names = {}
 
 
+def _extension():
+    """gputap._speedups, or None: not built, or GPUTAP_NO_EXTENSION set (not empty, not 0)."""
+    if os.environ.get("GPUTAP_NO_EXTENSION", "") not in ("", "0"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+_ext = _extension()
+
+
 def _bind():
-    """Load the library once and cache the two hot functions."""
+    """Load the library once and cache the two hot functions (in the extension too)."""
     global _push, _pop, _push_fn
     lib = _lib.load()
     if lib is None:
         _push = None
+        if _ext is not None:
+            _ext.bind(0, 0)
         return None
     fast = _lib.fast()
     _push_fn = fast.gputap_range_push
     _pop = fast.gputap_range_pop
     _push = _push_fn if _state["enabled"] else None
+    if _ext is not None:
+        _ext.bind(ctypes.cast(lib.gputap_range_push, ctypes.c_void_p).value,
+                  ctypes.cast(lib.gputap_range_pop, ctypes.c_void_p).value)
     return lib
 
 
@@ -102,6 +127,8 @@ def enable():
     """Ranges opened from now on are recorded (the default)."""
     global _push
     _state["enabled"] = True
+    if _ext is not None:
+        _ext.set_enabled(True)
     if _push is not _UNBOUND:
         _push = _push_fn
 
@@ -110,11 +137,13 @@ def disable():
     """Ranges opened from now on are neither recorded nor emitted as NVTX; open ones still close."""
     global _push
     _state["enabled"] = False
+    if _ext is not None:
+        _ext.set_enabled(False)
     if _push is not _UNBOUND:
         _push = None
 
 
-class range:  # noqa: N801 - the name users write: `with gputap.range("x")`
+class _PyRange:
     """A named range: `with gputap.range("forward"):` or `@gputap.range("step")`.
 
     Ranges nest per thread (the path of an inner range is "outer/inner"), are
@@ -169,6 +198,28 @@ class range:  # noqa: N801 - the name users write: `with gputap.range("x")`
         return "gputap.range(%r)" % (self.name,)
 
 
+_PyRange.__name__ = _PyRange.__qualname__ = "range"
+
+
+def _decorate(r, fn):
+    """The decorator of the C range: `fn` called inside a range named like `r`."""
+    b = r._b
+    call = _ext.call
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return call(b, fn, args, kwargs)
+
+    return wrapper
+
+
+if _ext is not None:
+    _ext.setup(_names, _encode, _bind, _decorate)
+    range = _ext.range  # noqa: A001 - the name users write: `with gputap.range("x")`
+else:
+    range = _PyRange  # noqa: A001
+
+
 def profile(fn=None, *, name=None):
     """Decorator: the function's calls are ranges named after it (or `name`).
 
@@ -196,6 +247,8 @@ def push(name):
     b = _names.get(name)
     if b is None:
         b = _encode(name)
+    if _ext is not None:
+        return _ext.push(b)
     p = _push
     if p is _UNBOUND:
         _bind()
@@ -207,14 +260,19 @@ def push(name):
 
 def pop():
     """Close this thread's innermost range; returns its level or -1."""
+    if _ext is not None:
+        return _ext.pop()
     if _push is _UNBOUND:
         _bind()
     return _pop() if _pop is not None else -1
 
 
 def library():
-    """Where libgputap.so came from: {'path', 'how', 'error'}; how is 'loaded' under gputap run."""
-    return _lib.info()
+    """Where libgputap.so came from: {'path', 'how', 'error', 'binding'}; how is 'loaded' under
+    gputap run; binding is 'extension' (ranges in C) or 'ctypes'."""
+    d = _lib.info()
+    d["binding"] = "extension" if _ext is not None else "ctypes"
+    return d
 
 
 def active():

@@ -1,5 +1,6 @@
 """Shared helpers: the package is imported from this source tree; the library is
 $GPUTAP_LIB (make check sets it) or the repository's build/libgputap.so."""
+import ctypes
 import json
 import os
 import subprocess
@@ -65,12 +66,66 @@ def fake_results(monkeypatch):
     return use
 
 
-@pytest.fixture
-def fake_lib(monkeypatch):
-    """Replace the two hot library calls with Python ones that log push/pop per thread."""
+class FakeLog(list):
+    """The push/pop calls seen, in order; use(push, pop) puts other functions in their place."""
+
+    def __init__(self, install):
+        super().__init__()
+        self._install = install
+
+    def use(self, push, pop):
+        self._install(push, pop)
+
+
+# the library's two hot functions, as C function types (the extension calls them through pointers)
+PUSH_T = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)
+POP_T = ctypes.CFUNCTYPE(ctypes.c_int)
+
+
+def extension_or_fail():
+    """gputap._speedups as the package uses it; fails when it is not built (unless turned off)."""
     import gputap._core as core
 
-    log = []
+    if core._ext is None:
+        if os.environ.get("GPUTAP_NO_EXTENSION", "") not in ("", "0"):
+            pytest.skip("GPUTAP_NO_EXTENSION is set: the C extension is turned off")
+        pytest.fail("gputap._speedups is not built: `make check` builds it in python/gputap "
+                    "(needs the Python headers: tools/setup-deps.sh)")
+    return core._ext
+
+
+@pytest.fixture(params=["extension", "ctypes"])
+def binding(request, monkeypatch):
+    """Each test that takes it runs twice: ranges in C (gputap._speedups) and the pure-ctypes path."""
+    import gputap
+    import gputap._core as core
+
+    if request.param == "extension":
+        extension_or_fail()
+    else:
+        monkeypatch.setattr(core, "_ext", None)
+        monkeypatch.setattr(core, "range", core._PyRange)
+        monkeypatch.setattr(gputap, "range", core._PyRange)
+    return request.param
+
+
+@pytest.fixture
+def fake_lib(binding, monkeypatch):
+    """Replace the two hot library calls with Python ones that log push/pop per thread,
+    for the C extension (through C function pointers) and the ctypes path."""
+    import gputap._core as core
+
+    keep = []
+
+    def install(push, pop):
+        monkeypatch.setattr(core, "_push", push)
+        monkeypatch.setattr(core, "_pop", pop)
+        if core._ext is not None:
+            cp, cq = PUSH_T(push), POP_T(pop)
+            keep[:] = [cp, cq]  # alive while the extension holds their addresses
+            core._ext.bind(ctypes.cast(cp, ctypes.c_void_p).value, ctypes.cast(cq, ctypes.c_void_p).value)
+
+    log = FakeLog(install)
 
     def push(b):
         log.append(("push", b.decode()))
@@ -80,7 +135,12 @@ def fake_lib(monkeypatch):
         log.append(("pop",))
         return 0
 
-    monkeypatch.setattr(core, "_push", push)
-    monkeypatch.setattr(core, "_pop", pop)
+    install(push, pop)
+    was = core._state["enabled"]
     monkeypatch.setitem(core._state, "enabled", True)
-    return log
+    if core._ext is not None:
+        core._ext.set_enabled(True)
+    yield log
+    if core._ext is not None:
+        core._ext.unbind()  # the next range binds the real library again
+        core._ext.set_enabled(was)

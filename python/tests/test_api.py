@@ -138,7 +138,7 @@ def test_threads_push_and_pop_on_their_own_thread(fake_lib):
             seen.append((threading.get_ident(), "pop"))
         return 0
 
-    _core._push, _core._pop = push, pop
+    fake_lib.use(push, pop)
 
     barrier = threading.Barrier(4)
 

@@ -30,7 +30,7 @@ def clean_copy(dst):
     except (OSError, subprocess.CalledProcessError):
         files = None
     if not files:
-        shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns("build", ".git", "*.egg-info", "_bin"))
+        shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns("build", ".git", "*.egg-info", "_bin", "_speedups*.so"))
         return
     for f in files:
         src = os.path.join(ROOT, f)
@@ -74,10 +74,12 @@ def test_pip_install_from_clean_copy(repo, tmp_path):
     assert "gputap run" in out
     code = (
         "import gputap, gmp_python, gmp_py_wrapper, os; i = gputap.library(); "
-        "print(i['how'], i['path'].startswith(os.path.realpath(%r)), gputap.__version__)" % str(tmp_path / "venv")
+        "print(i['how'], i['path'].startswith(os.path.realpath(%r)), gputap.__version__, i['binding'])"
+        % str(tmp_path / "venv")
     )
     out = sh([os.path.join(bindir, "python"), "-c", code], cwd=elsewhere, env=env)
-    assert out.split() == ["package", "True", "0.1.0"], out
+    # the C extension is built with the package (the build machine has the Python headers)
+    assert out.split() == ["package", "True", "0.1.0", "extension"], out
     # under `gputap run`, the package talks to the library the run loaded (no second copy)
     code = (
         "import gputap, json\n"
@@ -105,11 +107,39 @@ def test_wheel_and_editable(repo, tmp_path):
     for n in ("gputap/_bin/libgputap.so", "gputap/_bin/gputap", "gmp_python.py", "gmp_py_wrapper.py",
               "gputap/__init__.py"):
         assert n in names, n
+    assert any(n.startswith("gputap/_speedups.") and n.endswith(".so") for n in names), names
     assert any(n.endswith("entry_points.txt") for n in names)
     bindir = venv(str(tmp_path / "venv-e"))
     sh([os.path.join(bindir, "pip"), "install", "-q", "--no-build-isolation", "-e", "./python"], cwd=repo, env=env)
-    out = sh([os.path.join(bindir, "python"), "-c", "import gputap; print(gputap.library()['path'])"],
+    out = sh([os.path.join(bindir, "python"), "-c",
+              "import gputap; i = gputap.library(); print(i['path']); print(i['binding'])"],
              cwd=str(tmp_path), env=env)
-    assert out.strip() == os.path.realpath(os.path.join(repo, "python", "gputap", "_bin", "libgputap.so")), out
+    assert out.split() == [os.path.realpath(os.path.join(repo, "python", "gputap", "_bin", "libgputap.so")),
+                           "extension"], out
     out = sh([os.path.join(bindir, "gputap"), "--version"], cwd=str(tmp_path), env=env)
     assert out.startswith("gputap 0.1.0")
+
+
+def test_install_without_a_compiler_uses_ctypes(tmp_path):
+    """The C extension is optional: with no working compiler the install succeeds and
+    ranges go through ctypes (the native files come prebuilt here, as on a machine
+    without the CLI's build dependencies)."""
+    from conftest import lib_path
+
+    prebuilt = os.path.dirname(lib_path())
+    assert os.path.isfile(os.path.join(prebuilt, "gputap")), prebuilt
+    repo = str(tmp_path / "gputap")  # a copy of its own: no extension built by another test
+    clean_copy(repo)
+    bindir = venv(str(tmp_path / "venv-nocc"))
+    env = env_clean()
+    env.update(GPUTAP_PREBUILT=prebuilt, CC="false", LDSHARED="false")
+    out = sh([os.path.join(bindir, "pip"), "install", "-v", "--no-build-isolation", "./python"], cwd=repo, env=env)
+    assert "gputap._speedups" in out and "failed" in out, out[-3000:]
+    code = (
+        "import gputap, glob, os\n"
+        "with gputap.range('x'):\n    pass\n"
+        "print(gputap.library()['binding'], gputap.push('p'), gputap.pop(),\n"
+        "      glob.glob(os.path.join(os.path.dirname(gputap.__file__), '_speedups*')))\n"
+    )
+    out = sh([os.path.join(bindir, "python"), "-c", code], cwd=str(tmp_path), env=env_clean())
+    assert out.split() == ["ctypes", "-1", "-1", "[]"], out

@@ -15,13 +15,19 @@ def by_path(d):
 """
 
 
-def run(body, tmp_path, **env):
-    r = run_py(PRELUDE + body, GPUTAP_OUT=str(tmp_path / "run"), **env)
+def run(body, tmp_path, binding=None, **env):
+    """Run PRELUDE + body in a child recording in-process; binding: "extension" or "ctypes"
+    (GPUTAP_NO_EXTENSION=1), checked in the child; None: the default."""
+    code = PRELUDE + body
+    if binding is not None:
+        env["GPUTAP_NO_EXTENSION"] = "1" if binding == "ctypes" else None
+        code += "\nassert gputap.library()['binding'] == %r, gputap.library()\n" % binding
+    r = run_py(code, GPUTAP_OUT=str(tmp_path / "run"), **env)
     assert r.returncode == 0, r.stderr
     return r
 
 
-def test_nesting_paths_levels_and_calls(tmp_path):
+def test_nesting_paths_levels_and_calls(tmp_path, binding):
     r = run(
         """
 with gputap.range("train"):
@@ -38,6 +44,7 @@ print(json.dumps([(x["path"], x["name"], x["level"], x["calls"], x["open"]) for 
 print(d["mode"], d["recording"])
 """,
         tmp_path,
+        binding,
     )
     lines = r.stdout.splitlines()
     assert json.loads(lines[0]) == [
@@ -68,7 +75,7 @@ print(s["calls"], s["wall_min_ns"] >= 20e6, s["wall_max_ns"] >= 40e6, s["wall_ns
     assert r.stdout.split() == ["2", "True", "True", "True", "True", "True"]
 
 
-def test_threads_have_their_own_nesting(tmp_path):
+def test_threads_have_their_own_nesting(tmp_path, binding):
     r = run(
         """
 barrier = threading.Barrier(4)
@@ -84,13 +91,14 @@ x = by_path(doc())
 print(x["worker"]["calls"], sorted((p, v["calls"]) for p, v in x.items() if p != "worker"))
 """,
         tmp_path,
+        binding,
     )
     assert r.stdout.strip() == (
         "400 [('worker/t0', 100), ('worker/t1', 100), ('worker/t2', 100), ('worker/t3', 100)]"
     )
 
 
-def test_exceptions_close_ranges(tmp_path):
+def test_exceptions_close_ranges(tmp_path, binding):
     r = run(
         """
 @gputap.profile
@@ -108,11 +116,12 @@ x = by_path(doc())
 print(sorted((p, v["calls"], v["open"]) for p, v in x.items()))
 """,
         tmp_path,
+        binding,
     )
     assert r.stdout.strip() == "[('after', 1, 0), ('outer', 3, 0), ('outer/bad', 3, 0)]"
 
 
-def test_open_ranges_reset_and_disable(tmp_path):
+def test_open_ranges_reset_and_disable(tmp_path, binding):
     r = run(
         """
 held = gputap.range("held"); held.__enter__()
@@ -130,6 +139,7 @@ x = by_path(doc())
 print(sorted((p, v["calls"], v["open"]) for p, v in x.items()))
 """,
         tmp_path,
+        binding,
     )
     lines = r.stdout.splitlines()
     assert lines[0] == "[('held', 0, 1)]"
@@ -161,7 +171,7 @@ print(d["gpu_activity"], d["metrics"], bool(d["metrics_error"]), d["kernels_tota
     assert lines[2] == "False None True 0 none"
 
 
-def test_names_are_escaped(tmp_path):
+def test_names_are_escaped(tmp_path, binding):
     r = run(
         """
 names = ['q"uote', 'back\\\\slash', 'new\\nline', 'caf\\u00e9', 'a/b']
@@ -171,6 +181,7 @@ for n in names:
 print(json.dumps([x["name"] for x in doc()["ranges"]]))
 """,
         tmp_path,
+        binding,
     )
     assert json.loads(r.stdout) == ['q"uote', "back\\slash", "new\nline", "caf\u00e9", "a/b"]
 

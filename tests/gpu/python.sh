@@ -29,6 +29,7 @@ if python3 -m venv --system-site-packages "$W/venv" >>"$W/install.txt" 2>&1 &&
 		PY=python3
 		say "info python-gpu/install: the venv does not see PyTorch; python3 with PYTHONPATH=$PYTHONPATH"
 	fi
+	say "info python-gpu/install: ranges through the $("$PY" -c 'import gputap; print(gputap.library()["binding"])' 2>&1 | tail -1) binding"
 else
 	say "not ok python-gpu/install (see install.txt); going on with PYTHONPATH=python"
 	tail -5 "$W/install.txt" | tee -a "$log"
