@@ -5,6 +5,7 @@
  * counts itself, so the loop measures the call path and nothing else.
  */
 #include <cuda.h>
+#include "../../tests/fakecuda/procaddr.h"
 #include <string.h>
 
 static unsigned long long launched;
@@ -57,10 +58,7 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream s)
 	return CUDA_SUCCESS;
 }
 
-static const struct {
-	const char *name;
-	void *fn, *ptsz;
-} entries[] = {
+static const struct fake_entry entries[] = {
 	{"cuInit", (void *)cuInit, NULL},
 	{"cuDriverGetVersion", (void *)cuDriverGetVersion, NULL},
 	{"cuCtxGetCurrent", (void *)cuCtxGetCurrent, NULL},
@@ -75,16 +73,5 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuin
 				     CUdriverProcAddressQueryResult *status)
 {
 	(void)ver;
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
-		if (strcmp(entries[i].name, sym) == 0) {
-			*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && entries[i].ptsz ? entries[i].ptsz
-													 : entries[i].fn;
-			if (status)
-				*status = CU_GET_PROC_ADDRESS_SUCCESS;
-			return CUDA_SUCCESS;
-		}
-	*pfn = NULL;
-	if (status)
-		*status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-	return CUDA_ERROR_NOT_FOUND;
+	return fake_proc_address(entries, sizeof(entries) / sizeof(entries[0]), sym, pfn, flags, status);
 }
