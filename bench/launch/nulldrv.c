@@ -67,11 +67,4 @@ static const struct fake_entry entries[] = {
 	{"cuStreamSynchronize", (void *)cuStreamSynchronize, NULL},
 };
 
-CUresult CUDAAPI cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
-				     CUdriverProcAddressQueryResult *status);
-CUresult CUDAAPI cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
-				     CUdriverProcAddressQueryResult *status)
-{
-	(void)ver;
-	return fake_proc_address(entries, sizeof(entries) / sizeof(entries[0]), sym, pfn, flags, status);
-}
+FAKE_DEFINE_GET_PROC_ADDRESS(entries)

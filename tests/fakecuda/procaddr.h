@@ -32,4 +32,15 @@ static inline CUresult fake_proc_address(const struct fake_entry *e, size_t n, c
 	return CUDA_ERROR_NOT_FOUND;
 }
 
+/* Defines the driver's cuGetProcAddress_v2 over the stand-in's `table` (an array of fake_entry). */
+#define FAKE_DEFINE_GET_PROC_ADDRESS(table)                                                                      \
+	CUresult CUDAAPI cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,           \
+					     CUdriverProcAddressQueryResult *status);                          \
+	CUresult CUDAAPI cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,           \
+					     CUdriverProcAddressQueryResult *status)                           \
+	{                                                                                                      \
+		(void)ver;                                                                                     \
+		return fake_proc_address(table, sizeof(table) / sizeof(table[0]), sym, pfn, flags, status);    \
+	}
+
 #endif
