@@ -35,6 +35,14 @@ def write(path, windows, steps=2, kernels=4, profiler_steps=False):
     w.close()
 
 
+def write_no_windows(path):
+    """One launch and its kernel, no capture window."""
+    w = TraceWriter(path, "pid1", "h", pid=1, start_ns=T0)
+    w.api("cudaLaunchKernel", T0, T0 + 5 * US, 1)
+    w.kernel("gemm_kernel", 0, 7, T0 + 10 * US, T0 + 900 * US, 1)
+    w.close()
+
+
 def analyze(path, *args):
     cp = subprocess.run([GPUTAP, "analyze", "--format", "json", *args, path], capture_output=True, text=True,
                         timeout=60)
@@ -78,10 +86,7 @@ def test_one_window_leaves_the_repeating_range(tmp_path):
 
 def test_windows_asked_of_a_trace_without_them(tmp_path):
     p = str(tmp_path / "trace.gtr")
-    w = TraceWriter(p, "pid1", "h", pid=1, start_ns=T0)
-    w.api("cudaLaunchKernel", T0, T0 + 5 * US, 1)
-    w.kernel("gemm_kernel", 0, 7, T0 + 10 * US, T0 + 900 * US, 1)
-    w.close()
+    write_no_windows(p)
     r, err = analyze(p, "--nvtx", "windows")
     assert "no capture window in trace.gtr" in err
     assert r["iterations"] == 1 and r["iteration_source"] == "none"
@@ -136,10 +141,7 @@ def test_convert_by_window_splits_the_timeline(tmp_path):
 
 def test_convert_by_window_without_windows_and_misuse(tmp_path):
     p = str(tmp_path / "trace.gtr")
-    w = TraceWriter(p, "pid1", "h", pid=1, start_ns=T0)
-    w.api("cudaLaunchKernel", T0, T0 + 5 * US, 1)
-    w.kernel("gemm_kernel", 0, 7, T0 + 10 * US, T0 + 900 * US, 1)
-    w.close()
+    write_no_windows(p)
     out = str(tmp_path / "o")
     cp = convert(p, out, "--format", "json", "--by-window")
     assert cp.returncode == 0 and "no capture window" in cp.stderr

@@ -164,6 +164,14 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 		v = NULL;
 	}
 	c->metrics_mode = v && *v ? v : NULL;
+	c->tsc = 1;
+	v = get("GPUTAP_TSC");
+	if (v && strcmp(v, "off") == 0) {
+		c->tsc = 0;
+	} else if (v && strcmp(v, "auto") != 0) {
+		gt_warn("GPUTAP_TSC=%s is not valid (accepted: auto, off); using auto", v);
+		c->nwarnings++;
+	}
 }
 
 const char *gt_tap_rank(gt_getenv_fn get)

@@ -4,7 +4,8 @@
  *
  * Owns: the list of variables the library reads (GPUTAP_OUT, PFLOG,
  * GPUTAP_TRACE, GPUTAP_BUFFER_MB, GPUTAP_LOG, GPUTAP_HOLD, GPUTAP_HOLD_MAX,
- * GPUTAP_HOLD_TIMEOUT_US, GPUTAP_HOLD_KERNELS, GPUTAP_METRICS, GPUTAP_METRICS_MODE),
+ * GPUTAP_HOLD_TIMEOUT_US, GPUTAP_HOLD_KERNELS, GPUTAP_METRICS, GPUTAP_METRICS_MODE,
+ * GPUTAP_TSC),
  * their accepted values and defaults, and the <proc> naming scheme.
  * Pure functions: the caller passes a getenv-like function, so tests need
  * no environment.  A bad value gives one message listing what is accepted,
@@ -51,6 +52,8 @@ struct gt_tap_config {
 				   * these comma-separated words; NULL = all */
 	const char *metrics;      /* GPUTAP_METRICS: range-metric list (checked by tap/rmetrics.c), or NULL */
 	const char *metrics_mode; /* GPUTAP_METRICS_MODE: auto, kernel or range (NULL = auto) */
+	int tsc;                  /* GPUTAP_TSC: 1 auto (calls only counted are timed with the CPU's
+				   * time-stamp counter where it is invariant), 0 off (clock_gettime) */
 	int nwarnings;         /* messages printed while parsing */
 };
 

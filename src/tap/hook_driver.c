@@ -274,15 +274,19 @@ static void *real_slot(int id, int var);
 		GT_HOOK_ENTER(t);                                                                  \
 		if (!t_active)                                                                     \
 			return gt_hold_result(real args);                                          \
-		uint64_t t0 = gt_now_ns();                                                         \
+		int st_ = gt_hot_stamped();                                                        \
+		uint64_t t0 = gt_hot_clock(st_);                                                   \
 		t->corr = 0;                                                                       \
 		CUresult r = gt_hold_result(real args);                                            \
-		uint64_t t1 = gt_now_ns();                                                         \
+		uint64_t t1 = gt_hot_clock(st_);                                                   \
 		int saved_errno = errno;                                                           \
 		uint64_t bytes = 0, ptr = 0;                                                       \
 		int kind = -1;                                                                     \
 		post;                                                                              \
-		gt_hot_api_done(GT_API_##api, t0, t1, (int)r, bytes, kind, ptr, t->corr);          \
+		if (st_)                                                                           \
+			gt_hot_api_done(GT_API_##api, t0, t1, (int)r, bytes, kind, ptr, t->corr);  \
+		else                                                                               \
+			gt_hot_api_counted(GT_API_##api, t0, t1);                                  \
 		t->guard--;                                                                        \
 		errno = saved_errno;                                                               \
 		return r;                                                                          \
@@ -313,6 +317,16 @@ GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 		GT_HOOK_ENTER(t);                                                                  \
 		if (!t_active)                                                                     \
 			return gt_hold_##name((void *)real, var_, 0, 0, &held_, GT_UNPAREN args);  \
+		if (!gt_hot_stamped()) { /* counted only: launch hold is off (it stamps) */        \
+			uint64_t k0 = gt_ticks();                                                  \
+			CUresult r = real args;                                                    \
+			uint64_t k1 = gt_ticks();                                                  \
+			int saved_errno = errno;                                                   \
+			gt_hot_api_counted(GT_API_##api, k0, k1);                                  \
+			t->guard--;                                                                \
+			errno = saved_errno;                                                       \
+			return r;                                                                  \
+		}                                                                                  \
 		uint64_t t0 = gt_now_ns();                                                         \
 		t->corr = 0;                                                                       \
 		CUresult r = gt_hold_##name((void *)real, var_, 1, t0, &held_, GT_UNPAREN args);   \
@@ -440,11 +454,15 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 	GT_HOOK_ENTER(t);
 	if (!t_active)
 		return gt_hold_result(real());
-	uint64_t t0 = gt_now_ns();
+	int st = gt_hot_stamped();
+	uint64_t t0 = gt_hot_clock(st);
 	CUresult r = gt_hold_result(real());
-	uint64_t t1 = gt_now_ns();
+	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
-	gt_hot_api_done(GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
+	if (st)
+		gt_hot_api_done(GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
+	else
+		gt_hot_api_counted(GT_API_cuCtxSynchronize, t0, t1);
 	t->guard--;
 	errno = saved_errno;
 	return r;

@@ -38,12 +38,16 @@ static cudaError_t do_memcpy(int i, void *self, void *dst, const void *src, size
 	if (!t_active)
 		return real(dst, src, n, k);
 	t->in_runtime++;
-	uint64_t t0 = gt_now_ns();
+	int st = gt_hot_stamped();
+	uint64_t t0 = gt_hot_clock(st);
 	cudaError_t r = real(dst, src, n, k);
-	uint64_t t1 = gt_now_ns();
+	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
 	t->in_runtime--;
-	gt_hot_api_done(GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, 0);
+	if (st)
+		gt_hot_api_done(GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, 0);
+	else
+		gt_hot_api_counted(GT_API_cudaMemcpy, t0, t1);
 	t->guard--;
 	errno = saved_errno;
 	return r;
@@ -59,12 +63,16 @@ static cudaError_t do_memcpy_async(int i, void *self, void *dst, const void *src
 	if (!t_active)
 		return real(dst, src, n, k, s);
 	t->in_runtime++;
-	uint64_t t0 = gt_now_ns();
+	int st = gt_hot_stamped();
+	uint64_t t0 = gt_hot_clock(st);
 	cudaError_t r = real(dst, src, n, k, s);
-	uint64_t t1 = gt_now_ns();
+	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
 	t->in_runtime--;
-	gt_hot_api_done(GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, 0);
+	if (st)
+		gt_hot_api_done(GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, 0);
+	else
+		gt_hot_api_counted(GT_API_cudaMemcpyAsync, t0, t1);
 	t->guard--;
 	errno = saved_errno;
 	return r;

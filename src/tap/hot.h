@@ -9,11 +9,22 @@
  * thread, a full chunk).  Timestamps: CLOCK_MONOTONIC plus the epoch offset
  * the writer refreshes every 100 ms (gt_clock_sync), so durations never go
  * negative when the wall clock is stepped.
+ *
+ * Two ways through a hook, chosen as the call starts (gt_hot_stamped):
+ *  - stamped (API records wanted and a capture window open, or launch hold
+ *    on): epoch timestamps around the real call, counted in `ns`, recorded by
+ *    gt_hot_api_done if the window is still open when it returns;
+ *  - counted only (GPUTAP_TRACE=metrics, outside every capture window, no API
+ *    records): the real call between two gt_ticks() reads (tap/ticks.h),
+ *    counted in `ticks` by gt_hot_api_counted — a few loads, two counter
+ *    reads and two stores to the thread's own slot.
+ * A call that started before a window opened is not recorded.
  */
 #ifndef GT_TAP_HOT_H
 #define GT_TAP_HOT_H
 #include <string.h>
 #include "tap/tap.h"
+#include "tap/ticks.h"
 
 #define GT_RLX memory_order_relaxed
 static inline uint64_t gt_now_ns(void)
@@ -73,17 +84,43 @@ static inline int gt_ring_append(struct gt_pool *p, struct gt_chunk *_Atomic *cu
 	gt_ring_commit(c, size);
 	return 0;
 }
-/* Count one call of `api` in this thread's slot (its only writer: plain load and store). */
-static inline void gt_hot_count(struct gt_slot *s, int api, uint64_t t0, uint64_t t1)
+/* Count one call of `api` in this thread's slot (its only writer: plain load and store), its
+ * duration t1 - t0 added to `*acc` (the slot's ns or ticks of `api`). */
+static inline void gt_hot_count_in(struct gt_api_tstat *c, _Atomic uint64_t *acc, int api, uint64_t t0, uint64_t t1)
 {
-	struct gt_api_tstat *c = &s->api[api];
 	uint64_t n = atomic_load_explicit(&c->count, GT_RLX);
 	if (__builtin_expect(n == 0, 0))
 		gt_tap_api_first(api);
 	atomic_store_explicit(&c->count, n + 1, GT_RLX);
-	atomic_store_explicit(&c->ns, atomic_load_explicit(&c->ns, GT_RLX) + (t1 > t0 ? t1 - t0 : 0), GT_RLX);
+	atomic_store_explicit(acc, atomic_load_explicit(acc, GT_RLX) + (t1 > t0 ? t1 - t0 : 0), GT_RLX);
 }
-/* A hooked call returned: count it, and write its GT_REC_API record when API records are wanted. */
+static inline void gt_hot_count(struct gt_slot *s, int api, uint64_t t0, uint64_t t1)
+{
+	gt_hot_count_in(&s->api[api], &s->api[api].ns, api, t0, t1);
+}
+/* 1 when a call starting now takes epoch timestamps (it may be recorded), 0 when it is only counted. */
+static inline int gt_hot_stamped(void)
+{
+	return (gt_tap.want_api_recs && atomic_load_explicit(&gt_cap_live, GT_RLX)) ||
+	       atomic_load_explicit(&gt_hold_armed, GT_RLX);
+}
+/* The clock of a call: epoch ns when stamped, else ticks (tap/ticks.h). */
+static inline uint64_t gt_hot_clock(int stamped)
+{
+	return stamped ? gt_now_ns() : gt_ticks();
+}
+/* A counted-only call returned: t0, t1 are ticks. */
+static inline void gt_hot_api_counted(int api, uint64_t t0, uint64_t t1)
+{
+	struct gt_slot *s = gt_hot_slot();
+	if (__builtin_expect(!s, 0)) {
+		gt_tap_api_noslot_ticks(api, t0, t1);
+		return;
+	}
+	gt_hot_count_in(&s->api[api], &s->api[api].ticks, api, t0, t1);
+}
+/* A stamped call returned (t0, t1 epoch ns): count it, and write its GT_REC_API record when API
+ * records are wanted and the window is open. */
 static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
 				   uint64_t ptr, uint64_t corr)
 {

@@ -160,6 +160,7 @@ static int prepare(int at_load)
 		return -1;
 	}
 	gt_clock_sync();
+	gt_ticks_init(c->tsc); /* before any hooked call can count ticks */
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();

@@ -72,17 +72,26 @@ void gt_tap_api_noslot(int api, uint64_t t0, uint64_t t1)
 	atomic_fetch_add_explicit(&gt_tap.api_noslot[api].ns, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
 }
 
+void gt_tap_api_noslot_ticks(int api, uint64_t t0, uint64_t t1)
+{
+	gt_tap_api_first(api);
+	atomic_fetch_add_explicit(&gt_tap.api_noslot[api].count, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&gt_tap.api_noslot[api].ticks, t1 > t0 ? t1 - t0 : 0, memory_order_relaxed);
+}
+
 uint64_t gt_tap_api_total(int api, uint64_t *ns)
 {
 	uint64_t n = atomic_load_explicit(&gt_tap.api_noslot[api].count, memory_order_relaxed);
 	uint64_t t = atomic_load_explicit(&gt_tap.api_noslot[api].ns, memory_order_relaxed);
+	uint64_t k = atomic_load_explicit(&gt_tap.api_noslot[api].ticks, memory_order_relaxed);
 	unsigned used = gt_tap.slots ? atomic_load(&gt_tap.nslots) : 0;
 	for (unsigned i = 0; i < used; i++) {
 		n += atomic_load_explicit(&gt_tap.slots[i].api[api].count, memory_order_relaxed);
 		t += atomic_load_explicit(&gt_tap.slots[i].api[api].ns, memory_order_relaxed);
+		k += atomic_load_explicit(&gt_tap.slots[i].api[api].ticks, memory_order_relaxed);
 	}
 	if (ns)
-		*ns = t;
+		*ns = t + (k ? gt_ticks_ns(k) : 0);
 	return n;
 }
 

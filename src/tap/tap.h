@@ -38,7 +38,8 @@
 /* Calls of one API by one thread: written by that thread only, summed by gt_tap_api_total. */
 struct gt_api_tstat {
 	_Atomic uint64_t count;
-	_Atomic uint64_t ns;
+	_Atomic uint64_t ns;    /* stamped calls (tap/hot.h) */
+	_Atomic uint64_t ticks; /* counted-only calls: gt_ticks() units (tap/ticks.h) */
 };
 
 struct gt_nest {
@@ -100,12 +101,14 @@ extern _Atomic int64_t gt_clock_offset;
 void gt_clock_sync(void); /* refresh gt_clock_offset (tap.c) */
 
 extern _Atomic int gt_cap_live; /* capture_tap.h */
+extern _Atomic int gt_hold_armed; /* hold.h */
 
 /* record.c: the out-of-line side of the hot path (tap/hot.h) */
 struct gt_slot *gt_tap_slot(void);      /* this thread's slot, NULL when all are taken */
 struct gt_slot *gt_tap_slot_claim(void); /* a free slot for this thread */
 void gt_tap_api_first(int api);          /* first call of `api` by some thread: its order of first use */
 void gt_tap_api_noslot(int api, uint64_t t0, uint64_t t1); /* count a call of a thread without slot */
+void gt_tap_api_noslot_ticks(int api, uint64_t t0, uint64_t t1); /* the same, a counted-only call */
 /* Calls of `api` so far, all threads (and their nanoseconds in *ns when not NULL). */
 uint64_t gt_tap_api_total(int api, uint64_t *ns);
 void gt_tap_counters_reset(void); /* a fork child: nothing counted yet */

@@ -43,6 +43,23 @@ done
 # with API records: one record per call (and the 2 cuGetProcAddress)
 grep -qx 'api 96002' "$T/full.stat" && ok full-api-records || notok full-api-records "$(cat "$T/full.stat")"
 
+# metrics.log's burst of calls that are only counted (metrics, a capture window not open: timed
+# with the CPU's time-stamp counter where it is fit, GPUTAP_TSC=auto) and of recorded ones: 50
+# synchronisations of 2 ms each take 100 ms, and every way of timing them says so
+for how in metrics:auto metrics:off closed:auto full:auto; do
+	m=${how%%:*} tsc=${how#*:}
+	case $m in
+	metrics) extra=(GPUTAP_TRACE=metrics) ;;
+	closed) extra=(GPUTAP_CAPTURE=time:3600) ;;
+	full) extra=() ;;
+	esac
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/b$m$tsc" GPUTAP_TSC=$tsc FAKE_SYNC_US=2000 "${extra[@]}" \
+		"$T/threads_prog" 1 1 50 >"$T/b.out" 2>"$T/b.err"
+	b=$(cat "$T/b$m$tsc"/*/metrics.log 2>/dev/null | sed -n 's/^name:cuStreamSynchronize,count:50,burst:\([0-9]*\)$/\1/p')
+	[ -n "$b" ] && [ "$b" -ge 100000 ] && [ "$b" -lt 200000 ] && ok "burst-$m-tsc-$tsc" ||
+		notok "burst-$m-tsc-$tsc" "burst '$b' us for 50 x 2 ms" "$(cat "$T/b$m$tsc"/*/metrics.log "$T/b.err" 2>&1)"
+done
+
 # a fork child only resets the tap: without a CUDA call of its own it leaves no folder (and the
 # parent's trace is complete); with one, it gets a folder of its own that counts only its call
 for fk in idle cuda; do

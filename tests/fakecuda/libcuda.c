@@ -7,11 +7,15 @@
  * and the arguments the "GPU" received.
  *   L<v>  cuLaunchKernel of kernel 1 with first argument v   (P<v> from _ptsz)
  *   E     cuEventRecord       C  cuMemcpyDtoH     S  cuStreamSynchronize
+ * With FAKE_SYNC_US=N each cuStreamSynchronize also sleeps N microseconds.
  */
 #include <cuda.h>
+#include "procaddr.h"
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static char log_buf[8192];
 static size_t log_len;
@@ -145,17 +149,21 @@ CUresult CUDAAPI cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 	put("C");
 	return CUDA_SUCCESS;
 }
+/* FAKE_SYNC_US=N: a synchronisation takes N microseconds (a call of known length) */
 CUresult CUDAAPI cuStreamSynchronize(CUstream s)
 {
 	(void)s;
 	put("S");
+	const char *us = getenv("FAKE_SYNC_US");
+	long n = us ? atol(us) : 0;
+	if (n > 0) {
+		struct timespec d = {n / 1000000, (n % 1000000) * 1000};
+		nanosleep(&d, NULL);
+	}
 	return CUDA_SUCCESS;
 }
 
-static const struct {
-	const char *name;
-	void *fn, *ptsz;
-} entries[] = {
+static const struct fake_entry entries[] = {
 	{"cuCtxGetCurrent", (void *)cuCtxGetCurrent, NULL},
 	{"cuCtxPushCurrent", (void *)cuCtxPushCurrent_v2, NULL},
 	{"cuCtxPopCurrent", (void *)cuCtxPopCurrent_v2, NULL},
@@ -166,22 +174,4 @@ static const struct {
 	{"cuStreamIsCapturing", (void *)cuStreamIsCapturing, NULL},
 };
 
-CUresult CUDAAPI cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
-				     CUdriverProcAddressQueryResult *status);
-CUresult CUDAAPI cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
-				     CUdriverProcAddressQueryResult *status)
-{
-	(void)ver;
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
-		if (strcmp(entries[i].name, sym) == 0) {
-			*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && entries[i].ptsz ? entries[i].ptsz
-													 : entries[i].fn;
-			if (status)
-				*status = CU_GET_PROC_ADDRESS_SUCCESS;
-			return CUDA_SUCCESS;
-		}
-	*pfn = NULL;
-	if (status)
-		*status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-	return CUDA_ERROR_NOT_FOUND;
-}
+FAKE_DEFINE_GET_PROC_ADDRESS(entries)

@@ -4,6 +4,9 @@
 # unchanged, `gputap trigger` on a running PyTorch loop; then the cost of a 5 % window, side by
 # side with no tool, counters only and the full trace (interleaved, REPS runs each).
 #   tests/gpu/capture.sh OUTDIR [REPS]          ends with "N passed, N failed"
+# BENCH_MODES picks the benchmark's modes (default "none metrics full capture5"; also "inert": the
+# library loaded and injected with nothing asked of it); with GT_BASE_LIB=an earlier libgputap.so,
+# MODE@base runs a mode with it, side by side.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -93,19 +96,25 @@ EOP
 tar czf "$OUT/runs.tgz" -C "$W" --exclude="*.gtr" --exclude=steps . 2>/dev/null
 
 # 6. cost of a 5 % window: 2000 steps x 250 kernels, window = steps 951..1050
-echo "| mode | median us/kernel | ratio vs none | runs |" | tee "$OUT/bench.md"
-echo "|---|---|---|---|" | tee -a "$OUT/bench.md"
-tapenv=(env LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB")
+modes=${BENCH_MODES:-none metrics full capture5}
+echo "| mode | median us/kernel | ratio vs none | ratio vs metrics | runs |" | tee "$OUT/bench.md"
+echo "|---|---|---|---|---|" | tee -a "$OUT/bench.md"
 declare -A v=()
 for r in $(seq "$REPS"); do
-	for m in none metrics full capture5; do
+	for mm in $modes; do
+		m=${mm%@base} l=$LIB
+		[ "$m" != "$mm" ] && l=${GT_BASE_LIB:?MODE@base needs GT_BASE_LIB}
+		tapenv=(env LD_PRELOAD="$l" CUDA_INJECTION64_PATH="$l" NVTX_INJECTION64_PATH="$l")
 		o="$W/b$r$m"
 		case $m in
 		none) c=("$W/steps" 2000 250) ;;
+		inert) c=("${tapenv[@]}" "$W/steps" 2000 250) ;;
 		metrics) c=("${tapenv[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$W/steps" 2000 250) ;;
 		full) c=("${tapenv[@]}" GPUTAP_OUT="$o" "$W/steps" 2000 250) ;;
 		capture5) c=("${tapenv[@]}" GPUTAP_LOG=info GPUTAP_OUT="$o" GPUTAP_CAPTURE='nvtx:step@951-1050' "$W/steps" 2000 250 --count 951 1050) ;;
+		*) notok bench-mode "unknown mode $mm"; continue ;;
 		esac
+		m=$mm
 		"${c[@]}" >"$W/b.out" 2>>"$W/b-$m.err"
 		v[$m]="${v[$m]:-} $(json "$W/b.out" us_per_kernel)"
 		if [ "$m" = capture5 ] && [ "$r" = 1 ]; then
@@ -114,13 +123,15 @@ for r in $(seq "$REPS"); do
 			ls -l "$o"/*/ >"$OUT/capture-files.txt"
 		fi
 		[ "$m" = full ] && [ "$r" = 1 ] && ls -l "$o"/*/ >"$OUT/full-files.txt"
+		case $m in metrics* | capture5*) [ "$r" = 1 ] && cp "$(ls "$o"/*/metrics.log | head -1)" "$OUT/metrics-$m.log" ;; esac
 		rm -rf "$o"
 	done
 done
 med() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-base=$(echo ${v[none]} | med)
-for m in none metrics full capture5; do
-	md=$(echo ${v[$m]} | med)
-	echo "| $m | $md | $(awk -v a="$md" -v b="$base" 'BEGIN {printf "%.3f", a/b}') | ${v[$m]} |" | tee -a "$OUT/bench.md"
+base=$(echo ${v[none]:-} | med)
+met=$(echo ${v[metrics]:-} | med)
+for m in $modes; do
+	md=$(echo ${v[$m]:-} | med)
+	echo "| $m | $md | $(awk -v a="$md" -v b="$base" 'BEGIN {printf "%.3f", b ? a/b : 0}') | $(awk -v a="$md" -v b="$met" 'BEGIN {printf "%.3f", b ? a/b : 0}') | ${v[$m]:-} |" | tee -a "$OUT/bench.md"
 done
 echo "$pass passed, $fail failed"

@@ -177,6 +177,30 @@ TEST(tap_env_range_metrics_list_and_mode)
 	ASSERT_EQ_INT(c.nwarnings, 1);
 }
 
+TEST(tap_env_tsc)
+{
+	static const char *const none[] = {NULL};
+	fake = none;
+	struct gt_tap_config c;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.tsc, 1);
+	static const char *const off[] = {"GPUTAP_TSC", "off", NULL};
+	fake = off;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.tsc, 0);
+	ASSERT_EQ_INT(c.nwarnings, 0);
+	static const char *const aut[] = {"GPUTAP_TSC", "auto", NULL};
+	fake = aut;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.tsc, 1);
+	ASSERT_EQ_INT(c.nwarnings, 0);
+	static const char *const bad[] = {"GPUTAP_TSC", "0", NULL};
+	fake = bad;
+	gt_tap_config_read(&c, fake_get);
+	ASSERT_EQ_INT(c.tsc, 1);
+	ASSERT_EQ_INT(c.nwarnings, 1);
+}
+
 static void *no_vsym(void *h, const char *name, const char *version)
 {
 	(void)h, (void)name, (void)version;
