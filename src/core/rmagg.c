@@ -78,6 +78,25 @@ int gt_rm_parse_mode(const char *s)
 	return -1;
 }
 
+int gt_rm_kernel_replay(int passes, const char *replay)
+{
+	return passes != 1 || (replay && strcmp(replay, "kernel") == 0);
+}
+
+int gt_rm_parse_chunk(const char *s, size_t def, size_t *cap)
+{
+	*cap = def;
+	if (!s || !*s)
+		return 0;
+	char *end = NULL;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || !end || *end || s[0] == '-' || s[0] == '+' || s[0] == ' ' || v < 1 || v > 100000)
+		return -1;
+	*cap = v;
+	return 0;
+}
+
 const char *gt_rm_mode_name(int mode)
 {
 	return mode == GT_RM_KERNEL ? "per-kernel" : mode == GT_RM_RANGE ? "per-range" : "auto";

@@ -61,6 +61,13 @@ int gt_rm_metric_additive(const char *metric);
  * GT_RM_RANGE, or -1 (per range asked for a list that needs several passes)
  * with `why` saying so; `why` also explains an automatic choice. */
 int gt_rm_choose_mode(int requested, int passes, const struct gt_rm_list *l, char *why, size_t len);
+/* Per kernel: 1 for kernel replay, 0 for one pass without replay.  One pass
+ * needs no replay unless `replay` (GPUTAP_METRICS_REPLAY, may be NULL) is
+ * "kernel"; several passes always need kernel replay. */
+int gt_rm_kernel_replay(int passes, const char *replay);
+/* Ranges per counter data image from `s` (GPUTAP_METRICS_CHUNK, may be NULL):
+ * *cap = def when s is NULL or empty; 0, or -1 when s is not 1..100000 (then *cap = def). */
+int gt_rm_parse_chunk(const char *s, size_t def, size_t *cap);
 
 struct gt_rm_stat {
 	double sum, max, min;

@@ -7,10 +7,13 @@
  * at its launch callback, and the i-th decoded CUPTI range is the i-th
  * queued launch (checked by name when the counts differ).  Launches are
  * serialised by our lock from the launch's enter to its exit callback, so
- * the order is exact with several threads.  Lists of several passes use
- * kernel replay (CUPTI saves and restores memory and replays the kernel
- * inside its launch); one-pass lists too (auto range with user replay
- * counted about 262,000 extra instructions per kernel on an H100).  A CUDA
+ * the order is exact with several threads.  One-pass lists use user replay,
+ * which with one pass replays nothing (half the cost of kernel replay);
+ * lists of several passes use kernel replay (CUPTI saves and restores memory
+ * and replays the kernel inside its launch).  Kernel activity records are
+ * off while kernels are profiled one by one: CUPTI's kernel tracing adds
+ * instructions to every kernel that the counters see (8 per warp and 40 per
+ * launch on an H100), and kernel replay breaks their timestamps.  A CUDA
  * graph launch gets a chunk of its own: its kernel nodes' ranges add up to
  * the launch's values.  Launches captured into a graph are not queued.
  *
@@ -51,8 +54,16 @@
 #include "trace/rundir.h"
 
 #define RM_MAX_CTX 16
-#define RM_CAP_KERNEL 2000 /* CUPTI ranges per counter data image */
-#define RM_CAP_RANGE 2000
+/*
+ * CUPTI ranges per counter data image (GPUTAP_METRICS_CHUNK).  Small: the
+ * first cuptiRangeProfilerSetConfig + Start of a context costs about 1 ms
+ * per range of the image on an H100 (2.2 s at 2,000, 0.18 s at 32), while
+ * decoding a full chunk and starting the next costs a few ms.  Per kernel
+ * a CUDA graph launch is one chunk with a range per kernel node, hence the
+ * larger size there.
+ */
+#define RM_CAP_KERNEL 128
+#define RM_CAP_RANGE 32
 #define RM_MAX_IMAGE (256u << 20)
 
 _Atomic int gt_rm_active; /* callbacks and push/pop hooks have work to do */
@@ -347,10 +358,8 @@ static int configure(CUcontext ctx, char *err, size_t len)
 		return GPUTAP_EINVAL;
 	}
 	R.mode = mode;
-	R.replay = CUPTI_KernelReplay; /* per kernel: auto range + user replay counts extra instructions */
-	const char *rp = getenv("GPUTAP_METRICS_REPLAY");
-	if (rp && !strcmp(rp, "user") && passes == 1)
-		R.replay = CUPTI_UserReplay;
+	/* per kernel: one pass needs no replay; several need kernel replay (it restores memory) */
+	R.replay = gt_rm_kernel_replay(passes, getenv("GPUTAP_METRICS_REPLAY")) ? CUPTI_KernelReplay : CUPTI_UserReplay;
 	const char *units[GT_RM_MAX_METRICS];
 	for (int i = 0; i < R.list.n; i++)
 		units[i] = R.units[i];
@@ -366,11 +375,12 @@ static int configure(CUcontext ctx, char *err, size_t len)
 	}
 	R.configured = 1;
 	gt_info("range metrics: %s%s, %d metric%s in %d pass%s (%s); CUPTI %u", gt_rm_mode_name(mode),
-		mode == GT_RM_KERNEL ? " (kernel replay)" : "",
+		mode != GT_RM_KERNEL ? "" : R.replay == CUPTI_KernelReplay ? " (kernel replay)" : " (one pass, no replay)",
 		R.list.n, R.list.n == 1 ? "" : "s", passes, passes == 1 ? "" : "es", R.why, R.P.version);
-	if (mode == GT_RM_KERNEL && R.replay == CUPTI_KernelReplay && (gt_tap.trace & GT_TR_KERNEL))
-		gt_info("range metrics: kernel records are not kept (kernel replay breaks their timestamps); "
-			"kernel_metrics.csv has each kernel's gpu__time_duration.sum");
+	if (mode == GT_RM_KERNEL && (gt_tap.trace & GT_TR_KERNEL))
+		gt_info("range metrics: kernel records are not kept (CUPTI's kernel tracing adds instructions the "
+			"counters would count%s); kernel_metrics.csv has each kernel's gpu__time_duration.sum",
+			R.replay == CUPTI_KernelReplay ? ", and kernel replay breaks their timestamps" : "");
 	return 0;
 }
 
@@ -493,7 +503,9 @@ static void sess_start(struct sess *s)
 	}
 	s->obj = ep.pRangeProfilerObject;
 	/* the counter data image: `cap` ranges, smaller if that would be huge */
-	s->cap = R.mode == GT_RM_KERNEL ? RM_CAP_KERNEL : RM_CAP_RANGE;
+	const char *ck = getenv("GPUTAP_METRICS_CHUNK");
+	if (gt_rm_parse_chunk(ck, R.mode == GT_RM_KERNEL ? RM_CAP_KERNEL : RM_CAP_RANGE, &s->cap) < 0)
+		gt_warn("GPUTAP_METRICS_CHUNK=%s is not a number of ranges from 1 to 100000; using %zu", ck, s->cap);
 	for (;;) {
 		CUpti_RangeProfiler_GetCounterDataSize_Params gp;
 		memset(&gp, 0, sizeof(gp));
@@ -539,7 +551,7 @@ static void sess_start(struct sess *s)
 		"%.1f, image %.1f, set config and start %.1f)",
 		s->device, mono_ms() - t0, t1 - t0, t2 - t1, t3 - t2, mono_ms() - t3);
 	s->state = 1;
-	if (R.mode == GT_RM_KERNEL && R.replay == CUPTI_KernelReplay)
+	if (R.mode == GT_RM_KERNEL)
 		gt_cupti_kernel_records(0);
 	gt_debug("range metrics: profiling device %u, %zu ranges per chunk (%zu KiB)", s->device, s->cap,
 		 s->image_size >> 10);
@@ -1091,7 +1103,7 @@ int gt_rm_wanted(void)
 
 int gt_rm_kernel_records_ok(void)
 {
-	return !(R.configured && R.mode == GT_RM_KERNEL && R.replay == CUPTI_KernelReplay);
+	return !(R.configured && R.mode == GT_RM_KERNEL);
 }
 
 /* ---- set-up from the environment or from the program ---- */

@@ -35,7 +35,7 @@ const char *gt_rmetrics_last_error(void);
 extern _Atomic int gt_rm_active;
 void gt_rm_init_env(void);      /* GPUTAP_METRICS read: called where CUPTI starts */
 int gt_rm_wanted(void);         /* a list was given and nothing failed */
-int gt_rm_kernel_records_ok(void); /* 0 in per-kernel mode with kernel replay */
+int gt_rm_kernel_records_ok(void); /* 0 in per-kernel mode (kernels profiled one by one) */
 void gt_rm_push(uint32_t name_id, uint32_t domain); /* a push/pop range opened on this thread */
 void gt_rm_pop(uint32_t domain);
 /* CUPTI callbacks: kernel launches (driver API) and context destruction (resource). */

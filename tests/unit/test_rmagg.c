@@ -388,3 +388,33 @@ TEST(rm_cupti_is_the_one_the_tap_finds)
 	ASSERT_EQ_INT(rc, GT_CUPROF_ENOLIB);
 	ASSERT(strstr(err, "libz.so.1") != NULL);
 }
+
+TEST(rm_kernel_replay_only_for_several_passes_or_when_asked)
+{
+	ASSERT_EQ_INT(gt_rm_kernel_replay(1, NULL), 0); /* one pass: nothing to replay */
+	ASSERT_EQ_INT(gt_rm_kernel_replay(1, ""), 0);
+	ASSERT_EQ_INT(gt_rm_kernel_replay(1, "user"), 0);
+	ASSERT_EQ_INT(gt_rm_kernel_replay(1, "kernel"), 1);
+	ASSERT_EQ_INT(gt_rm_kernel_replay(8, NULL), 1); /* several passes: kernel replay restores memory */
+	ASSERT_EQ_INT(gt_rm_kernel_replay(8, "user"), 1);
+	ASSERT_EQ_INT(gt_rm_kernel_replay(2, "kernel"), 1);
+}
+
+TEST(rm_chunk_size_from_env_or_default)
+{
+	size_t cap = 0;
+	ASSERT_EQ_INT(gt_rm_parse_chunk(NULL, 32, &cap), 0);
+	ASSERT_EQ_INT(cap, 32);
+	ASSERT_EQ_INT(gt_rm_parse_chunk("", 128, &cap), 0);
+	ASSERT_EQ_INT(cap, 128);
+	ASSERT_EQ_INT(gt_rm_parse_chunk("8", 32, &cap), 0);
+	ASSERT_EQ_INT(cap, 8);
+	ASSERT_EQ_INT(gt_rm_parse_chunk("100000", 32, &cap), 0);
+	ASSERT_EQ_INT(cap, 100000);
+	static const char *const bad[] = {"0", "-5", "100001", "12x", "x", " 8", "+8", "99999999999999999999999"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cap = 7;
+		if (gt_rm_parse_chunk(bad[i], 32, &cap) != -1 || cap != 32)
+			GT_FAIL_AT("'%s' gave cap %zu, expected -1 and the default", bad[i], cap);
+	}
+}
