@@ -126,6 +126,7 @@ static struct {
 	struct hostset pre; /* configure's host side, for the first session on pre_device */
 	uint32_t pre_device;
 	int cache_warned;
+	int graph_warned;
 	uint64_t range_tid;      /* per range: the profiled thread (0 = none yet) */
 	int64_t range_top;       /* per range: innermost open occurrence of that thread */
 	uint64_t launches;
@@ -704,20 +705,28 @@ static void flush(struct sess *s, int restart)
 		/* one graph launch: its nodes' values add up (metrics that do not add: only with one node) */
 		struct pend *p = &s->pend[0];
 		double *v = vals ? vals : nanrow;
+		/* nodes beyond the chunk's ranges were dropped: a partial sum would pass for the whole */
+		size_t lost = dp.numOfRangeDropped;
 		for (int m = 0; vals && m < nm; m++) {
 			double t = 0;
 			for (size_t i = 0; i < nr; i++)
 				t += vals[i * (size_t)nm + (size_t)m];
-			v[m] = nr == 0 || (nr > 1 && !gt_rm_metric_additive(R.names[m])) ? NAN : t;
+			v[m] = nr == 0 || lost || (nr > 1 && !gt_rm_metric_additive(R.names[m])) ? NAN : t;
 		}
-		if (nr == 0)
+		if (nr == 0 || lost)
 			R.agg.unmeasured++;
-		for (size_t i = 1; i < nr; i++)
-			gt_rm_agg_kernel(&R.agg, p->occ); /* the launch counted one kernel, the graph held nr */
+		if (lost && !R.graph_warned) {
+			R.graph_warned = 1;
+			gt_warn("range metrics: a CUDA graph launch ran more kernels than a chunk holds (%zu ranges): "
+				"its row has no values; set GPUTAP_METRICS_CHUNK above the graph's kernel count",
+				s->cap);
+		}
+		for (size_t i = 1; i < nr + lost; i++)
+			gt_rm_agg_kernel(&R.agg, p->occ); /* the launch counted one kernel, the graph held more */
 		if (v)
 			gt_rm_agg_sample(&R.agg, p->occ, v);
 		char nm_[64];
-		snprintf(nm_, sizeof(nm_), "(CUDA graph, %zu kernels)", nr);
+		snprintf(nm_, sizeof(nm_), "(CUDA graph, %zu kernels)", nr + lost);
 		free(p->name);
 		p->name = strdup(nm_);
 		kernel_row(p, v);
