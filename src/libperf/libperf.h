@@ -51,6 +51,10 @@ struct gt_cu_api {
 	cu_result (*event_elapsed)(float *, cu_event, cu_event);
 	cu_result (*error_name)(cu_result, const char **);
 	cu_result (*ctx_sync)(void);
+	/* optional (NULL when the driver lacks them): the gate of gt_libperf_time */
+	cu_result (*host_alloc)(void **, size_t, unsigned);
+	cu_result (*host_dev_ptr)(cu_ptr *, void *, unsigned);
+	cu_result (*wait_value32)(cu_stream, cu_ptr, unsigned, unsigned);
 };
 
 /* ---- one row of library_perf.csv (every library) ---- */
@@ -80,9 +84,20 @@ void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r);
 
 /* Run `run(arg)` `warmup` times, then `iters` times each between two CUDA
  * events on `st` (ev: 2 x iters events, ms: iters floats); the median in
- * microseconds, or -1 when a run or the CUDA calls failed. */
+ * microseconds, or -1 when a run or the CUDA calls failed.
+ * The timed runs are queued behind a gate (the stream waits on a word of
+ * pinned host memory, cuStreamWaitValue32) that opens once all of them are
+ * queued, so the GPU runs them back to back and the events measure the GPU's
+ * time, not the host's issue rate (short kernels read 2-5 us long without).
+ * A watchdog opens the gate after GT_LIBPERF_GATE_S if queueing stalls (a
+ * library that synchronises inside a run; a full launch queue); that
+ * measurement is then repeated without the gate. */
 double gt_libperf_time(const struct gt_cu_api *cu, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
 		       float *ms, int iters, int warmup);
+#define GT_LIBPERF_GATE_S 2.0
+/* How the last gt_libperf_time of this thread timed: 1 behind the gate, 0 without it, -1 the gate's
+ * watchdog had to open it (then re-timed without). */
+int gt_libperf_last_gated(void);
 
 /* dlopen a library of the CUDA stack by soname: $ENV alone when set (a
  * path); otherwise the loader's search, $CUDA_HOME and the CUDA toolkit
