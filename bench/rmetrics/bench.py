@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--kernel-per", type=int, default=50,
                     help="kernels per range / 3 of the per-kernel workload (50: 3,000 kernels in 20 ranges)")
     ap.add_argument("--kernel-runs", type=int, default=0, help="runs of the per-kernel workload (default --runs)")
+    ap.add_argument("--multipass-per", type=int, default=1,
+                    help="kernels per range / 3 of the five-metric workload (1: 61 kernels; 5: 301)")
     ap.add_argument("--extra", action="store_true",
                     help="also: gputap without range metrics, per range without the config image cache, "
                          "per kernel with user replay (GPUTAP_METRICS_REPLAY=user)")
@@ -65,7 +67,7 @@ def main():
                                    "--metrics-mode", "kernel", "--"]),
             ("ncu kernel replay", ["ncu", "--metrics", PAIR]),
         ]),
-        "multipass": (["--flat", "--iters", "20", "--per", "1"], 61, [
+        "multipass": (["--flat", "--iters", "20", "--per", str(a.multipass_per)], 20 * 3 * a.multipass_per + 1, [
             ("no tool", []),
             ("gputap per-kernel", [G, "run", "-o", "{o}", "--tools", "range_metrics", "--metrics", FIVE,
                                    "--metrics-mode", "kernel", "--"]),
