@@ -1,5 +1,6 @@
 /* core/rmcache.c — the range-metrics config image cache.  See rmcache.h. */
 #include "core/rmcache.h"
+#include "core/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,21 +89,6 @@ static int read_all(int fd, void *buf, size_t n)
 			return -1;
 		p += r;
 		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
 	}
 	return 0;
 }
@@ -218,8 +204,8 @@ int gt_rm_cache_store(const char *dir, const uint8_t *key, size_t keylen, const 
 	memcpy(head + 24, &np, 4);
 	memcpy(head + 28, &zero, 4);
 	uint64_t sum = fnv(fnv(fnv(FNV0, head, HEAD), key, keylen), image, size);
-	int rc = write_all(fd, head, HEAD) < 0 || write_all(fd, key, keylen) < 0 || write_all(fd, image, size) < 0 ||
-			 write_all(fd, &sum, 8) < 0
+	int rc = gt_write_all(fd, head, HEAD) < 0 || gt_write_all(fd, key, keylen) < 0 ||
+			 gt_write_all(fd, image, size) < 0 || gt_write_all(fd, &sum, 8) < 0
 		 ? -1
 		 : 0;
 	int err = errno;

@@ -1,4 +1,5 @@
 #include "export/ofile.h"
+#include "core/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,16 +50,9 @@ struct gz_sink {
 
 static int gz_put(struct gz_sink *g, const unsigned char *p, size_t n)
 {
-	while (n) {
-		ssize_t k = write(g->fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			g->err = k < 0 ? errno : EIO;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
+	if (gt_write_all(g->fd, p, n) < 0) {
+		g->err = errno;
+		return -1;
 	}
 	return 0;
 }

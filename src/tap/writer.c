@@ -25,6 +25,7 @@
 #include "tap/tap.h"
 #include "tap/writer.h"
 #include "trace/rundir.h"
+#include "core/fdio.h"
 
 struct gt_item {
 	struct gt_chunk *c;
@@ -74,26 +75,11 @@ static int mkdir_p(const char *path)
 
 /* ---- output ---- */
 
-/* 0, or -1 when not everything could be written (a full disk, a file size limit) */
-static int write_all_fd(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static void tl_flush(void)
 {
 	for (int i = 0; i < 2; i++)
 		if (W.tl_fd[i] >= 0 && W.tllen)
-			write_all_fd(W.tl_fd[i], W.tlbuf, W.tllen);
+			gt_write_all(W.tl_fd[i], W.tlbuf, W.tllen);
 	W.tllen = 0;
 }
 
@@ -229,7 +215,7 @@ static void write_metrics_to(const char *dir, const char *text, size_t len)
 	if (fd < 0)
 		return;
 	/* only a whole file replaces the last one: metrics.log is never torn */
-	int bad = write_all_fd(fd, text, len) < 0;
+	int bad = gt_write_all(fd, text, len) < 0;
 	bad |= close(fd) < 0;
 	if (bad || rename(tmp, path) < 0)
 		unlink(tmp);

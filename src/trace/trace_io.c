@@ -1,4 +1,5 @@
 #include "trace/trace_io.h"
+#include "core/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,20 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* 0 or -errno */
 static int write_all(int fd, const void *p, size_t len)
 {
-	const char *c = p;
-	while (len) {
-		ssize_t n = write(fd, c, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		c += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return gt_write_all(fd, p, len) < 0 ? -errno : 0;
 }
 
 int gt_tw_open(struct gt_trace_writer *w, const char *path, const char *proc, const char *host,
