@@ -194,6 +194,7 @@ struct gt_an_ctx {
 	double nvtx_total_ns;
 	int nsources;
 	int tag_is_profiler_step; /* no tag given: ProfilerStep#N ranges count */
+	int tag_is_windows;       /* tag is GT_AN_WINDOWS_TAG: each capture window is one iteration */
 	uint64_t windows_seen;    /* capture windows in the gputap traces read */
 	const char *tag;
 	char **notes;

@@ -78,7 +78,7 @@ static void seen_list(const struct gt_names *seen, char *buf, size_t len)
  * has; keep each name's largest count in one input and its total time, to pick a default. */
 static void input_ranges_done(struct gt_an_ctx *c, struct gt_names *all, const char *input, uint64_t matched_before)
 {
-	if (c->tag && c->nvtx_count == matched_before && strcmp(c->tag, GT_AN_WINDOWS_TAG) == 0) {
+	if (c->tag_is_windows && c->nvtx_count == matched_before) {
 		gt_an_note(c, "no capture window in %s (it was not traced with gputap run --capture)", base_name(input));
 	} else if (c->tag && c->nvtx_count == matched_before) {
 		char list[700];
@@ -595,6 +595,7 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	c.o = o;
 	c.tag = o->nvtx_tag && o->nvtx_tag[0] ? o->nvtx_tag : NULL;
 	c.tag_is_profiler_step = c.tag == NULL;
+	c.tag_is_windows = c.tag && strcmp(c.tag, GT_AN_WINDOWS_TAG) == 0;
 	c.progress = o->progress;
 	gt_names_init(&c.names);
 	gt_names_init(&c.seen);
@@ -676,7 +677,7 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	} else if (max_ranges) {
 		r->iters = (int)max_ranges;
 		snprintf(r->iter_source, sizeof(r->iter_source), "%s",
-			 !c.tag ? "profiler-step" : strcmp(c.tag, GT_AN_WINDOWS_TAG) == 0 ? "capture-windows" : "nvtx");
+			 !c.tag ? "profiler-step" : c.tag_is_windows ? "capture-windows" : "nvtx");
 	} else if (!c.has_tl && c.nvtx_count) {
 		r->iters = (int)c.nvtx_count;
 		snprintf(r->iter_source, sizeof(r->iter_source), "nvtx");

@@ -154,7 +154,7 @@ static int v_range(void *ctx, const struct gt_trace_reader *r, const struct gt_r
 	if (rg->kind == GT_RANGE_WINDOW) {
 		/* a capture window: one iteration when the windows are the units, else not a range of the program */
 		c->windows_seen++;
-		if (!c->tag || strcmp(c->tag, GT_AN_WINDOWS_TAG) != 0)
+		if (!c->tag_is_windows)
 			return 0;
 	} else {
 		const char *rn = gt_tr_str(r, rg->name_id);

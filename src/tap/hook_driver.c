@@ -283,10 +283,7 @@ static void *real_slot(int id, int var);
 		uint64_t bytes = 0, ptr = 0;                                                       \
 		int kind = -1;                                                                     \
 		post;                                                                              \
-		if (st_)                                                                           \
-			gt_hot_api_done(GT_API_##api, t0, t1, (int)r, bytes, kind, ptr, t->corr);  \
-		else                                                                               \
-			gt_hot_api_counted(GT_API_##api, t0, t1);                                  \
+		gt_hot_api_end(st_, GT_API_##api, t0, t1, (int)r, bytes, kind, ptr, t->corr);     \
 		t->guard--;                                                                        \
 		errno = saved_errno;                                                               \
 		return r;                                                                          \
@@ -459,10 +456,7 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 	CUresult r = gt_hold_result(real());
 	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
-	if (st)
-		gt_hot_api_done(GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
-	else
-		gt_hot_api_counted(GT_API_cuCtxSynchronize, t0, t1);
+	gt_hot_api_end(st, GT_API_cuCtxSynchronize, t0, t1, (int)r, 0, -1, 0, 0);
 	t->guard--;
 	errno = saved_errno;
 	return r;

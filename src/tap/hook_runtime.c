@@ -44,10 +44,7 @@ static cudaError_t do_memcpy(int i, void *self, void *dst, const void *src, size
 	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
 	t->in_runtime--;
-	if (st)
-		gt_hot_api_done(GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, 0);
-	else
-		gt_hot_api_counted(GT_API_cudaMemcpy, t0, t1);
+	gt_hot_api_end(st, GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, 0);
 	t->guard--;
 	errno = saved_errno;
 	return r;
@@ -69,10 +66,7 @@ static cudaError_t do_memcpy_async(int i, void *self, void *dst, const void *src
 	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
 	t->in_runtime--;
-	if (st)
-		gt_hot_api_done(GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, 0);
-	else
-		gt_hot_api_counted(GT_API_cudaMemcpyAsync, t0, t1);
+	gt_hot_api_end(st, GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, 0);
 	t->guard--;
 	errno = saved_errno;
 	return r;

@@ -119,6 +119,17 @@ static inline void gt_hot_api_counted(int api, uint64_t t0, uint64_t t1)
 	}
 	gt_hot_count_in(&s->api[api], &s->api[api].ticks, api, t0, t1);
 }
+static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+				   uint64_t ptr, uint64_t corr);
+/* A call timed by gt_hot_clock(stamped) returned: recorded (stamped) or only counted. */
+static inline void gt_hot_api_end(int stamped, int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes,
+				  int copy_kind, uint64_t ptr, uint64_t corr)
+{
+	if (stamped)
+		gt_hot_api_done(api, t0, t1, result, bytes, copy_kind, ptr, corr);
+	else
+		gt_hot_api_counted(api, t0, t1);
+}
 /* A stamped call returned (t0, t1 epoch ns): count it, and write its GT_REC_API record when API
  * records are wanted and the window is open. */
 static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,

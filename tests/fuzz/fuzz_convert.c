@@ -1,6 +1,5 @@
 /* Fuzz target: every output writer and the summary, fed arbitrary bytes as a
  * trace, must fail cleanly or write complete files, never crash. */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,25 +7,9 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char p[4300];
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -49,7 +32,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fclose(devnull);
 		}
 	}
-	rm_dir(out);
-	rm_dir(dir);
+	gt_fuzz_rm_tree(dir);
 	return 0;
 }

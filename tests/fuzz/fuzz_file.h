@@ -6,10 +6,12 @@
 #ifndef GT_FUZZ_FILE_H
 #define GT_FUZZ_FILE_H
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Write data to a new file named /tmp/gputap-fuzz-<tag>-XXXXXX<suffix>; its
@@ -30,6 +32,28 @@ static inline int gt_fuzz_file(const char *tag, const char *suffix, const uint8_
 	}
 	close(fd);
 	return 0;
+}
+
+/* Remove `dir` and everything below it (what a target's run wrote). */
+static inline void gt_fuzz_rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char p[4300];
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			struct stat st;
+			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+				gt_fuzz_rm_tree(p);
+			else
+				unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
 }
 
 #endif

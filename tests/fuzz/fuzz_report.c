@@ -1,7 +1,6 @@
 /* Fuzz target: `gputap report` on a run directory one of whose files is the input.  The first
  * byte picks the file (the sampler CSVs, run.json, a trace, library_trace.csv); the page and the
  * summary must be written or refused, never crash, loop or grow without bound. */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,29 +11,9 @@
 #include "analyze/analyze.h"
 #include "core/log.h"
 #include "report/report.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void rm_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char p[4300];
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			struct stat st;
-			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-				rm_tree(p);
-			else
-				unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
 
 static void put(const char *dir, const char *name, const uint8_t *data, size_t size)
 {
@@ -68,6 +47,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gt_report_write(dir, devnull, err, sizeof(err));
 	if (devnull)
 		fclose(devnull);
-	rm_tree(dir);
+	gt_fuzz_rm_tree(dir);
 	return 0;
 }

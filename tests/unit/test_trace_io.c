@@ -72,10 +72,10 @@ static const char *hand_v2(const char *name, const void *recs, uint32_t len, uin
 /* Records of every type, several blocks' worth, with values that change
  * from record to record (and records longer than today's layouts, and types
  * this reader does not know), written compressed and read back byte for byte. */
-static size_t all_types(unsigned char *buf, size_t cap, unsigned seed, uint32_t *nrec)
+static size_t all_types(unsigned char *buf, size_t cap, unsigned salt, uint32_t *nrec)
 {
 	size_t len = 0;
-	uint64_t x = seed * 2654435761u + 1;
+	uint64_t x = salt * 2654435761u + 1;
 	*nrec = 0;
 	const unsigned ntypes = GT_REC_TYPE_MAX + 1; /* every known type, and two unknown ones */
 	for (unsigned i = 0; len + 2048 < cap; i++) {
