@@ -23,11 +23,12 @@
 #include "liblog/libtrace.h"
 #include "libperf/libperf.h"
 #include "libperf/libperf_cudnn.h"
+#include "libperf/libperf_kact.h"
 #include "core/sort.h"
 
 const char gt_libperf_header[] = "library,config,calls,status,recorded_algo,timed_as,recorded_us,recorded_tflops,"
 				 "best_algo,best_us,best_tflops,gain_pct,saving_us_total,algos_tried,device,"
-				 "bytes,algbw_gbps,busbw_gbps,gpus";
+				 "bytes,algbw_gbps,busbw_gbps,gpus,timing,gpu_ops";
 
 /* ---- CUDA driver (libcuda.so.1): the table is in libperf.h, shared with the NCCL replay ---- */
 static struct gt_cu_api cu;
@@ -222,6 +223,9 @@ struct gemm_result {
 	double recorded_us, best_us;
 	int best_algo;
 	int tried;
+	unsigned timing; /* as gt_libperf_row */
+	int ops;
+	double event_us;
 };
 
 static uint64_t layout_elems(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride)
@@ -308,20 +312,46 @@ static void *gate_watch_main(void *arg)
 	return NULL;
 }
 
-static __thread int last_gated;
+static __thread struct gt_libperf_timing last = {0, GT_TIMED_EVENTS, 0, -1};
 
 int gt_libperf_last_gated(void)
 {
-	return last_gated;
+	return last.gated;
 }
 
-/* The timed runs, queued; 0, or -1 when a run or an event failed. */
-static int queue_runs(const struct gt_cu_api *c, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
-		      int iters)
+const struct gt_libperf_timing *gt_libperf_last(void)
 {
-	for (int i = 0; i < iters; i++)
-		if (c->event_record(ev[2 * i], st) != 0 || run(arg) != 0 || c->event_record(ev[2 * i + 1], st) != 0)
+	return &last;
+}
+
+static const char *const method_names[GT_TIMED_NMETHODS] = {"events", "events_gated", "kernel_activity"};
+
+void gt_libperf_timing_names(unsigned mask, char *buf, size_t len)
+{
+	buf[0] = 0;
+	/* the most faithful first */
+	for (int m = GT_TIMED_NMETHODS - 1; m >= 0; m--)
+		if (mask & (1u << m)) {
+			size_t l = strlen(buf);
+			snprintf(buf + l, len - l, "%s%s", l ? "+" : "", method_names[m]);
+		}
+}
+
+/* The timed runs, queued (each bracketed for kernel activity when `kbase` is not 0); 0, or -1 when
+ * a run or an event failed. */
+static int queue_runs(const struct gt_cu_api *c, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
+		      int iters, uint64_t kbase)
+{
+	for (int i = 0; i < iters; i++) {
+		if (c->event_record(ev[2 * i], st) != 0)
 			return -1;
+		int pushed = kbase && gt_kact_push(kbase + (uint64_t)i) == 0;
+		int rc = run(arg);
+		if (pushed)
+			gt_kact_pop();
+		if (rc != 0 || c->event_record(ev[2 * i + 1], st) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -336,17 +366,36 @@ static double elapsed_median(const struct gt_cu_api *c, const cu_event *ev, floa
 	return med * 1000.0;
 }
 
+/* The runs were queued and the stream synchronised: the event median, and the kernels' when their
+ * records came (`last` says which was returned). */
+static double finish(const struct gt_cu_api *c, const cu_event *ev, float *ms, int iters, uint64_t kbase)
+{
+	last.event_us = elapsed_median(c, ev, ms, iters);
+	last.method = last.gated == 1 ? GT_TIMED_EVENTS_GATED : GT_TIMED_EVENTS;
+	last.ops = 0;
+	double us;
+	int ops;
+	char why[160];
+	if (kbase && gt_kact_close(kbase, iters, &us, &ops, why, sizeof(why)) == 0) {
+		last.method = GT_TIMED_KERNELS;
+		last.ops = ops;
+		return us;
+	}
+	return last.event_us;
+}
+
 /* Without the gate: each run between its events as the host issues them. */
 static double plain_time(const struct gt_cu_api *c, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
 			 float *ms, int iters)
 {
-	if (queue_runs(c, run, arg, st, ev, iters) != 0) {
+	uint64_t kbase = gt_kact_on() ? gt_kact_open(iters) : 0;
+	if (queue_runs(c, run, arg, st, ev, iters, kbase) != 0) {
 		c->stream_sync(st);
 		return -1;
 	}
 	if (c->stream_sync(st) != 0)
 		return -1;
-	return elapsed_median(c, ev, ms, iters);
+	return finish(c, ev, ms, iters, kbase);
 }
 
 double gt_libperf_time(const struct gt_cu_api *c, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
@@ -355,7 +404,10 @@ double gt_libperf_time(const struct gt_cu_api *c, int (*run)(void *arg), void *a
 	for (int i = 0; i < warmup; i++)
 		if (run(arg) != 0)
 			return -1;
-	last_gated = 0;
+	last.gated = 0;
+	last.method = GT_TIMED_EVENTS;
+	last.ops = 0;
+	last.event_us = -1;
 	cu_ptr dev = 0;
 	volatile uint32_t *word = gate_word(c, &dev);
 	if (!word || c->stream_sync(st) != 0)
@@ -366,7 +418,8 @@ double gt_libperf_time(const struct gt_cu_api *c, int (*run)(void *arg), void *a
 	struct gate_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, word};
 	pthread_t th;
 	int watched = pthread_create(&th, NULL, gate_watch_main, &w) == 0;
-	int rc = queue_runs(c, run, arg, st, ev, iters);
+	uint64_t kbase = gt_kact_on() ? gt_kact_open(iters) : 0;
+	int rc = queue_runs(c, run, arg, st, ev, iters, kbase);
 	__atomic_store_n(word, 1u, __ATOMIC_SEQ_CST); /* open: everything is queued */
 	if (watched) {
 		pthread_mutex_lock(&w.mu);
@@ -378,11 +431,20 @@ double gt_libperf_time(const struct gt_cu_api *c, int (*run)(void *arg), void *a
 	if (c->stream_sync(st) != 0 || rc != 0)
 		return -1;
 	if (!watched || w.fired) {
-		last_gated = -1;
+		last.gated = -1;
 		return plain_time(c, run, arg, st, ev, ms, iters);
 	}
-	last_gated = 1;
-	return elapsed_median(c, ev, ms, iters);
+	last.gated = 1;
+	return finish(c, ev, ms, iters, kbase);
+}
+
+void gt_libperf_note_timing(unsigned *mask, int *ops, double *event_us, int recorded)
+{
+	*mask |= 1u << last.method;
+	if (recorded) {
+		*ops = last.ops;
+		*event_us = last.event_us;
+	}
 }
 
 
@@ -431,6 +493,7 @@ static void replay_gemm(lt_handle h, const struct gt_gemm_cfg *g, cu_stream st, 
 	res->recorded_algo = g->algo;
 	res->best_algo = -1;
 	res->recorded_us = res->best_us = -1;
+	res->event_us = -1;
 	res->timed_as = "";
 	if (!sa || !sb || !scs || !sd || ct < 0 || sc < 0 || scalars(scale, one, zero) < 0) {
 		snprintf(res->status, sizeof(res->status), "skipped: type or compute type not replayable");
@@ -511,14 +574,12 @@ static void replay_gemm(lt_handle h, const struct gt_gemm_cfg *g, cu_stream st, 
 		if (us < 0)
 			continue;
 		res->tried++;
-		if (rec_idx < 0 && g->algo >= 0 && id == g->algo) {
+		int recorded = (rec_idx < 0 && g->algo >= 0 && id == g->algo) || (i == 0 && g->algo < 0);
+		if (recorded) {
 			rec_idx = i;
 			res->recorded_us = us;
 		}
-		if (i == 0 && g->algo < 0) {
-			rec_idx = 0;
-			res->recorded_us = us;
-		}
+		gt_libperf_note_timing(&res->timing, &res->ops, &res->event_us, recorded);
 		if (best < 0 || us < best) {
 			best = us;
 			res->best_algo = id;
@@ -537,9 +598,12 @@ static void replay_gemm(lt_handle h, const struct gt_gemm_cfg *g, cu_stream st, 
 		/* the recorded algoId was not offered for this config: time the library's own first choice */
 		res->timed_as = "heuristic_first_not_offered";
 		for (int i = 0; i < nh && res->recorded_us < 0; i++)
-			if (heur[i].state == 0)
+			if (heur[i].state == 0) {
 				res->recorded_us = time_algo(h, d, &heur[i].algo, la, lb, lc, ld, A, B, C, D, ws, one,
 							     zero, st, ev, ms, o);
+				if (res->recorded_us >= 0)
+					gt_libperf_note_timing(&res->timing, &res->ops, &res->event_us, 1);
+			}
 	}
 	if (strcmp(g->epilogue, "DEFAULT") != 0)
 		snprintf(res->status, sizeof(res->status), "ok (epilogue %s not replayed)", g->epilogue);
@@ -591,6 +655,7 @@ void gt_libperf_row_init(struct gt_libperf_row *r, enum gt_lib lib, const char *
 	r->timed_as = "";
 	r->recorded_us = r->best_us = -1;
 	r->algbw = r->busbw = -1;
+	r->event_us = -1;
 	r->device = device ? device : "";
 }
 
@@ -619,8 +684,12 @@ void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r)
 	gt_csv_put(f, r->recorded_algo);
 	fprintf(f, ",%s,%s,%s,", r->timed_as, rus, rtf);
 	gt_csv_put(f, r->best_algo);
-	fprintf(f, ",%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n", bus, btf, gain, save, r->tried, r->device, nbytes, algbw, busbw,
-		ngpus);
+	char timing[64], ops[16] = "";
+	gt_libperf_timing_names(r->timing, timing, sizeof(timing));
+	if (r->ops > 0)
+		snprintf(ops, sizeof(ops), "%d", r->ops);
+	fprintf(f, ",%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s\n", bus, btf, gain, save, r->tried, r->device, nbytes, algbw,
+		busbw, ngpus, timing, ops);
 }
 
 int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts *o, char *err, size_t errlen)
@@ -685,9 +754,20 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 		goto done;
 	}
 	fprintf(f, "%s\n", gt_libperf_header);
-	if (opts.progress)
+	char kwhy[200] = "", kpath[512] = "";
+	struct gt_kact_api kapi;
+	int kact = gt_kact_load(&kapi, kpath, sizeof(kpath), kwhy, sizeof(kwhy)) == 0 &&
+		   gt_kact_start(&kapi, kwhy, sizeof(kwhy)) == 0;
+	if (opts.progress) {
 		fprintf(opts.progress, "libperf: %zu configs on %s (cuBLASLt %zu), %d timed runs after %d warm-ups\n",
 			n, dev, lt.version, opts.iters, opts.warmup);
+		if (kact)
+			fprintf(opts.progress, "libperf: timing: the GPU durations of each run's kernels (CUPTI kernel "
+					       "activity, %s)\n", kpath);
+		else
+			fprintf(opts.progress, "libperf: timing: CUDA events around each run, not kernel activity: %s\n",
+				kwhy);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct gemm_result r;
 		struct gt_nccl_result nres;
@@ -713,6 +793,9 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 			row.recorded_us = r.recorded_us;
 			row.best_us = r.best_us;
 			row.tried = r.tried;
+			row.timing = r.timing;
+			row.ops = r.ops;
+			row.event_us = r.event_us;
 			row.flops = gemm_flops(&g);
 		} else if (rows[i].lib == GT_LIB_NCCL) {
 			if (!nr)
@@ -728,6 +811,7 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 				if (nres.ranks > 0) {
 					row.timed_as = "one_process";
 					row.tried = 1;
+					row.timing = 1u << GT_TIMED_EVENTS;
 				}
 			} else {
 				snprintf(nres.status, sizeof(nres.status), "error: out of memory");
@@ -766,7 +850,20 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 				fprintf(opts.progress, "libperf:   %s: recorded engine %s, best %s of %d tried\n",
 					gt_cudnn_replayer_version(cr), row.recorded_algo[0] ? row.recorded_algo : "-",
 					row.best_algo, row.tried);
+			if (row.ops > 0 && row.event_us >= 0)
+				fprintf(opts.progress,
+					"libperf:   recorded: %d GPU operation%s per run, %s us of GPU time; %.3f us "
+					"between CUDA events\n",
+					row.ops, row.ops == 1 ? "" : "s", rus, row.event_us);
 		}
+	}
+	if (kact) {
+		const char *why = "";
+		int nf = gt_kact_failures(&why);
+		if (nf && opts.progress)
+			fprintf(opts.progress, "libperf: %d timing%s fell back to CUDA events (%s); the rows' timing "
+					       "column says which\n",
+				nf, nf == 1 ? "" : "s", why);
 	}
 	int bad = ferror(f);
 	if (fclose(f) != 0 || bad) {
@@ -782,6 +879,7 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 		rc = -1;
 	}
 done:
+	gt_kact_stop();
 	if (f)
 		fclose(f);
 	if (ev) {

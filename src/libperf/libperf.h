@@ -74,6 +74,9 @@ struct gt_libperf_row {
 	uint64_t bytes;          /* NCCL: what algbw divides; 0 otherwise */
 	double algbw, busbw;     /* NCCL, GB/s; -1 when none */
 	int gpus;                /* NCCL; 0 otherwise */
+	unsigned timing;         /* bits 1 << GT_TIMED_*: how the row's times were taken; 0 when none */
+	int ops;                 /* GPU operations per run of the recorded algorithm (kernel activity); 0 unknown */
+	double event_us;         /* the recorded algorithm's event median (progress output); -1 when none */
 };
 /* An empty row (no time, no algorithm) of one config. */
 void gt_libperf_row_init(struct gt_libperf_row *r, enum gt_lib lib, const char *config, uint64_t calls,
@@ -91,13 +94,37 @@ void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r);
  * time, not the host's issue rate (short kernels read 2-5 us long without).
  * A watchdog opens the gate after GT_LIBPERF_GATE_S if queueing stalls (a
  * library that synchronises inside a run; a full launch queue); that
- * measurement is then repeated without the gate. */
+ * measurement is then repeated without the gate.
+ * While kernel-activity timing is on (libperf_kact.h) each timed run is also
+ * bracketed for CUPTI, and the time is the median over the runs of the summed
+ * GPU durations of the kernels, memsets and copies each run launched (what
+ * torch.profiler sums per operation; events also count the GPU's gaps between
+ * a run's kernels and its own start-up); the event median when those records
+ * are missing.  gt_libperf_last() says which. */
 double gt_libperf_time(const struct gt_cu_api *cu, int (*run)(void *arg), void *arg, cu_stream st, cu_event *ev,
 		       float *ms, int iters, int warmup);
 #define GT_LIBPERF_GATE_S 2.0
-/* How the last gt_libperf_time of this thread timed: 1 behind the gate, 0 without it, -1 the gate's
- * watchdog had to open it (then re-timed without). */
-int gt_libperf_last_gated(void);
+/* How a time was taken (bit numbers of gt_libperf_row.timing). */
+enum {
+	GT_TIMED_EVENTS,       /* CUDA events around each run, as the host issued them */
+	GT_TIMED_EVENTS_GATED, /* CUDA events, the runs queued behind the gate */
+	GT_TIMED_KERNELS,      /* CUPTI kernel activity: the GPU durations of the run's kernels */
+	GT_TIMED_NMETHODS
+};
+struct gt_libperf_timing {
+	int gated;       /* 1 behind the gate, 0 without it, -1 the watchdog opened it (re-timed without) */
+	int method;      /* GT_TIMED_* of the time returned */
+	int ops;         /* GT_TIMED_KERNELS: GPU operations (kernels, memsets, copies) per run, median; else 0 */
+	double event_us; /* the events' median whatever the method; -1 when not read */
+};
+/* How the last gt_libperf_time of this thread timed. */
+const struct gt_libperf_timing *gt_libperf_last(void);
+int gt_libperf_last_gated(void); /* gt_libperf_last()->gated */
+/* After a gt_libperf_time of a row's candidate: add its method to `mask`;
+ * for the recorded algorithm (`recorded`) also keep its GPU operations and event time. */
+void gt_libperf_note_timing(unsigned *mask, int *ops, double *event_us, int recorded);
+/* "kernel_activity", "events_gated", "events", joined with '+' for a mask of several. */
+void gt_libperf_timing_names(unsigned mask, char *buf, size_t len);
 
 /* dlopen a library of the CUDA stack by soname: $ENV alone when set (a
  * path); otherwise the loader's search, $CUDA_HOME and the CUDA toolkit

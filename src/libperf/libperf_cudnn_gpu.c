@@ -500,6 +500,7 @@ void gt_cudnn_replay(struct gt_cudnn_replayer *r, const char *config, struct gt_
 			row->recorded_us = time_cfg(r, r->descs[r->prog.engine_cfg], bufs, why, sizeof(why));
 		}
 		if (row->recorded_us >= 0) {
+			gt_libperf_note_timing(&row->timing, &row->ops, &row->event_us, 1);
 			have_rec = 1;
 			row->timed_as = "recorded_engine";
 			row->tried++;
@@ -540,6 +541,7 @@ void gt_cudnn_replay(struct gt_cudnn_replayer *r, const char *config, struct gt_
 			continue;
 		}
 		row->tried++;
+		gt_libperf_note_timing(&row->timing, &row->ops, &row->event_us, !have_rec && first);
 		if (!have_rec && first) {
 			/* no recorded engine to time: the heuristics' first choice is what cuDNN picks */
 			row->recorded_us = us;

@@ -63,7 +63,7 @@ for mode in fp32 half; do
 	say "# $mode: gputap libperf $(($(date +%s) - t0)) s, $(grep -c ',cudnn,\|^cudnn,' "$W/library_perf.csv" 2>/dev/null) cuDNN rows"
 	[ $rc -eq 0 ] && say "ok libperf-cudnn/$mode/libperf-exit-status" ||
 		say "not ok libperf-cudnn/$mode/libperf-exit-status: $rc $(tail -5 "$W.libperf")"
-	"$PY" tests/gpu/libperf_cudnn.py check "$W/library_perf.csv" "$W.profile.json" 2>&1 |
+	"$PY" tests/gpu/libperf_cudnn.py check "$W/library_perf.csv" "$W.profile.json" "$W.libperf" 2>&1 |
 		sed "s|libperf-cudnn/|libperf-cudnn/$mode/|" | tee -a "$log"
 	cp "$W.out" "$W.err" "$W.libperf" "$W.profile.json" "$W/library_trace.csv" "$OUT"/ 2>/dev/null
 	cp "$W/library_perf.csv" "$OUT/library_perf.$mode.csv" 2>/dev/null

@@ -4,15 +4,22 @@
     libperf_cudnn.py run PROFILE.json [--half]     (under `gputap run --tools cudnn_trace`)
         ResNet-18 (torchvision's, or the same network written here when torchvision is
         missing), batch 16 at 224x224, forward + backward; 3 untimed steps, then 5 steps
-        under torch.profiler.  Writes, per convolution shape, the GPU time of every
+        under torch.profiler.  Writes, per convolution shape, the GPU work of every
         aten::cudnn_convolution (forward) and aten::convolution_backward (backward data +
-        backward filter, or backward filter alone for the first layer) the profiler saw.
+        backward filter, or backward filter alone for the first layer) the profiler saw:
+        the kernels, memsets and copies launched under the op (its own and its child ops'),
+        by name and duration.  What is compared with the replay is cuDNN's share: every
+        one of them except PyTorch's own kernels (names with "at::native", the copies and
+        fills of child ops such as aten::contiguous), summed per op, and their number.
         --half: FP16 autocast, channels-last tensors.
     libperf_cudnn.py cudnn-lib
         Prints the libcudnn.so.9 beside the cuDNN libraries PyTorch loads.
-    libperf_cudnn.py check LIBRARY_PERF.csv PROFILE.json
-        Prints "ok NAME" / "not ok NAME: why" lines: every convolution row replayed, best
-        never slower than recorded, and the recorded engine's time against the profiler's.
+    libperf_cudnn.py check LIBRARY_PERF.csv PROFILE.json [LIBPERF_OUTPUT]
+        Prints "ok NAME" / "not ok NAME: why" lines: every convolution row replayed and timed
+        by kernel activity, best never slower than recorded, and the recorded engine's time
+        and GPU operations per execution against the profiler's.  LIBPERF_OUTPUT (what
+        `gputap libperf` printed) adds the recorded engine's time between CUDA events to the
+        "#" lines.
 """
 import csv
 import json
@@ -86,7 +93,14 @@ def run(out, half):
         for _ in range(5):
             step()
         torch.cuda.synchronize()
-    times = {}
+    times, alltimes, ops, names = {}, {}, {}, {}
+
+    def gpu_work(e):  # (name, us) of every GPU record under the op, its child ops' included
+        out = [(k.name, k.duration) for k in e.kernels]
+        for c in e.cpu_children:
+            out += gpu_work(c)
+        return out
+
     for e in prof.events():
         if e.name not in ("aten::cudnn_convolution", "aten::convolution_backward"):
             continue
@@ -95,12 +109,15 @@ def run(out, half):
             kind, xs, ws = "fwd", shapes[0], shapes[1]
         else:  # (grad_output, input, weight, ...)
             kind, xs, ws = "bwd", shapes[1], shapes[2]
-        us = getattr(e, "device_time_total", None)
-        if us is None:
-            us = e.cuda_time_total
         key = "%s %s %s" % (kind, "x".join(map(str, xs)), "x".join(map(str, ws)))
-        times.setdefault(key, []).append(us)
-    json.dump({"model": what, "half": half, "times": times}, open(out, "w"), indent=1)
+        work = gpu_work(e)
+        mine = [(n, us) for n, us in work if "at::native" not in n]
+        times.setdefault(key, []).append(sum(us for _, us in mine))
+        alltimes.setdefault(key, []).append(sum(us for _, us in work))
+        ops.setdefault(key, []).append(len(mine))
+        names.setdefault(key, ["%s %.1f" % (n[:100], us) for n, us in work])
+    json.dump({"model": what, "half": half, "times": times, "all_times": alltimes, "ops": ops, "names": names},
+              open(out, "w"), indent=1)
     print("profiled", sum(len(v) for v in times.values()), "convolution ops in", len(times), "shapes", flush=True)
 
 
@@ -117,9 +134,26 @@ def direction(cfg):
     return "fwd"
 
 
-def check(perf_path, prof_path):
-    prof = json.load(open(prof_path))["times"]
-    rows = [r for r in csv.DictReader(open(perf_path)) if r["library"] == "cudnn"]
+def event_times(log_path):
+    """Row index -> the recorded engine's time between CUDA events, from libperf's progress lines."""
+    out, cur = {}, None
+    for line in open(log_path, errors="replace"):
+        if line.startswith("libperf: [") and "/" in line:
+            cur = int(line[len("libperf: ["):line.index("/")]) - 1
+        elif line.startswith("libperf:   recorded: ") and cur is not None and "between CUDA events" in line:
+            out[cur] = float(line.split("; ")[-1].split()[0])
+    return out
+
+
+def check(perf_path, prof_path, log_path=None):
+    profile = json.load(open(prof_path))
+    prof, prof_ops = profile["times"], profile.get("ops", {})
+    prof_all, prof_names = profile.get("all_times", {}), profile.get("names", {})
+    allrows = list(csv.DictReader(open(perf_path)))
+    evs = event_times(log_path) if log_path else {}
+    for i, r in enumerate(allrows):
+        r["event_us"] = evs.get(i)
+    rows = [r for r in allrows if r["library"] == "cudnn"]
     res = []
 
     def say(name, cond, why=""):
@@ -149,10 +183,13 @@ def check(perf_path, prof_path):
         rec, best = float(r["recorded_us"]), float(r["best_us"])
         say("best-not-slower/" + name, best <= rec, "best %s > recorded %s" % (best, rec))
         say("recorded-engine-timed/" + name, r["timed_as"] == "recorded_engine", r["timed_as"] + " " + r["status"])
-        print("# %s calls=%s recorded %s %.1f us (%s TFLOP/s), best %s %.1f us, gain %s%%, %s tried" % (
-            name, r["calls"], r["recorded_algo"], rec, r["recorded_tflops"], r["best_algo"], best, r["gain_pct"],
-            r["algos_tried"]))
-        rep.setdefault((x, w), {})[d] = rec
+        say("kernel-activity/" + name, r.get("timing") == "kernel_activity" and int(r.get("gpu_ops") or 0) > 0,
+            "timing %r, gpu_ops %r" % (r.get("timing"), r.get("gpu_ops")))
+        print("# %s calls=%s recorded %s %.1f us (%s TFLOP/s, %s GPU ops, events %s us), best %s %.1f us, gain %s%%, "
+              "%s tried, timing %s" % (
+                  name, r["calls"], r["recorded_algo"], rec, r["recorded_tflops"], r.get("gpu_ops"), r["event_us"],
+                  r["best_algo"], best, r["gain_pct"], r["algos_tried"], r.get("timing")))
+        rep.setdefault((x, w), {})[d] = (rec, int(r.get("gpu_ops") or 0), r["event_us"])
     # against torch.profiler: forward alone; backward = data + filter of the same shape
     for (x, w), d in sorted(rep.items()):
         for kind, parts in (("fwd", ["fwd"]), ("bwd", ["bwd_data", "bwd_filter"])):
@@ -161,15 +198,30 @@ def check(perf_path, prof_path):
             if not samples or not have:
                 continue
             # the first layer's input needs no gradient: its backward is the filter's alone
-            replay = sum(d[p] for p in have)
+            replay = sum(d[p][0] for p in have)
             med = statistics.median(samples)
             lo, hi = min(samples) * (1 - TOL), max(samples) * (1 + TOL)
             within = lo <= replay <= hi and abs(replay / med - 1) <= TOL + (max(samples) - min(samples)) / med
             say("vs-profiler/%s-%s-%s" % (kind, x, w), within,
                 "replayed %.1f us, profiler median %.1f us (min %.1f max %.1f over %d)" % (
                     replay, med, min(samples), max(samples), len(samples)))
-            print("# vs-profiler %s x=%s w=%s replay %.1f us profiler median %.1f [%.1f..%.1f] n=%d ratio %.3f" % (
-                kind, x, w, replay, med, min(samples), max(samples), len(samples), replay / med))
+            key = "%s %s %s" % (kind, x, w)
+            ops = sum(d[p][1] for p in have)
+            pops = prof_ops.get(key)
+            if pops:
+                pmed = int(statistics.median(pops))
+                say("same-gpu-ops/%s-%s-%s" % (kind, x, w), ops == pmed,
+                    "replay %d GPU operations per execution, profiler %d (%s)" % (
+                        ops, pmed, "; ".join(prof_names.get(key, []))))
+            evs = [d[p][2] for p in have]
+            ev = sum(evs) if all(v is not None for v in evs) else None
+            allmed = statistics.median(prof_all[key]) if prof_all.get(key) else None
+            print("# vs-profiler %s x=%s w=%s replay %.1f us profiler median %.1f [%.1f..%.1f] n=%d ratio %.3f; "
+                  "GPU ops replay %d profiler %s; events %s (ratio %s); profiler with PyTorch's kernels %s" % (
+                      kind, x, w, replay, med, min(samples), max(samples), len(samples), replay / med, ops,
+                      pops[0] if pops else "?", "%.1f" % ev if ev is not None else "?",
+                      "%.3f" % (ev / med) if ev is not None else "?",
+                      "%.1f" % allmed if allmed is not None else "?"))
     return all(res)
 
 
@@ -184,7 +236,7 @@ if __name__ == "__main__":
         torch.backends.cudnn.version()
         libs = [l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l]
         print(os.path.join(os.path.dirname(libs[0]), "libcudnn.so.9") if libs else "")
-    elif len(sys.argv) == 4 and sys.argv[1] == "check":
-        sys.exit(0 if check(sys.argv[2], sys.argv[3]) else 1)
+    elif len(sys.argv) in (4, 5) and sys.argv[1] == "check":
+        sys.exit(0 if check(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) == 5 else None) else 1)
     else:
         sys.exit(__doc__)

@@ -465,6 +465,8 @@ TEST(libperf_cudnn_csv_row)
 	r.best_us = 16.0;
 	r.flops = 2e9;
 	r.tried = 9;
+	r.timing = 1u << GT_TIMED_KERNELS; /* every candidate timed by its kernels */
+	r.ops = 2;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -474,7 +476,8 @@ TEST(libperf_cudnn_csv_row)
 	/* TFLOP/s = 2e9 / 20 us = 100; gain 25%; saving (20 - 16) x 4 calls */
 	ASSERT_EQ_STR(buf, "cudnn,op=cudnnBackendExecuteInternal operation=CONV_FORWARD xDesc.dimA=8x3x32x32,4,"
 			   "ok (3 engines with TF32 tensor cores on FP32 data not timed),28:TILE_SIZE=4:USE_TEX=0,"
-			   "recorded_engine,20.000,100.00,7:KERNEL_CFG=1,16.000,125.00,25.0,16.0,9,NVIDIA_H100,,,,\n");
+			   "recorded_engine,20.000,100.00,7:KERNEL_CFG=1,16.000,125.00,25.0,16.0,9,NVIDIA_H100,,,,,"
+			   "kernel_activity,2\n");
 	free(buf);
 	/* a skipped row: only the status */
 	gt_libperf_row_init(&r, GT_LIB_CUDNN, "op=cudnnBatchNormalizationForwardTrainingEx", 2, "H");
@@ -484,13 +487,13 @@ TEST(libperf_cudnn_csv_row)
 	ASSERT(f != NULL);
 	gt_libperf_row_write(f, &r);
 	fclose(f);
-	ASSERT_EQ_STR(buf, "cudnn,op=cudnnBatchNormalizationForwardTrainingEx,2,\"skipped: a, b\",,,,,,,,,,0,H,,,,\n");
+	ASSERT_EQ_STR(buf, "cudnn,op=cudnnBatchNormalizationForwardTrainingEx,2,\"skipped: a, b\",,,,,,,,,,0,H,,,,,,\n");
 	free(buf);
 	/* the columns of the header, in order */
 	ASSERT_EQ_STR(gt_libperf_header,
 		      "library,config,calls,status,recorded_algo,timed_as,recorded_us,recorded_tflops,best_algo,"
 		      "best_us,best_tflops,gain_pct,saving_us_total,algos_tried,device,bytes,algbw_gbps,busbw_gbps,"
-		      "gpus");
+		      "gpus,timing,gpu_ops");
 }
 
 /* ---- a ResNet-18 training step recorded on an H100 (tests/fixtures/liblogs/h100-torch2.11-resnet18) ---- */
