@@ -11,7 +11,8 @@
 #include "liblog/libtrace.h"
 
 const char cmd_libperf_help[] =
-	"usage: gputap libperf [-o OUT] [--iters N] [--warmup N] [--algos N] [--device N] [--quiet] INPUT\n"
+	"usage: gputap libperf [-o OUT] [--iters N] [--warmup N] [--algos N] [--device N] [--warm-cache]\n"
+	"                      [--quiet] INPUT\n"
 	"\n"
 	"Replay every GEMM configuration recorded in a library_trace.csv with cuBLASLt on a\n"
 	"GPU, time each algorithm that cuBLASLt's heuristic offers for it, and write one row\n"
@@ -56,8 +57,14 @@ const char cmd_libperf_help[] =
 	"  --algos N          algorithms to ask of cuBLASLt's (and engines of cuDNN's) heuristics,\n"
 	"                     at most 64 (default 16)\n"
 	"  --device N         CUDA device for the GEMMs (default 0)\n"
+	"  --warm-cache       do not flush the GPU's L2 cache before each timed run (by default\n"
+	"                     twice its size is overwritten first, so that a run reads its data\n"
+	"                     from memory as a call inside a program does)\n"
 	"  --quiet            no progress lines on stderr\n"
 	"\n"
+	"A run's time is the GPU time of the kernels it launched (CUPTI kernel activity, as\n"
+	"torch.profiler counts it), or, without CUPTI, the time between CUDA events around\n"
+	"it; the timing and gpu_ops columns say which and how many kernels a run launched.\n"
 	"Buffers hold a constant non-zero pattern (byte 0x3C), beta is 0, workspace 32 MiB.\n"
 	"Needs an NVIDIA GPU, its driver (libcuda.so.1) and cuBLASLt (libcublasLt.so.13 or\n"
 	".12); without them it exits with status 1.  Columns: see docs/libtrace.md.\n"
@@ -79,7 +86,7 @@ static int int_arg(const char *opt, const char *v, int lo, int hi, int *out)
 int cmd_libperf(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL;
-	struct gt_libperf_opts o = {20, 5, 16, 0, stderr};
+	struct gt_libperf_opts o = {20, 5, 16, 0, stderr, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -106,6 +113,8 @@ int cmd_libperf(int argc, char **argv)
 			if (int_arg(a, v, 0, 1023, &o.device) < 0)
 				return 2;
 			i++;
+		} else if (strcmp(a, "--warm-cache") == 0) {
+			o.warm_cache = 1;
 		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			o.progress = NULL;
 		} else if (a[0] == '-' && a[1]) {

@@ -139,6 +139,7 @@ struct gt_libperf_opts {
 	int max_algos; /* algorithms asked of the heuristic, default 16 */
 	int device; /* CUDA device ordinal */
 	FILE *progress; /* one line per config, NULL for none */
+	int warm_cache; /* 1: leave the GPU's L2 cache as the last run left it (no flush between timed runs) */
 };
 /* Header of library_perf.csv (documented in docs/libtrace.md). */
 extern const char gt_libperf_header[];

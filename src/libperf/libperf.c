@@ -32,8 +32,9 @@ const char gt_libperf_header[] = "library,config,calls,status,recorded_algo,time
 
 /* ---- CUDA driver (libcuda.so.1): the table is in libperf.h, shared with the NCCL replay ---- */
 static struct gt_cu_api cu;
-/* the primary context of --device, made current again after each NCCL replay */
+/* the primary context of --device, made current again after each NCCL replay, and its device */
 static cu_context main_ctx;
+static cu_device main_dev;
 
 /* ---- cuBLASLt ---- */
 typedef int lt_status;
@@ -139,6 +140,8 @@ static int load_cuda(int device, char *name, size_t namelen, char *err, size_t e
 	*(void **)&cu.host_alloc = dlsym(cu.h, "cuMemHostAlloc");
 	*(void **)&cu.host_dev_ptr = dlsym(cu.h, "cuMemHostGetDevicePointer_v2");
 	*(void **)&cu.wait_value32 = dlsym(cu.h, "cuStreamWaitValue32_v2");
+	*(void **)&cu.memset8_async = dlsym(cu.h, "cuMemsetD8Async");
+	*(void **)&cu.device_attr = dlsym(cu.h, "cuDeviceGetAttribute");
 	*(void **)&cu.event_elapsed = dlsym(cu.h, "cuEventElapsedTime_v2");
 	if (!cu.event_elapsed)
 		L(event_elapsed, "cuEventElapsedTime");
@@ -169,6 +172,7 @@ static int load_cuda(int device, char *name, size_t namelen, char *err, size_t e
 		return -2;
 	}
 	main_ctx = ctx;
+	main_dev = dev;
 	if (cu.device_name(name, (int)namelen, dev) != 0)
 		snprintf(name, namelen, "device%d", device);
 	gt_cfg_sanitize(name, namelen, name);
@@ -343,6 +347,9 @@ static int queue_runs(const struct gt_cu_api *c, int (*run)(void *arg), void *ar
 		      int iters, uint64_t kbase)
 {
 	for (int i = 0; i < iters; i++) {
+		/* the previous run's data leaves the L2 cache (not timed: before the start event) */
+		if (c->l2_flush && c->memset8_async && c->memset8_async(c->l2_flush, 0, c->l2_flush_bytes, st) != 0)
+			return -1;
 		if (c->event_record(ev[2 * i], st) != 0)
 			return -1;
 		int pushed = kbase && gt_kact_push(kbase + (uint64_t)i) == 0;
@@ -754,6 +761,15 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 		goto done;
 	}
 	fprintf(f, "%s\n", gt_libperf_header);
+	/* twice the L2 cache: writing it before a run evicts what the previous run left there */
+	int l2 = 0;
+	if (!opts.warm_cache && cu.memset8_async && cu.device_attr &&
+	    cu.device_attr(&l2, 38 /* CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE */, main_dev) == 0 && l2 > 0) {
+		if (cu.mem_alloc(&cu.l2_flush, 2 * (size_t)l2) == 0)
+			cu.l2_flush_bytes = 2 * (size_t)l2;
+		else
+			cu.l2_flush = 0;
+	}
 	char kwhy[200] = "", kpath[512] = "";
 	struct gt_kact_api kapi;
 	int kact = gt_kact_load(&kapi, kpath, sizeof(kpath), kwhy, sizeof(kwhy)) == 0 &&
@@ -761,12 +777,18 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 	if (opts.progress) {
 		fprintf(opts.progress, "libperf: %zu configs on %s (cuBLASLt %zu), %d timed runs after %d warm-ups\n",
 			n, dev, lt.version, opts.iters, opts.warmup);
+		char cache[96];
+		if (cu.l2_flush)
+			snprintf(cache, sizeof(cache), "the L2 cache (%d MiB) flushed before each timed run", l2 >> 20);
+		else
+			snprintf(cache, sizeof(cache), "the L2 cache not flushed%s",
+				 opts.warm_cache ? " (--warm-cache)" : ": no buffer for it");
 		if (kact)
 			fprintf(opts.progress, "libperf: timing: the GPU durations of each run's kernels (CUPTI kernel "
-					       "activity, %s)\n", kpath);
+					       "activity, %s); %s\n", kpath, cache);
 		else
-			fprintf(opts.progress, "libperf: timing: CUDA events around each run, not kernel activity: %s\n",
-				kwhy);
+			fprintf(opts.progress, "libperf: timing: CUDA events around each run, not kernel activity: %s; %s\n",
+				kwhy, cache);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct gemm_result r;
@@ -880,6 +902,10 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 	}
 done:
 	gt_kact_stop();
+	if (cu.l2_flush)
+		cu.mem_free(cu.l2_flush);
+	cu.l2_flush = 0;
+	cu.l2_flush_bytes = 0;
 	if (f)
 		fclose(f);
 	if (ev) {

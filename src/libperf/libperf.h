@@ -55,6 +55,12 @@ struct gt_cu_api {
 	cu_result (*host_alloc)(void **, size_t, unsigned);
 	cu_result (*host_dev_ptr)(cu_ptr *, void *, unsigned);
 	cu_result (*wait_value32)(cu_stream, cu_ptr, unsigned, unsigned);
+	cu_result (*memset8_async)(cu_ptr, unsigned char, size_t, cu_stream);
+	cu_result (*device_attr)(int *, int, cu_device);
+	/* Set by the caller (0: none): gt_libperf_time writes these bytes before each timed run, so
+	 * that every run starts with a cold L2 cache, as a call does inside a program. */
+	cu_ptr l2_flush;
+	size_t l2_flush_bytes;
 };
 
 /* ---- one row of library_perf.csv (every library) ---- */
@@ -87,7 +93,9 @@ void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r);
 
 /* Run `run(arg)` `warmup` times, then `iters` times each between two CUDA
  * events on `st` (ev: 2 x iters events, ms: iters floats); the median in
- * microseconds, or -1 when a run or the CUDA calls failed.
+ * microseconds, or -1 when a run or the CUDA calls failed.  Before each timed
+ * run (outside its events and its kernel-activity bracket) the L2 flush
+ * buffer of `cu`, when set, is overwritten on `st`.
  * The timed runs are queued behind a gate (the stream waits on a word of
  * pinned host memory, cuStreamWaitValue32) that opens once all of them are
  * queued, so the GPU runs them back to back and the events measure the GPU's

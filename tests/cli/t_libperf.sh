@@ -45,4 +45,6 @@ contains help-documents-columns "$T/.out" "docs/libtrace.md"
 contains help-nccl-library "$T/.out" "GPUTAP_NCCL_LIB"
 contains help-nccl-nvls "$T/.out" "NCCL_NVLS_ENABLE is set to 0"
 contains help-cudnn-library "$T/.out" "GPUTAP_CUDNN_LIB"
+contains help-timing "$T/.out" "CUPTI kernel activity"
+contains help-warm-cache "$T/.out" "--warm-cache"
 finish

@@ -122,6 +122,37 @@ TEST(libperf_time_queues_every_run_behind_the_gate)
 	ASSERT_NEAR(us, 3000.0, 1e-9); /* median of 1..5 ms */
 }
 
+static size_t flushed_bytes;
+static cu_result f_memset_async(cu_ptr p, unsigned char v, size_t n, cu_stream s)
+{
+	(void)v, (void)s;
+	put('F');
+	flushed_bytes = p == 0x1000 ? n : 0;
+	return 0;
+}
+
+TEST(libperf_time_flushes_the_l2_cache_before_each_timed_run)
+{
+	struct gt_cu_api c;
+	float ms[3];
+	setup(&c, 1);
+	events();
+	c.memset8_async = f_memset_async;
+	c.l2_flush = 0x1000;
+	c.l2_flush_bytes = 100u << 20;
+	double us = gt_libperf_time(&c, f_run, NULL, NULL, ev, ms, 3, 1);
+	/* the warm-up unflushed; each timed run after a flush, outside its events */
+	ASSERT_EQ_STR(F.log, "RSW" "FERE" "FERE" "FERE" "S");
+	ASSERT_EQ_INT((int)(flushed_bytes >> 20), 100);
+	ASSERT_NEAR(us, 2000.0, 1e-9);
+	/* no buffer: no flush */
+	setup(&c, 1);
+	events();
+	c.memset8_async = f_memset_async;
+	gt_libperf_time(&c, f_run, NULL, NULL, ev, ms, 3, 0);
+	ASSERT_EQ_STR(F.log, "SWEREEREERES");
+}
+
 TEST(libperf_time_watchdog_opens_a_stalled_gate_and_times_again)
 {
 	struct gt_cu_api c;
