@@ -42,8 +42,15 @@ one() { # MODE BENCH -> us per step
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-echo "| workload | mode | median us/step | ratio vs none | runs |"
-echo "|---|---|---|---|---|"
+# paired: each round runs every mode back to back, so the median of the per-round ratios
+# cancels drift between rounds that the ratio of medians keeps (these machines drift ±10-30 %)
+paired() { # "a1 a2 ..." "b1 b2 ...": median of ai/bi
+	awk -v a="$1" -v b="$2" 'BEGIN {n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) r[i] = x[i] / y[i];
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) {t = r[i]; r[i] = r[j]; r[j] = t}
+		printf "%.3f", n ? (n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2) : 0}'
+}
+echo "| workload | mode | median us/step | ratio vs none | paired ratio | runs |"
+echo "|---|---|---|---|---|---|"
 for bench in ${BENCHES:-launch compute cuda}; do
 	modes=${MODES:-none metrics full noapi profiler}
 	[ "$bench" = cuda ] && modes=$(echo $modes | sed 's/ *profiler//')
@@ -58,7 +65,7 @@ for bench in ${BENCHES:-launch compute cuda}; do
 	for m in $modes; do
 		med=$(echo ${vals[$m]} | tr ' ' '\n' | median)
 		ratio=$(awk -v a="$med" -v b="$base" 'BEGIN {printf "%.3f", a / b}')
-		echo "| $bench | $m | $med | $ratio | ${vals[$m]} |"
+		echo "| $bench | $m | $med | $ratio | $(paired "${vals[$m]}" "${vals[none]}") | ${vals[$m]} |"
 	done
 	unset vals
 done

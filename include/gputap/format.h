@@ -334,6 +334,9 @@ enum gt_note {
 	GT_NOTE_CUPTI_MISSING = 4,     /* no usable CUPTI library: no GPU activity at all */
 	GT_NOTE_GPU_FLUSH_SKIPPED = 5, /* the process was ended by a signal: GPU records not yet handed
 				      * over by CUPTI (at most the last ~100 ms) are missing */
+	GT_NOTE_STATIC_RUNTIME = 6,    /* a statically linked CUDA runtime, its runtime callbacks off
+				      * (GPUTAP_RUNTIME_CALLBACKS): its cudaMemcpy calls are counted as the
+				      * driver copies they make (cuMemcpy*), not by their own name.  Not a loss. */
 };
 struct gt_rec_note {
 	struct gt_rec_hdr h; /* tid: the thread that met it */

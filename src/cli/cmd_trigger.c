@@ -1,6 +1,5 @@
 /* gputap trigger: start a capture window in processes already running under gputap. */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -65,57 +64,49 @@ struct target {
 	long pid;
 };
 
-static int add_target(struct target **v, int *n, const char *procdir, long want_pid)
+struct targets {
+	struct target *v;
+	int n;
+	long want_pid;
+};
+
+/* One live process folder (trace/rundir.h): kept when its control folder is private to this user
+ * and its process still runs (and is the one asked for). */
+static int add_target(const char *procdir, const char *c, void *arg)
 {
-	char c[4200];
-	if (snprintf(c, sizeof(c), "%s/" GT_PROC_CONTROL, procdir) >= (int)sizeof(c))
-		return 0;
-	struct stat st;
-	if (lstat(c, &st) < 0)
-		return 0;
+	struct targets *t = arg;
+	(void)procdir;
 	if (!is_private_dir(c)) {
 		gt_error("trigger: %s is not a private folder of this user (mode 0700): not used", c);
-		return -1;
+		return -2;
 	}
 	long pid = read_pid(c);
-	if (pid <= 0 || (want_pid > 0 && pid != want_pid))
+	if (pid <= 0 || (t->want_pid > 0 && pid != t->want_pid))
 		return 0;
 	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 		return 0; /* that process has ended */
-	struct target *nv = realloc(*v, (size_t)(*n + 1) * sizeof(**v));
-	if (!nv)
-		return -1;
-	*v = nv;
-	snprintf(nv[*n].control, sizeof(nv[*n].control), "%s", c);
-	nv[*n].pid = pid;
-	(*n)++;
+	struct target *nv = realloc(t->v, (size_t)(t->n + 1) * sizeof(*nv));
+	if (!nv) {
+		gt_error("trigger: out of memory");
+		return -2;
+	}
+	t->v = nv;
+	snprintf(nv[t->n].control, sizeof(nv[t->n].control), "%s", c);
+	nv[t->n].pid = pid;
+	t->n++;
 	return 0;
 }
 
 /* DIR: a process folder (has control/) or a run folder (its subfolders have). */
 static int find_targets(const char *dir, long want_pid, struct target **v, int *n)
 {
-	char c[4200];
-	snprintf(c, sizeof(c), "%s/" GT_PROC_CONTROL, dir);
-	struct stat st;
-	if (lstat(c, &st) == 0)
-		return add_target(v, n, dir, want_pid);
-	DIR *d = opendir(dir);
-	if (!d) {
+	struct targets t = {NULL, 0, want_pid};
+	int rc = gt_rundir_each_live(dir, add_target, &t);
+	if (rc == -1)
 		gt_error("trigger: %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	struct dirent *e;
-	int rc = 0;
-	while ((e = readdir(d)) && rc == 0) {
-		if (e->d_name[0] == '.')
-			continue;
-		char p[4200];
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		rc = add_target(v, n, p, want_pid);
-	}
-	closedir(d);
-	return rc;
+	*v = t.v;
+	*n = t.n;
+	return rc < 0 ? -1 : 0;
 }
 
 /* GPUTAP_OUT of a running process, from /proc/PID/environ (readable by its owner only). */

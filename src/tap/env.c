@@ -172,6 +172,14 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 		gt_warn("GPUTAP_TSC=%s is not valid (accepted: auto, off); using auto", v);
 		c->nwarnings++;
 	}
+	c->rt_callbacks = -1;
+	v = get("GPUTAP_RUNTIME_CALLBACKS");
+	if (v && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+		c->rt_callbacks = v[1] == 'n';
+	} else if (v && strcmp(v, "auto") != 0) {
+		gt_warn("GPUTAP_RUNTIME_CALLBACKS=%s is not valid (accepted: auto, on, off); using auto", v);
+		c->nwarnings++;
+	}
 }
 
 const char *gt_tap_rank(gt_getenv_fn get)

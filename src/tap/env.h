@@ -54,6 +54,9 @@ struct gt_tap_config {
 	const char *metrics_mode; /* GPUTAP_METRICS_MODE: auto, kernel or range (NULL = auto) */
 	int tsc;                  /* GPUTAP_TSC: 1 auto (calls only counted are timed with the CPU's
 				   * time-stamp counter where it is invariant), 0 off (clock_gettime) */
+	int rt_callbacks;         /* GPUTAP_RUNTIME_CALLBACKS: -1 auto (a statically linked runtime's copies
+				   * named through CUPTI runtime callbacks only when API records are wanted),
+				   * 1 on, 0 off */
 	int nwarnings;         /* messages printed while parsing */
 };
 

@@ -166,7 +166,7 @@ void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int resu
 
 void gt_tap_note(uint32_t what, int32_t detail, int32_t result)
 {
-	if (what != GT_NOTE_GPU_FLUSH_SKIPPED)
+	if (what != GT_NOTE_GPU_FLUSH_SKIPPED && what != GT_NOTE_STATIC_RUNTIME)
 		atomic_store(&gt_tap.gpu_incomplete, 1);
 	struct gt_rec_note n;
 	memset(&n, 0, sizeof(n));

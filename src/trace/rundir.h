@@ -38,6 +38,14 @@ struct gt_rundir_proc {
  * (dir unreadable, ENOMEM). */
 int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out);
 
+/* The live process folders of `dir`, the ones `gputap trigger` talks to:
+ * `dir` itself when it holds GT_PROC_CONTROL, else each folder of `dir`
+ * (hidden ones skipped) that holds one, in name order.  fn(procdir,
+ * control, arg) for each; a negative return stops the listing and is
+ * returned.  0, or -1 with errno when `dir` cannot be listed.  Whether the
+ * process still runs is the caller's to check. */
+int gt_rundir_each_live(const char *dir, int (*fn)(const char *procdir, const char *control, void *arg), void *arg);
+
 /* DIR/samplers/ as an entry of the same shape (name "samplers"): 1 when it
  * holds a trace (or its .partial), else 0. */
 int gt_rundir_samplers(const char *dir, struct gt_rundir_proc *out);

@@ -225,6 +225,9 @@ const char *gt_note_text(uint32_t what)
 	case GT_NOTE_CUPTI_MISSING: return "no usable CUPTI library: no GPU activity recorded";
 	case GT_NOTE_GPU_FLUSH_SKIPPED:
 		return "ended by a signal: GPU records CUPTI had not handed over yet (the last ~100 ms) are missing";
+	case GT_NOTE_STATIC_RUNTIME:
+		return "statically linked CUDA runtime: its cudaMemcpy calls are counted as the driver copies they make "
+		       "(cuMemcpy*); GPUTAP_RUNTIME_CALLBACKS=on counts them by name, at a cost on every launch";
 	default: return "a note of a newer gputap";
 	}
 }

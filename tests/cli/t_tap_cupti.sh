@@ -80,6 +80,27 @@ burst=${line##*burst:}
 [ -n "$line" ] && [ "${line#*count:1,}" != "$line" ] && [ ${#burst} -le 6 ] &&
 	ok clock-step-duration || notok clock-step-duration "${line:-no cudaMemcpy line}" "$(cat "$T/c.out")"
 
+# a statically linked runtime (no libcudart loaded): counters only leave CUPTI's runtime callbacks
+# off (they cost every launch) and say so in the trace; asked for, or with API records, they are on
+run "$T/s0" env GPUTAP_TRACE=metrics FAKE_CUPTI_LOG="$T/s0.log" "$T/client" plain >"$T/s0.out" 2>&1
+"$T/stat" "$(trace_of "$T/s0")" >"$T/s0.stat" 2>&1
+! grep -q "^runtime-callback" "$T/s0.log" 2>/dev/null && grep -qx "note 6" "$T/s0.stat" &&
+	[ $(( $(sed -n 's/^flags //p' "$T/s0.stat") & 16 )) -eq 0 ] &&
+	ok static-runtime-counters-no-callbacks || notok static-runtime-counters-no-callbacks "$(cat "$T/s0.log" "$T/s0.stat" 2>&1)"
+"$GPUTAP" convert "$T/s0" >"$T/s0c.out" 2>&1
+! grep -q "statically linked" "$T/s0c.out" && ok static-runtime-note-no-warning || notok static-runtime-note-no-warning "$(cat "$T/s0c.out")"
+run "$T/s1" env GPUTAP_TRACE=metrics GPUTAP_RUNTIME_CALLBACKS=on FAKE_CUPTI_LOG="$T/s1.log" "$T/client" plain >"$T/s1.out" 2>&1
+"$T/stat" "$(trace_of "$T/s1")" >"$T/s1.stat" 2>&1
+grep -qx "runtime-callback 31" "$T/s1.log" 2>/dev/null && ! grep -qx "note 6" "$T/s1.stat" &&
+	ok static-runtime-callbacks-on || notok static-runtime-callbacks-on "$(cat "$T/s1.log" "$T/s1.stat" 2>&1)"
+run "$T/s2" env FAKE_CUPTI_LOG="$T/s2.log" "$T/client" plain >"$T/s2.out" 2>&1
+"$T/stat" "$(trace_of "$T/s2")" >"$T/s2.stat" 2>&1
+grep -qx "runtime-callback 31" "$T/s2.log" 2>/dev/null && ! grep -qx "note 6" "$T/s2.stat" &&
+	ok static-runtime-full-trace-callbacks || notok static-runtime-full-trace-callbacks "$(cat "$T/s2.log" "$T/s2.stat" 2>&1)"
+run "$T/s3" env GPUTAP_TRACE=metrics GPUTAP_RUNTIME_CALLBACKS=sometimes "$T/client" plain >"$T/s3.out" 2>&1
+[ "$(grep -c "GPUTAP_RUNTIME_CALLBACKS=sometimes is not valid (accepted: auto, on, off)" "$T/s3.out")" -eq 1 ] &&
+	ok runtime-callbacks-bad-value || notok runtime-callbacks-bad-value "$(cat "$T/s3.out")"
+
 # files limited to 100 bytes: metrics.log is whole or absent, never torn, no temporary left
 "$T/fsize" 100 env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/f" /bin/true >"$T/f.out" 2>&1
 m=$(ls "$T"/f/pid*/metrics.log 2>/dev/null)

@@ -25,6 +25,7 @@ LAYOUT = {
     8: ("counter", "<IIQd", "name_id device ts value"),
     9: ("dropped", "<IIQ", "source pad count"),
     13: ("hold", "<B3xiQQQQIIII", "kind result start end corr batch count reason_id api_id pad2"),
+    14: ("note", "<IiQiI", "what detail ts result pad"),
 }
 
 

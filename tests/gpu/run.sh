@@ -50,6 +50,8 @@ chk fork fork "$W/fork" "$W/fork.out"
 # 4. metrics only
 GPUTAP_TRACE=metrics tap "$W/met" "$EX" --iters 20 >"$W/met.out" 2>"$W/met.err"
 chk metrics_only metrics-only "$W/met" "$W/met.out"
+GPUTAP_TRACE=metrics GPUTAP_RUNTIME_CALLBACKS=on tap "$W/metn" "$EX" --iters 20 >"$W/metn.out" 2>"$W/metn.err"
+GPUTAP_RUNTIME_CALLBACKS=on chk metrics_only metrics-named "$W/metn" "$W/metn.out"
 
 # 5. a tiny record buffer: exact loss accounting
 GPUTAP_TRACE=nvtx GPUTAP_BUFFER_MB=1 tap "$W/lost" "$EX" --iters 2 --marks 300000 >"$W/lost.out" 2>"$W/lost.err"

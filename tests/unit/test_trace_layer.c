@@ -303,6 +303,43 @@ TEST(rundir_lists_process_folders_only)
 	ASSERT(p == NULL);
 }
 
+static int collect_live(const char *procdir, const char *control, void *arg)
+{
+	char *seen = arg;
+	const char *b = strrchr(procdir, '/');
+	size_t len = strlen(seen);
+	snprintf(seen + len, 256 - len, "%s%s", len ? "," : "", b ? b + 1 : procdir);
+	return strstr(control, "/" GT_PROC_CONTROL) ? (strcmp(b ? b + 1 : "", "stop") == 0 ? -2 : 0) : -3;
+}
+
+TEST(rundir_lists_live_process_folders)
+{
+	const char *d = gt_test_tmpdir();
+	const char *dirs[] = {"pid9", "pid3", "pid3/" GT_PROC_CONTROL, "pid9/" GT_PROC_CONTROL, "done", ".h",
+			      ".h/" GT_PROC_CONTROL, "zz", "zz/" GT_PROC_CONTROL};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		mkd(d, dirs[i]);
+	touch(d, "done/trace.gtr");
+	char seen[256] = "";
+	ASSERT_EQ_INT(gt_rundir_each_live(d, collect_live, seen), 0);
+	ASSERT_EQ_STR(seen, "pid3,pid9,zz"); /* name order, hidden and finished ones skipped */
+	/* a process folder itself */
+	char p9[4300];
+	snprintf(p9, sizeof(p9), "%s/pid9", d);
+	seen[0] = 0;
+	ASSERT_EQ_INT(gt_rundir_each_live(p9, collect_live, seen), 0);
+	ASSERT_EQ_STR(seen, "pid9");
+	/* the callback stops the listing */
+	mkd(d, "stop");
+	mkd(d, "stop/" GT_PROC_CONTROL);
+	seen[0] = 0;
+	ASSERT_EQ_INT(gt_rundir_each_live(d, collect_live, seen), -2);
+	ASSERT_EQ_STR(seen, "pid3,pid9,stop");
+	char missing[4300];
+	snprintf(missing, sizeof(missing), "%s/nothing", d);
+	ASSERT_EQ_INT(gt_rundir_each_live(missing, collect_live, seen), -1);
+}
+
 struct warns {
 	int n;
 	char last[1200];
