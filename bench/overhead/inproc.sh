@@ -2,9 +2,12 @@
 # The tap's own cost per launch inside one process (bench/overhead/inproc.cu), for each mode, REPS
 # processes each (interleaved): hooked vs libcuda's own cuLaunchKernel in alternating blocks.
 #   make gpu-bundle; GT_GPU_BUILD=dir bench/overhead/inproc.sh [REPS]    (needs a GPU and nvcc)
-# Modes: none (no tap: both entries are libcuda's, the method's own noise), metrics (counters only),
+# Modes: none (no tap: both entries are libcuda's, the method's own noise), inert (the tap loaded with
+# no output asked: the hook's entry alone), metrics (counters only), metrics-clock (the same timed with
+# clock_gettime instead of the time-stamp counter, GPUTAP_TSC=off),
 # closed (a capture window that never opens), kernel (CUPTI kernel activity), full (the whole trace).
 # In the CUPTI modes CUPTI's own cost hits both paths alike: the ratio is what the tap adds to it.
+# MODE@base runs MODE with BASE_LIB (an earlier libgputap.so) for a before/after in one call.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -23,8 +26,13 @@ declare -A ratio=() extra=() realns=() bad=()
 for r in $(seq "$REPS"); do
 	for m in $modes; do
 		o=$W/o$r$m
-		case $m in
+		l=$LIB mm=${m%@base}
+		[ "$mm" != "$m" ] && l=${BASE_LIB:?MODE@base needs BASE_LIB=an earlier libgputap.so}
+		tap=(env LD_PRELOAD="$l" CUDA_INJECTION64_PATH="$l" NVTX_INJECTION64_PATH="$l")
+		case $mm in
 		none) c=("$W/inproc") ;;
+		inert) c=("${tap[@]}" "$W/inproc") ;;
+		metrics-clock) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics GPUTAP_TSC=off "$W/inproc") ;;
 		metrics) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$W/inproc") ;;
 		closed) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_CAPTURE=time:3600 "$W/inproc") ;;
 		kernel) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=kernel "$W/inproc") ;;
@@ -34,7 +42,7 @@ for r in $(seq "$REPS"); do
 		ratio[$m]="${ratio[$m]:-} $(json "$W/out" paired_ratio)"
 		extra[$m]="${extra[$m]:-} $(json "$W/out" paired_extra_ns)"
 		realns[$m]="${realns[$m]:-} $(json "$W/out" real_ns)"
-		if [ "$m" != none ]; then # every hooked launch counted, none of libcuda's own
+		if [ "$mm" != none ] && [ "$mm" != inert ]; then # every hooked launch counted, none of libcuda's own
 			want=$(json "$W/out" hooked_launches)
 			got=$(sed -n 's/^name:cuLaunchKernel,count:\([0-9]*\).*/\1/p' "$o"/*/metrics.log 2>/dev/null | head -1)
 			[ "$got" = "$want" ] || bad[$m]="${bad[$m]:-} counted:${got:-none}/$want"

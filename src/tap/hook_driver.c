@@ -261,7 +261,13 @@ static uint32_t hold_name[GT_HOOK_N];
 	if (hold_cls[id] && atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))             \
 	gt_hold_gate_hook(hold_cls[id], hold_name[id])
 
-static void *real_slot(int id, int var);
+static void *real_slot_find(int id, int var);
+/* The real entry point of hook `id` (var 1: its per-thread one): one load once known. */
+static inline __attribute__((always_inline)) void *real_slot(int id, int var)
+{
+	void *p = atomic_load_explicit(&real_fn[id][var], memory_order_acquire);
+	return p ? p : real_slot_find(id, var);
+}
 
 #define GT_HOOK_DEFINE(name, base, minv, maxv, api, params, args, post, ptname)                    \
 	typedef CUresult(CUDAAPI *gt_pfn_##name) params;                                           \
@@ -318,10 +324,9 @@ GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 			uint64_t k0 = gt_ticks();                                                  \
 			CUresult r = real args;                                                    \
 			uint64_t k1 = gt_ticks();                                                  \
-			int saved_errno = errno;                                                   \
+			/* nothing here sets errno (the rare out-of-line paths keep it) */         \
 			gt_hot_api_counted(GT_API_##api, k0, k1);                                  \
 			t->guard--;                                                                \
-			errno = saved_errno;                                                       \
 			return r;                                                                  \
 		}                                                                                  \
 		uint64_t t0 = gt_now_ns();                                                         \
@@ -390,7 +395,7 @@ void gt_hook_driver_hold_setup(void)
 	}
 }
 
-static void *real_slot(int id, int var)
+static __attribute__((noinline)) void *real_slot_find(int id, int var)
 {
 	void *p = atomic_load_explicit(&real_fn[id][var], memory_order_acquire);
 	if (p)

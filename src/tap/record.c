@@ -16,7 +16,18 @@ struct gt_slot *gt_tap_slot(void)
 	return gt_hot_slot();
 }
 
+static struct gt_slot *slot_claim(void);
+
+/* errno kept: the counted-only path of a hook does not save it (tap/hot.h). */
 struct gt_slot *gt_tap_slot_claim(void)
+{
+	int e = errno;
+	struct gt_slot *s = slot_claim();
+	errno = e;
+	return s;
+}
+
+static struct gt_slot *slot_claim(void)
 {
 	struct gt_tls *t = &gt_tls;
 	unsigned gen = atomic_load_explicit(&gt_tap.gen, memory_order_acquire);

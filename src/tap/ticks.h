@@ -22,7 +22,7 @@
 
 extern int gt_ticks_tsc; /* 1: gt_ticks() reads the time-stamp counter; 0: CLOCK_MONOTONIC ns */
 
-static inline uint64_t gt_ticks(void)
+static inline __attribute__((always_inline)) uint64_t gt_ticks(void)
 {
 #if defined(__x86_64__)
 	if (__builtin_expect(gt_ticks_tsc, 1))

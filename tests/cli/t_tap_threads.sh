@@ -43,6 +43,21 @@ done
 # with API records: one record per call (and the 2 cuGetProcAddress)
 grep -qx 'api 96002' "$T/full.stat" && ok full-api-records || notok full-api-records "$(cat "$T/full.stat")"
 
+# launches that are only counted (no API records) save no errno: the program's errno stays as it
+# was across them, also on a thread's first call (its slot is claimed then), in every mode
+for m in metrics closed full; do
+	case $m in
+	metrics) extra=(GPUTAP_TRACE=metrics) ;;
+	closed) extra=(GPUTAP_CAPTURE=time:3600) ;;
+	full) extra=() ;;
+	esac
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/e$m" LAUNCHES=1 "${extra[@]}" "$T/threads_prog" 4 2 500 \
+		>"$T/e$m.out" 2>"$T/e$m.err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q '^name:cuLaunchKernel,count:4000,' "$T/e$m"/*/metrics.log 2>/dev/null &&
+		ok "errno-kept-$m" || notok "errno-kept-$m" "exit $rc" "$(cat "$T/e$m.err" "$T/e$m"/*/metrics.log 2>&1 | head -20)"
+done
+
 # metrics.log's burst of calls that are only counted (metrics, a capture window not open: timed
 # with the CPU's time-stamp counter where it is fit, GPUTAP_TSC=auto) and of recorded ones: 50
 # synchronisations of 2 ms each take 100 ms, and every way of timing them says so

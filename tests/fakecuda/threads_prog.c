@@ -7,10 +7,14 @@
  * number of calls of each kind it made.  With FORK=idle it then forks a child
  * that exits without a CUDA call, with FORK=cuda one that makes one
  * cuStreamSynchronize through the inherited pointer; it waits for the child.
+ * With LAUNCHES=1 each thread first launches a kernel before every pair of
+ * calls, errno set to a mark before each call and checked after it (the
+ * tap must leave the program's errno as it was); a changed errno fails.
  *   threads_prog THREADS WAVES CALLS
  */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +25,12 @@
 typedef CUresult(CUDAAPI *gpa_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 typedef CUresult(CUDAAPI *copy_fn)(void *, CUdeviceptr, size_t);
 typedef CUresult(CUDAAPI *sync_fn)(CUstream);
+typedef CUresult(CUDAAPI *launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+				     unsigned, CUstream, void **, void **);
 
 static sync_fn sync_p;
 static copy_fn copy_p;
+static launch_fn launch_p;
 static int calls;
 
 static void *worker(void *arg)
@@ -31,6 +38,17 @@ static void *worker(void *arg)
 	(void)arg;
 	char b[8];
 	for (int i = 0; i < calls; i++) {
+		if (launch_p) {
+			int v = i;
+			void *kp[] = {&v};
+			errno = 4242;
+			if (launch_p((CUfunction)(uintptr_t)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, kp, NULL) != CUDA_SUCCESS)
+				return (void *)1;
+			if (errno != 4242) {
+				fprintf(stderr, "threads_prog: errno %d after cuLaunchKernel, was 4242\n", errno);
+				return (void *)1;
+			}
+		}
 		if (sync_p(NULL) != CUDA_SUCCESS || copy_p(b, 0, sizeof(b)) != CUDA_SUCCESS)
 			return (void *)1;
 	}
@@ -48,6 +66,11 @@ int main(int argc, char **argv)
 	if (!gpa || gpa("cuStreamSynchronize", (void **)&sync_p, 12000, 0, NULL) != CUDA_SUCCESS ||
 	    gpa("cuMemcpyDtoH", (void **)&copy_p, 12000, 0, NULL) != CUDA_SUCCESS) {
 		fprintf(stderr, "threads_prog: no usable libcuda.so.1\n");
+		return 2;
+	}
+	const char *lc = getenv("LAUNCHES");
+	if (lc && *lc == '1' && gpa("cuLaunchKernel", (void **)&launch_p, 12000, 0, NULL) != CUDA_SUCCESS) {
+		fprintf(stderr, "threads_prog: no cuLaunchKernel\n");
 		return 2;
 	}
 	pthread_t th[64];
