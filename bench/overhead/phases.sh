@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Where a capture window's cost goes, inside each process: tests/gpu/capture_steps.cu runs 2,000 NVTX
+# "step" ranges of 250 launches of ~4 µs and, with --phases 20, reports the time per kernel of each
+# twentieth of its loop.  Modes, interleaved, REPS processes each:
+#   none_s / none_d       no tool, CUDA runtime linked statically (_s, nvcc's default) or shared (_d)
+#   metrics_s / metrics_d counters only (GPUTAP_TRACE=metrics)
+#   cap5_s                a 5 % window, steps 951-1050 (twentieths 9 and 10 hold it)
+#   kernel_s / full_s     CUPTI kernel activity alone / the whole trace
+# Prints, per mode, the median time per kernel and its ratio to no tool of the same linkage, and for
+# cap5 the window's own cost as a fraction of the run: the extra time of twentieths 9 and 10 over the
+# median of the others (the first one, warm-up, left out), which no drift between processes affects.
+#   make gpu-bundle; GT_GPU_BUILD=dir bench/overhead/phases.sh [REPS] [OUT]   (needs a GPU and nvcc)
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+REPS=${1:-7}
+OUT=${2:-$(mktemp -d)}
+B=${GT_GPU_BUILD:-$top/.carry/build}
+LIB=$B/libgputap.so
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$OUT"
+nvcc -O2 -arch=sm_90 -o "$W/steps_s" tests/gpu/capture_steps.cu -lcuda &&
+	nvcc -O2 -arch=sm_90 -cudart shared -o "$W/steps_d" tests/gpu/capture_steps.cu -lcuda || exit 1
+tap=(env LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB")
+modes=${MODES:-none_s metrics_s none_d metrics_d cap5_s kernel_s full_s}
+: >"$OUT/phases.txt"
+for r in $(seq "$REPS"); do
+	for m in $modes; do
+		bin=$W/steps_${m##*_} o=$W/o$r$m
+		case ${m%_*} in
+		none) c=("$bin") ;;
+		metrics) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$bin") ;;
+		cap5) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_CAPTURE='nvtx:step@951-1050' "$bin") ;;
+		kernel) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=kernel "$bin") ;;
+		full) c=("${tap[@]}" GPUTAP_OUT="$o" "$bin") ;;
+		*) echo "unknown mode $m" >&2; exit 2 ;;
+		esac
+		"${c[@]}" 2000 250 --phases 20 >"$W/out" 2>"$W/err" || echo "# $m run $r failed: $(tail -1 "$W/err")"
+		echo "A $r $m $(cat "$W/out")" >>"$OUT/phases.txt"
+		rm -rf "$o"
+	done
+done
+python3 - "$OUT/phases.txt" <<'EOP'
+import json, re, statistics as st, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"A (\d+) (\S+) (\{.*\})", line.strip())
+    if m:
+        runs.setdefault(m.group(2), []).append(json.loads(m.group(3)))
+base = {k: st.median(d["us_per_kernel"] for d in runs["none" + k]) for k in ("_s", "_d") if "none" + k in runs}
+print("| mode | runs | median us/kernel | vs none, same linkage | spread | median within-run spread (slowest/fastest twentieth) |")
+print("|---|---|---|---|---|---|")
+for mode, ds in runs.items():
+    tot = [d["us_per_kernel"] for d in ds]
+    b = base.get(mode[-2:])
+    sp = st.median(max(d["phases"][1:]) / min(d["phases"][1:]) for d in ds)
+    print("| %s | %d | %.3f | %s | %.3f-%.3f | %.3f |" % (mode, len(ds), st.median(tot), "%.3f" % (st.median(tot) / b) if b else "-",
+                                                         min(tot), max(tot), sp))
+for mode, ds in runs.items():
+    if mode.startswith("cap5"):
+        r = []
+        for d in ds:
+            ph = d["phases"]
+            rest = st.median(p for i, p in enumerate(ph) if i not in (9, 10) and i > 0)
+            r.append(sum(ph[i] - rest for i in (9, 10)) / len(ph) / rest)
+        print("%s: the window's own cost, fraction of the run, per run: %s; median %.3f" %
+              (mode, " ".join("%.3f" % x for x in r), st.median(r)))
+EOP
