@@ -2,7 +2,10 @@
 # Profiling overhead, side by side in one run: median of REPS runs per mode.
 #   [BENCHES="launch compute cuda"] [MODES="none metrics full ..."] bench/overhead/run.sh [REPS]
 #   (needs a CUDA GPU, python3 with torch, nvcc)
+# Benches: launch, compute (PyTorch, bench/overhead/step.py), cuda (examples/cuda_example), and
+# launch-long (the launch loop with 2,000 timed steps, each in an NVTX range "step": for capture5).
 # Modes: none, gputap metrics only (GPUTAP_TRACE=metrics), gputap full trace,
+# capture5 (a capture window over timed steps 951-1050 of launch-long: 5 % of them),
 # noapi (full without host API records), kernel (CUPTI kernel activity alone:
 # GPUTAP_TRACE=kernel), torch.profiler (PyTorch cases only).  Prints a table
 # of ratios vs none.
@@ -22,6 +25,8 @@ one() { # MODE BENCH -> us per step
 	local mode=$1 bench=$2 cmd
 	if [ "$bench" = cuda ]; then
 		cmd=("$B/cuda_example" --iters 20000 --timing)
+	elif [ "$bench" = launch-long ]; then # the launch loop, 2,000 timed steps in NVTX "step" ranges
+		cmd=("$PY" bench/overhead/step.py launch --steps 2000 --nvtx)
 	else
 		cmd=("$PY" bench/overhead/step.py "$bench")
 	fi
@@ -31,6 +36,7 @@ one() { # MODE BENCH -> us per step
 	full) cmd=(env $(tapenv) "${cmd[@]}") ;;
 	noapi) cmd=(env $(tapenv) GPUTAP_TRACE=kernel,memcpy,memory,nvtx "${cmd[@]}") ;;
 	kernel) cmd=(env $(tapenv) GPUTAP_TRACE=kernel "${cmd[@]}") ;;
+	capture5) cmd=(env $(tapenv) GPUTAP_CAPTURE='nvtx:step@951-1050' "${cmd[@]}") ;; # launch-long: 5 % of its steps
 	profiler) cmd=("${cmd[@]}" --profiler) ;;
 	esac
 	if [ "$bench" = cuda ]; then
