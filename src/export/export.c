@@ -225,7 +225,7 @@ void gt_out_warn(const struct gt_out_info *info)
 			"%llu records it holds",
 			info->trace_path, (unsigned long long)info->records);
 	for (uint32_t w = 1; w < 32; w++)
-		if ((info->notes & (1u << w)) && w != GT_NOTE_STATIC_RUNTIME) /* that one is no loss: the summary says it */
+		if ((info->notes & (1u << w)) && gt_note_is_loss(w))
 			gt_warn("%s: %s", info->trace_path, gt_note_text(w));
 	if (info->cupti_no_buffer)
 		gt_warn("%s: CUPTI asked %llu times for an activity buffer when all of GPUTAP_BUFFER_MB's share was in "

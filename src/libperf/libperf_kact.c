@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/containers.h"
 #include "core/sort.h"
 #include "gpu/probe.h"
 
@@ -35,15 +36,25 @@ static struct {
 	int open;
 	uint64_t base, next_id;
 	int runs;
-	struct ext_rec *ext;
-	size_t next, cap_ext;
-	struct gpu_rec *gpu;
-	size_t ngpu, cap_gpu;
+	struct gt_vec ext; /* struct ext_rec */
+	struct gt_vec gpu; /* struct gpu_rec */
 	int overflow;
 	size_t dropped;
 	int failures;
 	char last_why[160];
-} S = {.mu = PTHREAD_MUTEX_INITIALIZER, .next_id = 1};
+} S = {.mu = PTHREAD_MUTEX_INITIALIZER,
+	 .next_id = 1,
+	 .ext = {.elsize = sizeof(struct ext_rec)},
+	 .gpu = {.elsize = sizeof(struct gpu_rec)}};
+
+/* A new element of `a`, or NULL (counted as an overflow) past MAX_KEPT or out of memory. */
+static void *keep(struct gt_vec *a)
+{
+	void *e = a->n < MAX_KEPT ? gt_vec_push(a) : NULL;
+	if (!e)
+		S.overflow = 1;
+	return e;
+}
 
 static const char *res_str(CUptiResult r)
 {
@@ -88,32 +99,16 @@ static void keep_ext(const CUpti_ActivityExternalCorrelation *e)
 {
 	if (e->externalKind != EXT_KIND || e->externalId < S.base || e->externalId >= S.base + (uint64_t)S.runs)
 		return;
-	if (S.next == S.cap_ext) {
-		size_t cap = S.cap_ext ? 2 * S.cap_ext : 256;
-		struct ext_rec *n = cap <= MAX_KEPT ? realloc(S.ext, cap * sizeof(*n)) : NULL;
-		if (!n) {
-			S.overflow = 1;
-			return;
-		}
-		S.ext = n;
-		S.cap_ext = cap;
-	}
-	S.ext[S.next++] = (struct ext_rec){e->correlationId, (uint32_t)(e->externalId - S.base)};
+	struct ext_rec *r = keep(&S.ext);
+	if (r)
+		*r = (struct ext_rec){e->correlationId, (uint32_t)(e->externalId - S.base)};
 }
 
 static void keep_gpu(uint32_t corr, uint64_t start, uint64_t end)
 {
-	if (S.ngpu == S.cap_gpu) {
-		size_t cap = S.cap_gpu ? 2 * S.cap_gpu : 256;
-		struct gpu_rec *n = cap <= MAX_KEPT ? realloc(S.gpu, cap * sizeof(*n)) : NULL;
-		if (!n) {
-			S.overflow = 1;
-			return;
-		}
-		S.gpu = n;
-		S.cap_gpu = cap;
-	}
-	S.gpu[S.ngpu++] = (struct gpu_rec){corr, end > start ? end - start : 0};
+	struct gpu_rec *r = keep(&S.gpu);
+	if (r)
+		*r = (struct gpu_rec){corr, end > start ? end - start : 0};
 }
 
 static void CUPTIAPI on_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
@@ -221,11 +216,8 @@ void gt_kact_stop(void)
 	S.api.cuptiUnsubscribe(S.sub);
 	S.on = 0;
 	pthread_mutex_lock(&S.mu);
-	free(S.ext);
-	free(S.gpu);
-	S.ext = NULL;
-	S.gpu = NULL;
-	S.next = S.cap_ext = S.ngpu = S.cap_gpu = 0;
+	gt_vec_free(&S.ext);
+	gt_vec_free(&S.gpu);
 	pthread_mutex_unlock(&S.mu);
 }
 
@@ -235,7 +227,7 @@ uint64_t gt_kact_open(int runs)
 	S.base = S.next_id;
 	S.next_id += (uint64_t)(runs > 0 ? runs : 0);
 	S.runs = runs;
-	S.next = S.ngpu = 0;
+	S.ext.n = S.gpu.n = 0; /* the space is kept for the next window */
 	S.overflow = 0;
 	S.dropped = 0;
 	S.open = 1;
@@ -276,13 +268,14 @@ static int cmp_int(const void *a, const void *b)
 /* Add every kept GPU record to its run; the index of the first run without one, or -1. */
 static int attribute(int runs, double *us, int *ops)
 {
-	gt_sort(S.ext, S.next, sizeof(*S.ext), cmp_ext);
-	for (size_t i = 0; i < S.ngpu; i++) {
-		struct ext_rec key = {S.gpu[i].corr, 0};
-		const struct ext_rec *e = S.next ? bsearch(&key, S.ext, S.next, sizeof(*S.ext), cmp_ext) : NULL;
+	gt_sort(S.ext.v, S.ext.n, sizeof(struct ext_rec), cmp_ext);
+	for (size_t i = 0; i < S.gpu.n; i++) {
+		const struct gpu_rec *g = &GT_VEC_AT(&S.gpu, struct gpu_rec, i);
+		struct ext_rec key = {g->corr, 0};
+		const struct ext_rec *e = S.ext.n ? bsearch(&key, S.ext.v, S.ext.n, sizeof(key), cmp_ext) : NULL;
 		if (!e || (int)e->run >= runs)
 			continue;
-		us[e->run] += (double)S.gpu[i].ns / 1e3;
+		us[e->run] += (double)g->ns / 1e3;
 		ops[e->run]++;
 	}
 	for (int i = 0; i < runs; i++)

@@ -175,7 +175,7 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 	c->rt_callbacks = -1;
 	v = get("GPUTAP_RUNTIME_CALLBACKS");
 	if (v && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
-		c->rt_callbacks = v[1] == 'n';
+		c->rt_callbacks = strcmp(v, "on") == 0;
 	} else if (v && strcmp(v, "auto") != 0) {
 		gt_warn("GPUTAP_RUNTIME_CALLBACKS=%s is not valid (accepted: auto, on, off); using auto", v);
 		c->nwarnings++;

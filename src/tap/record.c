@@ -7,6 +7,7 @@
 #include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/tap.h"
+#include "trace/trace_io.h"
 
 __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 extern pthread_key_t gt_tap_thread_key;
@@ -177,7 +178,7 @@ void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int resu
 
 void gt_tap_note(uint32_t what, int32_t detail, int32_t result)
 {
-	if (what != GT_NOTE_GPU_FLUSH_SKIPPED && what != GT_NOTE_STATIC_RUNTIME)
+	if (gt_note_gpu_incomplete(what))
 		atomic_store(&gt_tap.gpu_incomplete, 1);
 	struct gt_rec_note n;
 	memset(&n, 0, sizeof(n));

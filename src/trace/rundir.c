@@ -49,9 +49,14 @@ int gt_rundir_samplers(const char *dir, struct gt_rundir_proc *out)
 	return entry(dir, GT_RUN_SAMPLERS, out) && out->trace[0];
 }
 
-static int cmp_name(const void *a, const void *b)
+static int visible(const struct dirent *e)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return e->d_name[0] != '.';
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
 int gt_rundir_each_live(const char *dir, int (*fn)(const char *procdir, const char *control, void *arg), void *arg)
@@ -60,46 +65,20 @@ int gt_rundir_each_live(const char *dir, int (*fn)(const char *procdir, const ch
 	snprintf(c, sizeof(c), "%s/" GT_PROC_CONTROL, dir);
 	if (exists(c))
 		return fn(dir, c, arg);
-	DIR *d = opendir(dir);
-	if (!d)
+	struct dirent **names;
+	int n = scandir(dir, &names, visible, by_name);
+	if (n < 0)
 		return -1;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
 	int rc = 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			char **nn = realloc(names, cap * sizeof(*nn));
-			if (!nn) {
-				rc = -1;
-				break;
-			}
-			names = nn;
-		}
-		if (!(names[n] = strdup(e->d_name))) {
-			rc = -1;
-			break;
-		}
-		n++;
-	}
-	closedir(d);
-	if (rc == 0 && n)
-		gt_sort(names, n, sizeof(*names), cmp_name);
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	for (int i = 0; i < n && rc == 0; i++) {
 		char p[4200];
-		if (snprintf(p, sizeof(p), "%s/%s", dir, names[i]) >= (int)sizeof(p) ||
-		    snprintf(c, sizeof(c), "%s/" GT_PROC_CONTROL, p) >= (int)sizeof(c) || !exists(c))
-			continue;
-		rc = fn(p, c, arg);
+		if (snprintf(p, sizeof(p), "%s/%s", dir, names[i]->d_name) < (int)sizeof(p) &&
+		    snprintf(c, sizeof(c), "%s/" GT_PROC_CONTROL, p) < (int)sizeof(c) && exists(c))
+			rc = fn(p, c, arg);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	if (rc == -1 && errno == 0)
-		errno = ENOMEM;
 	return rc;
 }
 

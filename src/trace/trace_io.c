@@ -232,6 +232,16 @@ const char *gt_note_text(uint32_t what)
 	}
 }
 
+int gt_note_is_loss(uint32_t what)
+{
+	return what != GT_NOTE_STATIC_RUNTIME;
+}
+
+int gt_note_gpu_incomplete(uint32_t what)
+{
+	return gt_note_is_loss(what) && what != GT_NOTE_GPU_FLUSH_SKIPPED;
+}
+
 size_t gt_rec_min_size(unsigned type)
 {
 	switch (type) {

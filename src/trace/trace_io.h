@@ -114,6 +114,11 @@ int gt_tr_rewrite(const char *in, const char *out, int level, struct gt_tr_rewri
 
 /* What a GT_REC_NOTE says, in a sentence ("CUPTI was handed over ..."). */
 const char *gt_note_text(uint32_t what);
+/* 1 when the note says something is missing from the trace (the commands warn of it; the others
+ * are only printed in the summary). */
+int gt_note_is_loss(uint32_t what);
+/* 1 when the note marks the trace GT_FILE_GPU_INCOMPLETE (GPU activity was not recorded). */
+int gt_note_gpu_incomplete(uint32_t what);
 
 /* Minimum size of each record type: its frozen version-1 size
  * (GT_REC_V1_SIZES), 0 for unknown types. */

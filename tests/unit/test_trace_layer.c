@@ -480,3 +480,18 @@ TEST(postrun_convert_into_other_folder_with_samplers)
 	ASSERT(!exists_in(out, "onlylog"));
 	gt_postrun_free(&pr);
 }
+
+TEST(notes_say_which_are_losses)
+{
+	/* every note but the static-runtime one says something is missing; the flush skipped at a
+	 * signal is a loss of GPU records but not of GPU activity as a whole */
+	for (uint32_t w = GT_NOTE_CUPTI_HANDED_OVER; w <= GT_NOTE_CUPTI_MISSING; w++) {
+		ASSERT(gt_note_is_loss(w));
+		ASSERT(gt_note_gpu_incomplete(w));
+	}
+	ASSERT(gt_note_is_loss(GT_NOTE_GPU_FLUSH_SKIPPED));
+	ASSERT(!gt_note_gpu_incomplete(GT_NOTE_GPU_FLUSH_SKIPPED));
+	ASSERT(!gt_note_is_loss(GT_NOTE_STATIC_RUNTIME));
+	ASSERT(!gt_note_gpu_incomplete(GT_NOTE_STATIC_RUNTIME));
+	ASSERT_CONTAINS(gt_note_text(GT_NOTE_STATIC_RUNTIME), "GPUTAP_RUNTIME_CALLBACKS=on");
+}
