@@ -6,6 +6,9 @@
 #   metrics_s / metrics_d counters only (GPUTAP_TRACE=metrics)
 #   cap5_s                a 5 % window, steps 951-1050 (twentieths 9 and 10 hold it)
 #   kernel_s / full_s     CUPTI kernel activity alone / the whole trace
+#   none_t metrics_t cap5_t kernel_t full_t   the same on the launch-bound PyTorch loop instead
+#                         (bench/overhead/step.py launch --steps 2000 --nvtx --phases 20: 150 launches
+#                         per step; the times are per step)
 # Prints, per mode, the median time per kernel and its ratio to no tool of the same linkage, and for
 # cap5 the window's own cost as a fraction of the run: the extra time of twentieths 9 and 10 over the
 # median of the others (the first one, warm-up, left out), which no drift between processes affects.
@@ -27,7 +30,8 @@ modes=${MODES:-none_s metrics_s none_d metrics_d cap5_s kernel_s full_s}
 : >"$OUT/phases.txt"
 for r in $(seq "$REPS"); do
 	for m in $modes; do
-		bin=$W/steps_${m##*_} o=$W/o$r$m
+		bin=$W/steps_${m##*_} o=$W/o$r$m args=(2000 250 --phases 20)
+		[ "${m##*_}" = t ] && bin=${PYTHON:-python3} args=(bench/overhead/step.py launch --steps 2000 --nvtx --phases 20)
 		case ${m%_*} in
 		none) c=("$bin") ;;
 		metrics) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$bin") ;;
@@ -36,7 +40,7 @@ for r in $(seq "$REPS"); do
 		full) c=("${tap[@]}" GPUTAP_OUT="$o" "$bin") ;;
 		*) echo "unknown mode $m" >&2; exit 2 ;;
 		esac
-		"${c[@]}" 2000 250 --phases 20 >"$W/out" 2>"$W/err" || echo "# $m run $r failed: $(tail -1 "$W/err")"
+		"${c[@]}" "${args[@]}" >"$W/out" 2>"$W/err" || echo "# $m run $r failed: $(tail -1 "$W/err")"
 		echo "A $r $m $(cat "$W/out")" >>"$OUT/phases.txt"
 		rm -rf "$o"
 	done
@@ -48,8 +52,11 @@ for line in open(sys.argv[1]):
     m = re.match(r"A (\d+) (\S+) (\{.*\})", line.strip())
     if m:
         runs.setdefault(m.group(2), []).append(json.loads(m.group(3)))
-base = {k: st.median(d["us_per_kernel"] for d in runs["none" + k]) for k in ("_s", "_d") if "none" + k in runs}
-print("| mode | runs | median us/kernel | vs none, same linkage | spread | median within-run spread (slowest/fastest twentieth) |")
+for ds in runs.values():
+    for d in ds:
+        d.setdefault("us_per_kernel", d.get("us_per_step"))  # the PyTorch loop's unit is a step
+base = {k: st.median(d["us_per_kernel"] for d in runs["none" + k]) for k in ("_s", "_d", "_t") if "none" + k in runs}
+print("| mode | runs | median us/kernel (_t: us/step) | vs none, same program | spread | median within-run spread (slowest/fastest twentieth) |")
 print("|---|---|---|---|---|---|")
 for mode, ds in runs.items():
     tot = [d["us_per_kernel"] for d in ds]

@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
 """One timing of a PyTorch step, for bench/overhead/run.sh.
 
-    step.py launch|compute [--profiler] [--steps N] [--nvtx]
+    step.py launch|compute [--profiler] [--steps N] [--nvtx] [--phases K] [--ab BLOCK]
 launch:  50 relu(y*a+b) on 256x256 per step (150 tiny kernels), 200 timed steps after 20 warm-ups
 compute: 4 bf16 matmuls 8192x8192 per step, 20 timed steps after 5 warm-ups
 --steps N: N timed steps instead; --nvtx: each timed step inside an NVTX range "step" (warm-ups
 in "warm"), so that `--capture nvtx:step@A-B` picks timed steps A..B.
-Prints the median-free mean per-step time in microseconds as JSON.
+--phases K: also the mean time per step of each K-th of the timed loop ("phases"), to see a capture
+window's cost inside the process (bench/overhead/phases.sh).
+--ab BLOCK: under libgputap.so with GPUTAP_BENCH_AB=1, the timed steps run in blocks of BLOCK steps
+with the tap counting and recording (A) and with its hooks calling straight through
+(gputap_bench_pass(1), B), in the order A B B A repeated, each block ended by a synchronize; prints
+both per-step times, "ab_ratio" (A's total over B's) and "ab_paired" (the median of each A B B A
+group's ratio), so the tap's cost is measured inside one process (bench/overhead/ab.sh).
+--ab-null: the same blocks with the tap on in both (the method's own noise).
+Prints the mean per-step time in microseconds as JSON.
 """
+import ctypes
 import json
+import statistics
 import sys
 import time
 
@@ -19,7 +29,9 @@ def main():
     which = sys.argv[1]
     prof = "--profiler" in sys.argv
     nvtx = "--nvtx" in sys.argv
-    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 0
+    def opt(name):
+        return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else 0
+    steps, nphases, block = opt("--steps"), opt("--phases"), opt("--ab")
     dev = "cuda"
     if which == "launch":
         y = torch.randn(256, 256, device=dev)
@@ -57,18 +69,65 @@ def main():
         p = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                torch.profiler.ProfilerActivity.CUDA])
         p.__enter__()
+    if block > 0:
+        print(json.dumps(ab(step, n, block, mark, "--ab-null" in sys.argv)))
+        return
     t0 = time.perf_counter()
-    for _ in range(n):
+    marks = [t0]
+    for i in range(n):
         if mark:
             mark.range_push("step")
         step()
         if mark:
             mark.range_pop()
+        if nphases and (i + 1) * nphases // n != i * nphases // n:
+            torch.cuda.synchronize()
+            marks.append(time.perf_counter())
     torch.cuda.synchronize()
     t1 = time.perf_counter()
     if p is not None:
         p.__exit__(None, None, None)
-    print(json.dumps({"bench": which, "us_per_step": (t1 - t0) / n * 1e6}))
+    out = {"bench": which, "us_per_step": (t1 - t0) / n * 1e6}
+    if nphases:
+        bounds = [i * n // nphases for i in range(nphases + 1)]
+        out["phases"] = [(marks[k + 1] - marks[k]) / (bounds[k + 1] - bounds[k]) * 1e6 for k in range(nphases)]
+    print(json.dumps(out))
+
+
+def ab(step, n, block, mark, null):
+    """The timed steps in blocks, tap on (A) and passing (B), A B B A; per-step times and ratios."""
+    fn = getattr(ctypes.CDLL(None), "gputap_bench_pass", None)
+    if fn is None:
+        sys.exit("step.py --ab: no gputap_bench_pass here (run it under libgputap.so)")
+    fn.argtypes = [ctypes.c_int]
+    if fn(0) != 0:
+        sys.exit("step.py --ab: gputap_bench_pass refused (GPUTAP_BENCH_AB=1 not set, or the tap is not live)")
+    tot = {0: 0.0, 1: 0.0}
+    cnt = {0: 0, 1: 0}
+    groups = []
+    order = (0, 1, 1, 0)
+    nblocks = max(4, n // block // 4 * 4)
+    for g in range(nblocks // 4):
+        t = {0: 0.0, 1: 0.0}
+        for passing in order:
+            fn(0 if null else passing)
+            t0 = time.perf_counter()
+            for _ in range(block):
+                if mark:
+                    mark.range_push("step")
+                step()
+                if mark:
+                    mark.range_pop()
+            torch.cuda.synchronize()
+            dt = time.perf_counter() - t0
+            t[passing] += dt
+            tot[passing] += dt
+            cnt[passing] += block
+        groups.append(t[0] / t[1])
+    fn(0)
+    a, b = tot[0] / cnt[0] * 1e6, tot[1] / cnt[1] * 1e6
+    return {"bench": "ab", "us_per_step_tap": a, "us_per_step_pass": b, "ab_ratio": a / b,
+            "ab_paired": statistics.median(groups), "groups": len(groups), "block": block}
 
 
 if __name__ == "__main__":

@@ -282,6 +282,32 @@ int gt_tap_start_inprocess(const char *out_dir)
 	return rc;
 }
 
+/* ---- a benchmark's in-process A/B (bench/overhead/ab.sh) ---- */
+
+/* With GPUTAP_BENCH_AB=1 in the environment, gputap_bench_pass(1) makes every hook call straight
+ * through, as before a process's first CUDA call (its cost is the `inert` mode's), and
+ * gputap_bench_pass(0) makes them count and record again, so one process can time the same loop
+ * both ways in alternating blocks: drift between processes, which on the GPU machines dwarfs the
+ * tap's cost, cancels.  Calls made while passing are neither counted nor recorded, so this is for
+ * benchmarks only; without the variable, or before the process went live or after its final flush
+ * started, it changes nothing and returns -1. */
+GT_EXPORT int gputap_bench_pass(int pass)
+{
+	const char *v = getenv("GPUTAP_BENCH_AB");
+	if (!v || strcmp(v, "1") != 0)
+		return -1;
+	int rc = -1;
+	pthread_mutex_lock(&L.mu);
+	if (atomic_load(&L.state) == GT_LIVE && !atomic_load(&L.finishing)) {
+		atomic_store(&gt_tap.on, !pass);
+		rc = 0;
+		if (atomic_load(&L.finishing)) /* the final flush began meanwhile: it owns `on` now */
+			atomic_store(&gt_tap.on, 0);
+	}
+	pthread_mutex_unlock(&L.mu);
+	return rc;
+}
+
 /* ---- the end ---- */
 
 void gt_tap_finish(void)

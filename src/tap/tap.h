@@ -141,6 +141,7 @@ int gt_tap_recording(void);     /* set up to record (live, or waiting for the fi
 void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted (cupti.c) */
 void gt_tap_finish(void);       /* final flush, idempotent */
 int gt_tap_start_inprocess(const char *out_dir); /* gputap_start: 0, or -errno */
+int gputap_bench_pass(int pass); /* exported for bench/overhead/ab.sh only (life.c): 0 or -1 */
 void *gt_tap_map_zero(size_t bytes);             /* zeroed memory reserved once (mmap), NULL if none */
 
 /* resolve.c: real functions behind the interposed names */

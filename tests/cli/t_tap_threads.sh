@@ -75,6 +75,26 @@ for how in metrics:auto metrics:off closed:auto full:auto; do
 		notok "burst-$m-tsc-$tsc" "burst '$b' us for 50 x 2 ms" "$(cat "$T/b$m$tsc"/*/metrics.log "$T/b.err" 2>&1)"
 done
 
+# bench/overhead/ab.sh's switch: with GPUTAP_BENCH_AB=1, calls made while gputap_bench_pass(1) holds
+# are neither counted nor recorded (waves 1 and 3 of 4 here); without it the switch does nothing
+for ab in 1 0; do
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/p$ab" GPUTAP_BENCH_AB=$ab BENCH_PASS=1 "$T/threads_prog" 2 4 100 \
+		>"$T/p$ab.out" 2>"$T/p$ab.err"
+	rc=$?
+	want="pass 0" n=401
+	[ $ab = 0 ] && want="pass -1" n=801
+	c=$(sed -n 's/^name:cuStreamSynchronize,count:\([0-9]*\),.*/\1/p' "$T/p$ab"/*/metrics.log 2>/dev/null)
+	a=$(python3 - "$(ls "$T/p$ab"/*/trace.gtr 2>/dev/null | head -1)" 2>&1 <<'EOP'
+import sys
+sys.path.insert(0, "tests/gpu")
+import gtr
+print(sum(1 for r in gtr.read(sys.argv[1])["records"] if r["type"] == "api" and r["name"] == "cuStreamSynchronize"))
+EOP
+)
+	[ $rc -eq 0 ] && grep -qx "$want" "$T/p$ab.out" && [ "$c" = $n ] && [ "$a" = $n ] && ok "bench-pass-ab-$ab" ||
+		notok "bench-pass-ab-$ab" "exit $rc; counted '$c', records '$a', want $n" "$(cat "$T/p$ab.out" "$T/p$ab.err")"
+done
+
 # a fork child only resets the tap: without a CUDA call of its own it leaves no folder (and the
 # parent's trace is complete); with one, it gets a folder of its own that counts only its call
 for fk in idle cuda; do

@@ -10,8 +10,12 @@
  * With LAUNCHES=1 each thread first launches a kernel before every pair of
  * calls, errno set to a mark before each call and checked after it (the
  * tap must leave the program's errno as it was); a changed errno fails.
+ * With BENCH_PASS=1 it makes one cuStreamSynchronize first (the process goes
+ * live), then runs the odd waves with gputap_bench_pass(1) and the even ones
+ * with gputap_bench_pass(0), and prints "pass RC" (the calls' first result).
  *   threads_prog THREADS WAVES CALLS
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -77,7 +81,24 @@ int main(int argc, char **argv)
 	if (nt < 1 || nt > 64)
 		return 2;
 	int bad = 0;
+	const char *bp = getenv("BENCH_PASS");
+	int (*pass)(int) = NULL;
+	if (bp && *bp == '1') {
+		if (sync_p(NULL) != CUDA_SUCCESS)
+			return 2;
+		*(void **)&pass = dlsym(RTLD_DEFAULT, "gputap_bench_pass");
+		if (!pass) {
+			fprintf(stderr, "threads_prog: no gputap_bench_pass\n");
+			return 2;
+		}
+	}
+	int pass_rc = 1;
 	for (int w = 0; w < waves; w++) {
+		if (pass) {
+			int rc = pass(w % 2);
+			if (pass_rc == 1)
+				pass_rc = rc;
+		}
 		for (int i = 0; i < nt; i++)
 			if (pthread_create(&th[i], NULL, worker, NULL) != 0)
 				return 3;
@@ -86,6 +107,10 @@ int main(int argc, char **argv)
 			pthread_join(th[i], &r);
 			bad |= r != NULL;
 		}
+	}
+	if (pass) {
+		pass(0);
+		printf("pass %d\n", pass_rc);
 	}
 	printf("%d %d\n", nt * waves * calls, nt * waves * calls);
 	fflush(stdout);

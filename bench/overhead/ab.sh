@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The tap's cost on the launch-bound PyTorch loop, measured inside each process: bench/overhead/step.py
+# --ab times 2,000 steps in blocks of 10 with the tap counting and recording (A) and with its hooks
+# calling straight through (B, gputap_bench_pass(1), as the `inert` mode), A B B A repeated, so the
+# machines' drift (up to 25 % within a run, ±30 % between runs) hits both alike.  Modes, interleaved,
+# REPS processes each:
+#   null     the tap on in A and B (--ab-null): the method's own noise
+#   metrics  counters only (GPUTAP_TRACE=metrics): the `metrics` cost over the hooks' pass-through
+#   closed   a capture window that never opens (GPUTAP_CAPTURE=time:3600): the cost outside windows
+#   full     the whole trace: what the tap's hooks and records add on top of CUPTI (CUPTI kernel
+#            activity runs in A and B alike; its runtime callbacks return at once in B)
+# Prints per mode the median over processes of the A/B ratio (total A over total B) and of the
+# paired ratio (median of each A B B A group's), with their range.
+#   make gpu-bundle; GT_GPU_BUILD=dir bench/overhead/ab.sh [REPS] [OUT]   (needs a GPU, torch)
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+REPS=${1:-7}
+OUT=${2:-$(mktemp -d)}
+B=${GT_GPU_BUILD:-$top/.carry/build}
+LIB=$B/libgputap.so
+PY=${PYTHON:-python3}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$OUT"
+[ -f "$LIB" ] || { echo "ab.sh: no $LIB (make gpu-bundle, GT_GPU_BUILD=its build folder)" >&2; exit 1; }
+tap=(env LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUTAP_BENCH_AB=1)
+steps=(bench/overhead/step.py launch --steps "${STEPS:-2000}" --ab "${BLOCK:-10}")
+modes=${MODES:-null metrics closed full}
+: >"$OUT/ab.txt"
+for r in $(seq "$REPS"); do
+	for m in $modes; do
+		o=$W/o$r$m
+		case $m in
+		null) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$PY" "${steps[@]}" --ab-null) ;;
+		metrics) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$PY" "${steps[@]}") ;;
+		closed) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_CAPTURE=time:3600 "$PY" "${steps[@]}") ;;
+		full) c=("${tap[@]}" GPUTAP_OUT="$o" "$PY" "${steps[@]}") ;;
+		*) echo "ab.sh: unknown mode $m" >&2; exit 2 ;;
+		esac
+		"${c[@]}" >"$W/out" 2>"$W/err" || echo "# $m run $r failed: $(tail -1 "$W/err")"
+		echo "A $r $m $(cat "$W/out")" >>"$OUT/ab.txt"
+		rm -rf "$o"
+	done
+done
+python3 - "$OUT/ab.txt" <<'EOP'
+import json, re, statistics as st, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"A (\d+) (\S+) (\{.*\})", line.strip())
+    if m:
+        runs.setdefault(m.group(2), []).append(json.loads(m.group(3)))
+print("| mode | runs | A/B ratio, median (range) | paired, median (range) | us/step A | us/step B |")
+print("|---|---|---|---|---|---|")
+for mode, ds in runs.items():
+    r = [d["ab_ratio"] for d in ds]
+    p = [d["ab_paired"] for d in ds]
+    print("| %s | %d | %.4f (%.4f-%.4f) | %.4f (%.4f-%.4f) | %.1f | %.1f |" % (
+        mode, len(ds), st.median(r), min(r), max(r), st.median(p), min(p), max(p),
+        st.median(d["us_per_step_tap"] for d in ds), st.median(d["us_per_step_pass"] for d in ds)))
+EOP
