@@ -432,7 +432,7 @@ void gt_api_driver_callback(unsigned cbid, const void *data)
 		/* the tap launches nothing: a launch inside a hook (guard up) is the program's */
 		if (launch >= 0)
 			on_launch(cb->correlationId);
-		if (cb->correlationData)
+		if (cb->correlationData && !gt_api_hooks_live()) /* only the exit below reads it */
 			*cb->correlationData = gt_now_ns();
 		if (!t->guard && !gt_api_hooks_live() &&
 		    (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 || cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync ||

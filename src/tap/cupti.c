@@ -50,6 +50,7 @@ static struct {
 	_Atomic int yielded;
 	int started; /* activity/callbacks set up; 0 again after a capture window's cuptiFinalize */
 	int cuinit;  /* CUDA initialised: CUPTI may start */
+	uint64_t load_ns; /* the time loading libcupti and its symbols took (said with a window's start) */
 } C;
 
 /*
@@ -423,6 +424,7 @@ static int start_cupti(void)
 		return 0;
 	if (C.lib)
 		goto loaded;
+	uint64_t tl = gt_now_ns();
 	void *lib = gt_cupti_open(NULL, 0);
 	if (!lib) {
 		gt_warn("CUPTI (libcupti.so.13 or .12) not found: GPU activity is not recorded; host-side metrics "
@@ -445,6 +447,7 @@ static int start_cupti(void)
 	C.reg_ts = (__typeof__(&cuptiActivityRegisterTimestampCallback))gt_real_dlsym(
 		lib, "cuptiActivityRegisterTimestampCallback");
 	C.lib = lib;
+	C.load_ns = gt_now_ns() - tl;
 loaded:;
 	unsigned tr = gt_tap.trace;
 	int gpu = (tr & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
@@ -576,7 +579,9 @@ int gt_cupti_capture_open(void)
 	int was = C.started;
 	int rc = gt_cupti_start();
 	if (!was)
-		gt_info("CUPTI started for a capture window (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
+		gt_info("CUPTI started for a capture window (%.3f ms; loading the library %.3f ms of it)",
+			(double)(gt_now_ns() - t0) / 1e6, (double)C.load_ns / 1e6);
+	C.load_ns = 0; /* loaded once: later windows only start it */
 	pthread_mutex_unlock(&K.mu);
 	return rc;
 }
