@@ -9,6 +9,7 @@
 #   closed   a capture window that never opens (GPUTAP_CAPTURE=time:3600): the cost outside windows
 #   full     the whole trace: what the tap's hooks and records add on top of CUPTI (CUPTI kernel
 #            activity runs in A and B alike; its runtime callbacks return at once in B)
+# MODE@base runs MODE with BASE_LIB (an earlier libgputap.so), side by side, for a before/after.
 # Prints per mode the median over processes of the A/B ratio (total A over total B) and of the
 # paired ratio (median of each A B B A group's), with their range.
 #   make gpu-bundle; GT_GPU_BUILD=dir bench/overhead/ab.sh [REPS] [OUT]   (needs a GPU, torch)
@@ -24,14 +25,15 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$OUT"
 [ -f "$LIB" ] || { echo "ab.sh: no $LIB (make gpu-bundle, GT_GPU_BUILD=its build folder)" >&2; exit 1; }
-tap=(env LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUTAP_BENCH_AB=1)
 steps=(bench/overhead/step.py launch --steps "${STEPS:-2000}" --ab "${BLOCK:-10}")
 modes=${MODES:-null metrics closed full}
 : >"$OUT/ab.txt"
 for r in $(seq "$REPS"); do
 	for m in $modes; do
-		o=$W/o$r$m
-		case $m in
+		o=$W/o$r$m l=$LIB mm=${m%@base}
+		[ "$mm" != "$m" ] && l=${BASE_LIB:?MODE@base needs BASE_LIB=an earlier libgputap.so}
+		tap=(env LD_PRELOAD="$l" CUDA_INJECTION64_PATH="$l" NVTX_INJECTION64_PATH="$l" GPUTAP_BENCH_AB=1)
+		case $mm in
 		null) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$PY" "${steps[@]}" --ab-null) ;;
 		metrics) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$PY" "${steps[@]}") ;;
 		closed) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_CAPTURE=time:3600 "$PY" "${steps[@]}") ;;
