@@ -2,12 +2,12 @@
  * tap/capture_tap.h — capture windows inside the library.
  *
  * Owns: the one window state machine of this process (tap/capture.h) and what
- * follows from its transitions: `gt_tap.cap_live` (records are written only while
+ * follows from its transitions: `gt_cap_live` (records are written only while
  * it is 1), CUPTI started at a window's open and finalized after its close
  * (tap/cupti.c), a GT_RANGE_WINDOW record per window, and `gputap trigger`
  * requests read from the process folder's `control/` directory.
  *
- * Invariants: without GPUTAP_CAPTURE, gt_tap.cap_live is 1 from the start and
+ * Invariants: without GPUTAP_CAPTURE, gt_cap_live is 1 from the start and
  * nothing here runs; every entry point is cheap when capture is off; the
  * state machine is touched under one mutex, never from a signal handler.
  */
@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+extern _Atomic int gt_cap_live;
 
 int gt_capture_tap_mode(void); /* 1 when GPUTAP_CAPTURE is in effect */
 /* At start: parse the SPEC (a bad one: one warning, the whole run traced). */

@@ -741,7 +741,7 @@ void gt_tap_after_cuinit(void)
 	if (!atomic_load(&gt_tap.on) || atomic_exchange(&started, 1))
 		return;
 	C.cuinit = 1;
-	if (gt_capture_tap_mode() && !atomic_load(&gt_tap.cap_live))
+	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live))
 		return; /* no window open: CUPTI starts when one opens */
 	pthread_mutex_lock(&K.mu);
 	gt_cupti_start();

@@ -258,7 +258,7 @@ struct gt_hook_desc {
 static unsigned char hold_cls[GT_HOOK_N];
 static uint32_t hold_name[GT_HOOK_N];
 #define GT_HOLD_GATE(id)                                                                           \
-	if (hold_cls[id] && atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))             \
+	if (hold_cls[id] && atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))             \
 	gt_hold_gate_hook(hold_cls[id], hold_name[id])
 
 static void *real_slot_find(int id, int var);
@@ -321,9 +321,9 @@ GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 		if (!t_active)                                                                     \
 			return gt_hold_##name((void *)real, var_, 0, 0, &held_, GT_UNPAREN args);  \
 		if (!gt_hot_stamped()) { /* counted only: launch hold is off (it stamps) */        \
-			uint64_t k0 = gt_hot_ticks();                                                  \
+			uint64_t k0 = gt_ticks();                                                  \
 			CUresult r = real args;                                                    \
-			uint64_t k1 = gt_hot_ticks();                                                  \
+			uint64_t k1 = gt_ticks();                                                  \
 			/* nothing here sets errno (the rare out-of-line paths keep it) */         \
 			gt_hot_api_counted(GT_API_##api, k0, k1);                                  \
 			t->guard--;                                                                \
@@ -451,7 +451,7 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 	gt_pfn_ctxsync real = noarg_real(&real_ctxsync, "cuCtxSynchronize", (void *)cuCtxSynchronize);
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
 		gt_hold_gate_hook(GT_HOLD_SYNC, 0);
 	GT_HOOK_ENTER(t);
 	if (!t_active)
@@ -478,7 +478,7 @@ static CUresult profiler_call(int start)
 					 start ? (void *)cuProfilerStart : (void *)cuProfilerStop);
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
 		gt_hold_gate_hook(GT_HOLD_PROFILER, 0);
 	GT_HOOK_ENTER(t);
 	CUresult r = gt_hold_result(real());

@@ -15,7 +15,7 @@
  *    on): epoch timestamps around the real call, counted in `ns`, recorded by
  *    gt_hot_api_done if the window is still open when it returns;
  *  - counted only (GPUTAP_TRACE=metrics, outside every capture window, no API
- *    records): the real call between two gt_hot_ticks() reads (tap/ticks.h),
+ *    records): the real call between two gt_ticks() reads (tap/ticks.h),
  *    counted in `ticks` by gt_hot_api_counted — a few loads, two counter
  *    reads and two stores to the thread's own slot.
  * A call that started before a window opened is not recorded.
@@ -104,18 +104,13 @@ static inline void gt_hot_count(struct gt_slot *s, int api, uint64_t t0, uint64_
 /* 1 when a call starting now takes epoch timestamps (it may be recorded), 0 when it is only counted. */
 GT_HOT int gt_hot_stamped(void)
 {
-	return (gt_tap.want_api_recs && atomic_load_explicit(&gt_tap.cap_live, GT_RLX)) ||
-	       atomic_load_explicit(&gt_tap.hold_armed, GT_RLX);
+	return (gt_tap.want_api_recs && atomic_load_explicit(&gt_cap_live, GT_RLX)) ||
+	       atomic_load_explicit(&gt_hold_armed, GT_RLX);
 }
-/* Ticks (tap/ticks.h), the choice of counter read from the tap's hot line. */
-GT_HOT uint64_t gt_hot_ticks(void)
-{
-	return gt_ticks_with(gt_tap.ticks_tsc);
-}
-/* The clock of a call: epoch ns when stamped, else ticks. */
+/* The clock of a call: epoch ns when stamped, else ticks (tap/ticks.h). */
 GT_HOT uint64_t gt_hot_clock(int stamped)
 {
-	return stamped ? gt_now_ns() : gt_hot_ticks();
+	return stamped ? gt_now_ns() : gt_ticks();
 }
 /* A counted-only call returned: t0, t1 are ticks. */
 GT_HOT void gt_hot_api_counted(int api, uint64_t t0, uint64_t t1)
@@ -149,7 +144,7 @@ static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result
 		return;
 	}
 	gt_hot_count(s, api, t0, t1);
-	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_tap.cap_live, GT_RLX))
+	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, GT_RLX))
 		return;
 	struct gt_chunk *c;
 	struct gt_rec_api *r = gt_ring_reserve(&gt_tap.pool, &s->cur, sizeof(*r), &c);

@@ -21,7 +21,7 @@
 #include "tap/tap.h"
 #include "tap/writer.h"
 
-struct gt_tap_state gt_tap = {.cap_live = 1}; /* no capture window configured: always live */
+struct gt_tap_state gt_tap;
 _Atomic int64_t gt_clock_offset;
 pthread_key_t gt_tap_thread_key;
 
@@ -161,7 +161,6 @@ static int prepare(int at_load)
 	}
 	gt_clock_sync();
 	gt_ticks_init(c->tsc); /* before any hooked call can count ticks */
-	gt_tap.ticks_tsc = gt_ticks_tsc;
 	gt_tap.trace = c->metrics_only ? 0 : c->trace;
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();

@@ -60,18 +60,12 @@ struct gt_slot {
 };
 
 struct gt_tap_state {
-	/* What every hooked call reads (tap/hot.h), together in the first cache line: after a 3 µs
-	 * driver call, or a PyTorch operator between two launches, each line the path touches may
-	 * have to come back from far away. */
-	_Atomic int on __attribute__((aligned(64))); /* recording */
-	_Atomic unsigned gen;  /* bumped in a fork child: thread slots are void */
-	int want_api_recs;     /* API records go to the pool (trace api, or a timeline.log) */
-	_Atomic int cap_live;  /* a capture window is open, or none is configured (tap/capture_tap.h) */
-	_Atomic int hold_armed; /* launch hold asked for and possible: hooks consult the queue (tap/hold.h) */
-	int ticks_tsc;         /* gt_ticks_tsc, read here by the per-call path (tap/ticks.h) */
-	_Atomic int stopped;   /* final flush started */
-	unsigned trace;        /* GT_TR_* in effect */
 	struct gt_tap_config cfg;
+	_Atomic int on;      /* recording */
+	_Atomic int stopped; /* final flush started */
+	_Atomic unsigned gen; /* bumped in a fork child: thread slots are void */
+	unsigned trace;       /* GT_TR_* in effect */
+	int want_api_recs;    /* API records go to the pool (trace api, or a timeline.log) */
 	struct gt_pool pool;
 	struct gt_strtab strs;
 	struct gt_ptrtab ptrs;
@@ -106,6 +100,8 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 extern _Atomic int64_t gt_clock_offset;
 void gt_clock_sync(void); /* refresh gt_clock_offset (tap.c) */
 
+extern _Atomic int gt_cap_live; /* capture_tap.h */
+extern _Atomic int gt_hold_armed; /* hold.h */
 
 /* record.c: the out-of-line side of the hot path (tap/hot.h) */
 struct gt_slot *gt_tap_slot(void);      /* this thread's slot, NULL when all are taken */

@@ -22,23 +22,15 @@
 
 extern int gt_ticks_tsc; /* 1: gt_ticks() reads the time-stamp counter; 0: CLOCK_MONOTONIC ns */
 
-/* The clock with the choice given (the per-call path passes its copy of gt_ticks_tsc, kept in the
- * tap's hot cache line: tap/hot.h gt_hot_ticks). */
-static inline __attribute__((always_inline)) uint64_t gt_ticks_with(int tsc)
+static inline __attribute__((always_inline)) uint64_t gt_ticks(void)
 {
 #if defined(__x86_64__)
-	if (__builtin_expect(tsc, 1))
+	if (__builtin_expect(gt_ticks_tsc, 1))
 		return __builtin_ia32_rdtsc();
-#else
-	(void)tsc;
 #endif
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-static inline __attribute__((always_inline)) uint64_t gt_ticks(void)
-{
-	return gt_ticks_with(gt_ticks_tsc);
 }
 
 /* At the tap's start: use the counter if `allow` and it is fit; take the first rate sample. */
