@@ -16,14 +16,9 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-REPS=${1:-7}
-OUT=${2:-$(mktemp -d)}
-B=${GT_GPU_BUILD:-$top/.carry/build}
-LIB=$B/libgputap.so
+. bench/overhead/lib.sh
+gt_bench_setup "$@"
 PY=${PYTHON:-python3}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$OUT"
 [ -f "$LIB" ] || { echo "ab.sh: no $LIB (make gpu-bundle, GT_GPU_BUILD=its build folder)" >&2; exit 1; }
 steps=(bench/overhead/step.py launch --steps "${STEPS:-2000}" --ab "${BLOCK:-10}")
 modes=${MODES:-null metrics closed full}
@@ -40,18 +35,14 @@ for r in $(seq "$REPS"); do
 		full) c=("${tap[@]}" GPUTAP_OUT="$o" "$PY" "${steps[@]}") ;;
 		*) echo "ab.sh: unknown mode $m" >&2; exit 2 ;;
 		esac
-		"${c[@]}" >"$W/out" 2>"$W/err" || echo "# $m run $r failed: $(tail -1 "$W/err")"
-		echo "A $r $m $(cat "$W/out")" >>"$OUT/ab.txt"
-		rm -rf "$o"
+		gt_bench_one "$OUT/ab.txt" "$r" "$m" "$o" "${c[@]}"
 	done
 done
 python3 - "$OUT/ab.txt" <<'EOP'
-import json, re, statistics as st, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"A (\d+) (\S+) (\{.*\})", line.strip())
-    if m:
-        runs.setdefault(m.group(2), []).append(json.loads(m.group(3)))
+import statistics as st, sys
+sys.path.insert(0, "bench/overhead")
+from runs import load
+runs = load(sys.argv[1])
 print("| mode | runs | A/B ratio, median (range) | paired, median (range) | us/step A | us/step B |")
 print("|---|---|---|---|---|---|")
 for mode, ds in runs.items():

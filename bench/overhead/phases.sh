@@ -16,13 +16,8 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-REPS=${1:-7}
-OUT=${2:-$(mktemp -d)}
-B=${GT_GPU_BUILD:-$top/.carry/build}
-LIB=$B/libgputap.so
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$OUT"
+. bench/overhead/lib.sh
+gt_bench_setup "$@"
 nvcc -O2 -arch=sm_90 -o "$W/steps_s" tests/gpu/capture_steps.cu -lcuda &&
 	nvcc -O2 -arch=sm_90 -cudart shared -o "$W/steps_d" tests/gpu/capture_steps.cu -lcuda || exit 1
 tap=(env LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB")
@@ -40,18 +35,15 @@ for r in $(seq "$REPS"); do
 		full) c=("${tap[@]}" GPUTAP_OUT="$o" "$bin") ;;
 		*) echo "unknown mode $m" >&2; exit 2 ;;
 		esac
-		"${c[@]}" "${args[@]}" >"$W/out" 2>"$W/err" || echo "# $m run $r failed: $(tail -1 "$W/err")"
-		echo "A $r $m $(cat "$W/out")" >>"$OUT/phases.txt"
-		rm -rf "$o"
+		gt_bench_one "$OUT/phases.txt" "$r" "$m" "$o" "${c[@]}" "${args[@]}"
 	done
 done
 python3 - "$OUT/phases.txt" <<'EOP'
-import json, re, statistics as st, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"A (\d+) (\S+) (\{.*\})", line.strip())
-    if m:
-        runs.setdefault(m.group(2), []).append(json.loads(m.group(3)))
+import sys
+sys.path.insert(0, "bench/overhead")
+import statistics as st
+from runs import load
+runs = load(sys.argv[1])
 for ds in runs.values():
     for d in ds:
         d.setdefault("us_per_kernel", d.get("us_per_step"))  # the PyTorch loop's unit is a step

@@ -58,11 +58,7 @@ def main():
         n = steps
     mark = torch.cuda.nvtx if nvtx else None
     for _ in range(warm):
-        if mark:
-            mark.range_push("warm")
-        step()
-        if mark:
-            mark.range_pop()
+        marked(step, mark, "warm")
     torch.cuda.synchronize()
     p = None
     if prof:
@@ -75,11 +71,7 @@ def main():
     t0 = time.perf_counter()
     marks = [t0]
     for i in range(n):
-        if mark:
-            mark.range_push("step")
-        step()
-        if mark:
-            mark.range_pop()
+        marked(step, mark, "step")
         if nphases and (i + 1) * nphases // n != i * nphases // n:
             torch.cuda.synchronize()
             marks.append(time.perf_counter())
@@ -92,6 +84,15 @@ def main():
         bounds = [i * n // nphases for i in range(nphases + 1)]
         out["phases"] = [(marks[k + 1] - marks[k]) / (bounds[k + 1] - bounds[k]) * 1e6 for k in range(nphases)]
     print(json.dumps(out))
+
+
+def marked(step, mark, name):
+    """One step, inside an NVTX range `name` when marking."""
+    if mark:
+        mark.range_push(name)
+    step()
+    if mark:
+        mark.range_pop()
 
 
 def ab(step, n, block, mark, null):
@@ -113,11 +114,7 @@ def ab(step, n, block, mark, null):
             fn(0 if null else passing)
             t0 = time.perf_counter()
             for _ in range(block):
-                if mark:
-                    mark.range_push("step")
-                step()
-                if mark:
-                    mark.range_pop()
+                marked(step, mark, "step")
             torch.cuda.synchronize()
             dt = time.perf_counter() - t0
             t[passing] += dt
