@@ -1,4 +1,5 @@
 #include "core/log.h"
+#include "core/fdio.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -95,16 +96,7 @@ __attribute__((format(printf, 2, 0))) static void emit(const char *prefix, const
 		len = sizeof(buf) - 2;
 	if (len == 0 || buf[len - 1] != '\n')
 		buf[len++] = '\n';
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(2, buf + off, len - off);
-		if (w <= 0) {
-			if (w < 0 && errno == EINTR)
-				continue;
-			break;
-		}
-		off += (size_t)w;
-	}
+	(void)gt_write_all(2, buf, len); /* a message that cannot be written is dropped */
 	errno = saved;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/csvio.h"
 #include "core/demangle.h"
+#include "core/number.h"
 
 /* ---- metric lists and modes ---- */
 
@@ -88,12 +89,10 @@ int gt_rm_parse_chunk(const char *s, size_t def, size_t *cap)
 	*cap = def;
 	if (!s || !*s)
 		return 0;
-	char *end = NULL;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || !end || *end || s[0] == '-' || s[0] == '+' || s[0] == ' ' || v < 1 || v > 100000)
+	long v;
+	if (gt_parse_long(s, 1, 100000, &v) < 0)
 		return -1;
-	*cap = v;
+	*cap = (size_t)v;
 	return 0;
 }
 

@@ -12,12 +12,6 @@
 #include "trace/rundir.h"
 #include "trace/trace_io.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The start times of the capture windows of a trace, ascending (one read of it, before the pass
  * that writes: the files of a split are known before their events).  How many, or -1 with err. */
 static long window_starts(const char *path, uint64_t **out, char *err, size_t errlen)
@@ -53,7 +47,7 @@ static long window_starts(const char *path, uint64_t **out, char *err, size_t er
 		free(v);
 		return -1;
 	}
-	gt_sort(v, n, sizeof(*v), cmp_u64);
+	gt_sort(v, n, sizeof(*v), gt_cmp_u64);
 	*out = v;
 	return (long)n;
 }

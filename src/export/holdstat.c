@@ -175,18 +175,6 @@ int gt_holdstat_end_trace(struct gt_holdstat *s)
 	return rc;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 double gt_holdstat_at(const struct gt_vec *v, double q)
 {
 	if (!v->n)
@@ -210,10 +198,10 @@ static int cmp_trig(const void *a, const void *b)
 void gt_holdstat_sort(struct gt_holdstat *s)
 {
 	gt_sort(s->trig, (size_t)s->ntrig, sizeof(s->trig[0]), cmp_trig);
-	gt_sort(s->sizes.v, s->sizes.n, sizeof(uint32_t), cmp_u32);
+	gt_sort(s->sizes.v, s->sizes.n, sizeof(uint32_t), gt_cmp_u32);
 	struct gt_vec *v[] = {&s->lat_held, &s->lat_rel, &s->lat_not};
 	for (int i = 0; i < 3; i++)
-		gt_sort(v[i]->v, v[i]->n, sizeof(double), cmp_d);
+		gt_sort(v[i]->v, v[i]->n, sizeof(double), gt_cmp_double);
 }
 
 /* items separated by ", ", wrapped at 78 columns with an indent of 4 */

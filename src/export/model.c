@@ -109,12 +109,6 @@ struct gt_stat *gt_stat_add(struct gt_stattab *t, const char *name, const char *
 	return s;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 void gt_stat_finish(struct gt_stat *s)
 {
 	if (s->count == 0) {
@@ -128,7 +122,7 @@ void gt_stat_finish(struct gt_stat *s)
 		return;
 	}
 	uint64_t *v = s->vals.v;
-	gt_sort(v, n, sizeof(*v), cmp_u64);
+	gt_sort(v, n, sizeof(*v), gt_cmp_u64);
 	if (n % 2)
 		s->med = (double)v[n / 2];
 	else

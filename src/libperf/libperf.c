@@ -240,12 +240,6 @@ static uint64_t layout_elems(int64_t rows, int64_t cols, int64_t ld, int64_t bat
 	return one + (uint64_t)(batch - 1) * (uint64_t)stride;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Scalars 1 and 0 in the scale type. */
 static int scalars(const char *scale, unsigned char one[16], unsigned char zero[16])
 {
@@ -368,7 +362,7 @@ static double elapsed_median(const struct gt_cu_api *c, const cu_event *ev, floa
 	for (int i = 0; i < iters; i++)
 		if (c->event_elapsed(&ms[i], ev[2 * i], ev[2 * i + 1]) != 0)
 			return -1;
-	gt_sort(ms, (size_t)iters, sizeof(*ms), cmp_float);
+	gt_sort(ms, (size_t)iters, sizeof(*ms), gt_cmp_float);
 	double med = iters % 2 ? ms[iters / 2] : 0.5 * (ms[iters / 2 - 1] + ms[iters / 2]);
 	return med * 1000.0;
 }

@@ -253,18 +253,6 @@ static int cmp_ext(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Add every kept GPU record to its run; the index of the first run without one, or -1. */
 static int attribute(int runs, double *us, int *ops)
 {
@@ -347,8 +335,8 @@ int gt_kact_close(uint64_t base, int runs, double *median_us, int *median_ops, c
 	pthread_mutex_lock(&S.mu);
 	S.open = 0;
 	pthread_mutex_unlock(&S.mu);
-	gt_sort(us, (size_t)runs, sizeof(*us), cmp_double);
-	gt_sort(ops, (size_t)runs, sizeof(*ops), cmp_int);
+	gt_sort(us, (size_t)runs, sizeof(*us), gt_cmp_double);
+	gt_sort(ops, (size_t)runs, sizeof(*ops), gt_cmp_int);
 	*median_us = runs % 2 ? us[runs / 2] : 0.5 * (us[runs / 2 - 1] + us[runs / 2]);
 	*median_ops = ops[runs / 2];
 	free(us);

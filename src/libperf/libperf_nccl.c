@@ -503,12 +503,6 @@ static nccl_result launch(struct gt_nccl_replayer *r, struct comm_set *s, const 
 	return e ? e : e2;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void run_plan(struct gt_nccl_replayer *r, struct comm_set *s, const struct gt_nccl_plan *p,
 		     struct gt_nccl_result *res)
 {
@@ -567,7 +561,7 @@ static void run_plan(struct gt_nccl_replayer *r, struct comm_set *s, const struc
 		}
 		r->ms[i] = worst;
 	}
-	gt_sort(r->ms, (size_t)r->iters, sizeof(*r->ms), cmp_float);
+	gt_sort(r->ms, (size_t)r->iters, sizeof(*r->ms), gt_cmp_float);
 	double med = r->iters % 2 ? r->ms[r->iters / 2] : 0.5 * (r->ms[r->iters / 2 - 1] + r->ms[r->iters / 2]);
 	res->us = med * 1000.0;
 	res->ranks = k;

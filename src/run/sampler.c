@@ -79,11 +79,6 @@ struct gt_sampler_source gt_sampler_nvml_source(void)
 	return (struct gt_sampler_source){nvml_sample, NULL, nvml_energy};
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 int gt_sampler_parse_devices(const char *spec, int count, int *devs, int max, char *err, size_t errlen)
 {
 	int n = 0;
@@ -117,7 +112,7 @@ int gt_sampler_parse_devices(const char *spec, int count, int *devs, int max, ch
 			devs[n++] = (int)v;
 		p = end;
 	}
-	gt_sort(devs, (size_t)n, sizeof(int), cmp_int);
+	gt_sort(devs, (size_t)n, sizeof(int), gt_cmp_int);
 	if (n == 0)
 		snprintf(err, errlen, "DEVICE '%s': no GPU selected", spec);
 	return n ? n : -1;

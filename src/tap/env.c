@@ -1,11 +1,11 @@
 #include "tap/env.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
+#include "core/number.h"
 
 static const char trace_accepted[] = "a comma list of api,kernel,memcpy,memset,memory,nvtx, or all, or metrics";
 
@@ -53,31 +53,20 @@ int gt_tap_parse_trace(const char *s, unsigned *bits, int *metrics)
 	return 0;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end != '\0' || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* GPUTAP_HOLD, GPUTAP_HOLD_MAX, GPUTAP_HOLD_TIMEOUT_US, GPUTAP_HOLD_KERNELS */
 static void read_hold(struct gt_tap_config *c, gt_getenv_fn get)
 {
 	c->hold_max = GT_HOLD_DEFAULT_MAX;
 	c->hold_timeout_us = GT_HOLD_DEFAULT_TIMEOUT_US;
 	const char *v = get("GPUTAP_HOLD_MAX");
-	if (v && parse_long(v, 1, GT_HOLD_LIMIT, &c->hold_max) < 0) {
+	if (v && gt_parse_long(v, 1, GT_HOLD_LIMIT, &c->hold_max) < 0) {
 		gt_warn("GPUTAP_HOLD_MAX=%s is not valid (accepted: an integer from 1 to %ld); using %ld", v,
 			GT_HOLD_LIMIT, GT_HOLD_DEFAULT_MAX);
 		c->hold_max = GT_HOLD_DEFAULT_MAX;
 		c->nwarnings++;
 	}
 	v = get("GPUTAP_HOLD_TIMEOUT_US");
-	if (v && parse_long(v, 1, GT_HOLD_MAX_TIMEOUT_US, &c->hold_timeout_us) < 0) {
+	if (v && gt_parse_long(v, 1, GT_HOLD_MAX_TIMEOUT_US, &c->hold_timeout_us) < 0) {
 		gt_warn("GPUTAP_HOLD_TIMEOUT_US=%s is not valid (accepted: an integer from 1 to %ld; the timer "
 			"cannot be turned off); using %ld",
 			v, GT_HOLD_MAX_TIMEOUT_US, GT_HOLD_DEFAULT_TIMEOUT_US);
@@ -89,7 +78,7 @@ static void read_hold(struct gt_tap_config *c, gt_getenv_fn get)
 	v = get("GPUTAP_HOLD");
 	if (!v)
 		return;
-	if (parse_long(v, 0, GT_HOLD_LIMIT, &c->hold) < 0) {
+	if (gt_parse_long(v, 0, GT_HOLD_LIMIT, &c->hold) < 0) {
 		gt_warn("GPUTAP_HOLD=%s is not valid (accepted: 0 for no hold, or the launches per batch, 1 to "
 			"%ld); launches are not held",
 			v, GT_HOLD_LIMIT);
@@ -144,7 +133,7 @@ void gt_tap_config_read(struct gt_tap_config *c, gt_getenv_fn get)
 	v = get("GPUTAP_BUFFER_MB");
 	if (v) {
 		long mb;
-		if (parse_long(v, 1, GT_TAP_MAX_BUFFER_MB, &mb) < 0) {
+		if (gt_parse_long(v, 1, GT_TAP_MAX_BUFFER_MB, &mb) < 0) {
 			gt_warn("GPUTAP_BUFFER_MB=%s is not valid (accepted: an integer from 1 to %u); using %u", v,
 				GT_TAP_MAX_BUFFER_MB, GT_TAP_DEFAULT_BUFFER_MB);
 			c->nwarnings++;
@@ -188,7 +177,7 @@ const char *gt_tap_rank(gt_getenv_fn get)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = get(vars[i]);
 		long n;
-		if (v && parse_long(v, 0, 1L << 30, &n) == 0)
+		if (v && gt_parse_long(v, 0, 1L << 30, &n) == 0)
 			return v;
 	}
 	return NULL;

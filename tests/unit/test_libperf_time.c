@@ -374,15 +374,21 @@ static void k_setup(struct gt_kact_api *a)
 	a->cuptiActivityPopExternalCorrelationId = k_pop;
 }
 
+/* A gated stream with events, and the stand-in CUPTI reset: what the kernel-activity tests start from. */
+static void kact_ready(struct gt_cu_api *c, struct gt_kact_api *a)
+{
+	setup(c, 1);
+	events();
+	k_setup(a);
+}
+
 TEST(libperf_time_by_kernel_activity_sums_each_runs_gpu_records)
 {
 	struct gt_cu_api c;
 	struct gt_kact_api a;
 	float ms[5];
 	char why[200] = "";
-	setup(&c, 1);
-	events();
-	k_setup(&a);
+	kact_ready(&c, &a);
 	ASSERT_EQ_INT(gt_kact_start(&a, why, sizeof(why)), 0);
 	ASSERT(gt_kact_on());
 	ASSERT(K.subscribed);
@@ -423,9 +429,7 @@ TEST(libperf_time_by_kernel_activity_falls_back_to_events_when_a_run_has_no_reco
 	struct gt_kact_api a;
 	float ms[5];
 	char why[200] = "";
-	setup(&c, 1);
-	events();
-	k_setup(&a);
+	kact_ready(&c, &a);
 	K.silent_run = 2;
 	ASSERT_EQ_INT(gt_kact_start(&a, why, sizeof(why)), 0);
 	int failures = gt_kact_failures(NULL);
