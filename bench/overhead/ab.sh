@@ -8,7 +8,9 @@
 #   metrics  counters only (GPUTAP_TRACE=metrics): the `metrics` cost over the hooks' pass-through
 #   closed   a capture window that never opens (GPUTAP_CAPTURE=time:3600): the cost outside windows
 #   full     the whole trace: what the tap's hooks and records add on top of CUPTI (CUPTI kernel
-#            activity runs in A and B alike; its runtime callbacks return at once in B)
+#            activity runs in A and B alike; its launch callbacks return at once in B)
+#   kact     the whole trace against CUPTI kernel activity alone: as `full`, with B also turning
+#            the launch callbacks off (gputap_bench_pass(2)) — the goal's own comparison
 # MODE@base runs MODE with BASE_LIB (an earlier libgputap.so), side by side, for a before/after.
 # Prints per mode the median over processes of the A/B ratio (total A over total B) and of the
 # paired ratio (median of each A B B A group's), with their range.
@@ -33,6 +35,7 @@ for r in $(seq "$REPS"); do
 		metrics) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$PY" "${steps[@]}") ;;
 		closed) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_CAPTURE=time:3600 "$PY" "${steps[@]}") ;;
 		full) c=("${tap[@]}" GPUTAP_OUT="$o" "$PY" "${steps[@]}") ;;
+		kact) c=("${tap[@]}" GPUTAP_OUT="$o" "$PY" "${steps[@]}" --ab-kact) ;;
 		*) echo "ab.sh: unknown mode $m" >&2; exit 2 ;;
 		esac
 		gt_bench_one "$OUT/ab.txt" "$r" "$m" "$o" "${c[@]}"

@@ -14,6 +14,8 @@ with the tap counting and recording (A) and with its hooks calling straight thro
 both per-step times, "ab_ratio" (A's total over B's) and "ab_paired" (the median of each A B B A
 group's ratio), so the tap's cost is measured inside one process (bench/overhead/ab.sh).
 --ab-null: the same blocks with the tap on in both (the method's own noise).
+--ab-kact: B also turns CUPTI's launch callbacks off (gputap_bench_pass(2)): B is CUPTI kernel
+activity alone, so A/B is the full trace over kernel activity alone.
 Prints the mean per-step time in microseconds as JSON.
 """
 import ctypes
@@ -66,7 +68,7 @@ def main():
                                                torch.profiler.ProfilerActivity.CUDA])
         p.__enter__()
     if block > 0:
-        print(json.dumps(ab(step, n, block, mark, "--ab-null" in sys.argv)))
+        print(json.dumps(ab(step, n, block, mark, "--ab-null" in sys.argv, 2 if "--ab-kact" in sys.argv else 1)))
         return
     t0 = time.perf_counter()
     marks = [t0]
@@ -95,7 +97,7 @@ def marked(step, mark, name):
         mark.range_pop()
 
 
-def ab(step, n, block, mark, null):
+def ab(step, n, block, mark, null, bpass):
     """The timed steps in blocks, tap on (A) and passing (B), A B B A; per-step times and ratios."""
     fn = getattr(ctypes.CDLL(None), "gputap_bench_pass", None)
     if fn is None:
@@ -111,7 +113,8 @@ def ab(step, n, block, mark, null):
     for g in range(nblocks // 4):
         t = {0: 0.0, 1: 0.0}
         for passing in order:
-            fn(0 if null else passing)
+            if fn(0 if null or not passing else bpass) != 0:
+                sys.exit("step.py --ab: gputap_bench_pass(%d) refused" % (0 if null or not passing else bpass))
             t0 = time.perf_counter()
             for _ in range(block):
                 marked(step, mark, "step")

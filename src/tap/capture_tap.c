@@ -53,6 +53,7 @@ void gt_capture_tap_init(const char *spec, uint64_t start_ns)
 	snprintf(X.spec, sizeof(X.spec), "%s", spec);
 	X.mode = 1;
 	atomic_store(&gt_cap_live, 0);
+	gt_tap_stamp_update();
 }
 
 static uint64_t launches(void)
@@ -108,8 +109,10 @@ static void apply(int d, const struct gt_capture *before)
 				"host-side calls only (no GPU activity)");
 		}
 		atomic_store(&gt_cap_live, 1);
+		gt_tap_stamp_update();
 	} else if (d < 0) {
 		atomic_store(&gt_cap_live, 0);
+		gt_tap_stamp_update();
 		gt_cupti_capture_close();
 		X.launches_in_window = launches() - X.launches_at_open;
 		X.graphs_in_window = gt_tap_api_total(GT_API_cuGraphLaunch, NULL) != X.graphs_at_open;

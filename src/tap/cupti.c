@@ -735,6 +735,16 @@ void gt_cupti_kernel_records(int on)
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
+int gt_cupti_launch_callbacks(int on)
+{
+	if (!C.subscribed || gt_rm_wanted())
+		return -1;
+	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+		if (C.cuptiEnableCallback(on ? 1 : 0, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]) != CUPTI_SUCCESS)
+			return -1;
+	return 0;
+}
+
 void gt_tap_after_cuinit(void)
 {
 	static _Atomic int started;

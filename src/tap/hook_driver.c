@@ -320,12 +320,17 @@ GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 		GT_HOOK_ENTER(t);                                                                  \
 		if (!t_active)                                                                     \
 			return gt_hold_##name((void *)real, var_, 0, 0, &held_, GT_UNPAREN args);  \
-		if (!gt_hot_stamped()) { /* counted only: launch hold is off (it stamps) */        \
-			uint64_t k0 = gt_ticks();                                                  \
+		int st_ = gt_hot_stamped();                                                        \
+		if (!(st_ & GT_STAMP_NS)) { /* in ticks: launch hold is off (it stamps in ns) */   \
+			uint64_t k0 = gt_hot_clock(st_);                                           \
+			t->corr = 0;                                                               \
 			CUresult r = real args;                                                    \
-			uint64_t k1 = gt_ticks();                                                  \
+			uint64_t k1 = gt_hot_clock(st_);                                           \
 			/* nothing here sets errno (the rare out-of-line paths keep it) */         \
-			gt_hot_api_counted(GT_API_##api, k0, k1);                                  \
+			if (st_)                                                                   \
+				gt_hot_api_ticked(GT_API_##api, k0, k1, (int)r, 0, -1, 0, t->corr);  \
+			else                                                                       \
+				gt_hot_api_counted(GT_API_##api, k0, k1);                          \
 			t->guard--;                                                                \
 			return r;                                                                  \
 		}                                                                                  \

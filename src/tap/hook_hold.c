@@ -153,6 +153,7 @@ static void fork_child(void)
 	if (atomic_load(&ready))
 		gt_hold_fork_child(&gt_hold_q);
 	atomic_store(&gt_hold_armed, 0);
+	gt_tap_stamp_update();
 }
 
 /* ---- the gates ---- */
@@ -246,6 +247,7 @@ void gt_hold_setup(void)
 	gt_hold_stub_ops.after = stub_after;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atomic_store(&gt_hold_armed, 1);
+	gt_tap_stamp_update();
 }
 
 static void counter(const char *name, double v)

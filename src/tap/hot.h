@@ -10,14 +10,22 @@
  * the writer refreshes every 100 ms (gt_clock_sync), so durations never go
  * negative when the wall clock is stepped.
  *
- * Two ways through a hook, chosen as the call starts (gt_hot_stamped):
- *  - stamped (API records wanted and a capture window open, or launch hold
- *    on): epoch timestamps around the real call, counted in `ns`, recorded by
- *    gt_hot_api_done if the window is still open when it returns;
- *  - counted only (GPUTAP_TRACE=metrics, outside every capture window, no API
- *    records): the real call between two gt_ticks() reads (tap/ticks.h),
- *    counted in `ticks` by gt_hot_api_counted — a few loads, two counter
- *    reads and two stores to the thread's own slot.
+ * Three ways through a hook, chosen as the call starts by one load of
+ * gt_tap.stamp (GT_STAMP_* bits, kept by gt_tap_stamp_update):
+ *  - recorded in ticks (GT_STAMP_REC: API records wanted, a capture window
+ *    open, the time-stamp counter usable, launch hold off): two counter reads
+ *    around the real call, counted in `ticks`; the record carries the ticks
+ *    and the API's index (GT_API_MEM_TICKS) and the writer thread turns them
+ *    into epoch nanoseconds and a name id (gt_ticks_epoch, tap/writer.c), so
+ *    the program's thread pays neither clock_gettime nor the name table;
+ *  - stamped in nanoseconds (GT_STAMP_NS: launch hold on, which times the
+ *    queue, or no usable counter): epoch timestamps around the real call,
+ *    counted in `ns`, recorded by gt_hot_api_done if the window is still open
+ *    when it returns;
+ *  - counted only (stamp 0: GPUTAP_TRACE=metrics, outside every capture
+ *    window, no API records): the real call between two gt_ticks() reads
+ *    (tap/ticks.h), counted in `ticks` by gt_hot_api_counted — a few loads,
+ *    two counter reads and two stores to the thread's own slot.
  * A call that started before a window opened is not recorded.
  */
 #ifndef GT_TAP_HOT_H
@@ -101,16 +109,22 @@ static inline void gt_hot_count(struct gt_slot *s, int api, uint64_t t0, uint64_
 {
 	gt_hot_count_in(&s->api[api], &s->api[api].ns, api, t0, t1);
 }
-/* 1 when a call starting now takes epoch timestamps (it may be recorded), 0 when it is only counted. */
+/* How a call starting now is timed and kept: 0 (counted only) or GT_STAMP_* bits. */
 GT_HOT int gt_hot_stamped(void)
 {
-	return (gt_tap.want_api_recs && atomic_load_explicit(&gt_cap_live, GT_RLX)) ||
-	       atomic_load_explicit(&gt_hold_armed, GT_RLX);
+	return atomic_load_explicit(&gt_tap.stamp, GT_RLX);
 }
-/* The clock of a call: epoch ns when stamped, else ticks (tap/ticks.h). */
+/* The clock of a call: epoch ns (GT_STAMP_NS), else ticks (tap/ticks.h; GT_STAMP_REC alone is
+ * chosen only where the time-stamp counter is in use). */
 GT_HOT uint64_t gt_hot_clock(int stamped)
 {
-	return stamped ? gt_now_ns() : gt_ticks();
+	if (stamped & GT_STAMP_NS)
+		return gt_now_ns();
+#if defined(__x86_64__)
+	if (stamped)
+		return __builtin_ia32_rdtsc();
+#endif
+	return gt_ticks();
 }
 /* A counted-only call returned: t0, t1 are ticks. */
 GT_HOT void gt_hot_api_counted(int api, uint64_t t0, uint64_t t1)
@@ -122,14 +136,51 @@ GT_HOT void gt_hot_api_counted(int api, uint64_t t0, uint64_t t1)
 	}
 	gt_hot_count_in(&s->api[api], &s->api[api].ticks, api, t0, t1);
 }
+/* Space for this thread's GT_REC_API record, NULL when none (counted lost). */
+GT_HOT struct gt_rec_api *gt_hot_api_reserve(struct gt_slot *s, struct gt_chunk **c)
+{
+	return gt_ring_reserve(&gt_tap.pool, &s->cur, sizeof(struct gt_rec_api), c);
+}
+/* A call timed in ticks returned (stamp GT_STAMP_REC): count it, and write its record while the
+ * window is still open, in ticks and with the API's index for the writer to convert. */
+static inline void gt_hot_api_ticked(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+				     uint64_t ptr, uint64_t corr)
+{
+	struct gt_slot *s = gt_hot_slot();
+	if (__builtin_expect(!s, 0)) {
+		gt_tap_api_noslot_ticks(api, t0, t1);
+		return;
+	}
+	gt_hot_count_in(&s->api[api], &s->api[api].ticks, api, t0, t1);
+	if (!(atomic_load_explicit(&gt_tap.stamp, GT_RLX) & GT_STAMP_REC))
+		return;
+	struct gt_chunk *c;
+	struct gt_rec_api *r = gt_hot_api_reserve(s, &c);
+	if (!r)
+		return;
+	*r = (struct gt_rec_api){.h = {.type = GT_REC_API, .size = sizeof(*r), .tid = s->tid},
+				 .name_id = (uint32_t)api,
+				 .domain = gt_api_is_runtime(api) ? GT_DOM_RUNTIME : GT_DOM_DRIVER,
+				 .copy_kind = (int8_t)copy_kind,
+				 .flags = (uint16_t)(GT_API_MEM_TICKS | (result != 0 ? GT_API_FAILED : 0)),
+				 .result = result,
+				 .start_ns = t0,
+				 .end_ns = t1,
+				 .bytes = bytes,
+				 .corr_id = corr,
+				 .ptr = ptr};
+	gt_ring_commit(c, sizeof(*r));
+}
 static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
 				   uint64_t ptr, uint64_t corr);
 /* A call timed by gt_hot_clock(stamped) returned: recorded (stamped) or only counted. */
 static inline void gt_hot_api_end(int stamped, int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes,
 				  int copy_kind, uint64_t ptr, uint64_t corr)
 {
-	if (stamped)
+	if (stamped & GT_STAMP_NS)
 		gt_hot_api_done(api, t0, t1, result, bytes, copy_kind, ptr, corr);
+	else if (stamped)
+		gt_hot_api_ticked(api, t0, t1, result, bytes, copy_kind, ptr, corr);
 	else
 		gt_hot_api_counted(api, t0, t1);
 }
@@ -147,7 +198,7 @@ static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result
 	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, GT_RLX))
 		return;
 	struct gt_chunk *c;
-	struct gt_rec_api *r = gt_ring_reserve(&gt_tap.pool, &s->cur, sizeof(*r), &c);
+	struct gt_rec_api *r = gt_hot_api_reserve(s, &c);
 	if (!r)
 		return;
 	*r = (struct gt_rec_api){.h = {.type = GT_REC_API, .size = sizeof(*r), .tid = s->tid},

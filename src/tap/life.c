@@ -170,6 +170,7 @@ static int prepare(int at_load)
 	gt_tap.cupti_buf_bytes = split.cupti_buf_bytes;
 	gt_tap.cupti_nbufs = split.cupti_nbufs;
 	gt_capture_tap_init(c->capture, gt_tap.start_ns);
+	gt_tap_stamp_update(); /* after every input of it is set */
 	if (gethostname(gt_tap.host, sizeof(gt_tap.host) - 1) < 0)
 		gt_tap.host[0] = '\0';
 	name_process(0);
@@ -290,17 +291,27 @@ int gt_tap_start_inprocess(const char *out_dir)
  * both ways in alternating blocks: drift between processes, which on the GPU machines dwarfs the
  * tap's cost, cancels.  Calls made while passing are neither counted nor recorded, so this is for
  * benchmarks only; without the variable, or before the process went live or after its final flush
- * started, it changes nothing and returns -1. */
+ * started, it changes nothing and returns -1.  gputap_bench_pass(2) also turns CUPTI's launch
+ * callbacks off until the next gputap_bench_pass(0 or 1), so that B is CUPTI kernel activity
+ * alone (-1 and nothing changed when the tap has no such callbacks). */
 GT_EXPORT int gputap_bench_pass(int pass)
 {
+	static int cb_off; /* under L.mu */
 	const char *v = getenv("GPUTAP_BENCH_AB");
-	if (!v || strcmp(v, "1") != 0)
+	if (!v || strcmp(v, "1") != 0 || pass < 0 || pass > 2)
 		return -1;
 	int rc = -1;
 	pthread_mutex_lock(&L.mu);
 	if (atomic_load(&L.state) == GT_LIVE && !atomic_load(&L.finishing)) {
-		atomic_store(&gt_tap.on, !pass);
 		rc = 0;
+		if (pass == 2 && !cb_off)
+			rc = gt_cupti_launch_callbacks(0);
+		else if (pass != 2 && cb_off)
+			rc = gt_cupti_launch_callbacks(1);
+		if (rc == 0) {
+			cb_off = pass == 2;
+			atomic_store(&gt_tap.on, !pass);
+		}
 		if (atomic_load(&L.finishing)) /* the final flush began meanwhile: it owns `on` now */
 			atomic_store(&gt_tap.on, 0);
 	}

@@ -69,6 +69,25 @@ void gt_tap_put(void *rec, uint32_t size)
 	gt_ring_append(&gt_tap.pool, &s->cur, rec, size);
 }
 
+static int stamp_now(void)
+{
+	int rec = gt_tap.want_api_recs && atomic_load(&gt_cap_live);
+	int ns = atomic_load(&gt_hold_armed) || (rec && !gt_ticks_tsc);
+	return (rec ? GT_STAMP_REC : 0) | (ns ? GT_STAMP_NS : 0);
+}
+
+/* Store, then check that the inputs still give what was stored: when two changes race, the last
+ * store is followed by its writer's check, which sees both (all accesses sequentially consistent). */
+void gt_tap_stamp_update(void)
+{
+	for (;;) {
+		int v = stamp_now();
+		atomic_store(&gt_tap.stamp, v);
+		if (stamp_now() == v)
+			return;
+	}
+}
+
 void gt_tap_api_first(int api)
 {
 	if (atomic_load(&gt_tap.api_first[api]) == 0) {

@@ -62,6 +62,7 @@ struct gt_slot {
 struct gt_tap_state {
 	struct gt_tap_config cfg;
 	_Atomic int on;      /* recording */
+	_Atomic int stamp;   /* how a hooked call starting now is timed: 0 or GT_STAMP_* (tap/hot.h) */
 	_Atomic int stopped; /* final flush started */
 	_Atomic unsigned gen; /* bumped in a fork child: thread slots are void */
 	unsigned trace;       /* GT_TR_* in effect */
@@ -87,6 +88,16 @@ struct gt_tap_state {
 };
 
 extern struct gt_tap_state gt_tap;
+
+/* gt_tap.stamp: 0 = counted only; */
+#define GT_STAMP_REC 1 /* API records wanted and a capture window open */
+#define GT_STAMP_NS 2  /* timed in epoch ns: launch hold armed, or no usable time-stamp counter */
+/* Recompute gt_tap.stamp from its inputs (API records wanted, gt_cap_live, gt_hold_armed, the
+ * counter): every writer of one of them calls it after the change.  Lock-free, fork-safe. */
+void gt_tap_stamp_update(void);
+/* GT_REC_API.flags in the tap's chunks only, never in a file: start/end are ticks and name_id the
+ * API's index (enum gt_api); the writer converts both before the record goes out (tap/writer.c). */
+#define GT_API_MEM_TICKS 0x8000u
 
 struct gt_tls {
 	int guard;       /* >0 while inside the tap on this thread */
@@ -158,6 +169,9 @@ void gt_cupti_stop_for_other_client(void);
 extern _Atomic int gt_cupti_active;
 int gt_cupti_attach_rmetrics(void);   /* range metrics turned on after CUPTI started: add their callbacks */
 void gt_cupti_kernel_records(int on); /* range metrics' kernel replay: stop kernel records */
+/* The launch callbacks off (0) or on (1) again, for bench/overhead/ab.sh's `kact` mode only
+ * (gputap_bench_pass(2)); -1 when there are none or range metrics need them. */
+int gt_cupti_launch_callbacks(int on);
 
 /* hook_driver.c */
 void *gt_hook_for_dlsym(const char *name, void *real);

@@ -90,3 +90,76 @@ uint64_t gt_ticks_ns(uint64_t ticks)
 	}
 	return gt_ticks_scale(ticks, t - T0.ticks, ns - T0.ns);
 }
+
+/* ---- ticks of recorded calls to epoch ns (the writer thread) ---- */
+
+#define MARKS_MAX 4096
+#define MARK_KEEP_NS 10000000ull /* a mark is kept when 10 ms passed since the last kept one */
+
+static struct {
+	struct gt_tick_sample s[MARKS_MAX];
+	size_t n;
+	int last_kept; /* s[n-1] stays; otherwise the next mark replaces it */
+} M;
+
+static uint64_t span_at(uint64_t d, const struct gt_tick_sample *a, const struct gt_tick_sample *b)
+{
+	return gt_ticks_scale(d, b->ticks - a->ticks, b->mono_ns - a->mono_ns);
+}
+
+uint64_t gt_ticks_interp(const struct gt_tick_sample *s, size_t n, uint64_t ticks)
+{
+	if (n == 1 || s[n - 1].ticks <= s[0].ticks)
+		return s[0].mono_ns + (uint64_t)s[0].offset; /* no rate: the one instant known */
+	size_t lo = 0, hi = n - 1; /* the last i with s[i].ticks <= ticks, within [0, n-2] */
+	if (ticks >= s[n - 1].ticks)
+		lo = n - 2;
+	else
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (s[mid].ticks <= ticks)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	const struct gt_tick_sample *a = &s[lo], *b = &s[lo + 1];
+	while (b->ticks <= a->ticks && lo > 0) /* equal ticks: widen to a pair with a rate */
+		a = &s[--lo];
+	uint64_t mono = ticks >= a->ticks ? a->mono_ns + span_at(ticks - a->ticks, a, b)
+					  : a->mono_ns - span_at(a->ticks - ticks, a, b);
+	return mono + (uint64_t)(ticks >= b->ticks ? b->offset : a->offset);
+}
+
+size_t gt_ticks_thin(struct gt_tick_sample *s, size_t n)
+{
+	size_t k = n > 0 ? 1 : 0;
+	for (size_t i = 2; i < n; i += 2)
+		s[k++] = s[i];
+	return k;
+}
+
+void gt_ticks_mark(int64_t epoch_offset)
+{
+	struct gt_tick_sample x = {.offset = epoch_offset};
+	sample(&x.ticks, &x.mono_ns);
+	if (M.n == 0) {
+		M.s[0] = (struct gt_tick_sample){T0.ticks, T0.ns, epoch_offset};
+		M.n = 1;
+		M.last_kept = 1;
+	}
+	if (!M.last_kept)
+		M.n--; /* the previous mark only stood in for "now" */
+	if (x.ticks <= M.s[M.n - 1].ticks)
+		x.ticks = M.s[M.n - 1].ticks + 1; /* ascending, even where the counter was read out of order */
+	if (M.n == MARKS_MAX)
+		M.n = gt_ticks_thin(M.s, M.n);
+	M.last_kept = x.mono_ns - M.s[M.n - 1].mono_ns >= MARK_KEEP_NS;
+	M.s[M.n++] = x;
+}
+
+uint64_t gt_ticks_epoch(uint64_t ticks)
+{
+	if (M.n == 0)
+		gt_ticks_mark(0);
+	return gt_ticks_interp(M.s, M.n, ticks);
+}

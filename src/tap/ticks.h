@@ -17,6 +17,7 @@
 #ifndef GT_TAP_TICKS_H
 #define GT_TAP_TICKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -38,7 +39,26 @@ void gt_ticks_init(int allow);
 /* A sum of ticks in nanoseconds (ticks as they are when the counter is not used). */
 uint64_t gt_ticks_ns(uint64_t ticks);
 
+/* Calls recorded in ticks (tap/hot.h, GT_STAMP_REC) are turned into epoch nanoseconds on the
+ * writer thread, by interpolating between samples of the counter and CLOCK_MONOTONIC taken there:
+ * gt_ticks_mark takes one (and keeps it among the samples when 10 ms passed since the last kept
+ * one; 4096 at most, then every other old one goes), with the offset of the epoch from
+ * CLOCK_MONOTONIC at that instant; gt_ticks_epoch converts a tick value read before the last mark.
+ * Writer thread only. */
+void gt_ticks_mark(int64_t epoch_offset);
+uint64_t gt_ticks_epoch(uint64_t ticks);
+
 /* Pure parts, unit-tested. */
+struct gt_tick_sample {
+	uint64_t ticks, mono_ns;
+	int64_t offset; /* epoch - CLOCK_MONOTONIC when it was taken */
+};
+/* `ticks` in epoch ns by the samples s[0..n-1] (ascending ticks, n >= 1): linear between the two
+ * that enclose it, the nearest pair's rate outside them; the offset of the last sample at or
+ * before it (the first one's before them all). */
+uint64_t gt_ticks_interp(const struct gt_tick_sample *s, size_t n, uint64_t ticks);
+/* Keep s[0], s[2], s[4], ... (half the samples, the first among them): the new count. */
+size_t gt_ticks_thin(struct gt_tick_sample *s, size_t n);
 /* ticks * span_ns / span_ticks without overflow; span_ticks 0 gives 0. */
 uint64_t gt_ticks_scale(uint64_t ticks, uint64_t span_ticks, uint64_t span_ns);
 /* 1 if the counter may be used: `invariant` (CPUID) and "tsc" is a word of `sources` (the

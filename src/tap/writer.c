@@ -23,6 +23,7 @@
 #include "tap/capture_tap.h"
 #include "tap/sources.h"
 #include "tap/tap.h"
+#include "tap/ticks.h"
 #include "tap/writer.h"
 #include "trace/rundir.h"
 #include "core/fdio.h"
@@ -136,6 +137,28 @@ static void out_records(const unsigned char *p, uint32_t len, uint32_t nrec)
 	tl_records(p, len);
 }
 
+/* Records the hooks wrote in ticks with the API's index (GT_API_MEM_TICKS, tap/hot.h): epoch ns and
+ * the name id, before anything reads them.  The chunk's committed bytes are the writer's alone. */
+static void fix_ticks(unsigned char *p, uint32_t len)
+{
+	uint32_t off = 0;
+	while (off + sizeof(struct gt_rec_hdr) <= len) {
+		struct gt_rec_hdr *h = (void *)(p + off);
+		if (h->size < 8 || off + h->size > len)
+			break;
+		if (h->type == GT_REC_API && h->size >= sizeof(struct gt_rec_api)) {
+			struct gt_rec_api *a = (void *)h;
+			if (a->flags & GT_API_MEM_TICKS) {
+				a->start_ns = gt_ticks_epoch(a->start_ns);
+				a->end_ns = gt_ticks_epoch(a->end_ns);
+				a->name_id = a->name_id < GT_API_N ? gt_tap.api_name_id[a->name_id] : 0;
+				a->flags &= (uint16_t)~GT_API_MEM_TICKS;
+			}
+		}
+		off += h->size;
+	}
+}
+
 static size_t nitems;
 static void collect_full_item(struct gt_chunk *c, void *arg)
 {
@@ -171,11 +194,15 @@ static void drain(void)
 	}
 	/* strings after taking the chunks: every id in them is published by now */
 	gt_strtab_pending(&gt_tap.strs, out_string, NULL);
+	/* after taking them too: every tick in them was read before this mark */
+	gt_ticks_mark(atomic_load_explicit(&gt_clock_offset, memory_order_relaxed));
 	for (size_t i = 0; i < nitems; i++) {
 		struct gt_item *it = &W.items[i];
 		struct gt_chunk *c = it->c;
-		if (it->end > c->flushed)
+		if (it->end > c->flushed) {
+			fix_ticks(gt_chunk_data(c) + c->flushed, it->end - c->flushed);
 			out_records(gt_chunk_data(c) + c->flushed, it->end - c->flushed, it->end_nrec - c->flushed_nrec);
+		}
 		c->flushed = it->end;
 		c->flushed_nrec = it->end_nrec;
 		if (it->full)

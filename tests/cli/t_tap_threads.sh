@@ -75,6 +75,28 @@ for how in metrics:auto metrics:off closed:auto full:auto; do
 		notok "burst-$m-tsc-$tsc" "burst '$b' us for 50 x 2 ms" "$(cat "$T/b$m$tsc"/*/metrics.log "$T/b.err" 2>&1)"
 done
 
+# API records of a full trace: timed with the counter (GPUTAP_TSC=auto; the writer turns ticks into
+# epoch ns and API indices into names) or with clock_gettime (off), the same: 50 synchronisations of
+# 2 ms, each named, inside the run's wall-clock span, 2-50 ms long, one after another
+for tsc in auto off; do
+	t0=$(date +%s%N)
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/r$tsc" GPUTAP_TSC=$tsc FAKE_SYNC_US=2000 \
+		"$T/threads_prog" 1 1 50 >"$T/r.out" 2>"$T/r.err"
+	t1=$(date +%s%N)
+	v=$(python3 - "$(ls "$T/r$tsc"/*/trace.gtr 2>/dev/null | head -1)" "$t0" "$t1" 2>&1 <<'EOP'
+import sys
+sys.path.insert(0, "tests/gpu")
+import gtr
+t0, t1 = int(sys.argv[2]), int(sys.argv[3])
+s = [r for r in gtr.read(sys.argv[1])["records"] if r["type"] == "api" and r["name"] == "cuStreamSynchronize"]
+bad = [r for r in s if not (t0 <= r["start"] <= r["end"] <= t1 and 1900000 <= r["end"] - r["start"] <= 50000000)]
+order = all(a["end"] <= b["start"] for a, b in zip(s, s[1:]))
+print(len(s), len(bad), order, bad[:1])
+EOP
+)
+	[ "$v" = "50 0 True []" ] && ok "api-times-tsc-$tsc" || notok "api-times-tsc-$tsc" "$v" "$(cat "$T/r.err")"
+done
+
 # bench/overhead/ab.sh's switch: with GPUTAP_BENCH_AB=1, calls made while gputap_bench_pass(1) holds
 # are neither counted nor recorded (waves 1 and 3 of 4 here); without it the switch does nothing
 for ab in 1 0; do

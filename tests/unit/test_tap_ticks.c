@@ -51,3 +51,58 @@ TEST(tap_ticks_to_ns)
 	check_sleep();
 	gt_ticks_init(0);
 }
+
+/* Recorded calls' ticks to epoch ns on the writer thread (gt_ticks_interp / gt_ticks_thin). */
+TEST(tap_ticks_interp)
+{
+	/* 3 ticks per ns until 3000, then 2 per ns (the clock was slewed), offsets 100 then 500 */
+	struct gt_tick_sample s[] = {{0, 1000, 100}, {3000, 2000, 100}, {5000, 3000, 500}};
+	ASSERT_EQ_U64(gt_ticks_interp(s, 3, 0), 1100);
+	ASSERT_EQ_U64(gt_ticks_interp(s, 3, 1500), 1600);  /* inside the first pair */
+	ASSERT_EQ_U64(gt_ticks_interp(s, 3, 3000), 2100);  /* on a sample: its own offset */
+	ASSERT_EQ_U64(gt_ticks_interp(s, 3, 4000), 2600);  /* 2500 + the offset of the sample before */
+	ASSERT_EQ_U64(gt_ticks_interp(s, 3, 7000), 4500);  /* past the last: its pair's rate, its offset */
+	struct gt_tick_sample t[] = {{3000, 2000, 0}, {6000, 3000, 0}};
+	ASSERT_EQ_U64(gt_ticks_interp(t, 2, 1500), 1500); /* before the first: its pair's rate, backwards */
+	ASSERT_EQ_U64(gt_ticks_interp(t, 1, 9999), 2000); /* one sample: no rate, its instant */
+	/* a run of equal ticks is skipped for a pair that has a rate */
+	struct gt_tick_sample u[] = {{0, 0, 0}, {1000, 1000, 0}, {1000, 1000, 0}};
+	ASSERT_EQ_U64(gt_ticks_interp(u, 3, 1500), 1500);
+}
+
+TEST(tap_ticks_thin)
+{
+	struct gt_tick_sample s[7];
+	for (int i = 0; i < 7; i++)
+		s[i] = (struct gt_tick_sample){(uint64_t)i * 10, (uint64_t)i, 0};
+	size_t n = gt_ticks_thin(s, 7);
+	ASSERT_EQ_U64(n, 4);
+	ASSERT_EQ_U64(s[0].ticks, 0);
+	ASSERT_EQ_U64(s[1].ticks, 20);
+	ASSERT_EQ_U64(s[2].ticks, 40);
+	ASSERT_EQ_U64(s[3].ticks, 60);
+	ASSERT_EQ_U64(gt_ticks_thin(s, 1), 1);
+	ASSERT_EQ_U64(gt_ticks_thin(s, 0), 0);
+}
+
+/* The writer's marks: a value read between two marks converts to a time between their clocks. */
+TEST(tap_ticks_marks)
+{
+	gt_ticks_init(1);
+	gt_ticks_mark(0);
+	struct timespec a, b, d = {0, 2000000L};
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	uint64_t k = gt_ticks();
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	nanosleep(&d, NULL);
+	gt_ticks_mark(0);
+	uint64_t ns = gt_ticks_epoch(k);
+	uint64_t lo = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+	uint64_t hi = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+	ASSERT(ns + 20000 >= lo); /* within 20 µs: the interpolation of a 2 ms interval */
+	ASSERT(ns <= hi + 20000);
+	/* an offset applies from its mark on */
+	gt_ticks_mark(1000000000000ll);
+	ASSERT(gt_ticks_epoch(gt_ticks()) >= 1000000000000ull + hi);
+	gt_ticks_init(0);
+}
