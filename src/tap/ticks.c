@@ -102,6 +102,17 @@ static struct {
 	int last_kept; /* s[n-1] stays; otherwise the next mark replaces it */
 } M;
 
+/* The pair of marks the last conversion used, its rate as a 32.32 multiplier: most ticks of one
+ * drain fall in the newest pair, and a multiplication costs far less than gt_ticks_scale's
+ * 128-bit division, twice per record. */
+static struct {
+	int valid;
+	uint64_t lo, hi; /* ticks it covers: [lo, hi), hi = UINT64_MAX for the newest pair */
+	uint64_t mono, mult;
+	int64_t off_lo, off_hi;
+	uint64_t b_ticks;
+} Z;
+
 static uint64_t span_at(uint64_t d, const struct gt_tick_sample *a, const struct gt_tick_sample *b)
 {
 	return gt_ticks_scale(d, b->ticks - a->ticks, b->mono_ns - a->mono_ns);
@@ -147,6 +158,7 @@ void gt_ticks_mark(int64_t epoch_offset)
 		M.n = 1;
 		M.last_kept = 1;
 	}
+	Z.valid = 0;
 	if (!M.last_kept)
 		M.n--; /* the previous mark only stood in for "now" */
 	if (x.ticks <= M.s[M.n - 1].ticks)
@@ -157,9 +169,35 @@ void gt_ticks_mark(int64_t epoch_offset)
 	M.s[M.n++] = x;
 }
 
+
 uint64_t gt_ticks_epoch(uint64_t ticks)
 {
 	if (M.n == 0)
 		gt_ticks_mark(0);
-	return gt_ticks_interp(M.s, M.n, ticks);
+	if (!Z.valid || ticks < Z.lo || ticks >= Z.hi) {
+		if (M.n < 2 || ticks < M.s[0].ticks)
+			return gt_ticks_interp(M.s, M.n, ticks);
+		size_t lo = 0, hi = M.n - 1;
+		if (ticks >= M.s[M.n - 1].ticks)
+			lo = M.n - 2;
+		else
+			while (hi - lo > 1) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (M.s[mid].ticks <= ticks)
+					lo = mid;
+				else
+					hi = mid;
+			}
+		const struct gt_tick_sample *a = &M.s[lo], *b = &M.s[lo + 1]; /* ascending: gt_ticks_mark */
+		Z.lo = a->ticks;
+		Z.hi = lo + 2 == M.n ? UINT64_MAX : b->ticks;
+		Z.b_ticks = b->ticks;
+		Z.mono = a->mono_ns;
+		Z.mult = (uint64_t)(((unsigned __int128)(b->mono_ns - a->mono_ns) << 32) / (b->ticks - a->ticks));
+		Z.off_lo = a->offset;
+		Z.off_hi = b->offset;
+		Z.valid = 1;
+	}
+	uint64_t mono = Z.mono + (uint64_t)(((unsigned __int128)(ticks - Z.lo) * Z.mult) >> 32);
+	return mono + (uint64_t)(ticks >= Z.b_ticks ? Z.off_hi : Z.off_lo);
 }

@@ -101,6 +101,24 @@ TEST(tap_ticks_marks)
 	uint64_t hi = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
 	ASSERT(ns + 20000 >= lo); /* within 20 µs: the interpolation of a 2 ms interval */
 	ASSERT(ns <= hi + 20000);
+	/* across pairs of marks (the cached pair and its neighbours): never backwards, and at the rate of
+	 * the clock: a sweep over two more 2 ms intervals advances by their length */
+	uint64_t k0 = gt_ticks();
+	nanosleep(&d, NULL);
+	gt_ticks_mark(0);
+	nanosleep(&d, NULL);
+	gt_ticks_mark(0);
+	uint64_t k1 = gt_ticks(), prev = 0;
+	for (uint64_t x = k0; x <= k1; x += (k1 - k0) / 997 + 1) {
+		uint64_t e = gt_ticks_epoch(x);
+		ASSERT(e >= prev);
+		prev = e;
+	}
+	uint64_t span = gt_ticks_epoch(k1) - gt_ticks_epoch(k0);
+	ASSERT(span >= 3900000ull && span < 400000000ull);
+	/* the earlier value converts as before (within 1 µs: the later marks replaced the pair's end) */
+	uint64_t again = gt_ticks_epoch(k);
+	ASSERT(again + 1000 >= ns && again <= ns + 1000);
 	/* an offset applies from its mark on */
 	gt_ticks_mark(1000000000000ll);
 	ASSERT(gt_ticks_epoch(gt_ticks()) >= 1000000000000ull + hi);
