@@ -64,6 +64,7 @@ int gt_alnair_timelineline(char *buf, size_t cap, const char *name, uint64_t sta
 	size_t len = (size_t)(p - out);
 	if (out == small && cap) { /* cut short: as snprintf does */
 		size_t k = len < cap ? len : cap - 1;
+		// cppcheck-suppress uninitvar ; written through `out` above
 		memcpy(buf, small, k);
 		buf[k] = '\0';
 	} else if (out == buf) {
