@@ -428,13 +428,18 @@ void gt_api_driver_callback(unsigned cbid, const void *data)
 	if (!atomic_load_explicit(&gt_tap.on, memory_order_relaxed))
 		return;
 	int launch = launch_api(cbid);
+	if (t->guard) { /* inside a hook (which times the call) or the tap's own call: only the range link */
+		if (launch >= 0 && cb->callbackSite == CUPTI_API_ENTER)
+			on_launch(cb->correlationId);
+		return;
+	}
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		/* the tap launches nothing: a launch inside a hook (guard up) is the program's */
 		if (launch >= 0)
 			on_launch(cb->correlationId);
 		if (cb->correlationData && !gt_api_hooks_live()) /* only the exit below reads it */
 			*cb->correlationData = gt_now_ns();
-		if (!t->guard && !gt_api_hooks_live() &&
+		if (!gt_api_hooks_live() &&
 		    (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 || cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync ||
 		     cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz)) {
 			t->guard++;
@@ -443,8 +448,8 @@ void gt_api_driver_callback(unsigned cbid, const void *data)
 		}
 		return;
 	}
-	if (t->guard || gt_api_hooks_live())
-		return; /* the tap's own calls; or the hooks count these calls */
+	if (gt_api_hooks_live())
+		return; /* the hooks count these calls */
 	uint64_t t1 = gt_now_ns(), t0 = cb->correlationData ? *cb->correlationData : t1;
 	t->guard++;
 	if (launch >= 0)
