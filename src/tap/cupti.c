@@ -341,8 +341,11 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 			t->corr = corr_of(cb->correlationId);
 			if (gt_capture_tap_mode())
 				atomic_store_explicit(&K.last_corr, t->corr, memory_order_relaxed);
-		} else if (atomic_load_explicit(&K.finalize, memory_order_relaxed)) {
-			gt_cupti_capture_finalize();
+		} else {
+			if (atomic_load_explicit(&K.finalize, memory_order_relaxed))
+				gt_cupti_capture_finalize();
+			if (t->guard)
+				return; /* a hook times this call; its range link was made at the entry */
 		}
 		gt_api_driver_callback(cbid, cb); /* range links; calls the hooks cannot see */
 		return;
