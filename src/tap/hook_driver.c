@@ -328,7 +328,7 @@ GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 			uint64_t k1 = gt_hot_clock(st_);                                           \
 			/* nothing here sets errno (the rare out-of-line paths keep it) */         \
 			if (st_)                                                                   \
-				gt_hot_api_ticked(GT_API_##api, k0, k1, (int)r, 0, -1, 0, t->corr);  \
+				gt_hot_api_rec(1, GT_API_##api, k0, k1, (int)r, 0, -1, 0, t->corr); \
 			else                                                                       \
 				gt_hot_api_counted(GT_API_##api, k0, k1);                          \
 			t->guard--;                                                                \

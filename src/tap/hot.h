@@ -136,33 +136,20 @@ GT_HOT void gt_hot_api_counted(int api, uint64_t t0, uint64_t t1)
 	}
 	gt_hot_count_in(&s->api[api], &s->api[api].ticks, api, t0, t1);
 }
-/* Space for this thread's GT_REC_API record, NULL when none (counted lost). */
-GT_HOT struct gt_rec_api *gt_hot_api_reserve(struct gt_slot *s, struct gt_chunk **c)
+/* This thread's GT_REC_API record of a call, `flags` added to the failure flag (the record is
+ * dropped and counted lost when no chunk is free). */
+GT_HOT void gt_hot_api_put(struct gt_slot *s, uint32_t name_id, uint16_t flags, int api, uint64_t t0, uint64_t t1,
+			   int result, uint64_t bytes, int copy_kind, uint64_t ptr, uint64_t corr)
 {
-	return gt_ring_reserve(&gt_tap.pool, &s->cur, sizeof(struct gt_rec_api), c);
-}
-/* A call timed in ticks returned (stamp GT_STAMP_REC): count it, and write its record while the
- * window is still open, in ticks and with the API's index for the writer to convert. */
-static inline void gt_hot_api_ticked(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
-				     uint64_t ptr, uint64_t corr)
-{
-	struct gt_slot *s = gt_hot_slot();
-	if (__builtin_expect(!s, 0)) {
-		gt_tap_api_noslot_ticks(api, t0, t1);
-		return;
-	}
-	gt_hot_count_in(&s->api[api], &s->api[api].ticks, api, t0, t1);
-	if (!(atomic_load_explicit(&gt_tap.stamp, GT_RLX) & GT_STAMP_REC))
-		return;
 	struct gt_chunk *c;
-	struct gt_rec_api *r = gt_hot_api_reserve(s, &c);
+	struct gt_rec_api *r = gt_ring_reserve(&gt_tap.pool, &s->cur, sizeof(*r), &c);
 	if (!r)
 		return;
 	*r = (struct gt_rec_api){.h = {.type = GT_REC_API, .size = sizeof(*r), .tid = s->tid},
-				 .name_id = (uint32_t)api,
+				 .name_id = name_id,
 				 .domain = gt_api_is_runtime(api) ? GT_DOM_RUNTIME : GT_DOM_DRIVER,
 				 .copy_kind = (int8_t)copy_kind,
-				 .flags = (uint16_t)(GT_API_MEM_TICKS | (result != 0 ? GT_API_FAILED : 0)),
+				 .flags = (uint16_t)(flags | (result != 0 ? GT_API_FAILED : 0)),
 				 .result = result,
 				 .start_ns = t0,
 				 .end_ns = t1,
@@ -171,47 +158,37 @@ static inline void gt_hot_api_ticked(int api, uint64_t t0, uint64_t t1, int resu
 				 .ptr = ptr};
 	gt_ring_commit(c, sizeof(*r));
 }
+/* A recorded call returned, timed in ticks (`ticked`, stamp GT_STAMP_REC alone) or in epoch ns:
+ * count it, and write its record while the window is still open — in ticks and with the API's
+ * index for the writer to convert, or in ns with its name id. */
+GT_HOT void gt_hot_api_rec(int ticked, int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
+			   uint64_t ptr, uint64_t corr)
+{
+	struct gt_slot *s = gt_hot_slot();
+	if (__builtin_expect(!s, 0)) {
+		(ticked ? gt_tap_api_noslot_ticks : gt_tap_api_noslot)(api, t0, t1);
+		return;
+	}
+	gt_hot_count_in(&s->api[api], ticked ? &s->api[api].ticks : &s->api[api].ns, api, t0, t1);
+	if (ticked ? (atomic_load_explicit(&gt_tap.stamp, GT_RLX) & GT_STAMP_REC) != 0
+		   : gt_tap.want_api_recs && atomic_load_explicit(&gt_cap_live, GT_RLX))
+		gt_hot_api_put(s, ticked ? (uint32_t)api : gt_tap.api_name_id[api], ticked ? GT_API_MEM_TICKS : 0, api,
+			       t0, t1, result, bytes, copy_kind, ptr, corr);
+}
+/* A stamped call returned (t0, t1 epoch ns): counted, recorded when API records are wanted and the
+ * window is open. */
 static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
-				   uint64_t ptr, uint64_t corr);
+				   uint64_t ptr, uint64_t corr)
+{
+	gt_hot_api_rec(0, api, t0, t1, result, bytes, copy_kind, ptr, corr);
+}
 /* A call timed by gt_hot_clock(stamped) returned: recorded (stamped) or only counted. */
 static inline void gt_hot_api_end(int stamped, int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes,
 				  int copy_kind, uint64_t ptr, uint64_t corr)
 {
-	if (stamped & GT_STAMP_NS)
-		gt_hot_api_done(api, t0, t1, result, bytes, copy_kind, ptr, corr);
-	else if (stamped)
-		gt_hot_api_ticked(api, t0, t1, result, bytes, copy_kind, ptr, corr);
+	if (stamped)
+		gt_hot_api_rec(!(stamped & GT_STAMP_NS), api, t0, t1, result, bytes, copy_kind, ptr, corr);
 	else
 		gt_hot_api_counted(api, t0, t1);
-}
-/* A stamped call returned (t0, t1 epoch ns): count it, and write its GT_REC_API record when API
- * records are wanted and the window is open. */
-static inline void gt_hot_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
-				   uint64_t ptr, uint64_t corr)
-{
-	struct gt_slot *s = gt_hot_slot();
-	if (__builtin_expect(!s, 0)) {
-		gt_tap_api_noslot(api, t0, t1);
-		return;
-	}
-	gt_hot_count(s, api, t0, t1);
-	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, GT_RLX))
-		return;
-	struct gt_chunk *c;
-	struct gt_rec_api *r = gt_hot_api_reserve(s, &c);
-	if (!r)
-		return;
-	*r = (struct gt_rec_api){.h = {.type = GT_REC_API, .size = sizeof(*r), .tid = s->tid},
-				 .name_id = gt_tap.api_name_id[api],
-				 .domain = gt_api_is_runtime(api) ? GT_DOM_RUNTIME : GT_DOM_DRIVER,
-				 .copy_kind = (int8_t)copy_kind,
-				 .flags = result != 0 ? GT_API_FAILED : 0,
-				 .result = result,
-				 .start_ns = t0,
-				 .end_ns = t1,
-				 .bytes = bytes,
-				 .corr_id = corr,
-				 .ptr = ptr};
-	gt_ring_commit(c, sizeof(*r));
 }
 #endif

@@ -118,21 +118,28 @@ static uint64_t span_at(uint64_t d, const struct gt_tick_sample *a, const struct
 	return gt_ticks_scale(d, b->ticks - a->ticks, b->mono_ns - a->mono_ns);
 }
 
+/* The first of the two samples (n >= 2) that enclose `ticks`: the last i with s[i].ticks <= ticks,
+ * within [0, n-2] (0 before the first, n-2 from the last on). */
+static size_t pair_of(const struct gt_tick_sample *s, size_t n, uint64_t ticks)
+{
+	size_t lo = 0, hi = n - 1;
+	if (ticks >= s[n - 1].ticks)
+		return n - 2;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s[mid].ticks <= ticks)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 uint64_t gt_ticks_interp(const struct gt_tick_sample *s, size_t n, uint64_t ticks)
 {
 	if (n == 1 || s[n - 1].ticks <= s[0].ticks)
 		return s[0].mono_ns + (uint64_t)s[0].offset; /* no rate: the one instant known */
-	size_t lo = 0, hi = n - 1; /* the last i with s[i].ticks <= ticks, within [0, n-2] */
-	if (ticks >= s[n - 1].ticks)
-		lo = n - 2;
-	else
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (s[mid].ticks <= ticks)
-				lo = mid;
-			else
-				hi = mid;
-		}
+	size_t lo = pair_of(s, n, ticks);
 	const struct gt_tick_sample *a = &s[lo], *b = &s[lo + 1];
 	while (b->ticks <= a->ticks && lo > 0) /* equal ticks: widen to a pair with a rate */
 		a = &s[--lo];
@@ -177,17 +184,7 @@ uint64_t gt_ticks_epoch(uint64_t ticks)
 	if (!Z.valid || ticks < Z.lo || ticks >= Z.hi) {
 		if (M.n < 2 || ticks < M.s[0].ticks)
 			return gt_ticks_interp(M.s, M.n, ticks);
-		size_t lo = 0, hi = M.n - 1;
-		if (ticks >= M.s[M.n - 1].ticks)
-			lo = M.n - 2;
-		else
-			while (hi - lo > 1) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (M.s[mid].ticks <= ticks)
-					lo = mid;
-				else
-					hi = mid;
-			}
+		size_t lo = pair_of(M.s, M.n, ticks);
 		const struct gt_tick_sample *a = &M.s[lo], *b = &M.s[lo + 1]; /* ascending: gt_ticks_mark */
 		Z.lo = a->ticks;
 		Z.hi = lo + 2 == M.n ? UINT64_MAX : b->ticks;
