@@ -234,6 +234,19 @@ void gt_svg_hbars(FILE *f, const char *title, const struct gt_bar *b, size_t n, 
 	fputs("</svg>\n", f);
 }
 
+/* The categories' colour key at the right of a chart, and the chart's end. */
+static void legend(FILE *f, const char *const *cat_names, const char *const *cat_colors, size_t ncats)
+{
+	for (size_t c = 0; c < ncats; c++) {
+		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\" "
+			   "class=\"lg\">",
+			W - MR + 12, MT + c * 18, cat_colors[c], W - MR + 30, MT + c * 18 + 10);
+		gt_html_esc(f, cat_names[c]);
+		fputs("</text>\n", f);
+	}
+	fputs("</svg>\n", f);
+}
+
 void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
 		    const char *const *cat_names, const char *const *cat_colors, size_t ncats, const double *values,
 		    const char *unit)
@@ -290,14 +303,7 @@ void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, s
 		}
 		fputc('\n', f);
 	}
-	for (size_t c = 0; c < ncats; c++) {
-		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\" "
-			   "class=\"lg\">",
-			W - MR + 12, MT + c * 18, cat_colors[c], W - MR + 30, MT + c * 18 + 10);
-		gt_html_esc(f, cat_names[c]);
-		fputs("</text>\n", f);
-	}
-	fputs("</svg>\n", f);
+	legend(f, cat_names, cat_colors, ncats);
 }
 
 void gt_svg_hstacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
@@ -350,14 +356,7 @@ void gt_svg_hstacked(FILE *f, const char *title, const char *const *bar_labels, 
 		}
 		fputc('\n', f);
 	}
-	for (size_t c = 0; c < ncats; c++) {
-		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%zu\" "
-			   "class=\"lg\">",
-			W - MR + 12, MT + c * 18, cat_colors[c], W - MR + 30, MT + c * 18 + 10);
-		gt_html_esc(f, cat_names[c]);
-		fputs("</text>\n", f);
-	}
-	fputs("</svg>\n", f);
+	legend(f, cat_names, cat_colors, ncats);
 }
 
 void gt_svg_timeline(FILE *f, const char *title, const struct gt_tl_lane *lanes, size_t nlanes, double t0, double t1,
