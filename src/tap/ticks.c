@@ -93,14 +93,9 @@ uint64_t gt_ticks_ns(uint64_t ticks)
 
 /* ---- ticks of recorded calls to epoch ns (the writer thread) ---- */
 
-#define MARKS_MAX 4096
 #define MARK_KEEP_NS 10000000ull /* a mark is kept when 10 ms passed since the last kept one */
 
-static struct {
-	struct gt_tick_sample s[MARKS_MAX];
-	size_t n;
-	int last_kept; /* s[n-1] stays; otherwise the next mark replaces it */
-} M;
+static struct gt_tick_marks M;
 
 /* The pair of marks the last conversion used, its rate as a 32.32 multiplier: most ticks of one
  * drain fall in the newest pair, and a multiplication costs far less than gt_ticks_scale's
@@ -156,24 +151,31 @@ size_t gt_ticks_thin(struct gt_tick_sample *s, size_t n)
 	return k;
 }
 
+void gt_ticks_marks_add(struct gt_tick_marks *m, struct gt_tick_sample x, uint64_t keep_ns)
+{
+	if (m->n == 0) {
+		m->s[m->n++] = x;
+		m->last_kept = 1;
+		return;
+	}
+	if (!m->last_kept)
+		m->n--; /* the previous mark only stood in for "now" */
+	if (x.ticks <= m->s[m->n - 1].ticks)
+		x.ticks = m->s[m->n - 1].ticks + 1; /* ascending, even where the counter was read out of order */
+	if (m->n == GT_TICK_MARKS)
+		m->n = gt_ticks_thin(m->s, m->n);
+	m->last_kept = x.mono_ns - m->s[m->n - 1].mono_ns >= keep_ns;
+	m->s[m->n++] = x;
+}
+
 void gt_ticks_mark(int64_t epoch_offset)
 {
 	struct gt_tick_sample x = {.offset = epoch_offset};
 	sample(&x.ticks, &x.mono_ns);
-	if (M.n == 0) {
-		M.s[0] = (struct gt_tick_sample){T0.ticks, T0.ns, epoch_offset};
-		M.n = 1;
-		M.last_kept = 1;
-	}
+	if (M.n == 0) /* the first pair starts at the tap's start */
+		gt_ticks_marks_add(&M, (struct gt_tick_sample){T0.ticks, T0.ns, epoch_offset}, MARK_KEEP_NS);
 	Z.valid = 0;
-	if (!M.last_kept)
-		M.n--; /* the previous mark only stood in for "now" */
-	if (x.ticks <= M.s[M.n - 1].ticks)
-		x.ticks = M.s[M.n - 1].ticks + 1; /* ascending, even where the counter was read out of order */
-	if (M.n == MARKS_MAX)
-		M.n = gt_ticks_thin(M.s, M.n);
-	M.last_kept = x.mono_ns - M.s[M.n - 1].mono_ns >= MARK_KEEP_NS;
-	M.s[M.n++] = x;
+	gt_ticks_marks_add(&M, x, MARK_KEEP_NS);
 }
 
 

@@ -42,7 +42,7 @@ uint64_t gt_ticks_ns(uint64_t ticks);
 /* Calls recorded in ticks (tap/hot.h, GT_STAMP_REC) are turned into epoch nanoseconds on the
  * writer thread, by interpolating between samples of the counter and CLOCK_MONOTONIC taken there:
  * gt_ticks_mark takes one (and keeps it among the samples when 10 ms passed since the last kept
- * one; 4096 at most, then every other old one goes), with the offset of the epoch from
+ * one; GT_TICK_MARKS at most, then every other old one goes), with the offset of the epoch from
  * CLOCK_MONOTONIC at that instant; gt_ticks_epoch converts a tick value read before the last mark.
  * Writer thread only. */
 void gt_ticks_mark(int64_t epoch_offset);
@@ -59,6 +59,15 @@ struct gt_tick_sample {
 uint64_t gt_ticks_interp(const struct gt_tick_sample *s, size_t n, uint64_t ticks);
 /* Keep s[0], s[2], s[4], ... (half the samples, the first among them): the new count. */
 size_t gt_ticks_thin(struct gt_tick_sample *s, size_t n);
+/* The writer's marks: ascending ticks; the newest stands in for "now" until keep_ns passed since
+ * the one before it, when it is kept; full, every other one goes (gt_ticks_thin). */
+#define GT_TICK_MARKS 4096
+struct gt_tick_marks {
+	struct gt_tick_sample s[GT_TICK_MARKS];
+	size_t n;
+	int last_kept; /* s[n-1] stays; otherwise the next mark replaces it */
+};
+void gt_ticks_marks_add(struct gt_tick_marks *m, struct gt_tick_sample x, uint64_t keep_ns);
 /* ticks * span_ns / span_ticks without overflow; span_ticks 0 gives 0. */
 uint64_t gt_ticks_scale(uint64_t ticks, uint64_t span_ticks, uint64_t span_ns);
 /* 1 if the counter may be used: `invariant` (CPUID) and "tsc" is a word of `sources` (the

@@ -124,3 +124,33 @@ TEST(tap_ticks_marks)
 	ASSERT(gt_ticks_epoch(gt_ticks()) >= 1000000000000ull + hi);
 	gt_ticks_init(0);
 }
+
+/* The writer's list of marks: the newest stands in until 10 ms passed since the last kept one, the
+ * list stays ascending, and when full it halves, the first mark and the newest staying. */
+TEST(tap_ticks_marks_list)
+{
+	static struct gt_tick_marks m;
+	memset(&m, 0, sizeof(m));
+	/* marks 1 ms apart (3 ticks per ns), kept every 10 ms */
+	for (uint64_t i = 0; i <= 25; i++)
+		gt_ticks_marks_add(&m, (struct gt_tick_sample){i * 3000000, i * 1000000, 0}, 10000000);
+	ASSERT_EQ_U64(m.n, 4); /* 0, 10, 20 ms kept, 25 ms standing in */
+	ASSERT_EQ_U64(m.s[1].mono_ns, 10000000);
+	ASSERT_EQ_U64(m.s[2].mono_ns, 20000000);
+	ASSERT_EQ_U64(m.s[3].mono_ns, 25000000);
+	/* a counter read out of order still gives ascending ticks */
+	gt_ticks_marks_add(&m, (struct gt_tick_sample){5, 26000000, 0}, 10000000);
+	ASSERT(m.s[m.n - 1].ticks > m.s[m.n - 2].ticks);
+	/* every mark kept: the list fills and halves, never more than GT_TICK_MARKS */
+	memset(&m, 0, sizeof(m));
+	for (uint64_t i = 0; i < 3 * GT_TICK_MARKS; i++) {
+		gt_ticks_marks_add(&m, (struct gt_tick_sample){i * 3 + 7, i, 0}, 0);
+		ASSERT(m.n <= GT_TICK_MARKS);
+	}
+	ASSERT_EQ_U64(m.s[0].ticks, 7);                           /* the first stays */
+	ASSERT_EQ_U64(m.s[m.n - 1].ticks, (3 * GT_TICK_MARKS - 1) * 3 + 7); /* the newest is last */
+	for (size_t i = 1; i < m.n; i++)
+		ASSERT(m.s[i].ticks > m.s[i - 1].ticks);
+	/* a conversion through the halved list still lands on the clock */
+	ASSERT_EQ_U64(gt_ticks_interp(m.s, m.n, 3 * 1000 + 7), 1000);
+}
