@@ -96,19 +96,27 @@ static const char *const count_cols[] = {"Instances", "Count", "Operations", "Nu
 static const char *const name_cols[] = {"Name", "Operation", "Range", NULL};
 static const char *const proj_cols[] = {"Projected Duration", "Proj Duration", NULL};
 
+/* `path` opened and its header row read (an empty file is an error, said with its name). */
+static int open_with_header(struct gt_csv *csv, const char *path, char *err, size_t errlen)
+{
+	if (gt_csv_open(csv, path, err, errlen) < 0)
+		return -1;
+	int rc = gt_csv_next(csv, err, errlen);
+	if (rc > 0)
+		return 0;
+	if (rc == 0)
+		snprintf(err, errlen, "%s:1: empty file (no header row)", path);
+	gt_csv_close(csv);
+	return -1;
+}
+
 /* A summary table: one row per name with total time and count. */
 static int read_sum(struct gt_an_ctx *c, const char *path, int kind, char *err, size_t errlen)
 {
 	struct gt_csv csv;
-	if (gt_csv_open(&csv, path, err, errlen) < 0)
+	if (open_with_header(&csv, path, err, errlen) < 0)
 		return -1;
-	int rc = gt_csv_next(&csv, err, errlen);
-	if (rc <= 0) {
-		if (rc == 0)
-			snprintf(err, errlen, "%s:1: empty file (no header row)", path);
-		gt_csv_close(&csv);
-		return -1;
-	}
+	int rc;
 	double scale = 1;
 	int ct = find_col(&csv, time_cols, &scale), cc = find_col(&csv, count_cols, NULL),
 	    cn = find_col(&csv, name_cols, NULL);
@@ -158,15 +166,9 @@ static int read_sum(struct gt_an_ctx *c, const char *path, int kind, char *err, 
 static int read_nvtx(struct gt_an_ctx *c, const char *path, char *err, size_t errlen)
 {
 	struct gt_csv csv;
-	if (gt_csv_open(&csv, path, err, errlen) < 0)
+	if (open_with_header(&csv, path, err, errlen) < 0)
 		return -1;
-	int rc = gt_csv_next(&csv, err, errlen);
-	if (rc <= 0) {
-		if (rc == 0)
-			snprintf(err, errlen, "%s:1: empty file (no header row)", path);
-		gt_csv_close(&csv);
-		return -1;
-	}
+	int rc;
 	double scale = 1;
 	int cd = find_col(&csv, proj_cols, &scale), cn = find_col(&csv, name_cols, NULL), cc = -1;
 	if (cd < 0) { /* a summary: total time and instances per range name */
