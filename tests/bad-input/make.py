@@ -230,6 +230,8 @@ def csv():
     write("csv/ok_cuda_gpu_kern_sum.csv", KHDR + "100.0,1000,2,500.0,500.0,400,600,100.0,sm90_xmma_gemm\n")
     write("csv/header-only_cuda_gpu_kern_sum.csv", KHDR)
     write("csv/empty_cuda_gpu_kern_sum.csv", "")
+    write("csv/emptymem_cuda_gpu_kern_sum.csv", KHDR + "100.0,1000,2,500.0,500.0,400,600,100.0,sm90_xmma_gemm\n")
+    write("csv/emptymem_cuda_gpu_mem_time_sum.csv", "")
     write("csv/control_cuda_gpu_kern_sum.csv", KHDR + "100.0,1000,2,500.0,500.0,400,600,100.0,\"a\x1b[2Jb\"\n")
     write("csv/negative_cuda_gpu_kern_sum.csv", KHDR + "100.0,-1000,2,500.0,500.0,400,600,100.0,gemm\n")
     write("csv/huge_cuda_gpu_kern_sum.csv", KHDR + "100.0,1e308,2,500.0,500.0,400,600,100.0,gemm\n")

@@ -117,6 +117,8 @@ bad nothing-kineto-cpu-only 1 "cpu-only.json: no GPU activity" "$GPUTAP" analyze
 bad nothing-sqlite-empty 1 "empty-tables.sqlite: no GPU activity" "$GPUTAP" analyze "$S/empty-tables.sqlite"
 bad nothing-gtr-header-only 1 "header-only.gtr: no GPU activity" "$GPUTAP" analyze "$R/header-only.gtr"
 bad nothing-csv-header-only 1 "header-only: no GPU activity" "$GPUTAP" analyze "$B/csv/header-only"
+bad nothing-csv-empty 1 "empty_cuda_gpu_kern_sum.csv:1: empty file (no header row)" "$GPUTAP" analyze "$B/csv/empty"
+bad nothing-csv-mem-empty 1 "emptymem_cuda_gpu_mem_time_sum.csv:1: empty file (no header row)" "$GPUTAP" analyze "$B/csv/emptymem"
 bad nothing-config-inputs-empty 1 "inputs-empty.json: \"inputs\" is empty" "$GPUTAP" analyze --config "$C/inputs-empty.json"
 bad nothing-config-inputs-missing 1 "inputs-missing.json: no \"inputs\"" "$GPUTAP" analyze --config "$C/inputs-missing.json"
 bad header-past-end 1 "header-past-end.gtr: byte 12: header size 4096 is past the end of the file" "$GPUTAP" analyze "$R/header-past-end.gtr"
