@@ -327,10 +327,7 @@ GT_DRIVER_HOOKS(GT_HOOK_DEFINE)
 			CUresult r = real args;                                                    \
 			uint64_t k1 = gt_hot_clock(st_);                                           \
 			/* nothing here sets errno (the rare out-of-line paths keep it) */         \
-			if (st_)                                                                   \
-				gt_hot_api_rec(1, GT_API_##api, k0, k1, (int)r, 0, -1, 0, t->corr); \
-			else                                                                       \
-				gt_hot_api_counted(GT_API_##api, k0, k1);                          \
+			gt_hot_api_end(st_, GT_API_##api, k0, k1, (int)r, 0, -1, 0, t->corr);     \
 			t->guard--;                                                                \
 			return r;                                                                  \
 		}                                                                                  \

@@ -114,6 +114,11 @@ GT_HOT int gt_hot_stamped(void)
 {
 	return atomic_load_explicit(&gt_tap.stamp, GT_RLX);
 }
+/* 1 while API records are written (wanted, and a capture window open): the stamp's GT_STAMP_REC. */
+GT_HOT int gt_hot_recording(void)
+{
+	return (atomic_load_explicit(&gt_tap.stamp, GT_RLX) & GT_STAMP_REC) != 0;
+}
 /* The clock of a call: epoch ns (GT_STAMP_NS), else ticks (tap/ticks.h; GT_STAMP_REC alone is
  * chosen only where the time-stamp counter is in use). */
 GT_HOT uint64_t gt_hot_clock(int stamped)
@@ -170,8 +175,7 @@ GT_HOT void gt_hot_api_rec(int ticked, int api, uint64_t t0, uint64_t t1, int re
 		return;
 	}
 	gt_hot_count_in(&s->api[api], ticked ? &s->api[api].ticks : &s->api[api].ns, api, t0, t1);
-	if (ticked ? (atomic_load_explicit(&gt_tap.stamp, GT_RLX) & GT_STAMP_REC) != 0
-		   : gt_tap.want_api_recs && atomic_load_explicit(&gt_cap_live, GT_RLX))
+	if (gt_hot_recording()) /* the window may have closed during the call */
 		gt_hot_api_put(s, ticked ? (uint32_t)api : gt_tap.api_name_id[api], ticked ? GT_API_MEM_TICKS : 0, api,
 			       t0, t1, result, bytes, copy_kind, ptr, corr);
 }

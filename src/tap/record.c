@@ -175,7 +175,7 @@ void gt_tap_api_count(int api, uint64_t t0, uint64_t t1)
 void gt_tap_api_record(int api, uint32_t tid, uint64_t t0, uint64_t t1, int result, uint64_t bytes, int copy_kind,
 		       uint64_t ptr, uint64_t corr, uint16_t flags)
 {
-	if (!gt_tap.want_api_recs || !atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+	if (!gt_hot_recording())
 		return;
 	struct gt_rec_api r;
 	memset(&r, 0, sizeof(r));

@@ -178,11 +178,10 @@ void gt_ticks_mark(int64_t epoch_offset)
 	gt_ticks_marks_add(&M, x, MARK_KEEP_NS);
 }
 
-
 uint64_t gt_ticks_epoch(uint64_t ticks)
 {
 	if (M.n == 0)
-		gt_ticks_mark(0);
+		return 0; /* no mark yet: the writer marks before it converts */
 	if (!Z.valid || ticks < Z.lo || ticks >= Z.hi) {
 		if (M.n < 2 || ticks < M.s[0].ticks)
 			return gt_ticks_interp(M.s, M.n, ticks);

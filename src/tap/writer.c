@@ -84,18 +84,26 @@ static void tl_flush(void)
 	W.tllen = 0;
 }
 
-static void tl_records(const unsigned char *p, uint32_t len)
+/* One pass over records about to go out: those the hooks wrote in ticks with the API's index
+ * (GT_API_MEM_TICKS, tap/hot.h) get epoch ns and the name id, before anything reads them (the
+ * chunk's committed bytes are the writer's alone); API records get their timeline.log line. */
+static void walk_records(unsigned char *p, uint32_t len)
 {
-	if (W.tl_fd[0] < 0 && W.tl_fd[1] < 0)
-		return;
+	int tl = W.tl_fd[0] >= 0 || W.tl_fd[1] >= 0;
 	uint32_t off = 0;
 	while (off + sizeof(struct gt_rec_hdr) <= len) {
-		const struct gt_rec_hdr *h = (const void *)(p + off);
+		struct gt_rec_hdr *h = (void *)(p + off);
 		if (h->size < 8 || off + h->size > len)
 			break;
-		if (h->type == GT_REC_API) {
-			const struct gt_rec_api *a = (const void *)h;
-			if (a->name_id >= 1 && a->name_id <= GT_API_N) {
+		if (h->type == GT_REC_API && h->size >= sizeof(struct gt_rec_api)) {
+			struct gt_rec_api *a = (void *)h;
+			if (a->flags & GT_API_MEM_TICKS) {
+				a->start_ns = gt_ticks_epoch(a->start_ns);
+				a->end_ns = gt_ticks_epoch(a->end_ns);
+				a->name_id = a->name_id < GT_API_N ? gt_tap.api_name_id[a->name_id] : 0;
+				a->flags &= (uint16_t)~GT_API_MEM_TICKS;
+			}
+			if (tl && a->name_id >= 1 && a->name_id <= GT_API_N) {
 				if (sizeof(W.tlbuf) - W.tllen < 512)
 					tl_flush();
 				int n = gt_alnair_timelineline(W.tlbuf + W.tllen, sizeof(W.tlbuf) - W.tllen,
@@ -127,35 +135,13 @@ static void out_string(uint32_t id, const char *s, uint32_t len, void *arg)
 	}
 }
 
-static void out_records(const unsigned char *p, uint32_t len, uint32_t nrec)
+static void out_records(unsigned char *p, uint32_t len, uint32_t nrec)
 {
+	walk_records(p, len);
 	if (W.tw_open && !W.tw_failed) {
 		int rc = gt_tw_write(&W.tw, p, len, nrec);
 		if (rc < 0)
 			tw_fail(rc);
-	}
-	tl_records(p, len);
-}
-
-/* Records the hooks wrote in ticks with the API's index (GT_API_MEM_TICKS, tap/hot.h): epoch ns and
- * the name id, before anything reads them.  The chunk's committed bytes are the writer's alone. */
-static void fix_ticks(unsigned char *p, uint32_t len)
-{
-	uint32_t off = 0;
-	while (off + sizeof(struct gt_rec_hdr) <= len) {
-		struct gt_rec_hdr *h = (void *)(p + off);
-		if (h->size < 8 || off + h->size > len)
-			break;
-		if (h->type == GT_REC_API && h->size >= sizeof(struct gt_rec_api)) {
-			struct gt_rec_api *a = (void *)h;
-			if (a->flags & GT_API_MEM_TICKS) {
-				a->start_ns = gt_ticks_epoch(a->start_ns);
-				a->end_ns = gt_ticks_epoch(a->end_ns);
-				a->name_id = a->name_id < GT_API_N ? gt_tap.api_name_id[a->name_id] : 0;
-				a->flags &= (uint16_t)~GT_API_MEM_TICKS;
-			}
-		}
-		off += h->size;
 	}
 }
 
@@ -176,7 +162,7 @@ static void emit_dropped(uint32_t source, uint64_t count)
 	d.h.size = sizeof(d);
 	d.source = source;
 	d.count = count;
-	out_records((const unsigned char *)&d, sizeof(d), 1);
+	out_records((unsigned char *)&d, sizeof(d), 1);
 }
 
 static void drain(void)
@@ -199,10 +185,8 @@ static void drain(void)
 	for (size_t i = 0; i < nitems; i++) {
 		struct gt_item *it = &W.items[i];
 		struct gt_chunk *c = it->c;
-		if (it->end > c->flushed) {
-			fix_ticks(gt_chunk_data(c) + c->flushed, it->end - c->flushed);
+		if (it->end > c->flushed)
 			out_records(gt_chunk_data(c) + c->flushed, it->end - c->flushed, it->end_nrec - c->flushed_nrec);
-		}
 		c->flushed = it->end;
 		c->flushed_nrec = it->end_nrec;
 		if (it->full)
@@ -297,7 +281,7 @@ static void emit_counters(void)
 		c.ts_ns = gt_now_ns();
 		c.value = (double)cnt;
 		gt_strtab_pending(&gt_tap.strs, out_string, NULL);
-		out_records((const unsigned char *)&c, sizeof(c), 1);
+		out_records((unsigned char *)&c, sizeof(c), 1);
 	}
 	struct gt_rec_counter c;
 	memset(&c, 0, sizeof(c));
@@ -308,7 +292,7 @@ static void emit_counters(void)
 	c.ts_ns = gt_now_ns();
 	c.value = (double)atomic_load(&gt_tap.mem_used);
 	gt_strtab_pending(&gt_tap.strs, out_string, NULL);
-	out_records((const unsigned char *)&c, sizeof(c), 1);
+	out_records((unsigned char *)&c, sizeof(c), 1);
 }
 
 static void close_outputs(int keep_partial)
@@ -368,7 +352,7 @@ static void *writer_main(void *arg)
 			nt.h.size = sizeof(nt);
 			nt.what = GT_NOTE_GPU_FLUSH_SKIPPED;
 			nt.ts_ns = gt_now_ns();
-			out_records((const unsigned char *)&nt, sizeof(nt), 1);
+			out_records((unsigned char *)&nt, sizeof(nt), 1);
 		}
 	} else {
 		gt_sources_flush(1);
