@@ -113,8 +113,9 @@ def ab(step, n, block, mark, null, bpass):
     for g in range(nblocks // 4):
         t = {0: 0.0, 1: 0.0}
         for passing in order:
-            if fn(0 if null or not passing else bpass) != 0:
-                sys.exit("step.py --ab: gputap_bench_pass(%d) refused" % (0 if null or not passing else bpass))
+            arg = 0 if null or not passing else bpass
+            if fn(arg) != 0:
+                sys.exit("step.py --ab: gputap_bench_pass(%d) refused" % arg)
             t0 = time.perf_counter()
             for _ in range(block):
                 marked(step, mark, "step")
