@@ -9,6 +9,7 @@
 #   none_t metrics_t cap5_t kernel_t full_t   the same on the launch-bound PyTorch loop instead
 #                         (bench/overhead/step.py launch --steps 2000 --nvtx --phases 20: 150 launches
 #                         per step; the times are per step)
+#   MODE@base             MODE with BASE_LIB (an earlier libgputap.so), for a before/after in one call
 # Prints, per mode, the median time per kernel and its ratio to no tool of the same linkage, and for
 # cap5 the window's own cost as a fraction of the run: the extra time of twentieths 9 and 10 over the
 # median of the others (the first one, warm-up, left out), which no drift between processes affects.
@@ -20,14 +21,16 @@ cd "$top"
 gt_bench_setup "$@"
 nvcc -O2 -arch=sm_90 -o "$W/steps_s" tests/gpu/capture_steps.cu -lcuda &&
 	nvcc -O2 -arch=sm_90 -cudart shared -o "$W/steps_d" tests/gpu/capture_steps.cu -lcuda || exit 1
-tap=(env LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB")
 modes=${MODES:-none_s metrics_s none_d metrics_d cap5_s kernel_s full_s}
 : >"$OUT/phases.txt"
 for r in $(seq "$REPS"); do
 	for m in $modes; do
-		bin=$W/steps_${m##*_} o=$W/o$r$m args=(2000 250 --phases 20)
-		[ "${m##*_}" = t ] && bin=${PYTHON:-python3} args=(bench/overhead/step.py launch --steps 2000 --nvtx --phases 20)
-		case ${m%_*} in
+		mm=${m%@base} l=$LIB
+		[ "$mm" != "$m" ] && l=${BASE_LIB:?MODE@base needs BASE_LIB=an earlier libgputap.so}
+		tap=(env LD_PRELOAD="$l" CUDA_INJECTION64_PATH="$l" NVTX_INJECTION64_PATH="$l")
+		bin=$W/steps_${mm##*_} o=$W/o$r${m/@/-} args=(2000 250 --phases 20)
+		[ "${mm##*_}" = t ] && bin=${PYTHON:-python3} args=(bench/overhead/step.py launch --steps 2000 --nvtx --phases 20)
+		case ${mm%_*} in
 		none) c=("$bin") ;;
 		metrics) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_TRACE=metrics "$bin") ;;
 		cap5) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_CAPTURE='nvtx:step@951-1050' "$bin") ;;
@@ -52,7 +55,7 @@ print("| mode | runs | median us/kernel (_t: us/step) | vs none, same program | 
 print("|---|---|---|---|---|---|")
 for mode, ds in runs.items():
     tot = [d["us_per_kernel"] for d in ds]
-    b = base.get(mode[-2:])
+    b = base.get(mode.split("@")[0][-2:])
     sp = st.median(max(d["phases"][1:]) / min(d["phases"][1:]) for d in ds)
     print("| %s | %d | %.3f | %s | %.3f-%.3f | %.3f |" % (mode, len(ds), st.median(tot), "%.3f" % (st.median(tot) / b) if b else "-",
                                                          min(tot), max(tot), sp))

@@ -1,0 +1,157 @@
+// Does starting CUPTI stall the program's launching thread when another thread does the start?
+// A capture window starts CUPTI (subscription, launch callbacks, kernel activity: ~17 ms on an H100)
+// when it opens, on the thread that opened it.  Here the main thread launches an empty kernel in a
+// loop, stamping the time every 100 launches; at launch START it either starts CUPTI itself
+// ("inline") or asks a helper thread to ("helper") and goes on launching.  Printed (one JSON line):
+// the ns per launch before the start, in the 20,000 launches from it, and after it (CUPTI on), the
+// longest gap between two stamps (the stall the program sees), how long the start took, at which
+// launch CUPTI was on, and the kernel records whose launch came after the start finished (all must
+// arrive).
+//   winstart inline|helper [LAUNCHES] [START]     (defaults 200,000 and 60,000)
+#include <cuda.h>
+#include <cupti.h>
+#include <pthread.h>
+#include <atomic>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+__global__ void nop(int *x)
+{
+	if (x == nullptr)
+		x[0] = 1;
+}
+
+static double now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static uint64_t ts_cb(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static std::atomic<uint32_t> first_corr; /* the first launch CUPTI saw */
+static std::atomic<long> n_kernel, n_after;
+static std::atomic<int> started, go;
+static std::atomic<long> launch_no;
+static long on_at = -1;
+static double start_ms;
+
+static void CUPTIAPI on_cb(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
+{
+	(void)ud, (void)d, (void)id;
+	const CUpti_CallbackData *cb = (const CUpti_CallbackData *)data;
+	uint32_t z = 0;
+	if (cb->callbackSite == CUPTI_API_ENTER)
+		first_corr.compare_exchange_strong(z, cb->correlationId);
+}
+
+static void CUPTIAPI buf_req(uint8_t **b, size_t *size, size_t *max)
+{
+	*size = 8 << 20;
+	*b = (uint8_t *)aligned_alloc(8, *size);
+	*max = 0;
+}
+
+static void CUPTIAPI buf_done(CUcontext c, uint32_t s, uint8_t *b, size_t size, size_t valid)
+{
+	(void)c, (void)s, (void)size;
+	CUpti_Activity *r = NULL;
+	while (cuptiActivityGetNextRecord(b, valid, &r) == CUPTI_SUCCESS)
+		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+			n_kernel++;
+			if (((CUpti_ActivityKernel9 *)r)->correlationId >= first_corr)
+				n_after++;
+		}
+	free(b);
+}
+
+static void start_cupti(void)
+{
+	double t0 = now_ns();
+	CUpti_SubscriberHandle sub;
+	if (cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_cb, NULL) != CUPTI_SUCCESS ||
+	    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) != CUPTI_SUCCESS ||
+	    cuptiActivityRegisterCallbacks(buf_req, buf_done) != CUPTI_SUCCESS ||
+	    cuptiActivityRegisterTimestampCallback(ts_cb) != CUPTI_SUCCESS ||
+	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
+	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS) {
+		fprintf(stderr, "CUPTI start failed\n");
+		exit(3);
+	}
+	start_ms = (now_ns() - t0) / 1e6;
+	on_at = launch_no.load();
+	started = 1;
+}
+
+static void *helper(void *arg)
+{
+	(void)arg;
+	while (!go.load())
+		;
+	start_cupti();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int inl = argc > 1 && strcmp(argv[1], "inline") == 0;
+	long n = argc > 2 ? atol(argv[2]) : 200000, start = argc > 3 ? atol(argv[3]) : 60000;
+	if (n < start + 40000 || start < 20000 || n % 100)
+		return 2;
+	int *d;
+	if (cudaMalloc(&d, 4) != cudaSuccess)
+		return 3;
+	CUfunction f;
+	if (cudaGetFuncBySymbol(&f, (const void *)nop) != cudaSuccess)
+		return 3;
+	cudaStream_t s;
+	cudaStreamCreate(&s);
+	void *args[] = {&d};
+	pthread_t th;
+	if (!inl)
+		pthread_create(&th, NULL, helper, NULL);
+	double *stamp = (double *)malloc(sizeof(double) * (n / 100 + 1));
+	stamp[0] = now_ns();
+	for (long i = 0; i < n; i++) {
+		if (i == start) {
+			if (inl)
+				start_cupti();
+			else
+				go = 1;
+		}
+		if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, (CUstream)s, args, NULL) != CUDA_SUCCESS)
+			return 4;
+		launch_no.store(i + 1, std::memory_order_relaxed);
+		if ((i + 1) % 100 == 0) {
+			stamp[(i + 1) / 100] = now_ns();
+			if ((i + 1) % 10000 == 0)
+				cudaStreamSynchronize(s); /* keep the queue short */
+		}
+	}
+	cudaStreamSynchronize(s);
+	if (!inl)
+		pthread_join(th, NULL);
+	cuptiActivityFlushAll(1);
+	double gap = 0;
+	for (long k = 1; k <= n / 100; k++)
+		if (stamp[k] - stamp[k - 1] > gap)
+			gap = stamp[k] - stamp[k - 1];
+	long a = start / 100;
+	double pre = (stamp[a] - stamp[a - 200]) / 20000, during = (stamp[a + 200] - stamp[a]) / 20000,
+	       post = (stamp[n / 100] - stamp[n / 100 - 200]) / 20000;
+	long traced = n - (long)on_at;
+	printf("{\"mode\":\"%s\",\"pre_ns\":%.1f,\"during_ns\":%.1f,\"post_ns\":%.1f,\"extra_ms\":%.3f,\"max_gap_us\":%.1f,"
+	       "\"start_ms\":%.3f,\"on_at\":%ld,\"kernel_records\":%ld,\"records_after_on\":%ld,\"launches_after_on\":%ld}\n",
+	       inl ? "inline" : "helper", pre, during, post, (during - post) * 20000 / 1e6, gap / 1e3, start_ms, on_at,
+	       (long)n_kernel, (long)n_after, traced);
+	return 0;
+}
