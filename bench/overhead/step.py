@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """One timing of a PyTorch step, for bench/overhead/run.sh.
 
-    step.py launch|compute [--profiler] [--steps N] [--nvtx] [--phases K] [--ab BLOCK]
+    step.py launch|compute [--profiler] [--steps N] [--nvtx] [--phases K] [--ab BLOCK] [--step-times A-B]
 launch:  50 relu(y*a+b) on 256x256 per step (150 tiny kernels), 200 timed steps after 20 warm-ups
 compute: 4 bf16 matmuls 8192x8192 per step, 20 timed steps after 5 warm-ups
 --steps N: N timed steps instead; --nvtx: each timed step inside an NVTX range "step" (warm-ups
 in "warm"), so that `--capture nvtx:step@A-B` picks timed steps A..B.
 --phases K: also the mean time per step of each K-th of the timed loop ("phases"), to see a capture
 window's cost inside the process (bench/overhead/phases.sh).
+--step-times A-B: also the host time of each timed step A..B (1-based, no synchronize inside:
+what the program's thread spends, so a pause when a capture window opens shows), and
+"excess_ms", their sum over the median step's time.
 --ab BLOCK: under libgputap.so with GPUTAP_BENCH_AB=1, the timed steps run in blocks of BLOCK steps
 with the tap counting and recording (A) and with its hooks calling straight through
 (gputap_bench_pass(1), B), in the order A B B A repeated, each block ended by a synchronize; prints
@@ -70,10 +73,19 @@ def main():
     if block > 0:
         print(json.dumps(ab(step, n, block, mark, "--ab-null" in sys.argv, 2 if "--ab-kact" in sys.argv else 1)))
         return
+    first, last = 0, -1
+    if "--step-times" in sys.argv:
+        first, last = (int(v) for v in sys.argv[sys.argv.index("--step-times") + 1].split("-"))
+    host = []
     t0 = time.perf_counter()
     marks = [t0]
     for i in range(n):
-        marked(step, mark, "step")
+        if first <= i + 1 <= last:
+            h = time.perf_counter()
+            marked(step, mark, "step")
+            host.append((time.perf_counter() - h) * 1e6)
+        else:
+            marked(step, mark, "step")
         if nphases and (i + 1) * nphases // n != i * nphases // n:
             torch.cuda.synchronize()
             marks.append(time.perf_counter())
@@ -85,6 +97,11 @@ def main():
     if nphases:
         bounds = [i * n // nphases for i in range(nphases + 1)]
         out["phases"] = [(marks[k + 1] - marks[k]) / (bounds[k + 1] - bounds[k]) * 1e6 for k in range(nphases)]
+    if host:
+        med = statistics.median(host)
+        out["step_us"] = [round(v, 1) for v in host]
+        out["excess_ms"] = sum(v - med for v in host) / 1e3
+        out["max_step_ms"] = max(host) / 1e3
     print(json.dumps(out))
 
 

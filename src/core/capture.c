@@ -312,18 +312,6 @@ int gt_capture_close_all(struct gt_capture *c, uint64_t now_ns)
 	return d;
 }
 
-int gt_capture_opens_next(const struct gt_capture *c)
-{
-	for (int i = 0; i < c->n; i++) {
-		const struct gt_cap_window *w = &c->w[i];
-		if (w->state != GT_CAP_WAITING)
-			continue;
-		if (w->kind == GT_CAP_TRIGGER || (w->kind == GT_CAP_NVTX && w->seen >= 1 && w->seen + 1 == w->first))
-			return 1;
-	}
-	return 0;
-}
-
 int gt_capture_pending(const struct gt_capture *c)
 {
 	for (int i = 0; i < c->n; i++) {

@@ -82,9 +82,5 @@ int gt_capture_close_all(struct gt_capture *c, uint64_t now_ns);
 static inline int gt_capture_on(const struct gt_capture *c) { return c->open > 0; }
 /* 1 when a window may still open later (decides whether CUPTI is kept loaded). */
 int gt_capture_pending(const struct gt_capture *c);
-/* 1 when a window is known to open at the next matching range: an `nvtx` window whose
- * FIRST-1-th occurrence has opened (FIRST > 1), or an armed `--iterations` trigger (the next
- * top-level range).  The tap starts CUPTI ahead of such a window, off the program's thread. */
-int gt_capture_opens_next(const struct gt_capture *c);
 
 #endif

@@ -22,9 +22,6 @@
 _Atomic int gt_cap_live = 1;
 
 #define DRAIN_MAX_NS 2000000000ull /* at most this long for a closed window's GPU records */
-#define PRESTART_MAX_NS 10000000000ull /* CUPTI started ahead of a window that has not come: finalized */
-
-enum { PRE_NONE, PRE_ASKED, PRE_STARTED }; /* CUPTI ahead of a window (X.pre) */
 
 static struct {
 	int mode;
@@ -39,9 +36,6 @@ static struct {
 	uint64_t refused; /* windows that could not start: another CUPTI client */
 	int host_only;    /* the open windows record no GPU activity: another CUPTI client holds it */
 	uint64_t undelivered; /* windows closed before all their GPU records came */
-	int pre;              /* PRE_*: CUPTI asked / started ahead of the window that opens next */
-	uint64_t pre_ns;      /* when it was started */
-	uint64_t prestarts;   /* windows CUPTI was started ahead of */
 } X = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 int gt_capture_tap_mode(void) { return X.mode; }
@@ -104,9 +98,6 @@ static void apply(int d, const struct gt_capture *before)
 		if (before->w[i].state == GT_CAP_OPEN && X.cap.w[i].state != GT_CAP_OPEN)
 			window_record(&X.cap.w[i]);
 	if (d > 0) {
-		if (X.pre == PRE_STARTED)
-			X.prestarts++;
-		X.pre = PRE_NONE;
 		X.draining = 0;
 		X.launches_at_open = launches();
 		X.graphs_at_open = gt_tap_api_total(GT_API_cuGraphLaunch, NULL);
@@ -154,40 +145,7 @@ void gt_capture_tap_range_open(uint32_t name_id, uint64_t key, int top_level, ui
 		len = GT_CAP_NAME_MAX;
 	memcpy(name, s, len);
 	name[len] = 0;
-	pthread_mutex_lock(&X.mu);
-	struct gt_capture before = X.cap;
-	apply(gt_capture_range_open(&X.cap, name, key, top_level, t_ns), &before);
-	int ask = X.pre == PRE_NONE && !gt_capture_on(&X.cap) && gt_capture_opens_next(&X.cap);
-	if (ask)
-		X.pre = PRE_ASKED;
-	pthread_mutex_unlock(&X.mu);
-	if (ask)
-		gt_tap_wake_writer(); /* it starts CUPTI before the next matching range opens the window */
-}
-
-/* The writer thread: CUPTI started ahead of a window known to open next (asked by a range open
- * or an armed trigger), or finalized when that window has not come for PRESTART_MAX_NS. */
-static void prestart_tick(void)
-{
-	pthread_mutex_lock(&X.mu);
-	if (X.pre == PRE_NONE && !gt_capture_on(&X.cap) && gt_capture_opens_next(&X.cap))
-		X.pre = PRE_ASKED; /* a `--iterations` trigger armed by a request */
-	int start = X.pre == PRE_ASKED && !gt_capture_on(&X.cap) && !X.draining;
-	int stale = X.pre == PRE_STARTED && !gt_capture_on(&X.cap) && gt_now_ns() - X.pre_ns > PRESTART_MAX_NS;
-	if (stale) {
-		X.pre = PRE_NONE;
-		gt_cupti_capture_request_finalize();
-	}
-	pthread_mutex_unlock(&X.mu);
-	if (!start)
-		return;
-	int rc = gt_cupti_capture_prestart(); /* outside X.mu: range events go on meanwhile */
-	pthread_mutex_lock(&X.mu);
-	if (X.pre == PRE_ASKED) { /* else the window opened meanwhile, and waited for the start */
-		X.pre = rc == 0 ? PRE_STARTED : PRE_NONE;
-		X.pre_ns = gt_now_ns();
-	}
-	pthread_mutex_unlock(&X.mu);
+	EVENT(gt_capture_range_open(&X.cap, name, key, top_level, t_ns));
 }
 
 void gt_capture_tap_range_close(uint64_t key, int top_level)
@@ -315,7 +273,6 @@ void gt_capture_tap_tick(void)
 		return;
 	EVENT(gt_capture_tick(&X.cap, gt_now_ns()));
 	poll_requests();
-	prestart_tick();
 	pthread_mutex_lock(&X.mu);
 	int draining = X.draining && !atomic_load(&gt_cap_live);
 	uint64_t want = X.launches_in_window, since = X.drain_since, prev = X.kept_prev;
@@ -335,12 +292,7 @@ void gt_capture_tap_tick(void)
 				X.undelivered++;
 			gt_info("capture window closed: %llu of %llu kernels delivered after %.3f ms",
 				(unsigned long long)kept, (unsigned long long)want, (double)(gt_now_ns() - since) / 1e6);
-			if (X.pre == PRE_ASKED) { /* the next window opens soon: CUPTI stays */
-				X.pre = PRE_STARTED;
-				X.pre_ns = gt_now_ns();
-			} else {
-				gt_cupti_capture_request_finalize();
-			}
+			gt_cupti_capture_request_finalize();
 		}
 		pthread_mutex_unlock(&X.mu);
 	} else {

@@ -5,11 +5,7 @@
  * follows from its transitions: `gt_cap_live` (records are written only while
  * it is 1), CUPTI started at a window's open and finalized after its close
  * (tap/cupti.c), a GT_RANGE_WINDOW record per window, and `gputap trigger`
- * requests read from the process folder's `control/` directory.  A window known
- * to open at the next matching range (gt_capture_opens_next) has CUPTI started
- * ahead by the writer thread, so the program's thread does not run CUPTI's start
- * itself when it opens (on an H100 the launching thread then stalls ~9-13 ms on
- * CUPTI's start instead of ~20 ms); unused for PRESTART_MAX_NS, it is finalized.
+ * requests read from the process folder's `control/` directory.
  *
  * Invariants: without GPUTAP_CAPTURE, gt_cap_live is 1 from the start and
  * nothing here runs; every entry point is cheap when capture is off; the
@@ -43,9 +39,6 @@ void gt_capture_tap_finish(void);
 
 /* tap/cupti.c: the CUPTI side of a window */
 int gt_cupti_capture_open(void); /* -1: another CUPTI client holds the process */
-/* Start CUPTI before a window that is known to open next (the writer thread); its records are
- * dropped until a window opens.  -1: not started (CUDA not initialised, or CUPTI handed over). */
-int gt_cupti_capture_prestart(void);
 void gt_cupti_capture_close(void);
 uint64_t gt_cupti_capture_flush(void); /* kernels kept since the open */
 void gt_cupti_capture_request_finalize(void);

@@ -177,10 +177,8 @@ static uint64_t ts(uint64_t t)
 static int after_window(uint64_t corr)
 {
 	int n = atomic_load_explicit(&K.nspans, memory_order_acquire);
-	if (corr == 0)
+	if (n == 0 || corr == 0)
 		return 0;
-	if (n == 0) /* with capture windows, CUPTI started ahead of the first one: nothing is kept yet */
-		return gt_capture_tap_mode();
 	for (int i = n - 1; i >= 0; i--)
 		if (corr >= atomic_load_explicit(&K.lo[i], memory_order_relaxed) &&
 		    corr <= atomic_load_explicit(&K.hi[i], memory_order_relaxed))
@@ -306,8 +304,6 @@ static void convert(const CUpti_Activity *a)
 		r.bytes = m->bytes;
 		r.corr_id = corr_rec(m->correlationId);
 		r.stream = m->streamId;
-		if (after_window(r.corr_id))
-			break;
 		gt_tap_put(&r, sizeof(r));
 		break;
 	}
@@ -589,26 +585,6 @@ int gt_cupti_capture_open(void)
 		gt_info("CUPTI started for a capture window (%.3f ms; loading the library %.3f ms of it)",
 			(double)(gt_now_ns() - t0) / 1e6, (double)C.load_ns / 1e6);
 	C.load_ns = 0; /* loaded once: later windows only start it */
-	pthread_mutex_unlock(&K.mu);
-	return rc;
-}
-
-int gt_cupti_capture_prestart(void)
-{
-	if (atomic_load(&C.yielded) || !C.cuinit)
-		return -1;
-	pthread_mutex_lock(&K.mu);
-	atomic_store(&K.finalize, 0); /* a finalize asked after the last window: the next one comes */
-	int saved = gt_tls.guard;
-	gt_tls.guard = 1;
-	uint64_t t0 = gt_now_ns();
-	int was = C.started;
-	int rc = gt_cupti_start();
-	if (!was)
-		gt_info("CUPTI started ahead of a capture window, off the program's threads (%.3f ms)",
-			(double)(gt_now_ns() - t0) / 1e6);
-	C.load_ns = 0;
-	gt_tls.guard = saved;
 	pthread_mutex_unlock(&K.mu);
 	return rc;
 }

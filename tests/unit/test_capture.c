@@ -62,11 +62,9 @@ TEST(capture_nvtx_window_opens_at_first_closes_at_last)
 		on += gt_capture_range_open(&c, "other", ++key, 1, ++t);
 		gt_capture_range_close(&c, key, 1, ++t);
 		uint64_t k = ++key;
-		ASSERT_EQ_INT(gt_capture_opens_next(&c), it == 3); /* after the 2nd "step": the 3rd opens it */
 		int d = gt_capture_range_open(&c, "step", k, 1, ++t);
 		on += d;
 		ASSERT_EQ_INT(d, it == 3 ? 1 : 0);
-		ASSERT_EQ_INT(gt_capture_opens_next(&c), it == 2);
 		on += gt_capture_range_open(&c, "step-inner", ++key, 0, ++t); /* not a match: exact names */
 		on += gt_capture_range_close(&c, key, 0, ++t);
 		ASSERT_EQ_INT(gt_capture_on(&c), it == 3 || it == 4);
@@ -108,15 +106,12 @@ TEST(capture_time_and_trigger_windows)
 	ASSERT(gt_capture_pending(&c)); /* the trigger may still come */
 	/* a trigger for 2 iterations: armed, it opens with the next top-level range (whole
 	 * iterations); top-level closes count, nested ones do not */
-	ASSERT(!gt_capture_opens_next(&c)); /* a time window and an unasked trigger: nothing foreseen */
 	ASSERT_EQ_INT(gt_capture_trigger(&c, 0, 2, 20 * S), 0);
-	ASSERT(gt_capture_opens_next(&c)); /* armed: the next top-level range opens it */
 	ASSERT_EQ_INT(c.n, 2); /* reused the spec's placeholder */
 	ASSERT(!gt_capture_on(&c));
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 6, 1, 20 * S + 1), 0); /* the iteration under way: not counted */
 	ASSERT_EQ_INT(gt_capture_range_open(&c, "inner", 7, 0, 20 * S + 2), 0);
 	ASSERT_EQ_INT(gt_capture_range_open(&c, "iter", 8, 1, 20 * S + 3), 1);
-	ASSERT(!gt_capture_opens_next(&c));
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 7, 0, 21 * S), 0);
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 8, 1, 22 * S), 0);
 	ASSERT_EQ_INT(gt_capture_range_close(&c, 9, 1, 23 * S), -1);
@@ -128,16 +123,4 @@ TEST(capture_time_and_trigger_windows)
 	while (c.n < GT_CAP_MAX)
 		ASSERT_EQ_INT(gt_capture_trigger(&c, S, 0, 40 * S) >= 0, 1);
 	ASSERT_EQ_INT(gt_capture_trigger(&c, S, 0, 40 * S), -2);
-}
-
-TEST(capture_opens_next_needs_an_occurrence_before)
-{
-	struct gt_capture c;
-	ASSERT_EQ_INT(gt_capture_parse(&c, "nvtx:step;nvtx:ProfilerStep#*@2-3", NULL, 0), 0);
-	ASSERT(!gt_capture_opens_next(&c)); /* @1: nothing comes before it to start ahead on */
-	ASSERT_EQ_INT(gt_capture_range_open(&c, "ProfilerStep#0", 1, 1, 1), 0);
-	ASSERT(gt_capture_opens_next(&c)); /* the prefix window's next occurrence opens it */
-	ASSERT_EQ_INT(gt_capture_range_close(&c, 1, 1, 2), 0);
-	ASSERT_EQ_INT(gt_capture_range_open(&c, "ProfilerStep#1", 2, 1, 3), 1);
-	ASSERT(!gt_capture_opens_next(&c)); /* open now */
 }
