@@ -8,6 +8,10 @@
 // launch CUPTI was on, and the kernel records whose launch came after the start finished (all must
 // arrive).
 //   winstart inline|helper [LAUNCHES] [START]     (defaults 200,000 and 60,000)
+//   winstart parts                                 each step of the start timed on its own, with
+//                                                  the launch cost after each (a subscription alone?)
+//   winstart toggle                                first vs later cuptiSubscribe, and the launch cost
+//                                                  subscribed with nothing enabled vs unsubscribed
 #include <cuda.h>
 #include <cupti.h>
 #include <pthread.h>
@@ -101,8 +105,125 @@ static void *helper(void *arg)
 	return NULL;
 }
 
+static double block_ns(CUfunction f, CUstream s, void **args, int n)
+{
+	double t0 = now_ns();
+	for (int i = 0; i < n; i++)
+		cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, args, NULL);
+	cudaStreamSynchronize(s);
+	return (now_ns() - t0) / n;
+}
+
+/* Each step of CUPTI's start timed, and the launch cost after it (median of 20 blocks of 2,000). */
+static int parts(void)
+{
+	int *d;
+	if (cudaMalloc(&d, 4) != cudaSuccess)
+		return 3;
+	CUfunction f;
+	if (cudaGetFuncBySymbol(&f, (const void *)nop) != cudaSuccess)
+		return 3;
+	cudaStream_t s;
+	cudaStreamCreate(&s);
+	void *args[] = {&d};
+	CUpti_SubscriberHandle sub;
+	const char *name[] = {"none", "subscribe", "callbacks", "buffers", "kernel_activity", "memcpy_memset"};
+	printf("{");
+	for (int k = 0; k < 6; k++) {
+		double t0 = now_ns();
+		CUptiResult r = CUPTI_SUCCESS;
+		if (k == 1)
+			r = cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_cb, NULL);
+		else if (k == 2)
+			r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+		else if (k == 3) {
+			r = cuptiActivityRegisterCallbacks(buf_req, buf_done);
+			if (r == CUPTI_SUCCESS)
+				r = cuptiActivityRegisterTimestampCallback(ts_cb);
+		} else if (k == 4)
+			r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		else if (k == 5) {
+			r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+			if (r == CUPTI_SUCCESS)
+				r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+		}
+		double ms = (now_ns() - t0) / 1e6;
+		if (r != CUPTI_SUCCESS)
+			return 4;
+		double b[20];
+		block_ns(f, (CUstream)s, args, 2000); /* warm */
+		for (int i = 0; i < 20; i++)
+			b[i] = block_ns(f, (CUstream)s, args, 2000);
+		qsort(b, 20, sizeof(b[0]), [](const void *x, const void *y) {
+			double u = *(const double *)x, v = *(const double *)y;
+			return u < v ? -1 : u > v;
+		});
+		printf("%s\"%s_ms\":%.3f,\"%s_launch_ns\":%.1f", k ? "," : "", name[k], ms, name[k], (b[9] + b[10]) / 2);
+	}
+	printf("}\n");
+	return 0;
+}
+
+static double med20(double *b)
+{
+	qsort(b, 20, sizeof(b[0]), [](const void *x, const void *y) {
+		double u = *(const double *)x, v = *(const double *)y;
+		return u < v ? -1 : u > v;
+	});
+	return (b[9] + b[10]) / 2;
+}
+
+/* Is CUPTI's first subscription a one-time cost, and does a subscription with nothing enabled, or
+ * one made and dropped, cost the launches?  20 blocks before any CUPTI call, then 20 rounds of a
+ * block unsubscribed, cuptiSubscribe, a block subscribed (nothing enabled), cuptiUnsubscribe. */
+static int toggle(void)
+{
+	int *d;
+	if (cudaMalloc(&d, 4) != cudaSuccess)
+		return 3;
+	CUfunction f;
+	if (cudaGetFuncBySymbol(&f, (const void *)nop) != cudaSuccess)
+		return 3;
+	cudaStream_t s;
+	cudaStreamCreate(&s);
+	void *args[] = {&d};
+	double pristine[20], off[20], on[20], sub_ms[21], unsub_ms[21];
+	block_ns(f, (CUstream)s, args, 2000);
+	for (int i = 0; i < 20; i++)
+		pristine[i] = block_ns(f, (CUstream)s, args, 2000);
+	CUpti_SubscriberHandle sub;
+	for (int i = 0; i <= 20; i++) {
+		if (i > 0)
+			off[i - 1] = block_ns(f, (CUstream)s, args, 2000);
+		double t0 = now_ns();
+		if (cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_cb, NULL) != CUPTI_SUCCESS)
+			return 4;
+		sub_ms[i] = (now_ns() - t0) / 1e6;
+		if (i > 0)
+			on[i - 1] = block_ns(f, (CUstream)s, args, 2000);
+		t0 = now_ns();
+		if (cuptiUnsubscribe(sub) != CUPTI_SUCCESS)
+			return 5;
+		unsub_ms[i] = (now_ns() - t0) / 1e6;
+	}
+	double first = sub_ms[0], later[20], ratio[20];
+	for (int i = 0; i < 20; i++) {
+		later[i] = sub_ms[i + 1];
+		ratio[i] = on[i] / off[i];
+	}
+	double p = med20(pristine), o = med20(off), n = med20(on), r = med20(ratio), l = med20(later), u = med20(unsub_ms + 1);
+	printf("{\"first_subscribe_ms\":%.3f,\"later_subscribe_ms\":%.3f,\"unsubscribe_ms\":%.3f,\"pristine_ns\":%.1f,"
+	       "\"unsubscribed_ns\":%.1f,\"subscribed_ns\":%.1f,\"subscribed_over_unsubscribed\":%.4f}\n",
+	       first, l, u, p, o, n, r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "parts") == 0)
+		return parts();
+	if (argc > 1 && strcmp(argv[1], "toggle") == 0)
+		return toggle();
 	int inl = argc > 1 && strcmp(argv[1], "inline") == 0;
 	long n = argc > 2 ? atol(argv[2]) : 200000, start = argc > 3 ? atol(argv[3]) : 60000;
 	if (n < start + 40000 || start < 20000 || n % 100)

@@ -402,31 +402,15 @@ static int runtime_is_shared(void)
 	return gt_cudart_loaded(NULL, 0);
 }
 
-static int start_cupti(void)
+/* libcupti and its functions, once: 0, or -1 after one warning and a note in the trace. */
+static int load_cupti(void)
 {
-	unsigned tr0 = gt_tap.trace;
-	int gpu0 = (tr0 & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
-	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
-	 * and a subscribed CUPTI then checks every runtime call (~5 % of a 4 µs launch on an H100):
-	 * by default only when API records are wanted (CUPTI is subscribed for them anyway).  Off,
-	 * its copies are counted as the driver calls they make, and the trace says so. */
-	int rtcb = gt_tap.cfg.rt_callbacks;
-	int static_rt = !runtime_is_shared();
-	if (static_rt && !(rtcb > 0 || (rtcb < 0 && (tr0 & GT_TR_API)))) {
-		static _Atomic int noted;
-		if (!atomic_exchange(&noted, 1))
-			gt_tap_note(GT_NOTE_STATIC_RUNTIME, 0, 0);
-		static_rt = 0;
-	}
-	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
-	 * for capture windows a place to finalize */
-	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
-	gt_rm_init_env();
-	int rm = gt_rm_wanted();
-	if (!gpu0 && !static_rt && !corr && !rm)
-		return 0;
+	static int failed;
 	if (C.lib)
-		goto loaded;
+		return 0;
+	if (failed)
+		return -1;
+	failed = 1;
 	uint64_t tl = gt_now_ns();
 	void *lib = gt_cupti_open(NULL, 0);
 	if (!lib) {
@@ -451,7 +435,56 @@ static int start_cupti(void)
 		lib, "cuptiActivityRegisterTimestampCallback");
 	C.lib = lib;
 	C.load_ns = gt_now_ns() - tl;
-loaded:;
+	failed = 0;
+	return 0;
+}
+
+/* With capture windows, at cuInit: CUPTI's one-time set-up, which its first cuptiSubscribe does
+ * (12-15 ms on an H100), so that a window's start does not pause the program for it.  A
+ * subscription made and dropped: later ones take microseconds, and with nothing enabled CUPTI
+ * costs the launches nothing (bench/launch/winstart.cu toggle). */
+static void warm_cupti(void)
+{
+	if (!(gt_tap.trace & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)))
+		return;
+	uint64_t t0 = gt_now_ns();
+	if (load_cupti() < 0)
+		return;
+	CUpti_SubscriberHandle h;
+	atomic_store(&C.in_own_subscribe, 1);
+	CUptiResult r = C.cuptiSubscribe(&h, (CUpti_CallbackFunc)on_callback, NULL);
+	atomic_store(&C.in_own_subscribe, 0);
+	if (r == CUPTI_SUCCESS)
+		C.cuptiUnsubscribe(h);
+	/* (another client subscribed already: the first window says so) */
+	gt_info("CUPTI set up ahead of the capture windows (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
+}
+
+static int start_cupti(void)
+{
+	unsigned tr0 = gt_tap.trace;
+	int gpu0 = (tr0 & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
+	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
+	 * and a subscribed CUPTI then checks every runtime call (~5 % of a 4 µs launch on an H100):
+	 * by default only when API records are wanted (CUPTI is subscribed for them anyway).  Off,
+	 * its copies are counted as the driver calls they make, and the trace says so. */
+	int rtcb = gt_tap.cfg.rt_callbacks;
+	int static_rt = !runtime_is_shared();
+	if (static_rt && !(rtcb > 0 || (rtcb < 0 && (tr0 & GT_TR_API)))) {
+		static _Atomic int noted;
+		if (!atomic_exchange(&noted, 1))
+			gt_tap_note(GT_NOTE_STATIC_RUNTIME, 0, 0);
+		static_rt = 0;
+	}
+	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
+	 * for capture windows a place to finalize */
+	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
+	gt_rm_init_env();
+	int rm = gt_rm_wanted();
+	if (!gpu0 && !static_rt && !corr && !rm)
+		return 0;
+	if (load_cupti() < 0)
+		return -1;
 	unsigned tr = gt_tap.trace;
 	int gpu = (tr & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
 
@@ -754,8 +787,13 @@ void gt_tap_after_cuinit(void)
 	if (!atomic_load(&gt_tap.on) || atomic_exchange(&started, 1))
 		return;
 	C.cuinit = 1;
-	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live))
-		return; /* no window open: CUPTI starts when one opens */
+	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live)) {
+		/* no window open: CUPTI starts when one opens, its one-time set-up done now */
+		pthread_mutex_lock(&K.mu);
+		warm_cupti();
+		pthread_mutex_unlock(&K.mu);
+		return;
+	}
 	pthread_mutex_lock(&K.mu);
 	gt_cupti_start();
 	pthread_mutex_unlock(&K.mu);

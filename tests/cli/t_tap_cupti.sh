@@ -14,7 +14,7 @@ if ! command -v cc >/dev/null || [ ! -f "$cuda/include/cupti.h" ]; then
 	exit 0
 fi
 if cc -O1 -shared -fPIC -I"$cuda/include" -o "$T/libfakecupti.so" "$src/fake_cupti.c" -lpthread 2>"$T/cc.err" &&
-	cc -O1 -rdynamic -o "$T/client" "$src/cupti_client.c" -ldl 2>>"$T/cc.err" &&
+	cc -O1 -rdynamic -I"$cuda/include" -o "$T/client" "$src/cupti_client.c" -ldl 2>>"$T/cc.err" &&
 	cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat.c" "$top/src/trace/trace_io.c" \
 		"$top/src/core/blockz.c" -lz 2>>"$T/cc.err" &&
 	cc -O1 -o "$T/fsize" "$src/fsize_exec.c" 2>>"$T/cc.err"; then
@@ -100,6 +100,27 @@ grep -qx "runtime-callback 31" "$T/s2.log" 2>/dev/null && ! grep -qx "note 6" "$
 run "$T/s3" env GPUTAP_TRACE=metrics GPUTAP_RUNTIME_CALLBACKS=sometimes "$T/client" plain >"$T/s3.out" 2>&1
 [ "$(grep -c "GPUTAP_RUNTIME_CALLBACKS=sometimes is not valid (accepted: auto, on, off)" "$T/s3.out")" -eq 1 ] &&
 	ok runtime-callbacks-bad-value || notok runtime-callbacks-bad-value "$(cat "$T/s3.out")"
+
+# capture windows: CUPTI's one-time set-up (its first subscription, 12-15 ms on an H100) is done at
+# cuInit and dropped at once, so a window's start only subscribes again; the window holds exactly
+# the kernels of its steps; a window that never comes records nothing
+nv() { local d=$1; shift; run "$d" env NVTX_INJECTION64_PATH="$LIBGPUTAP" GPUTAP_LOG=info "$@"; }
+for c in "w nvtx:step@3-4 6 20" "wn nvtx:step@8-9 7 0"; do
+	set -- $c
+	nv "$T/$1" env GPUTAP_CAPTURE="$2" FAKE_CUPTI_LOG="$T/$1.log" "$T/client" steps "$3" >"$T/$1.out" 2>&1
+	rc=$?
+	"$T/stat" "$(trace_of "$T/$1")" >"$T/$1.stat" 2>&1
+	k=$(sed -n 's/^type 3 //p' "$T/$1.stat")
+	seq=$(grep -E '^(subscribe|unsubscribe|finalize)' "$T/$1.log" 2>/dev/null | tr '\n' ' ')
+	want="subscribe main=1 unsubscribe "
+	[ "$1" = w ] && want="${want}subscribe main=1 finalize "
+	[ $rc -eq 0 ] && [ "${k:-0}" -eq "$4" ] && [ "$seq" = "$want" ] && grep -q "CUPTI set up ahead of the capture windows" "$T/$1.out" &&
+		ok "capture-cupti-set-up-at-init-$1" ||
+		notok "capture-cupti-set-up-at-init-$1" "exit $rc, ${k:-0} kernels (want $4), CUPTI calls: $seq (want $want)" "$(cat "$T/$1.out")"
+done
+run "$T/p" env FAKE_CUPTI_LOG="$T/p.log" "$T/client" plain >"$T/p.out" 2>&1
+[ "$(grep -E '^(subscribe|unsubscribe)' "$T/p.log" | tr '\n' ' ')" = "subscribe main=1 " ] &&
+	ok no-capture-one-subscription || notok no-capture-one-subscription "$(cat "$T/p.log")"
 
 # files limited to 100 bytes: metrics.log is whole or absent, never torn, no temporary left
 "$T/fsize" 100 env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/f" /bin/true >"$T/f.out" 2>&1

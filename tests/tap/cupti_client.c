@@ -7,10 +7,13 @@
  *   hoard N      CUPTI asks for N buffers and keeps them: prints the bytes it got
  *   handover     the program's own profiler subscribes to CUPTI
  *   clockstep    a cudaMemcpy during which the wall clock steps back 10 s
+ *   steps N      N NVTX ranges "step" (through the NVTX injection, the tap), each
+ *                250 ms of sleep then 10 launches with their driver callbacks
  *   plain        nothing more
  * It defines clock_gettime (exported) so that `clockstep` can step CLOCK_REALTIME.
  */
 #include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +42,7 @@ static void step_back(void)
 
 static void *fake(const char *name)
 {
-	void *h = dlopen(getenv("GPUTAP_CUPTI_LIB"), RTLD_NOW | RTLD_NOLOAD);
+	void *h = dlopen(getenv("GPUTAP_CUPTI_LIB"), RTLD_NOW); /* the tap's copy (with capture windows it loads it later) */
 	void *f = h ? dlsym(h, name) : NULL;
 	if (!f) {
 		fprintf(stderr, "cupti_client: %s not found (is the fake CUPTI loaded?)\n", name);
@@ -80,6 +83,17 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "clockstep")) {
 		((void (*)(void (*)(void)))fake("fake_cupti_memcpy"))(step_back);
 		step_ns = 0;
+		return 0;
+	}
+	if (!strcmp(mode, "steps")) {
+		void (*launch)(unsigned) = (void (*)(unsigned))fake("fake_cupti_launch");
+		struct timespec q = {0, 250000000};
+		for (unsigned i = 1; i <= n; i++) {
+			nvtxRangePushA("step");
+			nanosleep(&q, NULL); /* the tap's writer thread wakes meanwhile */
+			launch(10);
+			nvtxRangePop();
+		}
 		return 0;
 	}
 	return strcmp(mode, "plain") ? 2 : 0;

@@ -1,10 +1,15 @@
 /*
  * A stand-in for libcupti, loaded by the tap through GPUTAP_CUPTI_LIB, for
  * CPU tests of the tap's CUPTI side: activity buffers asked for and given
- * back, kernels delivered when the tap flushes, refused activity kinds, a
- * runtime callback, and a log of the flushes it was asked for.
+ * back, kernels delivered when the tap flushes, launches with their driver
+ * callbacks, refused activity kinds, a runtime callback, and a log of the
+ * flushes, subscriptions (on which thread), unsubscriptions and finalizes it
+ * was asked for.
  *   FAKE_CUPTI_REFUSE=K   cuptiActivityEnable(K) fails (CUPTI_ERROR_NOT_COMPATIBLE)
- *   FAKE_CUPTI_LOG=FILE   one line per cuptiActivityFlushAll: "flush FLAG"
+ *   FAKE_CUPTI_LOG=FILE   one line per cuptiActivityFlushAll ("flush FLAG"), per
+ *                         cuptiSubscribe ("subscribe main=1|0": on the process's
+ *                         main thread or not), cuptiUnsubscribe ("unsubscribe")
+ *                         and cuptiFinalize ("finalize")
  * The test program drives it through the fake_cupti_* functions.
  */
 #include <cupti.h>
@@ -14,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -23,7 +29,9 @@ static CUpti_BuffersCallbackCompleteFunc done;
 static CUpti_CallbackFunc subscriber;
 static CUpti_TimestampCallbackFunc tsfn;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static unsigned pending; /* kernels "run" and not yet delivered */
+#define PEND_MAX 65536
+static unsigned pend[PEND_MAX]; /* correlation ids of kernels "run" and not yet delivered */
+static unsigned pending;
 static unsigned corr = 100;
 
 static void logf_(const char *fmt, unsigned v)
@@ -55,14 +63,20 @@ EXPORT CUptiResult cuptiGetVersion(uint32_t *v)
 	*v = 130001;
 	return CUPTI_SUCCESS;
 }
+static int kact; /* kernel activity enabled: launches make kernel records */
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
 	const char *r = getenv("FAKE_CUPTI_REFUSE");
-	return r && atoi(r) == (int)k ? CUPTI_ERROR_NOT_COMPATIBLE : CUPTI_SUCCESS;
+	if (r && atoi(r) == (int)k)
+		return CUPTI_ERROR_NOT_COMPATIBLE;
+	if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		kact = 1;
+	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
-	(void)k;
+	if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		kact = 0;
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
@@ -80,17 +94,22 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	logf_("flush %u\n", flag);
+	static unsigned ids[PEND_MAX];
 	pthread_mutex_lock(&mu);
 	unsigned n = pending;
+	memcpy(ids, pend, n * sizeof(ids[0]));
 	pending = 0;
-	pthread_mutex_unlock(&mu);
-	if (!n || !req || !done)
+	if (!n || !req || !done) {
+		pthread_mutex_unlock(&mu);
 		return CUPTI_SUCCESS;
+	}
 	uint8_t *buf = NULL;
 	size_t size = 0, max = 0;
 	req(&buf, &size, &max);
-	if (!buf)
+	if (!buf) {
+		pthread_mutex_unlock(&mu);
 		return CUPTI_SUCCESS;
+	}
 	size_t valid = 0;
 	uint64_t t = now();
 	for (unsigned i = 0; i < n && valid + sizeof(CUpti_ActivityKernel10) <= size; i++) {
@@ -101,11 +120,12 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 		k.start = t - 2000 + i;
 		k.end = t - 1000 + i;
 		k.streamId = 7;
-		k.correlationId = ++corr;
+		k.correlationId = ids[i];
 		k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
 		memcpy(buf + valid, &k, sizeof(k));
 		valid += sizeof(k);
 	}
+	pthread_mutex_unlock(&mu); /* (held through: `ids` is one buffer) */
 	done(NULL, 0, buf, size, valid);
 	return CUPTI_SUCCESS;
 }
@@ -126,6 +146,7 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, si
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f, void *ud)
 {
 	(void)ud;
+	logf_("subscribe main=%u\n", (unsigned)(syscall(SYS_gettid) == getpid()));
 	*h = (CUpti_SubscriberHandle)&subscriber;
 	subscriber = f;
 	return CUPTI_SUCCESS;
@@ -133,6 +154,7 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc 
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
 {
 	(void)h;
+	logf_("unsubscribe%.0u\n", 0); /* (%.0u of 0 prints nothing) */
 	subscriber = NULL;
 	return CUPTI_SUCCESS;
 }
@@ -156,6 +178,9 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *t)
 }
 EXPORT CUptiResult cuptiFinalize(void)
 {
+	logf_("finalize%.0u\n", 0);
+	kact = 0;
+	subscriber = NULL;
 	return CUPTI_SUCCESS;
 }
 
@@ -165,8 +190,37 @@ EXPORT CUptiResult cuptiFinalize(void)
 EXPORT void fake_cupti_kernels(unsigned n)
 {
 	pthread_mutex_lock(&mu);
-	pending += n;
+	for (unsigned i = 0; i < n && pending < PEND_MAX; i++)
+		pend[pending++] = ++corr; /* (ran while kernel activity was on) */
 	pthread_mutex_unlock(&mu);
+}
+
+/* n launches of a kernel: each with its driver callbacks (enter, exit) when a subscriber is there,
+ * and its kernel delivered at the next flush */
+EXPORT void fake_cupti_launch(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		pthread_mutex_lock(&mu);
+		unsigned c = ++corr;
+		if (kact && pending < PEND_MAX) /* recorded only while kernel activity is on */
+			pend[pending++] = c;
+		CUpti_CallbackFunc f = subscriber;
+		pthread_mutex_unlock(&mu);
+		if (!f)
+			continue;
+		int ret = 0;
+		uint64_t cdata = 0;
+		CUpti_CallbackData cb;
+		memset(&cb, 0, sizeof(cb));
+		cb.callbackSite = CUPTI_API_ENTER;
+		cb.functionName = "cuLaunchKernel";
+		cb.functionReturnValue = &ret;
+		cb.correlationData = &cdata;
+		cb.correlationId = c;
+		f(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
+		cb.callbackSite = CUPTI_API_EXIT;
+		f(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
+	}
 }
 
 /* CUPTI keeps asking for buffers without giving any back: how many bytes it got */
