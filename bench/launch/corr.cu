@@ -9,32 +9,11 @@
 // The timestamp callback is registered in every way, as the tap registers it.  Records are counted
 // (kernels must equal launches; API records must equal the launches made in "api" blocks).
 //   corr [ROUNDS] [N]        (defaults 100 rounds of 2,000 launches)
-#include <cuda.h>
 #include <cupti.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-__global__ void nop(int *x)
-{
-	if (x == nullptr)
-		x[0] = 1;
-}
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static uint64_t ts_cb(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+#include "bench.cuh"
 
 static __thread uint32_t last_corr;
 static long n_kernel, n_api;
@@ -67,17 +46,6 @@ static void CUPTIAPI buf_done(CUcontext c, uint32_t s, uint8_t *b, size_t size, 
 	free(b);
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 #define CK(x)                                                                                      \
 	do {                                                                                       \
 		if ((x) != 0) {                                                                    \
@@ -94,15 +62,10 @@ int main(int argc, char **argv)
 	CUpti_SubscriberHandle sub;
 	CK(cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_cb, NULL));
 	CK(cuptiActivityRegisterCallbacks(buf_req, buf_done));
-	CK(cuptiActivityRegisterTimestampCallback(ts_cb));
+	CK(cuptiActivityRegisterTimestampCallback(realtime_ns));
 	CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-	int *d;
-	CK(cudaMalloc(&d, 4));
-	CUfunction f;
-	CK(cudaGetFuncBySymbol(&f, (const void *)nop));
-	cudaStream_t s;
-	CK(cudaStreamCreate(&s));
-	void *args[] = {&d};
+	struct nop_launch l;
+	CK(nop_setup(&l));
 	enum { KACT, CB, API, NW };
 	const char *name[NW] = {"kact", "cb", "api"};
 	double *t[NW], *ratio[NW];
@@ -118,8 +81,8 @@ int main(int argc, char **argv)
 			CK(cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, w == API));
 			double t0 = now_ns();
 			for (int i = 0; i < n; i++)
-				CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, (CUstream)s, args, NULL));
-			CK(cudaStreamSynchronize(s));
+				CK(cuLaunchKernel(l.f, 1, 1, 1, 32, 1, 1, 0, l.s, l.args, NULL));
+			CK(cuStreamSynchronize(l.s));
 			double dt = (now_ns() - t0) / n;
 			launches += n;
 			api_launches += w == API ? n : 0;

@@ -12,34 +12,13 @@
 //                                                  the launch cost after each (a subscription alone?)
 //   winstart toggle                                first vs later cuptiSubscribe, and the launch cost
 //                                                  subscribed with nothing enabled vs unsubscribed
-#include <cuda.h>
+#include <atomic>
 #include <cupti.h>
 #include <pthread.h>
-#include <atomic>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-__global__ void nop(int *x)
-{
-	if (x == nullptr)
-		x[0] = 1;
-}
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static uint64_t ts_cb(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+#include "bench.cuh"
 
 static std::atomic<uint32_t> first_corr; /* the first launch CUPTI saw */
 static std::atomic<long> n_kernel, n_after;
@@ -84,7 +63,7 @@ static void start_cupti(void)
 	if (cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_cb, NULL) != CUPTI_SUCCESS ||
 	    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) != CUPTI_SUCCESS ||
 	    cuptiActivityRegisterCallbacks(buf_req, buf_done) != CUPTI_SUCCESS ||
-	    cuptiActivityRegisterTimestampCallback(ts_cb) != CUPTI_SUCCESS ||
+	    cuptiActivityRegisterTimestampCallback(realtime_ns) != CUPTI_SUCCESS ||
 	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
 	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
 	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS) {
@@ -105,27 +84,21 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-static double block_ns(CUfunction f, CUstream s, void **args, int n)
+static double block_ns(struct nop_launch *l, int n)
 {
 	double t0 = now_ns();
 	for (int i = 0; i < n; i++)
-		cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, args, NULL);
-	cudaStreamSynchronize(s);
+		cuLaunchKernel(l->f, 1, 1, 1, 32, 1, 1, 0, l->s, l->args, NULL);
+	cuStreamSynchronize(l->s);
 	return (now_ns() - t0) / n;
 }
 
 /* Each step of CUPTI's start timed, and the launch cost after it (median of 20 blocks of 2,000). */
 static int parts(void)
 {
-	int *d;
-	if (cudaMalloc(&d, 4) != cudaSuccess)
+	struct nop_launch l;
+	if (nop_setup(&l) < 0)
 		return 3;
-	CUfunction f;
-	if (cudaGetFuncBySymbol(&f, (const void *)nop) != cudaSuccess)
-		return 3;
-	cudaStream_t s;
-	cudaStreamCreate(&s);
-	void *args[] = {&d};
 	CUpti_SubscriberHandle sub;
 	const char *name[] = {"none", "subscribe", "callbacks", "buffers", "kernel_activity", "memcpy_memset"};
 	printf("{");
@@ -139,7 +112,7 @@ static int parts(void)
 		else if (k == 3) {
 			r = cuptiActivityRegisterCallbacks(buf_req, buf_done);
 			if (r == CUPTI_SUCCESS)
-				r = cuptiActivityRegisterTimestampCallback(ts_cb);
+				r = cuptiActivityRegisterTimestampCallback(realtime_ns);
 		} else if (k == 4)
 			r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		else if (k == 5) {
@@ -151,26 +124,13 @@ static int parts(void)
 		if (r != CUPTI_SUCCESS)
 			return 4;
 		double b[20];
-		block_ns(f, (CUstream)s, args, 2000); /* warm */
+		block_ns(&l, 2000); /* warm */
 		for (int i = 0; i < 20; i++)
-			b[i] = block_ns(f, (CUstream)s, args, 2000);
-		qsort(b, 20, sizeof(b[0]), [](const void *x, const void *y) {
-			double u = *(const double *)x, v = *(const double *)y;
-			return u < v ? -1 : u > v;
-		});
-		printf("%s\"%s_ms\":%.3f,\"%s_launch_ns\":%.1f", k ? "," : "", name[k], ms, name[k], (b[9] + b[10]) / 2);
+			b[i] = block_ns(&l, 2000);
+		printf("%s\"%s_ms\":%.3f,\"%s_launch_ns\":%.1f", k ? "," : "", name[k], ms, name[k], median(b, 20));
 	}
 	printf("}\n");
 	return 0;
-}
-
-static double med20(double *b)
-{
-	qsort(b, 20, sizeof(b[0]), [](const void *x, const void *y) {
-		double u = *(const double *)x, v = *(const double *)y;
-		return u < v ? -1 : u > v;
-	});
-	return (b[9] + b[10]) / 2;
 }
 
 /* Is CUPTI's first subscription a one-time cost, and does a subscription with nothing enabled, or
@@ -178,29 +138,23 @@ static double med20(double *b)
  * block unsubscribed, cuptiSubscribe, a block subscribed (nothing enabled), cuptiUnsubscribe. */
 static int toggle(void)
 {
-	int *d;
-	if (cudaMalloc(&d, 4) != cudaSuccess)
+	struct nop_launch l;
+	if (nop_setup(&l) < 0)
 		return 3;
-	CUfunction f;
-	if (cudaGetFuncBySymbol(&f, (const void *)nop) != cudaSuccess)
-		return 3;
-	cudaStream_t s;
-	cudaStreamCreate(&s);
-	void *args[] = {&d};
 	double pristine[20], off[20], on[20], sub_ms[21], unsub_ms[21];
-	block_ns(f, (CUstream)s, args, 2000);
+	block_ns(&l, 2000);
 	for (int i = 0; i < 20; i++)
-		pristine[i] = block_ns(f, (CUstream)s, args, 2000);
+		pristine[i] = block_ns(&l, 2000);
 	CUpti_SubscriberHandle sub;
 	for (int i = 0; i <= 20; i++) {
 		if (i > 0)
-			off[i - 1] = block_ns(f, (CUstream)s, args, 2000);
+			off[i - 1] = block_ns(&l, 2000);
 		double t0 = now_ns();
 		if (cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_cb, NULL) != CUPTI_SUCCESS)
 			return 4;
 		sub_ms[i] = (now_ns() - t0) / 1e6;
 		if (i > 0)
-			on[i - 1] = block_ns(f, (CUstream)s, args, 2000);
+			on[i - 1] = block_ns(&l, 2000);
 		t0 = now_ns();
 		if (cuptiUnsubscribe(sub) != CUPTI_SUCCESS)
 			return 5;
@@ -211,10 +165,10 @@ static int toggle(void)
 		later[i] = sub_ms[i + 1];
 		ratio[i] = on[i] / off[i];
 	}
-	double p = med20(pristine), o = med20(off), n = med20(on), r = med20(ratio), l = med20(later), u = med20(unsub_ms + 1);
+	double p = median(pristine, 20), o = median(off, 20), n = median(on, 20), r = median(ratio, 20), lat = median(later, 20), u = median(unsub_ms + 1, 20);
 	printf("{\"first_subscribe_ms\":%.3f,\"later_subscribe_ms\":%.3f,\"unsubscribe_ms\":%.3f,\"pristine_ns\":%.1f,"
 	       "\"unsubscribed_ns\":%.1f,\"subscribed_ns\":%.1f,\"subscribed_over_unsubscribed\":%.4f}\n",
-	       first, l, u, p, o, n, r);
+	       first, lat, u, p, o, n, r);
 	return 0;
 }
 
@@ -228,15 +182,9 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 200000, start = argc > 3 ? atol(argv[3]) : 60000;
 	if (n < start + 40000 || start < 20000 || n % 100)
 		return 2;
-	int *d;
-	if (cudaMalloc(&d, 4) != cudaSuccess)
+	struct nop_launch l;
+	if (nop_setup(&l) < 0)
 		return 3;
-	CUfunction f;
-	if (cudaGetFuncBySymbol(&f, (const void *)nop) != cudaSuccess)
-		return 3;
-	cudaStream_t s;
-	cudaStreamCreate(&s);
-	void *args[] = {&d};
 	pthread_t th;
 	if (!inl)
 		pthread_create(&th, NULL, helper, NULL);
@@ -249,16 +197,16 @@ int main(int argc, char **argv)
 			else
 				go = 1;
 		}
-		if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, (CUstream)s, args, NULL) != CUDA_SUCCESS)
+		if (cuLaunchKernel(l.f, 1, 1, 1, 32, 1, 1, 0, l.s, l.args, NULL) != CUDA_SUCCESS)
 			return 4;
 		launch_no.store(i + 1, std::memory_order_relaxed);
 		if ((i + 1) % 100 == 0) {
 			stamp[(i + 1) / 100] = now_ns();
 			if ((i + 1) % 10000 == 0)
-				cudaStreamSynchronize(s); /* keep the queue short */
+				cuStreamSynchronize(l.s); /* keep the queue short */
 		}
 	}
-	cudaStreamSynchronize(s);
+	cuStreamSynchronize(l.s);
 	if (!inl)
 		pthread_join(th, NULL);
 	cuptiActivityFlushAll(1);

@@ -195,6 +195,27 @@ EXPORT void fake_cupti_kernels(unsigned n)
 	pthread_mutex_unlock(&mu);
 }
 
+/* One API call as CUPTI reports it to subscriber f: enter, between() if given, exit. */
+static void report_call(CUpti_CallbackFunc f, CUpti_CallbackDomain dom, CUpti_CallbackId id, const char *name,
+			const void *params, uint32_t corr_id, void (*between)(void))
+{
+	uint64_t cdata = 0;
+	int ret = 0;
+	CUpti_CallbackData cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.callbackSite = CUPTI_API_ENTER;
+	cb.functionName = name;
+	cb.functionParams = params;
+	cb.functionReturnValue = &ret;
+	cb.correlationData = &cdata;
+	cb.correlationId = corr_id;
+	f(NULL, dom, id, &cb);
+	if (between)
+		between();
+	cb.callbackSite = CUPTI_API_EXIT;
+	f(NULL, dom, id, &cb);
+}
+
 /* n launches of a kernel: each with its driver callbacks (enter, exit) when a subscriber is there,
  * and its kernel delivered at the next flush */
 EXPORT void fake_cupti_launch(unsigned n)
@@ -206,20 +227,9 @@ EXPORT void fake_cupti_launch(unsigned n)
 			pend[pending++] = c;
 		CUpti_CallbackFunc f = subscriber;
 		pthread_mutex_unlock(&mu);
-		if (!f)
-			continue;
-		int ret = 0;
-		uint64_t cdata = 0;
-		CUpti_CallbackData cb;
-		memset(&cb, 0, sizeof(cb));
-		cb.callbackSite = CUPTI_API_ENTER;
-		cb.functionName = "cuLaunchKernel";
-		cb.functionReturnValue = &ret;
-		cb.correlationData = &cdata;
-		cb.correlationId = c;
-		f(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
-		cb.callbackSite = CUPTI_API_EXIT;
-		f(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
+		if (f)
+			report_call(f, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel",
+				    NULL, c, NULL);
 	}
 }
 
@@ -243,19 +253,6 @@ EXPORT void fake_cupti_memcpy(void (*between)(void))
 	if (!subscriber)
 		return;
 	cudaMemcpy_v3020_params p = {NULL, NULL, 4096, cudaMemcpyHostToDevice};
-	uint64_t cdata = 0;
-	int ret = 0;
-	CUpti_CallbackData cb;
-	memset(&cb, 0, sizeof(cb));
-	cb.callbackSite = CUPTI_API_ENTER;
-	cb.functionName = "cudaMemcpy";
-	cb.functionParams = &p;
-	cb.functionReturnValue = &ret;
-	cb.correlationData = &cdata;
-	cb.correlationId = 5;
-	subscriber(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &cb);
-	if (between)
-		between();
-	cb.callbackSite = CUPTI_API_EXIT;
-	subscriber(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &cb);
+	report_call(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &p, 5,
+		    between);
 }
