@@ -118,6 +118,13 @@ for c in "w nvtx:step@3-4 6 20" "wn nvtx:step@8-9 7 0"; do
 		ok "capture-cupti-set-up-at-init-$1" ||
 		notok "capture-cupti-set-up-at-init-$1" "exit $rc, ${k:-0} kernels (want $4), CUPTI calls: $seq (want $want)" "$(cat "$T/$1.out")"
 done
+# the program's own profiler subscribing between capture windows gets CUPTI without a hand-over:
+# gputap holds none then (a window opening meanwhile records host-side calls only, saying why)
+nv "$T/hw" env GPUTAP_CAPTURE=nvtx:step@3-4 "$T/client" handover >"$T/hw.out" 2>&1
+rc=$?
+"$T/stat" "$(trace_of "$T/hw")" >"$T/hw.stat" 2>&1
+[ $rc -eq 0 ] && ! grep -q "hands CUPTI over" "$T/hw.out" && ! grep -qx "note 1" "$T/hw.stat" &&
+	ok capture-no-handover-between-windows || notok capture-no-handover-between-windows "exit $rc" "$(cat "$T/hw.out" "$T/hw.stat")"
 run "$T/p" env FAKE_CUPTI_LOG="$T/p.log" "$T/client" plain >"$T/p.out" 2>&1
 [ "$(grep -E '^(subscribe|unsubscribe)' "$T/p.log" | tr '\n' ' ')" = "subscribe main=1 " ] &&
 	ok no-capture-one-subscription || notok no-capture-one-subscription "$(cat "$T/p.log")"
