@@ -105,8 +105,10 @@ static void apply(int d, const struct gt_capture *before)
 		if (gt_cupti_capture_open() < 0) {
 			X.refused++;
 			X.host_only = 1;
-			gt_warn("a capture window opened but another CUPTI client holds this process: it records "
-				"host-side calls only (no GPU activity)");
+			if (X.refused == 1) /* one message; each such window's name says it too */
+				gt_warn("a capture window opened but another CUPTI client (nsys, ncu, or a profiler inside "
+					"the program) holds this process: it records host-side calls only (no GPU "
+					"activity), and so does every later window while that client holds CUPTI");
 		}
 		atomic_store(&gt_cap_live, 1);
 		gt_tap_stamp_update();

@@ -454,9 +454,9 @@ static void warm_cupti(void)
 	atomic_store(&C.in_own_subscribe, 1);
 	CUptiResult r = C.cuptiSubscribe(&h, (CUpti_CallbackFunc)on_callback, NULL);
 	atomic_store(&C.in_own_subscribe, 0);
-	if (r == CUPTI_SUCCESS)
-		C.cuptiUnsubscribe(h);
-	/* (another client subscribed already: the first window says so) */
+	if (r != CUPTI_SUCCESS)
+		return; /* another client holds CUPTI already: the first window says so */
+	C.cuptiUnsubscribe(h);
 	gt_info("CUPTI set up ahead of the capture windows (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
 }
 
@@ -495,8 +495,9 @@ static int start_cupti(void)
 	sr = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
 	atomic_store(&C.in_own_subscribe, 0);
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
-			"process: gputap records no GPU activity; host-side metrics and API records go on");
+		if (!gt_capture_tap_mode()) /* with windows, the window that could not start says it */
+			gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
+				"process: gputap records no GPU activity; host-side metrics and API records go on");
 		gt_tap_note(GT_NOTE_CUPTI_BUSY, 0, (int32_t)sr);
 		return -EBUSY;
 	}

@@ -6,6 +6,7 @@
  * flushes, subscriptions (on which thread), unsubscriptions and finalizes it
  * was asked for.
  *   FAKE_CUPTI_REFUSE=K   cuptiActivityEnable(K) fails (CUPTI_ERROR_NOT_COMPATIBLE)
+ *   FAKE_CUPTI_BUSY=1     cuptiSubscribe fails: another client holds CUPTI
  *   FAKE_CUPTI_LOG=FILE   one line per cuptiActivityFlushAll ("flush FLAG"), per
  *                         cuptiSubscribe ("subscribe main=1|0": on the process's
  *                         main thread or not), cuptiUnsubscribe ("unsubscribe")
@@ -147,6 +148,8 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc 
 {
 	(void)ud;
 	logf_("subscribe main=%u\n", (unsigned)(syscall(SYS_gettid) == getpid()));
+	if (getenv("FAKE_CUPTI_BUSY"))
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	*h = (CUpti_SubscriberHandle)&subscriber;
 	subscriber = f;
 	return CUPTI_SUCCESS;
