@@ -10,7 +10,10 @@
 #   full     the whole trace: what the tap's hooks and records add on top of CUPTI (CUPTI kernel
 #            activity runs in A and B alike; its launch callbacks return at once in B)
 #   kact     the whole trace against CUPTI kernel activity alone: as `full`, with B also turning
-#            the launch callbacks off (gputap_bench_pass(2)) — the goal's own comparison
+#            the launch callbacks off (gputap_bench_pass(2)) — CUPTI kernel activity and nothing else
+#   kmode    the whole trace against the `kernel` mode of bench/overhead/run.sh (GPUTAP_TRACE=kernel:
+#            kernel activity with the tap's counters): B turns the callbacks off and counts without
+#            records (gputap_bench_pass(3))
 # MODE@base runs MODE with BASE_LIB (an earlier libgputap.so), side by side, for a before/after.
 # Prints per mode the median over processes of the A/B ratio (total A over total B) and of the
 # paired ratio (median of each A B B A group's), with their range.
@@ -36,6 +39,7 @@ for r in $(seq "$REPS"); do
 		closed) c=("${tap[@]}" GPUTAP_OUT="$o" GPUTAP_CAPTURE=time:3600 "$PY" "${steps[@]}") ;;
 		full) c=("${tap[@]}" GPUTAP_OUT="$o" "$PY" "${steps[@]}") ;;
 		kact) c=("${tap[@]}" GPUTAP_OUT="$o" "$PY" "${steps[@]}" --ab-kact) ;;
+		kmode) c=("${tap[@]}" GPUTAP_OUT="$o" "$PY" "${steps[@]}" --ab-kmode) ;;
 		*) echo "ab.sh: unknown mode $m" >&2; exit 2 ;;
 		esac
 		gt_bench_one "$OUT/ab.txt" "$r" "$m" "$o" "${c[@]}"

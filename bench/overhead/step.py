@@ -19,6 +19,8 @@ group's ratio), so the tap's cost is measured inside one process (bench/overhead
 --ab-null: the same blocks with the tap on in both (the method's own noise).
 --ab-kact: B also turns CUPTI's launch callbacks off (gputap_bench_pass(2)): B is CUPTI kernel
 activity alone, so A/B is the full trace over kernel activity alone.
+--ab-kmode: B turns the callbacks off and keeps the tap counting without records
+(gputap_bench_pass(3)): B costs what GPUTAP_TRACE=kernel costs (bench/overhead/run.sh's `kernel`).
 Prints the mean per-step time in microseconds as JSON.
 """
 import ctypes
@@ -71,7 +73,7 @@ def main():
                                                torch.profiler.ProfilerActivity.CUDA])
         p.__enter__()
     if block > 0:
-        print(json.dumps(ab(step, n, block, mark, "--ab-null" in sys.argv, 2 if "--ab-kact" in sys.argv else 1)))
+        print(json.dumps(ab(step, n, block, mark, "--ab-null" in sys.argv, 2 if "--ab-kact" in sys.argv else 3 if "--ab-kmode" in sys.argv else 1)))
         return
     first, last = 0, -1
     if "--step-times" in sys.argv:

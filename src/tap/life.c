@@ -293,24 +293,33 @@ int gt_tap_start_inprocess(const char *out_dir)
  * benchmarks only; without the variable, or before the process went live or after its final flush
  * started, it changes nothing and returns -1.  gputap_bench_pass(2) also turns CUPTI's launch
  * callbacks off until the next gputap_bench_pass(0 or 1), so that B is CUPTI kernel activity
- * alone (-1 and nothing changed when the tap has no such callbacks). */
+ * alone (-1 and nothing changed when the tap has no such callbacks).  gputap_bench_pass(3) turns
+ * them off too but keeps the hooks counting, without API records (as outside a capture window):
+ * B is what GPUTAP_TRACE=kernel costs, kernel activity with the counters of metrics.log (-1
+ * with capture windows, which own that switch). */
 GT_EXPORT int gputap_bench_pass(int pass)
 {
 	static int cb_off; /* under L.mu */
 	const char *v = getenv("GPUTAP_BENCH_AB");
-	if (!v || strcmp(v, "1") != 0 || pass < 0 || pass > 2)
+	if (!v || strcmp(v, "1") != 0 || pass < 0 || pass > 3 || (pass == 3 && gt_capture_tap_mode()))
 		return -1;
-	int rc = -1;
+	int rc = -1, cbs = pass >= 2;
 	pthread_mutex_lock(&L.mu);
 	if (atomic_load(&L.state) == GT_LIVE && !atomic_load(&L.finishing)) {
 		rc = 0;
-		if (pass == 2 && !cb_off)
+		if (cbs && !cb_off) {
 			rc = gt_cupti_launch_callbacks(0);
-		else if (pass != 2 && cb_off)
+			if (rc < 0 && pass == 3) /* no callbacks to turn off: the counting alone */
+				rc = cbs = 0;
+		} else if (!cbs && cb_off)
 			rc = gt_cupti_launch_callbacks(1);
 		if (rc == 0) {
-			cb_off = pass == 2;
-			atomic_store(&gt_tap.on, !pass);
+			cb_off = cbs;
+			atomic_store(&gt_tap.on, pass == 0 || pass == 3);
+			if (!gt_capture_tap_mode()) { /* records only in A */
+				atomic_store(&gt_cap_live, pass != 3);
+				gt_tap_stamp_update();
+			}
 		}
 		if (atomic_load(&L.finishing)) /* the final flush began meanwhile: it owns `on` now */
 			atomic_store(&gt_tap.on, 0);

@@ -124,6 +124,20 @@ EOP
 		notok "bench-pass-ab-$ab" "exit $rc; counted '$c', records '$a', want $n" "$(cat "$T/p$ab.out" "$T/p$ab.err")"
 done
 
+# gputap_bench_pass(3) (ab.sh's kmode): calls in the odd waves are counted but not recorded
+env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$T/p3" GPUTAP_BENCH_AB=1 BENCH_PASS=3 "$T/threads_prog" 2 4 100 >"$T/p3.out" 2>"$T/p3.err"
+rc=$?
+c=$(sed -n 's/^name:cuStreamSynchronize,count:\([0-9]*\),.*/\1/p' "$T/p3"/*/metrics.log 2>/dev/null)
+a=$(python3 - "$(ls "$T/p3"/*/trace.gtr 2>/dev/null | head -1)" 2>&1 <<'EOP'
+import sys
+sys.path.insert(0, "tests/gpu")
+import gtr
+print(sum(1 for r in gtr.read(sys.argv[1])["records"] if r["type"] == "api" and r["name"] == "cuStreamSynchronize"))
+EOP
+)
+[ $rc -eq 0 ] && grep -qx "pass 0" "$T/p3.out" && [ "$c" = 801 ] && [ "$a" = 401 ] && ok bench-pass-counts-only ||
+	notok bench-pass-counts-only "exit $rc; counted '$c' (want 801), records '$a' (want 401)" "$(cat "$T/p3.out" "$T/p3.err")"
+
 # a fork child only resets the tap: without a CUDA call of its own it leaves no folder (and the
 # parent's trace is complete); with one, it gets a folder of its own that counts only its call
 for fk in idle cuda; do
