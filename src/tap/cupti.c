@@ -495,10 +495,13 @@ static int start_cupti(void)
 	sr = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
 	atomic_store(&C.in_own_subscribe, 0);
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		if (!gt_capture_tap_mode()) /* with windows, the window that could not start says it */
+		/* with windows, the window that could not start says it (its name in the trace, one
+		 * warning): other windows may have recorded in full, so no "no GPU activity" note */
+		if (!gt_capture_tap_mode()) {
 			gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
 				"process: gputap records no GPU activity; host-side metrics and API records go on");
-		gt_tap_note(GT_NOTE_CUPTI_BUSY, 0, (int32_t)sr);
+			gt_tap_note(GT_NOTE_CUPTI_BUSY, 0, (int32_t)sr);
+		}
 		return -EBUSY;
 	}
 	if (sr == CUPTI_SUCCESS) {
@@ -615,7 +618,7 @@ int gt_cupti_capture_open(void)
 	uint64_t t0 = gt_now_ns();
 	int was = C.started;
 	int rc = gt_cupti_start();
-	if (!was)
+	if (!was && rc == 0)
 		gt_info("CUPTI started for a capture window (%.3f ms; loading the library %.3f ms of it)",
 			(double)(gt_now_ns() - t0) / 1e6, (double)C.load_ns / 1e6);
 	C.load_ns = 0; /* loaded once: later windows only start it */
