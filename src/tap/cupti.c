@@ -439,22 +439,28 @@ static int load_cupti(void)
 	return 0;
 }
 
+/* gputap's own cuptiSubscribe (not taken for another client's by the interposer below). */
+static CUptiResult own_subscribe(CUpti_SubscriberHandle *h)
+{
+	atomic_store(&C.in_own_subscribe, 1);
+	CUptiResult r = C.cuptiSubscribe(h, (CUpti_CallbackFunc)on_callback, NULL);
+	atomic_store(&C.in_own_subscribe, 0);
+	return r;
+}
+
 /* With capture windows, at cuInit: CUPTI's one-time set-up, which its first cuptiSubscribe does
  * (12-15 ms on an H100), so that a window's start does not pause the program for it.  A
  * subscription made and dropped: later ones take microseconds, and with nothing enabled CUPTI
  * costs the launches nothing (bench/launch/winstart.cu toggle). */
 static void warm_cupti(void)
 {
-	if (!(gt_tap.trace & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)))
+	if (!(gt_tap.trace & GT_TR_GPU))
 		return;
 	uint64_t t0 = gt_now_ns();
 	if (load_cupti() < 0)
 		return;
 	CUpti_SubscriberHandle h;
-	atomic_store(&C.in_own_subscribe, 1);
-	CUptiResult r = C.cuptiSubscribe(&h, (CUpti_CallbackFunc)on_callback, NULL);
-	atomic_store(&C.in_own_subscribe, 0);
-	if (r != CUPTI_SUCCESS)
+	if (own_subscribe(&h) != CUPTI_SUCCESS)
 		return; /* another client holds CUPTI already: the first window says so */
 	C.cuptiUnsubscribe(h);
 	gt_info("CUPTI set up ahead of the capture windows (%.3f ms)", (double)(gt_now_ns() - t0) / 1e6);
@@ -462,15 +468,15 @@ static void warm_cupti(void)
 
 static int start_cupti(void)
 {
-	unsigned tr0 = gt_tap.trace;
-	int gpu0 = (tr0 & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
+	unsigned tr = gt_tap.trace;
+	int gpu = (tr & GT_TR_GPU) != 0;
 	/* A shared CUDA runtime is interposed by name; only a static one needs the runtime callbacks,
 	 * and a subscribed CUPTI then checks every runtime call (~5 % of a 4 µs launch on an H100):
 	 * by default only when API records are wanted (CUPTI is subscribed for them anyway).  Off,
 	 * its copies are counted as the driver calls they make, and the trace says so. */
 	int rtcb = gt_tap.cfg.rt_callbacks;
 	int static_rt = !runtime_is_shared();
-	if (static_rt && !(rtcb > 0 || (rtcb < 0 && (tr0 & GT_TR_API)))) {
+	if (static_rt && !(rtcb > 0 || (rtcb < 0 && (tr & GT_TR_API)))) {
 		static _Atomic int noted;
 		if (!atomic_exchange(&noted, 1))
 			gt_tap_note(GT_NOTE_STATIC_RUNTIME, 0, 0);
@@ -478,22 +484,18 @@ static int start_cupti(void)
 	}
 	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
 	 * for capture windows a place to finalize */
-	int corr = gpu0 && ((tr0 & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
+	int corr = gpu && ((tr & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
 	gt_rm_init_env();
 	int rm = gt_rm_wanted();
-	if (!gpu0 && !static_rt && !corr && !rm)
+	if (!gpu && !static_rt && !corr && !rm)
 		return 0;
 	if (load_cupti() < 0)
 		return -1;
-	unsigned tr = gt_tap.trace;
-	int gpu = (tr & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0;
 
 	CUptiResult sr = CUPTI_SUCCESS;
 	if (!static_rt && !corr && !rm)
 		goto activity;
-	atomic_store(&C.in_own_subscribe, 1);
-	sr = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
-	atomic_store(&C.in_own_subscribe, 0);
+	sr = own_subscribe(&C.sub);
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		/* with windows, the window that could not start says it (its name in the trace, one
 		 * warning): other windows may have recorded in full, so no "no GPU activity" note */
@@ -741,7 +743,7 @@ GT_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber
 	/* only when gputap holds CUPTI now: between capture windows (CUPTI set up, or finalized after a
 	 * window) the program's client gets it, and a window that opens meanwhile records host-side
 	 * calls only, saying why */
-	if (!atomic_load(&C.in_own_subscribe) && C.lib && (C.subscribed || atomic_load(&gt_cupti_active)))
+	if (!atomic_load(&C.in_own_subscribe) && (C.subscribed || atomic_load(&gt_cupti_active)))
 		gt_cupti_stop_for_other_client();
 	return real(subscriber, callback, userdata);
 }
@@ -757,10 +759,7 @@ int gt_cupti_attach_rmetrics(void)
 		return gt_cupti_start();
 	}
 	if (!C.subscribed) {
-		atomic_store(&C.in_own_subscribe, 1);
-		CUptiResult sr = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
-		atomic_store(&C.in_own_subscribe, 0);
-		if (sr != CUPTI_SUCCESS)
+		if (own_subscribe(&C.sub) != CUPTI_SUCCESS)
 			return -1;
 		C.subscribed = 1;
 	}

@@ -26,6 +26,7 @@ enum {
 	GT_TR_MEMORY = 1u << 4,
 	GT_TR_NVTX = 1u << 5,
 	GT_TR_ALL = (1u << 6) - 1,
+	GT_TR_GPU = GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY, /* what CUPTI activity records */
 };
 
 #define GT_TAP_DEFAULT_BUFFER_MB 64u

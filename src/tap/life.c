@@ -165,7 +165,7 @@ static int prepare(int at_load)
 	gt_tap.want_api_recs = !c->metrics_only && ((c->trace & GT_TR_API) || c->pflog_dir);
 	gt_tap.start_ns = gt_now_ns();
 	struct gt_buffer_split split;
-	gt_tap_buffer_split(c->buffer_bytes, (gt_tap.trace & (GT_TR_KERNEL | GT_TR_MEMCPY | GT_TR_MEMSET | GT_TR_MEMORY)) != 0,
+	gt_tap_buffer_split(c->buffer_bytes, (gt_tap.trace & GT_TR_GPU) != 0,
 			    &split);
 	gt_tap.cupti_buf_bytes = split.cupti_buf_bytes;
 	gt_tap.cupti_nbufs = split.cupti_nbufs;
