@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Range metrics against Nsight Compute and against what the program says it did.
 
-  rm_check.py kernel RUNDIR MANIFEST NCU_CSV [--time-tol F]
+  rm_check.py kernel RUNDIR MANIFEST NCU_CSV [--time-tol F] [--time-abs NS]
   rm_check.py range  RUNDIR MANIFEST NCU_CSV
   rm_check.py attribution RUNDIR MANIFEST
   rm_check.py same A.out B.out          (checksums equal: results unchanged)
@@ -99,7 +99,7 @@ def occ_paths(p):
     return out
 
 
-def kernel_mode(run, manifest, ncu_csv, time_tol):
+def kernel_mode(run, manifest, ncu_csv, time_tol, time_abs=0.0):
     pd = proc_dir(run)
     ks, rs = read_ours(pd)
     man = read_manifest(manifest)
@@ -133,7 +133,7 @@ def kernel_mode(run, manifest, ncu_csv, time_tol):
         if o is None or not c:
             out.append((i, o, c))
             continue
-        allow = max(time_tol * c, spread[(man[i][1], ncu[i][1].get(INST))])
+        allow = max(time_tol * c, spread[(man[i][1], ncu[i][1].get(INST))], time_abs)
         if abs(o - c) > allow:
             out.append((i, o, c))
     med = statistics.median(ratios) if ratios else 0
@@ -243,8 +243,13 @@ def main():
         i = a.index("--time-tol")
         tol = float(a[i + 1])
         del a[i:i + 2]
+    tabs = 0.0
+    if "--time-abs" in a:  # ns a duration may differ from ncu's whatever its size (CUPTI kernel replay)
+        i = a.index("--time-abs")
+        tabs = float(a[i + 1])
+        del a[i:i + 2]
     if a[0] == "kernel":
-        kernel_mode(a[1], a[2], a[3], tol)
+        kernel_mode(a[1], a[2], a[3], tol, tabs)
     elif a[0] == "range":
         range_mode(a[1], a[2], a[3])
     elif a[0] == "attribution":

@@ -207,6 +207,9 @@ int main(int argc, char **argv)
 		CK(cudaStreamSynchronize(s2));
 		pop();
 	}
+	/* before the capture: a global-mode capture forbids the worker's synchronize */
+	if (threads)
+		pthread_join(th, NULL);
 	if (graph) {
 		cudaGraph_t g;
 		cudaGraphExec_t ge;
@@ -226,8 +229,6 @@ int main(int argc, char **argv)
 		CK(cudaGraphExecDestroy(ge));
 		CK(cudaGraphDestroy(g));
 	}
-	if (threads)
-		pthread_join(th, NULL);
 	CK(cudaDeviceSynchronize());
 	CK(cudaMemcpy(h, x, bytes, cudaMemcpyDeviceToHost));
 	double sum = 0;

@@ -75,8 +75,18 @@ if want multipass; then
 	grep -q '^per-kernel,' "$B"/k5/*/range_metrics.csv && say "ok rmetrics/multipass-auto-is-per-kernel" ||
 		say "not ok rmetrics/multipass-auto-is-per-kernel"
 	$NCU --metrics $FIVE "$P" $A2 >"$B/ncu5.csv" 2>/dev/null
-	chk kernel "$B/k5" "$B/man5.txt" "$B/ncu5.csv"
+	# CUPTI's kernel replay (any list of 2+ passes) adds up to ~1.7 us to some ~5 us kernels that
+	# Nsight Compute's own replay does not (k_busy: 6.4 against 4.9-5.1 us; the same with the duration
+	# alone in a pass of its own, and with the tap's trace off): a fixed cost, allowed here in ns ...
+	chk kernel "$B/k5" "$B/man5.txt" "$B/ncu5.csv" --time-abs 2000
 	head -4 "$B"/k5/*/kernel_metrics.csv | tee -a "$RES"
+	# ... and gone in kernels of 50-80 us, held to the usual tolerance
+	A2b="--iters 2 --per 1 --n 16777216"
+	"$P" $A2b --manifest "$B/man5b.txt" >"$B/base5b.out" 2>&1
+	run_g k5b auto $FIVE -- "$P" $A2b
+	chk same "$B/base5b.out" "$B/k5b.out"
+	$NCU --metrics $FIVE "$P" $A2b >"$B/ncu5b.csv" 2>/dev/null
+	chk kernel "$B/k5b" "$B/man5b.txt" "$B/ncu5b.csv"
 fi
 if want big; then
 	A3="--iters 2000 --per 2 --n 4096"
