@@ -43,5 +43,8 @@ void gt_cupti_capture_close(void);
 uint64_t gt_cupti_capture_flush(void); /* kernels kept since the open */
 void gt_cupti_capture_request_finalize(void);
 void gt_cupti_capture_finalize(void);
+/* The writer thread, between windows when another may open: CUPTI's one-time set-up again once
+ * a window's finalize undid it, so that the next window's start does not pause the program. */
+void gt_cupti_capture_rewarm(void);
 
 #endif

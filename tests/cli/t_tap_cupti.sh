@@ -118,6 +118,26 @@ for c in "w nvtx:step@3-4 6 20" "wn nvtx:step@8-9 7 0"; do
 		ok "capture-cupti-set-up-at-init-$1" ||
 		notok "capture-cupti-set-up-at-init-$1" "exit $rc, ${k:-0} kernels (want $4), CUPTI calls: $seq (want $want)" "$(cat "$T/$1.out")"
 done
+# two windows: after the first's finalize (a window's end undoes CUPTI's set-up), the writer thread
+# sets CUPTI up again, so the second window's start only subscribes; after the last window, no
+# set-up (nothing can open any more)
+nv "$T/w2" env GPUTAP_CAPTURE='nvtx:step@2-2;nvtx:step@6-6' FAKE_CUPTI_LOG="$T/w2.log" "$T/client" steps 8 >"$T/w2.out" 2>&1
+rc=$?
+"$T/stat" "$(trace_of "$T/w2")" >"$T/w2.stat" 2>&1
+k=$(sed -n 's/^type 3 //p' "$T/w2.stat")
+seq=$(grep -E '^(subscribe|unsubscribe|finalize)' "$T/w2.log" 2>/dev/null | tr '\n' ' ')
+want="subscribe main=1 unsubscribe subscribe main=1 finalize subscribe main=0 unsubscribe subscribe main=1 finalize "
+[ $rc -eq 0 ] && [ "${k:-0}" -eq 20 ] && [ "$seq" = "$want" ] &&
+	grep -q "CUPTI set up again ahead of the next capture window" "$T/w2.out" &&
+	ok capture-cupti-set-up-again-between-windows ||
+	notok capture-cupti-set-up-again-between-windows "exit $rc, ${k:-0} kernels (want 20), CUPTI calls: $seq (want $want)" "$(cat "$T/w2.out")"
+# the program's own profiler subscribing while that set-up holds its brief subscription (here made
+# to last 600 ms) waits for it instead of being refused
+nv "$T/ws" env GPUTAP_CAPTURE='nvtx:step@2-2;nvtx:step@9-9' FAKE_CUPTI_SLOW_SETUP=600 CLIENT_SUBSCRIBE_AFTER=3 \
+	FAKE_CUPTI_LOG="$T/ws.log" "$T/client" steps 4 >"$T/ws.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx "client subscribe: 0" "$T/ws.out" && grep -q "CUPTI set up again" "$T/ws.out" &&
+	ok capture-client-waits-for-set-up || notok capture-client-waits-for-set-up "exit $rc" "$(cat "$T/ws.out" "$T/ws.log")"
 # the program's own profiler subscribing between capture windows gets CUPTI without a hand-over:
 # gputap holds none then (a window opening meanwhile records host-side calls only, saying why)
 nv "$T/hw" env GPUTAP_CAPTURE=nvtx:step@3-4 "$T/client" handover >"$T/hw.out" 2>&1

@@ -8,7 +8,9 @@
  *   handover     the program's own profiler subscribes to CUPTI
  *   clockstep    a cudaMemcpy during which the wall clock steps back 10 s
  *   steps N      N NVTX ranges "step" (through the NVTX injection, the tap), each
- *                250 ms of sleep then 10 launches with their driver callbacks
+ *                250 ms of sleep then 10 launches with their driver callbacks; with
+ *                CLIENT_SUBSCRIBE_AFTER=K, 200 ms after step K the program's own
+ *                profiler subscribes ("client subscribe: RESULT" on stdout)
  *   plain        nothing more
  * It defines clock_gettime (exported) so that `clockstep` can step CLOCK_REALTIME.
  */
@@ -93,6 +95,16 @@ int main(int argc, char **argv)
 			nanosleep(&q, NULL); /* the tap's writer thread wakes meanwhile */
 			launch(10);
 			nvtxRangePop();
+			const char *k = getenv("CLIENT_SUBSCRIBE_AFTER");
+			if (k && (unsigned)atoi(k) == i) {
+				struct timespec d = {0, 200000000};
+				nanosleep(&d, NULL);
+				int (*sub)(void **, void *, void *) =
+					(int (*)(void **, void *, void *))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
+				void *h = NULL;
+				printf("client subscribe: %d\n", sub ? sub(&h, NULL, NULL) : -1);
+				fflush(stdout);
+			}
 		}
 		return 0;
 	}
