@@ -12,6 +12,9 @@
 //                                                  the launch cost after each (a subscription alone?)
 //   winstart toggle                                first vs later cuptiSubscribe, and the launch cost
 //                                                  subscribed with nothing enabled vs unsubscribed
+//   winstart state [ROUNDS]                        the launch cost with CUPTI set up (subscribed and
+//                                                  unsubscribed once) against CUPTI finalized (or never
+//                                                  loaded), alternating: driver and runtime launches
 #include <atomic>
 #include <cupti.h>
 #include <pthread.h>
@@ -172,8 +175,63 @@ static int toggle(void)
 	return 0;
 }
 
+static double rt_block_ns(struct nop_launch *l, int n)
+{
+	double t0 = now_ns();
+	for (int i = 0; i < n; i++)
+		nop<<<1, 32, 0, (cudaStream_t)l->s>>>(l->d);
+	cudaStreamSynchronize((cudaStream_t)l->s);
+	return (now_ns() - t0) / n;
+}
+
+/* Does CUPTI set up and idle (no subscriber, nothing enabled: what a capture run keeps between
+ * windows) cost the launches, against CUPTI finalized?  ROUNDS rounds of: blocks with CUPTI
+ * finalized (the first round: never loaded), the set-up (cuptiSubscribe + cuptiUnsubscribe), blocks
+ * set up, cuptiFinalize, blocks finalized; each state's blocks a driver and a runtime block, in
+ * mirrored order. */
+static int state(int rounds)
+{
+	struct nop_launch l;
+	if (nop_setup(&l) < 0 || rounds < 1 || rounds > 1000)
+		return 3;
+	double *rd = (double *)malloc(sizeof(double) * rounds), *rr = (double *)malloc(sizeof(double) * rounds);
+	double *fd = (double *)malloc(sizeof(double) * rounds), *fr = (double *)malloc(sizeof(double) * rounds);
+	double first_d = 0, first_r = 0, setup_ms = 0, fin_ms = 0;
+	block_ns(&l, 2000);
+	rt_block_ns(&l, 2000);
+	for (int i = 0; i < rounds; i++) { /* finalized, set up, set up, finalized: drift hits both alike */
+		double a = block_ns(&l, 2000), b = rt_block_ns(&l, 2000);
+		double t0 = now_ns();
+		CUpti_SubscriberHandle sub;
+		if (cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_cb, NULL) != CUPTI_SUCCESS || cuptiUnsubscribe(sub) != CUPTI_SUCCESS)
+			return 4;
+		setup_ms += (now_ns() - t0) / 1e6;
+		block_ns(&l, 200);
+		double c = block_ns(&l, 2000), d = rt_block_ns(&l, 2000);
+		d += rt_block_ns(&l, 2000), c += block_ns(&l, 2000);
+		t0 = now_ns();
+		if (cuptiFinalize() != CUPTI_SUCCESS)
+			return 5;
+		fin_ms += (now_ns() - t0) / 1e6;
+		block_ns(&l, 200);
+		b += rt_block_ns(&l, 2000), a += block_ns(&l, 2000);
+		fd[i] = a / 2, fr[i] = b / 2;
+		rd[i] = c / a, rr[i] = d / b;
+		if (i == 0)
+			first_d = c / a, first_r = d / b;
+	}
+	printf("{\"rounds\":%d,\"finalized_driver_ns\":%.1f,\"finalized_runtime_ns\":%.1f,"
+	       "\"set_up_over_finalized_driver\":%.4f,\"set_up_over_finalized_runtime\":%.4f,"
+	       "\"first_round_driver\":%.4f,\"first_round_runtime\":%.4f,\"set_up_ms\":%.3f,\"finalize_ms\":%.3f}\n",
+	       rounds, median(fd, rounds), median(fr, rounds), median(rd, rounds), median(rr, rounds), first_d, first_r,
+	       setup_ms / rounds, fin_ms / rounds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "state") == 0)
+		return state(argc > 2 ? atoi(argv[2]) : 20);
 	if (argc > 1 && strcmp(argv[1], "parts") == 0)
 		return parts();
 	if (argc > 1 && strcmp(argv[1], "toggle") == 0)

@@ -279,13 +279,9 @@ void gt_capture_tap_tick(void)
 	int draining = X.draining && !atomic_load(&gt_cap_live);
 	uint64_t want = X.launches_in_window, since = X.drain_since, prev = X.kept_prev;
 	int graphs = X.graphs_in_window;
-	int pending = !X.draining && !atomic_load(&gt_cap_live) && gt_capture_pending(&X.cap);
 	pthread_mutex_unlock(&X.mu);
-	if (!draining) {
-		if (pending)
-			gt_cupti_capture_rewarm();
+	if (!draining)
 		return;
-	}
 	/* the GPU work launched in the window is kept whole: wait for its records, then finalize
 	 * (with graph launches the kernel count is unknown: wait until two flushes bring nothing new) */
 	uint64_t kept = gt_cupti_capture_flush();

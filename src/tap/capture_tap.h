@@ -4,8 +4,9 @@
  * Owns: the one window state machine of this process (tap/capture.h) and what
  * follows from its transitions: `gt_cap_live` (records are written only while
  * it is 1), CUPTI started at a window's open and finalized after its close
- * (tap/cupti.c; its one-time set-up is done at cuInit, so the start is short), a GT_RANGE_WINDOW record per window, and `gputap trigger`
- * requests read from the process folder's `control/` directory.
+ * (tap/cupti.c; nothing of CUPTI before the first window: set up and idle it
+ * slows every launch), a GT_RANGE_WINDOW record per window, and `gputap
+ * trigger` requests read from the process folder's `control/` directory.
  *
  * Invariants: without GPUTAP_CAPTURE, gt_cap_live is 1 from the start and
  * nothing here runs; every entry point is cheap when capture is off; the
@@ -43,8 +44,5 @@ void gt_cupti_capture_close(void);
 uint64_t gt_cupti_capture_flush(void); /* kernels kept since the open */
 void gt_cupti_capture_request_finalize(void);
 void gt_cupti_capture_finalize(void);
-/* The writer thread, between windows when another may open: CUPTI's one-time set-up again once
- * a window's finalize undid it, so that the next window's start does not pause the program. */
-void gt_cupti_capture_rewarm(void);
 
 #endif

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/log.h"
 #include "gpu/probe.h"
@@ -48,10 +47,8 @@ static struct {
 	int subscribed;
 	int64_t ts_offset; /* added to CUPTI timestamps when our clock could not be installed */
 	_Atomic int in_own_subscribe;
-	_Atomic int warming; /* warm_cupti holds its brief subscription */
 	_Atomic int yielded;
 	int started; /* activity/callbacks set up; 0 again after a capture window's cuptiFinalize */
-	_Atomic int rewarm; /* finalized after a capture window: set CUPTI up again if another may open */
 	int cuinit;  /* CUDA initialised: CUPTI may start */
 	uint64_t load_ns; /* the time loading libcupti and its symbols took (said with a window's start) */
 } C;
@@ -451,33 +448,6 @@ static CUptiResult own_subscribe(CUpti_SubscriberHandle *h)
 	return r;
 }
 
-static __thread int warming_here; /* this thread holds the set-up's brief subscription */
-
-/* With capture windows, at cuInit and after a window's finalize when another window may open:
- * CUPTI's one-time set-up, which its first cuptiSubscribe does (12-15 ms on an H100), so that a
- * window's start does not pause the program for it.  A subscription made and dropped: later ones
- * take microseconds, and with nothing enabled CUPTI costs the launches nothing
- * (bench/launch/winstart.cu toggle).  The program's own client waits for it (cuptiSubscribe
- * below): CUPTI takes one subscriber at a time. */
-static void warm_cupti(const char *when)
-{
-	if (!(gt_tap.trace & GT_TR_GPU))
-		return;
-	uint64_t t0 = gt_now_ns();
-	if (load_cupti() < 0)
-		return;
-	CUpti_SubscriberHandle h;
-	warming_here = 1;
-	atomic_store(&C.warming, 1);
-	CUptiResult r = own_subscribe(&h);
-	if (r == CUPTI_SUCCESS)
-		C.cuptiUnsubscribe(h);
-	atomic_store(&C.warming, 0);
-	warming_here = 0;
-	if (r == CUPTI_SUCCESS) /* else another client holds CUPTI already: the next window says so */
-		gt_info("CUPTI set up %s (%.3f ms)", when, (double)(gt_now_ns() - t0) / 1e6);
-}
-
 static int start_cupti(void)
 {
 	unsigned tr = gt_tap.trace;
@@ -689,24 +659,10 @@ void gt_cupti_capture_finalize(void)
 		} else {
 			C.started = 0;
 			C.subscribed = 0;
-			atomic_store(&C.rewarm, 1);
 			atomic_store(&gt_cupti_active, 0);
 			uint64_t m = atomic_load(&max_corr), l = atomic_load(&K.last_corr);
 			atomic_store(&K.era_base, m > l ? m : l); /* the next session counts on */
 		}
-		gt_tls.guard = saved;
-	}
-	pthread_mutex_unlock(&K.mu);
-}
-
-void gt_cupti_capture_rewarm(void)
-{
-	if (!atomic_load(&C.rewarm) || pthread_mutex_trylock(&K.mu) != 0)
-		return; /* nothing to do, or a window is starting or finalizing: the next tick looks again */
-	if (!C.started && !atomic_load(&C.yielded) && !atomic_load(&gt_cap_live) && atomic_exchange(&C.rewarm, 0)) {
-		int saved = gt_tls.guard;
-		gt_tls.guard = 1;
-		warm_cupti("again ahead of the next capture window");
 		gt_tls.guard = saved;
 	}
 	pthread_mutex_unlock(&K.mu);
@@ -766,10 +722,6 @@ GT_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber
 		real = (__typeof__(&cuptiSubscribe))gt_real_dlsym(RTLD_NEXT, "cuptiSubscribe");
 	if (!real)
 		return CUPTI_ERROR_NOT_INITIALIZED;
-	/* gputap's set-up between capture windows holds a subscription for a few ms: wait it out
-	 * (at most 1 s), or this one would be refused */
-	for (int i = 0; i < 10000 && !warming_here && atomic_load(&C.warming); i++)
-		usleep(100);
 	/* only when gputap holds CUPTI now: between capture windows (CUPTI set up, or finalized after a
 	 * window) the program's client gets it, and a window that opens meanwhile records host-side
 	 * calls only, saying why */
@@ -823,13 +775,12 @@ void gt_tap_after_cuinit(void)
 	if (!atomic_load(&gt_tap.on) || atomic_exchange(&started, 1))
 		return;
 	C.cuinit = 1;
-	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live)) {
-		/* no window open: CUPTI starts when one opens, its one-time set-up done now */
-		pthread_mutex_lock(&K.mu);
-		warm_cupti("ahead of the capture windows");
-		pthread_mutex_unlock(&K.mu);
+	/* no window open: CUPTI is loaded and set up when one opens, not before.  Its one-time set-up
+	 * (the first cuptiSubscribe, 12-16 ms on an H100) would save a window's start that pause, but
+	 * CUPTI set up and idle makes every launch 1-5 % dearer until a finalize (bench/launch/winstart.cu
+	 * state), which over the run outside the windows costs more than the pause */
+	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live))
 		return;
-	}
 	pthread_mutex_lock(&K.mu);
 	gt_cupti_start();
 	pthread_mutex_unlock(&K.mu);

@@ -149,7 +149,7 @@ void gt_tap_init(void);         /* once; safe from any entry point: settings and
 void gt_tap_touch(void);
 extern _Atomic int gt_tap_armed; /* 1 while waiting for the first CUDA call (then gt_tap_touch has work) */
 int gt_tap_recording(void);     /* set up to record (live, or waiting for the first CUDA call), not stopped */
-void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted, or with capture windows only its one-time set-up (cupti.c) */
+void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted (with capture windows: when one opens; cupti.c) */
 void gt_tap_finish(void);       /* final flush, idempotent */
 int gt_tap_start_inprocess(const char *out_dir); /* gputap_start: 0, or -errno */
 int gputap_bench_pass(int pass); /* exported for bench/overhead/ab.sh only (life.c): 0 or -1 */

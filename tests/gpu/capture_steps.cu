@@ -3,15 +3,13 @@
 // Prints the checksum, the kernels it launched in steps [A..B] and the loop's time per kernel;
 // with --phases N also the time per kernel of each N-th of the loop (host time from one phase's
 // first launch to the next phase's: what a capture window costs before, inside and after it).
-// With --sleep MS the host sleeps MS ms after each step (a loop with gaps, as a training job's).
-//   capture_steps ITERS K [--profiler P Q] [--long L] [--count A B] [--phases N] [--sleep MS]
+//   capture_steps ITERS K [--profiler P Q] [--long L] [--count A B] [--phases N]
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
 
 __global__ void bump(float *x, int n, float v)
@@ -50,7 +48,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	int iters = atoi(argv[1]), k = atoi(argv[2]);
-	int p0 = -1, p1 = -1, longstep = -1, a = -1, b = -1, phases = 0, sleep_ms = 0;
+	int p0 = -1, p1 = -1, longstep = -1, a = -1, b = -1, phases = 0;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--profiler") && i + 2 < argc) {
 			p0 = atoi(argv[++i]);
@@ -64,8 +62,6 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--count") && i + 2 < argc) {
 			a = atoi(argv[++i]);
 			b = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--sleep") && i + 1 < argc) {
-			sleep_ms = atoi(argv[++i]);
 		}
 	}
 	const int n = 1 << 12;
@@ -98,8 +94,6 @@ int main(int argc, char **argv)
 			cudaProfilerStop();
 		if (it >= a && it <= b)
 			counted += k + extra;
-		if (sleep_ms > 0)
-			usleep((useconds_t)sleep_ms * 1000);
 	}
 	if (phases)
 		pt[ph] = now_us();

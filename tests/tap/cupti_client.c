@@ -8,9 +8,7 @@
  *   handover     the program's own profiler subscribes to CUPTI
  *   clockstep    a cudaMemcpy during which the wall clock steps back 10 s
  *   steps N      N NVTX ranges "step" (through the NVTX injection, the tap), each
- *                250 ms of sleep then 10 launches with their driver callbacks; with
- *                CLIENT_SUBSCRIBE_AFTER=K, 200 ms after step K the program's own
- *                profiler subscribes ("client subscribe: RESULT" on stdout)
+ *                250 ms of sleep then 10 launches with their driver callbacks
  *   plain        nothing more
  * It defines clock_gettime (exported) so that `clockstep` can step CLOCK_REALTIME.
  */
@@ -78,6 +76,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "handover")) {
+		/* as a real client (Kineto), with libcupti loaded itself: the tap may not have loaded it */
+		dlopen(getenv("GPUTAP_CUPTI_LIB"), RTLD_NOW | RTLD_GLOBAL);
 		int (*sub)(void **, void *, void *) = (int (*)(void **, void *, void *))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
 		void *h = NULL;
 		return sub && sub(&h, NULL, NULL) == 0 ? 0 : 5;
@@ -95,16 +95,6 @@ int main(int argc, char **argv)
 			nanosleep(&q, NULL); /* the tap's writer thread wakes meanwhile */
 			launch(10);
 			nvtxRangePop();
-			const char *k = getenv("CLIENT_SUBSCRIBE_AFTER");
-			if (k && (unsigned)atoi(k) == i) {
-				struct timespec d = {0, 200000000};
-				nanosleep(&d, NULL);
-				int (*sub)(void **, void *, void *) =
-					(int (*)(void **, void *, void *))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
-				void *h = NULL;
-				printf("client subscribe: %d\n", sub ? sub(&h, NULL, NULL) : -1);
-				fflush(stdout);
-			}
 		}
 		return 0;
 	}

@@ -7,9 +7,6 @@
  * was asked for.
  *   FAKE_CUPTI_REFUSE=K   cuptiActivityEnable(K) fails (CUPTI_ERROR_NOT_COMPATIBLE)
  *   FAKE_CUPTI_BUSY=1     cuptiSubscribe fails: another client holds CUPTI
- *   FAKE_CUPTI_SLOW_SETUP=MS  a cuptiSubscribe off the main thread takes MS ms (CUPTI's
- *                         set-up), and one made while a subscription is held fails
- *                         (CUPTI takes one subscriber at a time)
  *   FAKE_CUPTI_LOG=FILE   one line per cuptiActivityFlushAll ("flush FLAG"), per
  *                         cuptiSubscribe ("subscribe main=1|0": on the process's
  *                         main thread or not), cuptiUnsubscribe ("unsubscribe")
@@ -153,16 +150,6 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc 
 	logf_("subscribe main=%u\n", (unsigned)(syscall(SYS_gettid) == getpid()));
 	if (getenv("FAKE_CUPTI_BUSY"))
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-	const char *slow = getenv("FAKE_CUPTI_SLOW_SETUP");
-	if (slow) {
-		if (subscriber)
-			return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-		if (syscall(SYS_gettid) != getpid()) {
-			subscriber = f; /* held from the start of the set-up */
-			struct timespec q = {0, atol(slow) * 1000000L};
-			nanosleep(&q, NULL);
-		}
-	}
 	*h = (CUpti_SubscriberHandle)&subscriber;
 	subscriber = f;
 	return CUPTI_SUCCESS;
