@@ -136,9 +136,11 @@ static int parts(void)
 	return 0;
 }
 
-/* Is CUPTI's first subscription a one-time cost, and does a subscription with nothing enabled, or
- * one made and dropped, cost the launches?  20 blocks before any CUPTI call, then 20 rounds of a
- * block unsubscribed, cuptiSubscribe, a block subscribed (nothing enabled), cuptiUnsubscribe. */
+/* Is CUPTI's first subscription a one-time cost, and does a subscription with nothing enabled cost
+ * the launches over one dropped?  20 blocks before any CUPTI call, then 20 rounds of a block
+ * unsubscribed, cuptiSubscribe, a block subscribed (nothing enabled), cuptiUnsubscribe.  Both are
+ * states of CUPTI set up, and the pristine blocks run before, not alternating: set up against
+ * finalized is `state`. */
 static int toggle(void)
 {
 	struct nop_launch l;

@@ -4,8 +4,8 @@
  * Owns: the one window state machine of this process (tap/capture.h) and what
  * follows from its transitions: `gt_cap_live` (records are written only while
  * it is 1), CUPTI started at a window's open and finalized after its close
- * (tap/cupti.c; nothing of CUPTI before the first window: set up and idle it
- * slows every launch), a GT_RANGE_WINDOW record per window, and `gputap
+ * (tap/cupti.c; nothing of CUPTI outside windows: set up and idle, it slows
+ * every launch), a GT_RANGE_WINDOW record per window, and `gputap
  * trigger` requests read from the process folder's `control/` directory.
  *
  * Invariants: without GPUTAP_CAPTURE, gt_cap_live is 1 from the start and

@@ -722,9 +722,9 @@ GT_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber
 		real = (__typeof__(&cuptiSubscribe))gt_real_dlsym(RTLD_NEXT, "cuptiSubscribe");
 	if (!real)
 		return CUPTI_ERROR_NOT_INITIALIZED;
-	/* only when gputap holds CUPTI now: between capture windows (CUPTI set up, or finalized after a
-	 * window) the program's client gets it, and a window that opens meanwhile records host-side
-	 * calls only, saying why */
+	/* only when gputap holds CUPTI now: outside capture windows (CUPTI not loaded yet, or finalized
+	 * after a window) the program's client gets it, and a window that opens meanwhile records
+	 * host-side calls only, saying why */
 	if (!atomic_load(&C.in_own_subscribe) && (C.subscribed || atomic_load(&gt_cupti_active)))
 		gt_cupti_stop_for_other_client();
 	return real(subscriber, callback, userdata);

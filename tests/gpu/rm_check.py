@@ -236,18 +236,20 @@ def same(a, b):
     say(x == y and ("checksum" in x or "loss" in x), "results-unchanged", "%r vs %r" % (x, y))
 
 
+def take(a, name, default):
+    """The float after option `name` in a (both removed), else default."""
+    if name not in a:
+        return default
+    i = a.index(name)
+    v = float(a[i + 1])
+    del a[i:i + 2]
+    return v
+
+
 def main():
     a = sys.argv[1:]
-    tol = 0.15
-    if "--time-tol" in a:
-        i = a.index("--time-tol")
-        tol = float(a[i + 1])
-        del a[i:i + 2]
-    tabs = 0.0
-    if "--time-abs" in a:  # ns a duration may differ from ncu's whatever its size (CUPTI kernel replay)
-        i = a.index("--time-abs")
-        tabs = float(a[i + 1])
-        del a[i:i + 2]
+    tol = take(a, "--time-tol", 0.15)
+    tabs = take(a, "--time-abs", 0.0)  # ns a duration may differ from ncu's whatever its size (CUPTI kernel replay)
     if a[0] == "kernel":
         kernel_mode(a[1], a[2], a[3], tol, tabs)
     elif a[0] == "range":

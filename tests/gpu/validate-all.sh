@@ -17,7 +17,7 @@ cd "$top"
 OUT=${1:?usage: validate-all.sh OUTDIR [PARTS]}
 PARTS=" ${2:-1 2 3 4 5 6} "
 part() { case "$PARTS" in *" $1 "*) return 0 ;; esac; return 1; }
-mkdir -p "$OUT" "$OUT/sampler"
+mkdir -p "$OUT"
 export GT_GPU_BUILD=${GT_GPU_BUILD:-$top/.carry/build} GPUTAP=${GPUTAP:-$top/.carry/build/gputap}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/device.txt" 2>&1
@@ -25,6 +25,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 if part 1; then
 echo "== 1. tests/gpu/run.sh"
 timeout 300 tests/gpu/run.sh /tmp/gt-gpu 2>&1 | tee "$OUT/gpu-tests.txt" | grep -E '^not ok|passed'
+tar czf "$OUT/gpu-tests.tgz" -C /tmp --exclude='*.gtr' --exclude='*.gtr.partial' gt-gpu 2>/dev/null
 fi
 
 if part 2; then
@@ -50,9 +51,9 @@ fi
 
 if part 3; then
 echo "== 3. sampler cost and period"
+mkdir -p "$OUT/sampler"
 timeout 150 bash bench/sampler/gpu_run.sh "$GT_GPU_BUILD" "$top/.carry/bench/nvml_bench" "$OUT/sampler" >"$OUT/sampler/sampler.txt" 2>&1
 grep -h -E '"(label|gap_mean_ms|gap_sd_ms|missed_deadlines|thread_cpu_pct|samples)"' "$OUT"/sampler/run_*.json
-tar czf "$OUT/gpu-tests.tgz" -C /tmp --exclude='*.gtr' --exclude='*.gtr.partial' gt-gpu 2>/dev/null
 tar czf "$OUT/sampler.tgz" -C "$OUT" sampler 2>/dev/null && rm -rf "$OUT/sampler"
 fi
 
