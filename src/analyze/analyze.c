@@ -101,13 +101,14 @@ static void input_ranges_done(struct gt_an_ctx *c, struct gt_names *all, const c
 	gt_names_init(&c->seen);
 }
 
-/* With no ProfilerStep#N range: the range name that repeats in an input and covers the most time. */
+/* With no ProfilerStep#N range: the range name that repeats in an input and covers the most time.
+ * Never an empty name (record_function(""), empty NVTX text): it names nothing, and "" is "no pick". */
 static const char *default_range(const struct gt_names *all)
 {
 	const struct gt_name *best = NULL;
 	for (size_t i = 0; i < all->n; i++) {
 		const struct gt_name *e = &all->v[i];
-		if (e->count < 2 || strcmp(e->name, "ProfilerStep#N") == 0)
+		if (e->count < 2 || !e->name[0] || strcmp(e->name, "ProfilerStep#N") == 0)
 			continue;
 		if (!best || e->time_ns > best->time_ns ||
 		    (e->time_ns == best->time_ns && (e->count > best->count ||
@@ -762,6 +763,7 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 {
 	char pick[1024];
 	*out = NULL;
+	pick[0] = '\0';
 	int rc = an_run(inputs, ninputs, o, out, err, errlen, pick, sizeof(pick));
 	if (rc < 0 || !pick[0])
 		return rc;

@@ -13,6 +13,7 @@
 
 #include "analyze/an_internal.h"
 #include "core/csvio.h"
+#include "core/jsondepth.h"
 
 /* ---------------- name table ---------------- */
 
@@ -427,6 +428,12 @@ yajl_val gt_an_load_json(const char *path, char *err, size_t errlen)
 	free(buf);
 	if (!clean) {
 		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	long deep = gt_json_too_deep(clean, strlen(clean), GT_JSON_MAX_DEPTH);
+	if (deep) {
+		snprintf(err, errlen, "%s:%ld: JSON nested deeper than %d levels: refused", path, deep, GT_JSON_MAX_DEPTH);
+		free(clean);
 		return NULL;
 	}
 	char yerr[256] = "";

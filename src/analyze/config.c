@@ -46,13 +46,13 @@ static const char *jtype(yajl_val v)
 	return "true or false";
 }
 
-/* A string member `k` of `obj` (NULL when absent): -1 with a message when it is there but not a
+/* A string member `k` of `obj` (NULL when absent or null): -1 with a message when it is there but not a
  * string.  `where` is "inputs[3].nsys_csv_file_path" and the like. */
 static int opt_str(const char *cfg, const char *where, yajl_val obj, const char *k, const char **out)
 {
 	yajl_val v = get(obj, k);
 	*out = NULL;
-	if (!v)
+	if (!v || YAJL_IS_NULL(v)) /* null is "not given", as that tool's documentation says */
 		return 0;
 	if (!YAJL_IS_STRING(v)) {
 		gt_error("%s: %s.%s must be a string%s, not %s", cfg, where, k,
@@ -125,6 +125,8 @@ int gt_an_config_run(const char *config_path, const char *format, FILE *f)
 		yajl_tree_free(root);
 		return 1;
 	}
+	if (jm && YAJL_IS_NULL(jm))
+		jm = NULL;
 	if (jm && gt_an_map_from_json(&map, jm, config_path, err, sizeof(err)) < 0) {
 		gt_error("%s", err);
 		yajl_tree_free(root);

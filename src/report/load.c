@@ -10,6 +10,7 @@
 
 #include "core/containers.h"
 #include "core/csvio.h"
+#include "core/jsondepth.h"
 #include "core/log.h"
 #include "core/sort.h"
 #include "trace/rundir.h"
@@ -94,6 +95,13 @@ static void load_run(struct page *p)
 		else
 			snprintf(p->run_err, sizeof(p->run_err), "run.json: %s",
 				 S_ISREG(sb.st_mode) ? strerror(e) : "not a plain file");
+		return;
+	}
+	long deep = gt_json_too_deep(text, strlen(text), GT_JSON_MAX_DEPTH);
+	if (deep) {
+		snprintf(p->run_err, sizeof(p->run_err), "run.json:%ld: nested deeper than %d levels: not read", deep,
+			 GT_JSON_MAX_DEPTH);
+		free(text);
 		return;
 	}
 	char yerr[256] = "";

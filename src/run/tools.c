@@ -9,6 +9,7 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "core/jsondepth.h"
 #include "core/rmagg.h"
 
 /* The defaults of every tool: the one place they live (madengine's tools.json). */
@@ -246,6 +247,11 @@ int gt_tools_parse_context(const char *json, const char *what, struct gt_tool_li
 {
 	memset(out, 0, sizeof(*out));
 	char perr[512];
+	long deep = gt_json_too_deep(json, strlen(json), GT_JSON_MAX_DEPTH);
+	if (deep) {
+		seterr(err, errlen, "%s:%ld: JSON nested deeper than %d levels: refused", what, deep, GT_JSON_MAX_DEPTH);
+		return -1;
+	}
 	yajl_val root = yajl_tree_parse(json, perr, sizeof(perr));
 	if (!root) {
 		/* yajl's message spans lines; keep the first line */

@@ -82,9 +82,11 @@ def kineto():
     write("kineto/deep.json", '{"traceEvents": [' + "[" * 20000 + "]" * 20000 + "]}")
     write("kineto/gpu-no-ts.json", kdoc([{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "dur": 1}]))
     write("kineto/nvtx-nomatch.json", kdoc(one))
-    with gzip.open(path("kineto/gz-empty.json.gz"), "wb") as f:
-        f.write(b"")
-    write("kineto/gz-truncated.json.gz", gzip.compress(kdoc(one).encode())[:40])
+    # record_function("") twice: an empty range name is never the iteration range
+    ann = lambda ts: {"ph": "X", "cat": "user_annotation", "name": "", "pid": 1, "tid": 1, "ts": ts, "dur": 100}
+    write("kineto/range-empty-name.json", kdoc([kev(ts=1000.0), kev(ts=2000.0), ann(990), ann(1990)]))
+    write("kineto/gz-empty.json.gz", gzip.compress(b"", mtime=0))  # mtime 0: the same bytes each time
+    write("kineto/gz-truncated.json.gz", gzip.compress(kdoc(one).encode(), mtime=0)[:40])
 
 
 # ---------------------------------------------------------------- nsys SQLite
@@ -132,6 +134,8 @@ def sqlite():
     sq("sqlite/empty-tables.sqlite", [], [], memcpy=[], nvtx=[])
     sq("sqlite/nvtx-only-nomatch.sqlite", [], [], nvtx=[(T0, T0 + 10, "step", None)])
     sq("sqlite/nvtx-nomatch.sqlite", [k()], [(1, "gemm")], nvtx=[(T0, T0 + 5000, "step", None)])
+    sq("sqlite/nvtx-empty-name.sqlite", [k(), k(s=T0 + 5000, e=T0 + 6000)], [(1, "gemm")],
+       nvtx=[(T0 - 10, T0 + 2000, "", None), (T0 + 4000, T0 + 7000, "", None)])
     sq("sqlite/name-control.sqlite", [k()], [(1, "ncclDevKernel_evil\x1b[2J\x1b]0;title\x07name_x")])
     sq("sqlite/string-id-missing.sqlite", [k(name=99)], [(1, "gemm")])
     sq("sqlite/no-name-column.sqlite", [], [], kernel_cols="CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, "
@@ -220,6 +224,13 @@ def config():
     write("config/map-number.json", '{"inputs": %s, "kernel_to_class_map": 5}' % one({}))
     write("config/unterminated-comment.json", '{"inputs": [] /* never closed')
     write("config/ok.json", base(one({})))
+    # null is "not given" for every optional member (the GPU Performance Analyzer's docs: "could be null")
+    write("config/paths-null.json", base(one({"title": None, "nsys_csv_file_path": dict(
+        csv, nvtx_proj_trace=None, mem_time_sum=None), "analysis_args": {
+        "num_of_iters": 1, "num_of_gpus": 1, "nvtx_tag_of_iter": None}}), ', "x": 1').replace(
+        '"kernel_to_class_map": {"gemm": "gemm"}, "x": 1', '"kernel_to_class_map": null'))
+    # nested deeper than the tree parser's limit (yajl_tree frees recursively)
+    write("config/deep.json", '{"inputs": [], "x": ' + "[" * 2000 + "]" * 2000 + "}")
 
 
 # ---------------------------------------------------------------- nsys summary CSVs
@@ -272,6 +283,8 @@ def run():
     write("run/samples-time-flat-huge/pid1/trace.gtr", ok)
     write("run/samples-time-flat-huge/gpu_info_power_profiler_output.csv",
           "time,Power(Watt) GPU0\n1e25,100\n1e25,200\n")
+    write("run/run-json-deep/pid1/trace.gtr", ok)
+    write("run/run-json-deep/run.json", '{"command": ' + "[" * 2000 + "]" * 2000 + "}")
     write("run/samples-device-absurd/pid1/trace.gtr", ok)
     write("run/samples-device-absurd/gpu_samples.csv",
           "time_ns,device,power_W\n%d,1e300,100\n%d,-5,100\n%d,4294967296,100\n" % (T0, T0, T0))

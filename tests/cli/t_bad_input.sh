@@ -210,4 +210,29 @@ bad many-devices 0 "Kernel total instances: 60000" "$GPUTAP" analyze "$T/many.js
 ms=$(( ($(date +%s%N) - s0) / 1000000 ))
 if [ "$ms" -lt 5000 ]; then ok many-devices-fast; else notok many-devices-fast "60000 devices took $ms ms"; fi
 
+# 11. null is "not given" for every optional member of a GPU Performance Analyzer config
+bad config-null-paths 0 "Kernel total instances: 2" "$GPUTAP" analyze --config "$C/paths-null.json"
+
+# 12. JSON nested deeper than the tree parser's limit, in every file read whole (config, map,
+# run.json, run --context-file): refused with the file and line, never a stack overflow
+bad deep-config 1 "deep.json:1: JSON nested deeper than 512 levels" "$GPUTAP" analyze --config "$C/deep.json"
+bad deep-map 1 "deep.json:1: JSON nested deeper than 512 levels" "$GPUTAP" analyze --map "$C/deep.json" "$B/csv/ok"
+rm -rf "$T/rd" && cp -r "$B/run/run-json-deep" "$T/rd"
+bad deep-run-json 0 "run.json:1: nested deeper than 512 levels" "$GPUTAP" report "$T/rd"
+python3 -c 'import sys; n = 300000; sys.stdout.write("{\"tools\":\n" + "[" * n + "]" * n + "}")' >"$T/deep.json"
+bad deep-context-file 2 "deep.json:2: JSON nested deeper than 512 levels" "$GPUTAP" run --context-file "$T/deep.json" -o "$T/rdeep" -- true
+python3 -c 'import sys; n = 300000; sys.stdout.write("{\"gemm\":\n" + "[" * n + "]" * n + "}")' >"$T/deepmap.json"
+bad deep-map-huge 1 "deepmap.json:2: JSON nested deeper" "$GPUTAP" analyze --map "$T/deepmap.json" "$B/csv/ok"
+mkdir -p "$T/rd2" && cp -r "$B/run/run-json-deep/pid1" "$T/rd2/" && cp "$T/deep.json" "$T/rd2/run.json"
+bad deep-run-json-huge 0 "run.json:2: nested deeper than 512 levels" "$GPUTAP" report "$T/rd2"
+
+# 13. an empty range name that repeats (record_function(""), empty NVTX text) is never the
+# iteration range: analyze, diff and report read it as no iterations
+for f in "$K/range-empty-name.json" "$S/nvtx-empty-name.sqlite"; do
+	n=$(basename "$f")
+	bad "empty-range-analyze-$n" 0 "no NVTX range that repeats" "$GPUTAP" analyze "$f"
+	bad "empty-range-diff-$n" 0 "Kernels: 0 added, 0 removed" "$GPUTAP" diff "$f" "$f"
+	bad "empty-range-report-$n" 0 "empty-range.html" "$GPUTAP" report -o "$T/empty-range.html" "$f"
+done
+
 finish
