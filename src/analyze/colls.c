@@ -349,8 +349,8 @@ nomem:
 	return -1;
 }
 
-/* JSON "collectives": [ {label, device, comm, seq, name, algo, proto, count, iteration, start_ns, end_ns,
- * launch_ns, match} ] — called by the JSON printer for each result that has them. */
+/* JSON "collectives": [ {rank (the input's label), source (the input's number, as the timeline's), device,
+ * comm, seq, name, algo, proto, count, iteration, start_ns, end_ns, launch_ns, match} ] — called by the JSON printer for each result that has them. */
 static void js(yajl_gen g, const char *k, const char *v)
 {
 	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
@@ -376,6 +376,7 @@ void gt_an_json_collectives(void *gen, const struct gt_an_result *r)
 		const struct gt_an_coll *c = &r->colls[i];
 		yajl_gen_map_open(g);
 		js(g, "rank", (size_t)c->source < r->ncoll_labels ? r->coll_labels[c->source] : "");
+		ju(g, "source", (unsigned long long)(c->source < 0 ? 0 : c->source));
 		ju(g, "device", (unsigned long long)(c->device < 0 ? 0 : c->device));
 		js(g, "comm", c->comm);
 		ju(g, "seq", c->seq);
