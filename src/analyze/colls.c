@@ -350,7 +350,8 @@ nomem:
 }
 
 /* JSON "collectives": [ {rank (the input's label), source (the input's number, as the timeline's), device,
- * comm, seq, name, algo, proto, count, iteration, start_ns, end_ns, launch_ns, match} ] — called by the JSON printer for each result that has them. */
+ * comm, seq, name, algo, proto, count, iteration, start_ns, end_ns, launch_ns, match} ] — called by the
+ * JSON printer for each result that has them. */
 static void js(yajl_gen g, const char *k, const char *v)
 {
 	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
