@@ -65,7 +65,10 @@ char *gt_an_strip_json(const char *text, size_t len);
 /* ---- timeline engine ---- */
 struct gt_ev {
 	uint64_t start, end;
-	uint64_t bytes;    /* memcpy/memset: bytes moved, 0 unknown */
+	uint64_t bytes : 40; /* memcpy/memset: bytes moved (1 TiB at most, larger is cut), 0 unknown */
+	uint64_t xdur : 24;  /* memcpy/memset: the exact duration in ns when the trace says it apart from
+			      * its times (Kineto's "memory bandwidth (GB/s)" is from ns before it wrote µs;
+			      * a µs-rounded dur can be 80 % off on a short copy), 0 unknown or >= 2^24 ns */
 	uint32_t corr;     /* correlation id of the launch, 0 unknown (CUPTI ids are 32-bit) */
 	uint32_t name;     /* index into the name table, GT_NO_NAME unknown */
 	uint32_t stream;   /* the op's stream (as the trace numbers it), 0 unknown */
@@ -80,9 +83,13 @@ struct gt_launch {
 	uint32_t corr;
 	uint32_t source;
 	uint32_t dur; /* ns, saturated; 0 unknown */
-	uint32_t hta; /* 1: a call HTA's launch statistics count (cudaLaunchKernel[ExC], cudaMemcpyAsync,
-		       * cudaMemsetAsync) */
+	uint32_t flags; /* GT_L_HTA: a call HTA's launch statistics count (cudaLaunchKernel[ExC],
+			 * cudaMemcpyAsync, cudaMemsetAsync); GT_L_OPS: an op of it was seen by the sweep (a
+			 * second op of one launch call is a CUDA graph's: counted once in the launch
+			 * statistics and the queue) */
 };
+#define GT_L_HTA 1u
+#define GT_L_OPS 2u
 
 struct gt_range {
 	uint64_t start, end;
@@ -125,6 +132,7 @@ struct gt_tl {
 	/* what HTA's default view leaves out, and what the selection options left out */
 	struct gt_an_hta hta;
 	int launched_only, without_last_step; /* the selection options */
+	int ranges_are_steps;                 /* the ranges are ProfilerStep#N (the last step is HTA's) */
 	struct gt_names *names;               /* the name table, to take out what is left out */
 	struct gt_dt *dt;                     /* the per-op analyses, NULL: none */
 	int nvtx_projected;   /* 1: every source with ranges was projected, 2: some were */
@@ -142,6 +150,9 @@ int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, 
 /* The same with what the per-op analyses use: the name's index, the stream, the bytes of a memop. */
 int gt_tl_op(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr, uint32_t name,
 	     uint32_t stream, uint64_t bytes);
+/* The exact duration (ns) of the op gt_tl_op just added, when the trace knows it apart from the op's
+ * times (see gt_ev.xdur); ignored when 0 or 2^24 ns or more. */
+void gt_tl_op_xdur(struct gt_tl *tl, uint64_t ns);
 /* An API call of `source` that started at `start` with correlation id `corr` (0 is ignored). */
 int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr);
 /* The same with its end and its name (NULL: unknown), for the launch statistics. */
@@ -166,7 +177,7 @@ void gt_dt_extent(struct gt_dt *d, size_t g, uint64_t first, uint64_t last);
 /* After the extents, before the sweep: hands the GPUs to opts.sink. */
 void gt_dt_begin(struct gt_dt *d, const struct gt_an_result *r);
 /* One op, in start order; `l` its launch (NULL: not in the trace); `iter` its iteration (-1 none). */
-int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt_launch *l, long iter);
+int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, struct gt_launch *l, long iter);
 /* After the sweep: the tables into r (names: the name table).  0 or -1 (out of memory). */
 int gt_dt_finish(struct gt_dt *d, struct gt_an_result *r, const struct gt_names *names);
 
@@ -208,6 +219,15 @@ struct gt_an_ctx {
 	int progress;
 	uint64_t hta_sync, hta_cpu_stream; /* Kineto events HTA counts as GPU work and gputap does not */
 	uint64_t gpu_ops;                  /* GPU ops read (all inputs) */
+	/* gt_an_range_at: the ranges that may become the iterations (name: index into cand_names) */
+	struct gt_an_cand {
+		uint64_t start, end;
+		uint32_t name;
+		int source;
+	} *cand;
+	size_t ncand, capcand;
+	struct gt_names cand_names;
+	int cand_off; /* 1: not kept (a tag, too many, an input without timeline): read again instead */
 };
 void gt_an_note(struct gt_an_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Name source `source`, read from `path`, as gt_tl_label does; a label another source already has
@@ -216,6 +236,10 @@ int gt_an_label(struct gt_an_ctx *c, int source, const char *label, const char *
 /* Every reader calls this for each NVTX range (Kineto: user annotation) it reads, matching or not:
  * `count` ranges of `name` lasting `ns` in all.  ProfilerStep#<n> counts as "ProfilerStep#N". */
 void gt_an_range_seen(struct gt_an_ctx *c, const char *name, double ns, uint64_t count);
+/* A range of a timeline that is not (yet) an iteration range, kept while no iteration range is known
+ * (no tag, no ProfilerStep#N so far), so that the range picked at the end (the one that repeats and
+ * covers the most time) needs no second read of the inputs. */
+void gt_an_range_at(struct gt_an_ctx *c, int source, const char *name, uint64_t start, uint64_t end);
 /* 1 if `name` is an iteration range for this run (the tag, or ProfilerStep#N when no tag). */
 int gt_an_is_iter_range(const struct gt_an_ctx *c, const char *name);
 void gt_an_progress(struct gt_an_ctx *c, const char *path, uint64_t done, uint64_t total);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,51 @@ void gt_an_range_seen(struct gt_an_ctx *c, const char *name, double ns, uint64_t
 		return; /* out of memory: only a message would lose a name */
 	c->seen.v[i].count += count;
 	c->seen.v[i].time_ns += ns;
+}
+
+#define MAX_CAND (1u << 20) /* ranges kept for the pick (24 MiB); more: the inputs are read again */
+
+void gt_an_range_at(struct gt_an_ctx *c, int source, const char *name, uint64_t start, uint64_t end)
+{
+	if (c->cand_off || c->tag || c->nvtx_count || !name[0] || strncmp(name, "ProfilerStep#", 13) == 0)
+		return;
+	if (c->ncand == MAX_CAND) {
+		c->cand_off = 1;
+		return;
+	}
+	if (c->ncand == c->capcand) {
+		size_t nc = c->capcand ? c->capcand * 2 : 256;
+		struct gt_an_cand *v = realloc(c->cand, nc * sizeof(*v));
+		if (!v) {
+			c->cand_off = 1;
+			return;
+		}
+		c->cand = v;
+		c->capcand = nc;
+	}
+	long i = gt_names_get(&c->cand_names, GT_NK_KERNEL, name, strlen(name));
+	if (i < 0) {
+		c->cand_off = 1;
+		return;
+	}
+	c->cand[c->ncand++] = (struct gt_an_cand){start, end < start ? start : end, (uint32_t)i, source};
+}
+
+/* The kept ranges named `name` become the iterations, as a second read with --nvtx NAME would
+ * make them.  0, or -1 (out of memory). */
+static int apply_cand(struct gt_an_ctx *c, const char *name)
+{
+	for (size_t i = 0; i < c->ncand; i++) {
+		const struct gt_an_cand *k = &c->cand[i];
+		if (strcmp(c->cand_names.v[k->name].name, name) != 0)
+			continue;
+		c->has_nvtx = 1;
+		c->nvtx_count++;
+		c->nvtx_total_ns += (double)(k->end - k->start);
+		if (gt_tl_range(&c->tl, k->source, k->start, k->end) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int seen_cmp(const void *a, const void *b)
@@ -101,14 +147,24 @@ static void input_ranges_done(struct gt_an_ctx *c, struct gt_names *all, const c
 	gt_names_init(&c->seen);
 }
 
+/* A warm-up range ("warmup", "Warm-up", "warm_up"...) is never the iterations, however long. */
+static int is_warmup(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (strncasecmp(p, "warm", 4) == 0)
+			return 1;
+	return 0;
+}
+
 /* With no ProfilerStep#N range: the range name that repeats in an input and covers the most time.
- * Never an empty name (record_function(""), empty NVTX text): it names nothing, and "" is "no pick". */
+ * Never an empty name (record_function(""), empty NVTX text): it names nothing, and "" is "no pick";
+ * never a warm-up range. */
 static const char *default_range(const struct gt_names *all)
 {
 	const struct gt_name *best = NULL;
 	for (size_t i = 0; i < all->n; i++) {
 		const struct gt_name *e = &all->v[i];
-		if (e->count < 2 || !e->name[0] || strcmp(e->name, "ProfilerStep#N") == 0)
+		if (e->count < 2 || !e->name[0] || strcmp(e->name, "ProfilerStep#N") == 0 || is_warmup(e->name))
 			continue;
 		if (!best || e->time_ns > best->time_ns ||
 		    (e->time_ns == best->time_ns && (e->count > best->count ||
@@ -406,8 +462,10 @@ static int read_input(struct gt_an_ctx *c, const char *in, char *err, size_t err
 		return run_nsys_export(c, in, err, errlen);
 	if (has_suffix(in, ".json") || has_suffix(in, ".json.gz") || has_suffix(in, ".pt.trace.json"))
 		return gt_an_read_kineto(c, in, err, errlen);
-	if (has_suffix(in, ".csv") || access(in, F_OK) != 0)
+	if (has_suffix(in, ".csv") || access(in, F_OK) != 0) {
+		c->cand_off = 1; /* summaries: the ranges' counts come from rows, read again for the pick */
 		return read_csv_input(c, in, err, errlen);
+	}
 	/* an unknown file: sniff its first bytes */
 	FILE *f = fopen(in, "rb");
 	if (!f) {
@@ -542,8 +600,10 @@ void gt_an_free(struct gt_an_result *r)
 	for (size_t i = 0; i < r->nkernels; i++)
 		free(r->kernels[i].name);
 	free(r->kernels);
-	for (size_t i = 0; i < r->nmembw; i++)
+	for (size_t i = 0; i < r->nmembw; i++) {
 		free(r->membw[i].series);
+		free(r->membw[i].peak_series);
+	}
 	free(r->membw);
 	for (size_t i = 0; i < r->niterk; i++)
 		free(r->iterk[i].name);
@@ -598,6 +658,9 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	c.tag_is_profiler_step = c.tag == NULL;
 	c.tag_is_windows = c.tag && strcmp(c.tag, GT_AN_WINDOWS_TAG) == 0;
 	c.progress = o->progress;
+	c.cand_off = !pick || o->csv_kern;
+	char picked[1024] = ""; /* the range picked at the end of the read, when its ranges were kept */
+	gt_names_init(&c.cand_names);
 	gt_names_init(&c.names);
 	gt_names_init(&c.seen);
 	gt_names_init(&seen_all);
@@ -653,7 +716,16 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 		/* several capture windows: the units the user chose; else the range that repeats */
 		const char *d = none && c.windows_seen >= 2 ? GT_AN_WINDOWS_TAG : none ? default_range(&seen_all) : NULL;
 		snprintf(pick, picklen, "%s", d ? d : "");
-		if (d) { /* the caller runs again with it */
+		if (d && strcmp(d, GT_AN_WINDOWS_TAG) != 0 && !c.cand_off && strlen(d) < sizeof(picked)) {
+			/* the ranges were kept while reading: no second read */
+			snprintf(picked, sizeof(picked), "%s", d);
+			if (apply_cand(&c, picked) < 0) {
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+			c.tag = picked;
+			c.tag_is_profiler_step = 0;
+		} else if (d) { /* the caller runs again with it */
 			rc = 0;
 			goto out;
 		}
@@ -691,6 +763,7 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 		c.tl.names = &c.names;
 		c.tl.launched_only = o->launched_only;
 		c.tl.without_last_step = o->without_last_step;
+		c.tl.ranges_are_steps = !c.tag;
 		if (!(c.tl.dt = gt_dt_new(o, c.tl.ngpus, &c.names))) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
@@ -752,6 +825,8 @@ out:
 	gt_names_free(&c.names);
 	gt_names_free(&c.seen);
 	gt_names_free(&seen_all);
+	gt_names_free(&c.cand_names);
+	free(c.cand);
 	gt_tl_free(&c.tl);
 	gt_colls_free(c.colls);
 	gt_an_free(r);
@@ -767,13 +842,16 @@ int gt_an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o
 	int rc = an_run(inputs, ninputs, o, out, err, errlen, pick, sizeof(pick));
 	if (rc < 0 || !pick[0])
 		return rc;
-	/* No ProfilerStep#N: the range that repeats and covers the most time marks the iterations (one
-	 * more read of the inputs, since which range it is is known only at their end). */
-	struct gt_an_opts o2 = *o;
-	o2.nvtx_tag = pick;
-	rc = an_run(inputs, ninputs, &o2, out, err, errlen, NULL, 0);
-	if (rc < 0)
-		return rc;
+	/* No ProfilerStep#N: the range that repeats and covers the most time marks the iterations.  Its
+	 * ranges were kept while reading (then *out is set); else (capture windows, summaries, too many
+	 * ranges) the inputs are read once more. */
+	if (!*out) {
+		struct gt_an_opts o2 = *o;
+		o2.nvtx_tag = pick;
+		rc = an_run(inputs, ninputs, &o2, out, err, errlen, NULL, 0);
+		if (rc < 0)
+			return rc;
+	}
 	struct gt_an_result *r = *out;
 	char **n = realloc(r->notes, (r->nnotes + 1) * sizeof(*n));
 	if (!n)

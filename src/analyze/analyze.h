@@ -92,7 +92,8 @@ struct gt_an_kernel {
 	uint64_t launched;   /* ops of it whose launch event is in the trace */
 	double cpu_ns;       /* sum of their launch calls' durations */
 	double delay_ns;     /* sum of launch delays: GPU start - end of the launch call, 0 if negative */
-	double delay_max_ns, delay_p50_ns, delay_p90_ns, delay_p99_ns; /* percentiles: within 1/8 */
+	double delay_max_ns, delay_p50_ns, delay_p90_ns, delay_p99_ns; /* exact (numpy's linear
+				* interpolation); NAN when no launch call of it is in the trace: unknown */
 	uint64_t short_n;          /* launch call <= runtime cutoff and the op shorter than its launch call */
 	uint64_t delay_outliers;   /* launch delay > delay cutoff */
 	uint64_t runtime_outliers; /* launch call > runtime cutoff */
@@ -107,7 +108,9 @@ struct gt_an_membw {
 	double avg_gbps;    /* bytes / time_ns */
 	double peak_gbps;   /* the largest sum of the bandwidths of ops running at once */
 	double mean_gbps;   /* mean of that sum over its changes, where it is > 0 (HTA's summary) */
-	double *series;     /* nbuckets: GB/s moved in each time bucket */
+	double *series;     /* nbuckets: GB/s moved in each time bucket (bytes / bucket width) */
+	double *peak_series; /* nbuckets: the largest bandwidth of the ops running at once in each bucket
+			      * (its maximum is peak_gbps) */
 };
 
 /* One kernel name in one iteration, all ranks together (opts.per_iter_kernels). */

@@ -9,39 +9,25 @@
  *    its op starts on the GPU.  On one stream ops start in the order they were launched, so the ops
  *    still queued are a FIFO of start times: O(queue depth) memory per stream;
  *  - per kernel and rank: time, count, and the launches: launch delay (GPU start - end of the launch
- *    call, 0 if negative: HTA's launch_delay) in a log-linear histogram (8 steps per power of two,
- *    so a percentile is within 1/8), short kernels (launch call <= runtime cutoff and op shorter than
- *    its launch call), delay and runtime outliers;
+ *    call, 0 if negative: HTA's launch_delay), every delay kept (8 bytes per launched op, as the
+ *    launches themselves are held for the join) so that its percentiles are exact, short kernels
+ *    (launch call <= runtime cutoff and op shorter than its launch call), delay and runtime outliers.
+ *    A launch call with several ops (cudaGraphLaunch) counts once, with its first op: in the
+ *    launch statistics and in the queue;
  *  - per memory-operation kind and GPU: bytes, time, the bandwidth of the ops running at once
- *    (HTA's memory bandwidth series: +bw at start, -bw at end) and GB/s per time bucket;
+ *    (HTA's memory bandwidth series: +bw at start, -bw at end), its largest value in each time
+ *    bucket and GB/s moved per time bucket;
  *  - with per_iter_kernels, count and time per kernel name and iteration (gputap diff).
  *
- * Memory: one row per (kernel name, rank), per stream and per (GPU, kind) — never per op.
+ * Memory: one row per (kernel name, rank), per stream and per (GPU, kind), and one delay per launched
+ * op (as the launch calls the sweep joins with).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/an_internal.h"
 #include "core/sort.h"
-
-#define HIST_N 320 /* 8 exact buckets for 0..7 ns, then 8 per power of two up to 2^41 ns */
-
-static size_t hist_bucket(uint64_t d)
-{
-	if (d < 8)
-		return (size_t)d;
-	int e = 63 - __builtin_clzll(d); /* >= 3 */
-	size_t b = 8 + (size_t)(e - 3) * 8 + (size_t)((d >> (e - 3)) & 7);
-	return b < HIST_N ? b : HIST_N - 1;
-}
-
-static double hist_low(size_t b) /* the smallest delay of bucket b */
-{
-	if (b < 8)
-		return (double)b;
-	size_t e = (b - 8) / 8 + 3, sub = (b - 8) % 8;
-	return (double)((uint64_t)(8 + sub) << (e - 3));
-}
 
 /* open addressing: 64-bit key -> index + 1 */
 struct map {
@@ -111,7 +97,8 @@ struct kacc { /* one kernel name of one rank */
 	int source;
 	double time, min, max, cpu, delay, delay_max;
 	uint64_t count, launched, short_n, dout, rout;
-	uint32_t *hist;
+	uint64_t *delays; /* one per launched op (launched of them) */
+	size_t cap_delays;
 };
 
 struct sacc { /* one stream of one GPU */
@@ -137,14 +124,16 @@ struct macc { /* one memory-operation kind of one GPU */
 	size_t gpu;
 	int kind;
 	uint64_t count, bytes;
-	double time, cur, peak, psum;
+	double time, cur, peak_max, psum;
 	uint64_t pn;
+	uint64_t tlast; /* when `cur` last changed */
 	struct {
 		uint64_t end;
 		double bw;
 	} *act; /* ops running now */
 	size_t nact, capact;
 	double *series; /* bytes per bucket */
+	double *peak;   /* the largest `cur` in each bucket */
 };
 
 struct iacc {
@@ -218,7 +207,7 @@ void gt_dt_free(struct gt_dt *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->nk; i++)
-		free(d->k[i].hist);
+		free(d->k[i].delays);
 	for (size_t i = 0; i < d->ns; i++) {
 		free(d->s[i].fifo);
 		free(d->s[i].series);
@@ -226,6 +215,7 @@ void gt_dt_free(struct gt_dt *d)
 	for (size_t i = 0; i < d->nm; i++) {
 		free(d->m[i].act);
 		free(d->m[i].series);
+		free(d->m[i].peak);
 	}
 	free(d->k);
 	free(d->s);
@@ -330,7 +320,8 @@ static struct sacc *stream_of(struct gt_dt *d, size_t g, uint32_t stream)
 	return &d->s[i];
 }
 
-static int stream_op(struct gt_dt *d, const struct gt_ev *e, const struct gt_launch *l)
+/* `first`: the first op of its launch call (0: a later op of a graph launch, already queued). */
+static int stream_op(struct gt_dt *d, const struct gt_ev *e, const struct gt_launch *l, int first)
 {
 	struct sacc *s = stream_of(d, e->gpu, e->stream);
 	if (!s)
@@ -338,17 +329,18 @@ static int stream_op(struct gt_dt *d, const struct gt_ev *e, const struct gt_lau
 	s->ops++;
 	if (s->has_prev) { /* HTA: idle_interval = start - previous op's end, first op of a stream: none */
 		int cause = GT_IDLE_OTHER;
-		double gap = (double)e->start - (double)s->prev_end;
+		/* in integer ns: epoch times (~1.7e18 ns) are 256 ns apart as doubles */
+		int64_t gap = (int64_t)(e->start - s->prev_end);
 		if (l && l->start > s->prev_end)
 			cause = GT_IDLE_HOST;
-		else if (gap < d->kwait)
+		else if ((double)gap < d->kwait)
 			cause = GT_IDLE_KERNEL;
-		s->idle[cause] += gap;
+		s->idle[cause] += (double)gap;
 		s->idle_n[cause]++;
 	}
 	s->has_prev = 1;
 	s->prev_end = e->end;
-	if (!l)
+	if (!l || !first)
 		return 0;
 	/* the queue: ops started by now leave it, this op's launch enters it */
 	while (s->len && s->fifo[s->head] <= l->start) {
@@ -375,7 +367,7 @@ static int stream_op(struct gt_dt *d, const struct gt_ev *e, const struct gt_lau
 	return 0;
 }
 
-static int kernel_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt_launch *l)
+static int kernel_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt_launch *l, int first)
 {
 	if (e->name == GT_NO_NAME)
 		return 0;
@@ -398,18 +390,18 @@ static int kernel_op(struct gt_dt *d, const struct gt_ev *e, int source, const s
 		k->max = dur;
 	k->time += dur;
 	k->count++;
-	if (!l)
+	if (!l || !first)
 		return 0;
-	if (!k->hist && !(k->hist = calloc(HIST_N, sizeof(*k->hist))))
+	if (grow((void **)&k->delays, &k->cap_delays, k->launched + 1, sizeof(*k->delays)) < 0)
 		return -1;
 	uint64_t lend = l->start + l->dur;
 	uint64_t delay = e->start > lend ? e->start - lend : 0;
+	k->delays[k->launched] = delay;
 	k->launched++;
 	k->cpu += l->dur;
 	k->delay += (double)delay;
 	if ((double)delay > k->delay_max)
 		k->delay_max = (double)delay;
-	k->hist[hist_bucket(delay)]++;
 	if ((double)l->dur <= d->rcut && dur < (double)l->dur)
 		k->short_n++;
 	if ((double)delay > d->dcut)
@@ -417,6 +409,19 @@ static int kernel_op(struct gt_dt *d, const struct gt_ev *e, int source, const s
 	if ((double)l->dur > d->rcut)
 		k->rout++;
 	return 0;
+}
+
+/* `cur` held from m->tlast to t: the largest value of each bucket it covered */
+static void mem_level(struct gt_dt *d, struct macc *m, uint64_t t)
+{
+	if (m->cur > 0) {
+		size_t b = bucket(d, m->gpu, m->tlast), be = t > m->tlast ? bucket(d, m->gpu, t - 1) : b;
+		for (size_t j = b; j <= be; j++)
+			if (m->cur > m->peak[j])
+				m->peak[j] = m->cur;
+	}
+	if (t > m->tlast)
+		m->tlast = t;
 }
 
 static void mem_pop(struct gt_dt *d, struct macc *m, uint64_t until)
@@ -428,6 +433,8 @@ static void mem_pop(struct gt_dt *d, struct macc *m, uint64_t until)
 				best = i;
 		if (best == m->nact)
 			return;
+		if (m->act[best].end != UINT64_MAX)
+			mem_level(d, m, m->act[best].end);
 		m->cur -= m->act[best].bw;
 		if (m->cur < 1e-12)
 			m->cur = 0;
@@ -437,7 +444,6 @@ static void mem_pop(struct gt_dt *d, struct macc *m, uint64_t until)
 		}
 		m->act[best] = m->act[--m->nact];
 	}
-	(void)d;
 }
 
 /* The kind of a memory operation (index into mkinds), -1 out of memory. */
@@ -464,27 +470,33 @@ static int mem_op(struct gt_dt *d, const struct gt_ev *e, int kind)
 		struct macc *m = &d->m[d->nm++];
 		m->gpu = e->gpu;
 		m->kind = kind;
-		if (!(m->series = calloc(d->nb, sizeof(*m->series))))
+		if (!(m->series = calloc(d->nb, sizeof(*m->series))) || !(m->peak = calloc(d->nb, sizeof(*m->peak))))
 			return -1;
 	}
 	struct macc *m = &d->m[i];
 	uint64_t dur = e->end - e->start;
+	/* the bandwidth from the exact ns duration when the trace has it (Kineto: from its own
+	 * "memory bandwidth (GB/s)", as HTA reads it), else from the op's times */
+	uint64_t xdur = e->xdur ? e->xdur : dur;
 	m->count++;
 	m->bytes += e->bytes;
-	m->time += (double)dur;
+	m->time += (double)xdur;
 	if (!e->bytes)
 		return 0;
-	double bw = (double)e->bytes / (double)(dur ? dur : 1); /* bytes per ns = GB/s */
+	double bw = (double)e->bytes / (double)(xdur ? xdur : 1); /* bytes per ns = GB/s */
 	mem_pop(d, m, e->start);
 	if (grow((void **)&m->act, &m->capact, m->nact + 1, sizeof(*m->act)) < 0)
 		return -1;
+	mem_level(d, m, e->start);
 	m->act[m->nact].end = e->end;
 	m->act[m->nact++].bw = bw;
 	m->cur += bw;
 	m->psum += m->cur;
 	m->pn++;
-	if (m->cur > m->peak)
-		m->peak = m->cur;
+	if (m->cur > m->peak_max)
+		m->peak_max = m->cur;
+	if (m->cur > m->peak[bucket(d, e->gpu, e->start)]) /* a zero-length op too */
+		m->peak[bucket(d, e->gpu, e->start)] = m->cur;
 	/* the bytes into the time buckets the op covers, in proportion */
 	size_t g = e->gpu, b = bucket(d, g, e->start), be = bucket(d, g, e->end ? e->end - 1 : 0);
 	if (!dur || b == be) {
@@ -522,11 +534,14 @@ static int iter_op(struct gt_dt *d, const struct gt_ev *e, long iter)
 	return 0;
 }
 
-int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt_launch *l, long iter)
+int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, struct gt_launch *l, long iter)
 {
 	if (e->gpu >= d->ngpus)
 		return 0;
-	if (stream_op(d, e, l) < 0 || kernel_op(d, e, source, l) < 0)
+	int first = l && !(l->flags & GT_L_OPS); /* ops come in start order: the first of a graph launch */
+	if (l)
+		l->flags |= GT_L_OPS;
+	if (stream_op(d, e, l, first) < 0 || kernel_op(d, e, source, l, first) < 0)
 		return -1;
 	int mk = e->cat == GT_CAT_MEMOP ? mem_kind(d, e) : 0;
 	if (mk < 0 || (e->cat == GT_CAT_MEMOP && mem_op(d, e, mk) < 0))
@@ -540,17 +555,21 @@ int gt_dt_op(struct gt_dt *d, const struct gt_ev *e, int source, const struct gt
 	return 0;
 }
 
-static double percentile(const uint32_t *h, uint64_t n, double p)
+static int u64_cmp(const void *a, const void *b)
 {
-	if (!h || !n)
-		return 0;
-	uint64_t want = (uint64_t)(p * (double)(n - 1)) + 1, seen = 0;
-	for (size_t b = 0; b < HIST_N; b++) {
-		seen += h[b];
-		if (seen >= want)
-			return hist_low(b);
-	}
-	return hist_low(HIST_N - 1);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The p-quantile of n sorted values, interpolated between the two nearest as numpy's default
+ * ("linear"); NAN when there is none: unknown, never 0. */
+static double percentile(const uint64_t *v, uint64_t n, double p)
+{
+	if (!v || !n)
+		return NAN;
+	double h = p * (double)(n - 1);
+	uint64_t lo = (uint64_t)h, hi = lo + 1 < n ? lo + 1 : lo;
+	return (double)v[lo] + (h - (double)lo) * ((double)v[hi] - (double)v[lo]);
 }
 
 static int kern_cmp(const void *a, const void *b)
@@ -646,11 +665,14 @@ int gt_dt_finish(struct gt_dt *d, struct gt_an_result *r, const struct gt_names 
 		o->count = k->count;
 		o->launched = k->launched;
 		o->cpu_ns = k->cpu;
+		if (k->delays)
+			qsort(k->delays, k->launched, sizeof(*k->delays), u64_cmp);
+		/* no launch call in the trace: the delays cannot be known (NAN: "-" and null) */
 		o->delay_ns = k->delay;
-		o->delay_max_ns = k->delay_max;
-		o->delay_p50_ns = percentile(k->hist, k->launched, 0.50);
-		o->delay_p90_ns = percentile(k->hist, k->launched, 0.90);
-		o->delay_p99_ns = percentile(k->hist, k->launched, 0.99);
+		o->delay_max_ns = k->launched ? k->delay_max : NAN;
+		o->delay_p50_ns = percentile(k->delays, k->launched, 0.50);
+		o->delay_p90_ns = percentile(k->delays, k->launched, 0.90);
+		o->delay_p99_ns = percentile(k->delays, k->launched, 0.99);
 		o->short_n = k->short_n;
 		o->delay_outliers = k->dout;
 		o->runtime_outliers = k->rout;
@@ -670,13 +692,15 @@ int gt_dt_finish(struct gt_dt *d, struct gt_an_result *r, const struct gt_names 
 		o->bytes = m->bytes;
 		o->time_ns = m->time;
 		o->avg_gbps = m->time > 0 ? (double)m->bytes / m->time : 0;
-		o->peak_gbps = m->peak;
+		o->peak_gbps = m->peak_max;
 		o->mean_gbps = m->pn ? m->psum / (double)m->pn : 0;
 		double w = m->gpu < d->ngpus ? (double)d->bw[m->gpu] : 1;
 		for (size_t b = 0; b < d->nb; b++)
 			m->series[b] /= w; /* bytes per ns = GB/s */
 		o->series = m->series;
 		m->series = NULL;
+		o->peak_series = m->peak;
+		m->peak = NULL;
 	}
 	gt_sort(r->membw, r->nmembw, sizeof(*r->membw), membw_cmp);
 	/* kernels per iteration */

@@ -159,6 +159,7 @@ static int v_range(void *ctx, const struct gt_trace_reader *r, const struct gt_r
 	} else {
 		const char *rn = gt_tr_str(r, rg->name_id);
 		gt_an_range_seen(c, rn, (double)(rg->end_ns > rg->start_ns ? rg->end_ns - rg->start_ns : 0), 1);
+		gt_an_range_at(c, g->source, rn, rg->start_ns, rg->end_ns);
 		if (!gt_an_is_iter_range(c, rn))
 			return 0;
 	}

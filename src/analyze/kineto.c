@@ -10,6 +10,7 @@
  * name).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,7 +22,13 @@
 #include "analyze/an_internal.h"
 #include "core/csvio.h"
 
-enum fld { F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_STREAM, F_BYTES };
+enum fld {
+	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_STREAM, F_BYTES, F_BW
+};
+
+/* A name longer than this is cut (at a character boundary); C++ template names of a few KiB are
+ * kept whole, so that two kernels never merge into one row. */
+#define NAME_MAX_BYTES (1u << 20)
 
 struct kst {
 	struct gt_an_ctx *c;
@@ -37,8 +44,8 @@ struct kst {
 	enum fld fld;
 	uint64_t nev;
 	/* current event */
-	char name[1024];
-	size_t name_len;
+	char *name; /* the current event's name, name_cap bytes allocated */
+	size_t name_len, name_cap;
 	int name_trunc;
 	char cat[32], ph[4];
 	uint64_t ts, dur;
@@ -46,6 +53,7 @@ struct kst {
 	long pid, device;
 	uint64_t corr;
 	uint64_t stream, bytes;
+	double gbps; /* args "memory bandwidth (GB/s)" (Kineto's, from the ns duration), 0 none */
 	int has_stream;
 	uint64_t ngpu;       /* GPU events of this file */
 	char cats[8][24];    /* the first categories seen, for the message when there is no GPU event */
@@ -137,6 +145,7 @@ static void reset_event(struct kst *k)
 	k->ts = k->dur = 0;
 	k->corr = 0;
 	k->stream = k->bytes = 0;
+	k->gbps = 0;
 	k->has_stream = 0;
 	k->pg[0] = '\0';
 	k->seq = GT_SEQ_UNKNOWN;
@@ -243,6 +252,8 @@ static int handle_event(struct kst *k)
 		if (gt_tl_op(&c->tl, (uint32_t)g, k->ts, k->ts + k->dur, c->names.v[ni].cat, k->corr, (uint32_t)ni,
 			     (uint32_t)k->stream, kind == GT_NK_MEMOP ? k->bytes : 0) < 0)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
+		if (kind == GT_NK_MEMOP && k->bytes && k->gbps > 0) /* the copy's own ns duration */
+			gt_tl_op_xdur(&c->tl, (uint64_t)llround((double)k->bytes / k->gbps));
 		k->ngpu++;
 		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
 		    gt_colls_kernel(c->colls, k->source, (int)(k->has_dev ? k->device : k->pid), k->ts, k->ts + k->dur,
@@ -258,8 +269,11 @@ static int handle_event(struct kst *k)
 		return 1;
 	}
 	if (kc == KC_CPU && strcmp(k->ph, "X") == 0 &&
-	    (strncasecmp(k->cat, "user", 4) == 0 || strncmp(k->name, "ProfilerStep#", 13) == 0))
+	    (strncasecmp(k->cat, "user", 4) == 0 || strncmp(k->name, "ProfilerStep#", 13) == 0)) {
 		gt_an_range_seen(c, k->name, (double)k->dur, 1);
+		if (k->has_ts)
+			gt_an_range_at(c, k->source, k->name, k->ts, k->ts + k->dur);
+	}
 	if (kc == KC_CPU && strcmp(k->ph, "X") == 0 && gt_an_is_iter_range(c, k->name)) {
 		if (!k->has_ts)
 			return fail(k, "an iteration range without \"ts\"");
@@ -342,6 +356,8 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 			k->fld = F_STREAM;
 		else if (IS("bytes"))
 			k->fld = F_BYTES;
+		else if (IS("memory bandwidth (GB/s)"))
+			k->fld = F_BW;
 	}
 #undef IS
 	return 1;
@@ -355,9 +371,19 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		k->root = 's';
 	switch (k->fld) {
 	case F_NAME: { /* checked as UTF-8 in handle_event, for the names that are kept */
-		size_t n = len < sizeof(k->name) - 1 ? len : sizeof(k->name) - 1;
+		size_t n = len < NAME_MAX_BYTES ? len : NAME_MAX_BYTES;
 		while (n > 0 && n < len && (s[n] & 0xc0) == 0x80) /* cut at a character boundary */
 			n--;
+		if (n + 1 > k->name_cap) {
+			size_t nc = k->name_cap * 2;
+			while (nc < n + 1)
+				nc *= 2;
+			char *nb = realloc(k->name, nc);
+			if (!nb)
+				return fail(k, "out of memory");
+			k->name = nb;
+			k->name_cap = nc;
+		}
 		memcpy(k->name, s, n);
 		k->name[n] = '\0';
 		k->name_len = n;
@@ -428,6 +454,16 @@ static int k_number(void *ctx, const char *s, size_t len)
 		if (gt_an_parse_fixed(s, len, 0, &v) == 0)
 			k->bytes = v;
 		break;
+	case F_BW: { /* bytes / ns: a plain decimal (strtod needs a terminated copy) */
+		char b[64];
+		if (len < sizeof(b)) {
+			memcpy(b, s, len);
+			b[len] = '\0';
+			double g = strtod(b, NULL);
+			k->gbps = isfinite(g) && g > 0 ? g : 0;
+		}
+		break;
+	}
 	case F_PID:
 	case F_DEVICE:
 	case F_RANK:
@@ -479,8 +515,12 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 {
 	struct kst *k = calloc(1, sizeof(*k));
 	unsigned char *buf = malloc(1 << 16);
-	yajl_handle h = k && buf ? yajl_alloc(&kcb, NULL, k) : NULL;
+	if (k && (k->name = malloc(1024)))
+		k->name_cap = 1024;
+	yajl_handle h = k && k->name && buf ? yajl_alloc(&kcb, NULL, k) : NULL;
 	if (!h) {
+		if (k)
+			free(k->name);
 		free(k);
 		free(buf);
 		snprintf(err, errlen, "%s: out of memory", label);
@@ -569,6 +609,7 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 	}
 	yajl_free(h);
 	free(buf);
+	free(k->name);
 	free(k);
 	return rc;
 }

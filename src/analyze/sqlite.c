@@ -213,6 +213,7 @@ static int read_nvtx(struct sq *q, int strings)
 			return -1;
 		}
 		gt_an_range_seen(c, t, (double)(e > s ? e - s : 0), 1);
+		gt_an_range_at(c, q->source, t, s, e);
 		if (!gt_an_is_iter_range(c, t))
 			continue;
 		c->nvtx_count++;

@@ -173,7 +173,8 @@ int gt_tl_op(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int c
 	struct gt_ev *e = &tl->chunk[tl->nchunk++];
 	e->start = start;
 	e->end = end;
-	e->bytes = bytes;
+	e->bytes = bytes < (1ull << 40) ? bytes : (1ull << 40) - 1;
+	e->xdur = 0;
 	e->corr = corr <= UINT32_MAX ? (uint32_t)corr : 0;
 	e->name = name;
 	e->stream = stream;
@@ -187,6 +188,12 @@ int gt_tl_op(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int c
 			tl->gpus[gpu].last = end;
 	}
 	return 0;
+}
+
+void gt_tl_op_xdur(struct gt_tl *tl, uint64_t ns)
+{
+	if (tl->nchunk && ns && ns < (1u << 24))
+		tl->chunk[tl->nchunk - 1].xdur = ns;
 }
 
 int gt_tl_event_c(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int cat, uint64_t corr)
@@ -232,7 +239,7 @@ int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, ui
 		return -1;
 	uint64_t d = end > start ? end - start : 0;
 	tl->lbuf[tl->nlbuf++] = (struct gt_launch){start, (uint32_t)corr, (uint32_t)source,
-						   d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, (uint32_t)hta_launch_name(name)};
+						   d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, hta_launch_name(name) ? GT_L_HTA : 0u};
 	tl->nlaunches++;
 	return 0;
 }
@@ -447,7 +454,7 @@ static int launch_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static const struct gt_launch *ljoin_find(const struct ljoin *j, uint32_t source, uint32_t corr)
+static struct gt_launch *ljoin_find(const struct ljoin *j, uint32_t source, uint32_t corr)
 {
 	if (!corr)
 		return NULL;
@@ -468,7 +475,7 @@ static void sweep_one(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpu
 {
 	struct gstate *g = &gs[e->gpu];
 	struct gt_an_window *tw = &gpus[e->gpu].total;
-	const struct gt_launch *l = ljoin_find(lj, (uint32_t)g->source, e->corr);
+	struct gt_launch *l = ljoin_find(lj, (uint32_t)g->source, e->corr);
 	double dur = (double)(e->end - e->start);
 	int last_step = l && l->start >= g->last_step;
 	if (!l) {
@@ -767,7 +774,7 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		gp->device = tl->gpus[i].device;
 		gs[i].w = -1;
 		gs[i].source = (int)s;
-		gs[i].last_step = rcount[s] >= 2 ? tl->ranges[rfirst[s] + rcount[s] - 1].start : UINT64_MAX;
+		gs[i].last_step = tl->ranges_are_steps && rcount[s] >= 2 ? tl->ranges[rfirst[s] + rcount[s] - 1].start : UINT64_MAX;
 		if (tl->dt)
 			gt_dt_extent(tl->dt, i, tl->gpus[i].first, tl->gpus[i].last);
 		gs[i].bnd = sb[s];

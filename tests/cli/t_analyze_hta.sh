@@ -29,6 +29,13 @@ for s in r["streams"]:
     if h:
         near("%s/%d idle" % (s["gpu"], s["stream"]), s["idle_host_wait_ms"] + s["idle_kernel_wait_ms"] + s["idle_other_ms"], sum(h) / 1e3)
         near("%s/%d host wait" % (s["gpu"], s["stream"]), s["idle_host_wait_ms"], h[0] / 1e3)
+        # each cause to the µs: gaps in integer ns (as doubles, epoch-ns times are 256 ns apart and
+        # gaps of exactly 30 µs used to flip between kernel wait and other)
+        for i, c in enumerate(("host_wait", "kernel_wait", "other")):
+            near("%s/%d %s exact" % (s["gpu"], s["stream"], c), s["idle_%s_ms" % c], h[i] / 1e3, rel=0, ab=0.0011)
+# memory bandwidth peak: Kineto's own "memory bandwidth (GB/s)" (from ns), as HTA reads it
+bw = {(m["gpu"], m["kind"]): m["peak_gbps"] for m in r["memory_bandwidth"]}
+near("rank0 DtoD peak", bw[("rank0/gpu0", "Memcpy DtoD")], 960.2, rel=0, ab=0.05)
 # queue length summary (max and mean over the changes: exact)
 hta_q = {("rank0/gpu0", 7): (80, 25.458175), ("rank0/gpu0", 23): (4, 0.626984), ("rank1/gpu1", 7): (91, 27.818363),
          ("rank1/gpu1", 25): (8, 4.0)}

@@ -426,9 +426,9 @@ TEST(postrun_damaged_trace_is_one_warning_rest_goes_on)
 	gt_postrun_free(&pr);
 }
 
-/* With no ProfilerStep range, the analysis looks for a repeating NVTX range in its first pass and
- * reads the traces again with it (docs/analyze.md): the conversion still happens once. */
-TEST(postrun_iteration_search_reads_again_converts_once)
+/* With no ProfilerStep range, the analysis picks the repeating NVTX range at the end of its one pass
+ * (the ranges are kept while reading, docs/analyze.md): each trace is opened once, converted once. */
+TEST(postrun_iteration_search_reads_once)
 {
 	const char *d = gt_test_tmpdir();
 	mkd(d, "rank0");
@@ -439,7 +439,7 @@ TEST(postrun_iteration_search_reads_again_converts_once)
 	struct gt_postrun pr = {.dir = d, .formats = GT_OUT_JSON, .report = 1, .warn = collect_warn, .warn_arg = &w};
 	ASSERT_EQ_INT(gt_postrun(&pr), 0);
 	ASSERT_EQ_INT(w.n, 0);
-	ASSERT_EQ_INT(pr.trace_opens, 2);
+	ASSERT_EQ_INT(pr.trace_opens, 1);
 	ASSERT_EQ_U64(pr.procs[0].lost, 2);
 	ASSERT_EQ_U64(pr.procs[0].cupti_dropped, 3);
 	ASSERT(exists_in(d, "rank0/trace.json") && exists_in(d, GT_RUN_REPORT));
