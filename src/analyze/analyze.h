@@ -193,6 +193,7 @@ struct gt_an_result {
 	size_t nmembw;
 	struct gt_an_iterk *iterk;    /* opts.per_iter_kernels: by name, then iteration */
 	size_t niterk;
+	struct gt_fd_list *findings;  /* opts.findings: the findings (analyze/findings.h), else NULL */
 };
 
 /* One NCCL collective on one rank (opts.collectives): the NCCL kernel that ran it, and which
@@ -256,6 +257,7 @@ struct gt_an_opts {
 	int buckets;           /* time buckets of the series (0: 20) */
 	int per_iter_kernels;  /* keep per-iteration rows per kernel name (gputap diff) */
 	const struct gt_an_sink *sink; /* every GPU op of the timelines, NULL: none */
+	int findings;          /* also find what is wrong (analyze/findings.h): result.findings */
 	/* gputap trace inputs read by the caller, so that the analysis shares one pass over each trace with
 	 * the caller's own readers (gputap run): for each trace, gtr_feed opens it, lets the analysis join
 	 * (trace/visit.h), reads it once and closes it.  0, or -1 with err.
@@ -293,6 +295,9 @@ int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
 const char *gt_an_kind_name(int cat);
 /* The rank label of a source ("rank0", "pid591"): the label of its first GPU without "/gpuN". */
 void gt_an_source_label(const struct gt_an_result *r, int source, char *buf, size_t len);
+/* A long name shortened to about `width` bytes for a table: its start, "...", its end and a hash of
+ * the whole name, so that two names that differ anywhere stay apart.  Short names are copied. */
+void gt_an_short_name(const char *name, size_t width, char *buf, size_t len);
 /* Time of one kind of op on one source (the denominator of a kernel's share). */
 double gt_an_kind_time(const struct gt_an_result *r, int source, int cat);
 /* The launches of one source together: the rows of r->kernels (sorted by source) from *i on that

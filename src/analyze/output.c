@@ -11,6 +11,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/findings.h"
 #include "core/csvio.h"
 #include "core/log.h"
 
@@ -49,7 +50,10 @@ static void print_window(FILE *f, int lw, const char *label, const struct gt_an_
 			     w->exposed_ns};
 	for (int i = 0; i < 7; i++)
 		ncell(f, 12, 3, MS(v[i]));
-	ncell(f, 12, 2, pct(w->overlap_ns, w->comm_ns));
+	if (w->comm_ns > 0)
+		ncell(f, 12, 2, pct(w->overlap_ns, w->comm_ns));
+	else /* no communication: nothing to hide, the share is unknown, not 0 */
+		fprintf(f, "%12s", "-");
 	fputc('\n', f);
 }
 
@@ -150,6 +154,8 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 			print_window(f, lw, r->gpu[i].label, &r->gpu[i].total);
 		if (r->ngpu > 1)
 			print_window(f, lw, "total", &r->total);
+		if (!(r->total.comm_ns > 0))
+			fprintf(f, "Overlap(%%) -: no communication kernel, so no share of it can be hidden (null in JSON)\n");
 		int any = 0;
 		for (size_t i = 0; i < r->ngpu; i++)
 			any |= r->gpu[i].niters > 0;
@@ -244,7 +250,7 @@ static void jwindow(yajl_gen g, const struct gt_an_window *w)
 	jnum(g, "exposed_comm_ms", MS(w->exposed_ns));
 	jnum(g, "memop_ms", MS(w->memop_ns));
 	jnum(g, "non_compute_ms", MS(w->non_compute_ns));
-	jnum(g, "overlap_pct", pct(w->overlap_ns, w->comm_ns));
+	jnum(g, "overlap_pct", w->comm_ns > 0 ? pct(w->overlap_ns, w->comm_ns) : NAN); /* null: no communication */
 	jnum(g, "idle_pct", pct(w->idle_ns, w->span_ns));
 	jnum(g, "compute_pct", pct(w->compute_ns, w->span_ns));
 	jnum(g, "non_compute_pct", pct(w->non_compute_ns, w->span_ns));
@@ -256,6 +262,10 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 	yajl_gen_map_open(g);
 	GS(g, "title");
 	GS(g, r->title);
+	if (r->findings) { /* docs/findings.md */
+		GS(g, "findings");
+		gt_fd_json(g, r->findings, GT_FD_MIN_GAIN_PCT);
+	}
 	jint(g, "iterations", (unsigned)r->iters);
 	jint(g, "gpus", (unsigned)r->gpus);
 	GS(g, "iteration_source");
@@ -384,7 +394,10 @@ void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu,
 	else
 		fputs(",,", f);
 	gt_csv_put(f, name);
-	fprintf(f, ",%s,%.6f\n", metric, v);
+	if (isfinite(v))
+		fprintf(f, ",%s,%.6f\n", metric, v);
+	else /* unknown: an empty cell, never 0 */
+		fprintf(f, ",%s,\n", metric);
 }
 
 static void csv_stats(FILE *f, const char *title, const char *sec, const struct gt_an_stat *v, size_t n)

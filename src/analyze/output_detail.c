@@ -3,6 +3,8 @@
  * launch queue per stream, top kernels per kind and rank with their launch statistics, memory
  * bandwidth per kind, and what HTA's default view would leave out.  Definitions: docs/analyze.md.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +22,38 @@ static const char *const kind_names[] = {"compute", "communication", "memory"};
 const char *gt_an_kind_name(int cat) { return cat >= 0 && cat < 3 ? kind_names[cat] : "other"; }
 
 static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
+
+void gt_an_short_name(const char *name, size_t width, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+	if (width < 32)
+		width = 32;
+	if (n <= width) {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	/* the start, the end (templates differ in either) and a hash of the whole: two names never
+	 * look the same once shortened */
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	size_t tail = 12, head = width - tail - 3 - 8;
+	while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80) /* whole UTF-8 characters */
+		head--;
+	const char *t = name + n - tail;
+	while (*t && ((unsigned char)*t & 0xc0) == 0x80)
+		t++;
+	snprintf(buf, len, "%.*s...%s ~%06x", (int)head, name, t, (unsigned)(h & 0xffffffu));
+}
+
+/* A number of a text table, "-" when it is unknown (NAN). */
+static void tnum(FILE *f, int w, int prec, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%*.*f", w, prec, v);
+	else
+		fprintf(f, "%*s", w, "-");
+}
 
 void gt_an_source_label(const struct gt_an_result *r, int source, char *buf, size_t len)
 {
@@ -126,13 +160,16 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 			}
 			if (n++ >= r->top)
 				continue;
-			char rl[64], nb[512], rb[256];
+			char rl[64], nb[512], rb[256], sn[96];
 			gt_an_source_label(r, k->source, rl, sizeof(rl));
-			fprintf(f, "%-16.16s%-15s%12.3f%9.2f%9llu%10.1f%10.1f%10.1f%8llu  %.70s\n",
-				gt_term_str(rl, rb, sizeof(rb)), gt_an_kind_name(k->cat),
+			gt_an_short_name(k->name, 70, sn, sizeof(sn));
+			fprintf(f, "%-16.16s%-15s%12.3f%9.2f%9llu", gt_term_str(rl, rb, sizeof(rb)), gt_an_kind_name(k->cat),
 				MS(k->time_ns), pct(k->time_ns, gt_an_kind_time(r, k->source, k->cat)),
-				(unsigned long long)k->count, US(k->delay_p50_ns), US(k->delay_p90_ns),
-				US(k->delay_max_ns), (unsigned long long)k->short_n, gt_term_str(k->name, nb, sizeof(nb)));
+				(unsigned long long)k->count);
+			tnum(f, 10, 1, US(k->delay_p50_ns));
+			tnum(f, 10, 1, US(k->delay_p90_ns));
+			tnum(f, 10, 1, US(k->delay_max_ns));
+			fprintf(f, "%8llu  %s\n", (unsigned long long)k->short_n, gt_term_str(sn, nb, sizeof(nb)));
 		}
 		/* per rank: the launches together */
 		fprintf(f, "\nKernel launches per rank (short: launch call <= %.0f us and the op shorter than it; "
@@ -141,16 +178,22 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 		fprintf(f, "%-16s%10s%10s%14s%14s%10s%14s%14s\n", "Rank", "Ops", "Launched", "DelayAvg(us)",
 			"LaunchAvg(us)", "Short", "DelayOutliers", "CallOutliers");
 		struct gt_an_launches a;
-		int s;
+		int s, unknown = 0;
 		for (size_t i = 0; (s = gt_an_next_rank_launches(r, &i, &a)) >= 0;) {
+			unknown |= !a.launched;
 			char rl[64], rb[256];
 			gt_an_source_label(r, s, rl, sizeof(rl));
-			fprintf(f, "%-16.16s%10llu%10llu%14.2f%14.2f%10llu%14llu%14llu\n", gt_term_str(rl, rb, sizeof(rb)),
-				(unsigned long long)a.ops, (unsigned long long)a.launched,
-				a.launched ? US(a.delay_ns) / (double)a.launched : 0.0,
-				a.launched ? US(a.cpu_ns) / (double)a.launched : 0.0, (unsigned long long)a.short_n,
-				(unsigned long long)a.delay_outliers, (unsigned long long)a.runtime_outliers);
+			fprintf(f, "%-16.16s%10llu%10llu", gt_term_str(rl, rb, sizeof(rb)), (unsigned long long)a.ops,
+				(unsigned long long)a.launched);
+			/* no launch call in the trace: the delays are unknown, not 0 */
+			tnum(f, 14, 2, a.launched ? US(a.delay_ns) / (double)a.launched : NAN);
+			tnum(f, 14, 2, a.launched ? US(a.cpu_ns) / (double)a.launched : NAN);
+			fprintf(f, "%10llu%14llu%14llu\n", (unsigned long long)a.short_n, (unsigned long long)a.delay_outliers,
+				(unsigned long long)a.runtime_outliers);
 		}
+		if (unknown)
+			fprintf(f, "-: no launch call of the rank's ops is in the trace (no CUDA runtime or driver events): "
+				   "their launch delays are unknown (null in JSON)\n");
 	}
 	if (r->nmembw) {
 		fprintf(f, "\nMemory bandwidth per kind (peak: the ops running at once, together):\n");

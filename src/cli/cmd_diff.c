@@ -63,30 +63,41 @@ static int drow_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Kernel names of both sides with count and time over the whole input (all ranks). */
+static long max_iter(const struct gt_an_result *r);
+
+/* Kernel names of both sides with count and time (all ranks): of the ops inside the iterations when
+ * a side has iterations (the per-iteration columns divide by their number), else of the whole input. */
 static struct drow *collect(const struct dside *a, const struct dside *b, size_t *n, double thr)
 {
-	size_t cap = a->r->nkernels + b->r->nkernels + 1, k = 0;
+	size_t cap = a->r->nkernels + b->r->nkernels + a->r->niterk + b->r->niterk + 1, k = 0;
 	struct drow *v = calloc(cap, sizeof(*v));
 	if (!v)
 		return NULL;
 	const struct dside *sides[2] = {a, b};
-	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < sides[s]->r->nkernels; i++) {
-			const struct gt_an_kernel *kr = &sides[s]->r->kernels[i];
+	for (int s = 0; s < 2; s++) {
+		const struct gt_an_result *r = sides[s]->r;
+		int by_iter = max_iter(r) >= 0;
+		size_t nrows = by_iter ? r->niterk : r->nkernels;
+		for (size_t i = 0; i < nrows; i++) {
+			const char *name = by_iter ? r->iterk[i].name : r->kernels[i].name;
+			uint64_t cnt = by_iter ? r->iterk[i].count : r->kernels[i].count;
+			double t = by_iter ? r->iterk[i].time_ns : r->kernels[i].time_ns;
+			if (by_iter && r->iterk[i].iter < 0) /* launched outside every iteration */
+				continue;
 			size_t j = 0;
-			while (j < k && strcmp(v[j].name, kr->name) != 0)
+			while (j < k && strcmp(v[j].name, name) != 0)
 				j++;
 			if (j == k)
-				v[k++].name = kr->name;
+				v[k++].name = name;
 			if (s == 0) {
-				v[j].ca += kr->count;
-				v[j].ta += kr->time_ns;
+				v[j].ca += cnt;
+				v[j].ta += t;
 			} else {
-				v[j].cb += kr->count;
-				v[j].tb += kr->time_ns;
+				v[j].cb += cnt;
+				v[j].tb += t;
 			}
 		}
+	}
 	for (size_t j = 0; j < k; j++) {
 		struct drow *d = &v[j];
 		double pa = d->ta / a->iters, pb = d->tb / b->iters;
@@ -160,8 +171,11 @@ static void print_text(FILE *f, const char *na, const char *nb, const struct dsi
 		if (top > 0 && shown++ >= (size_t)top)
 			break;
 		double pa = d->ta / a->iters / 1e6, pb = d->tb / b->iters / 1e6;
-		fprintf(f, "%-9s%11.2f%11.2f%12.3f%12.3f%14.3f%14.1f  %.70s\n", d->status, (double)d->ca / a->iters,
-			(double)d->cb / b->iters, pa, pb, pb - pa, pa > 0 ? (pb - pa) / pa * 100 : 100.0, d->name);
+		char sn[96], esc[512]; /* long names: start, end and a hash, so that two rows never look alike */
+		gt_an_short_name(d->name, 70, sn, sizeof(sn));
+		fprintf(f, "%-9s%11.2f%11.2f%12.3f%12.3f%14.3f%14.1f  %s\n", d->status, (double)d->ca / a->iters,
+			(double)d->cb / b->iters, pa, pb, pb - pa, pa > 0 ? (pb - pa) / pa * 100 : 100.0,
+			gt_term_str(sn, esc, sizeof(esc)));
 	}
 	long ma = max_iter(a->r), mb = max_iter(b->r), m = ma > mb ? ma : mb;
 	if (m >= 0) {
@@ -181,6 +195,16 @@ static void print_text(FILE *f, const char *na, const char *nb, const struct dsi
 
 #define GS(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
+/* ms with 6 decimals (ns), trailing zeros dropped: no 17-digit binary noise */
+static void jms(yajl_gen g, double v)
+{
+	char b[64];
+	int n = snprintf(b, sizeof(b), isfinite(v) && fabs(v) < 1e15 ? "%.6f" : "%.17g", isfinite(v) ? v : 0.0);
+	while (n > 1 && strchr(b, '.') && b[n - 1] == '0' && b[n - 2] != '.')
+		b[--n] = '\0';
+	yajl_gen_number(g, b, (size_t)n);
+}
+
 static void jside(yajl_gen g, const char *k, const char *name, const struct dside *s)
 {
 	uint64_t c;
@@ -195,7 +219,7 @@ static void jside(yajl_gen g, const char *k, const char *name, const struct dsid
 	GS(g, "ops");
 	yajl_gen_integer(g, (long long)c);
 	GS(g, "time_ms");
-	yajl_gen_double(g, t / 1e6);
+	jms(g, t / 1e6);
 	yajl_gen_map_close(g);
 }
 
@@ -226,13 +250,13 @@ static int print_json(FILE *f, const char *na, const char *nb, const struct dsid
 		GS(g, "count_b");
 		yajl_gen_integer(g, (long long)v[i].cb);
 		GS(g, "time_a_ms");
-		yajl_gen_double(g, v[i].ta / 1e6);
+		jms(g, v[i].ta / 1e6);
 		GS(g, "time_b_ms");
-		yajl_gen_double(g, v[i].tb / 1e6);
+		jms(g, v[i].tb / 1e6);
 		GS(g, "time_per_iter_a_ms");
-		yajl_gen_double(g, v[i].ta / a->iters / 1e6);
+		jms(g, v[i].ta / a->iters / 1e6);
 		GS(g, "time_per_iter_b_ms");
-		yajl_gen_double(g, v[i].tb / b->iters / 1e6);
+		jms(g, v[i].tb / b->iters / 1e6);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -252,9 +276,9 @@ static int print_json(FILE *f, const char *na, const char *nb, const struct dsid
 		GS(g, "ops_b");
 		yajl_gen_integer(g, (long long)xb);
 		GS(g, "time_a_ms");
-		yajl_gen_double(g, ya / 1e6);
+		jms(g, ya / 1e6);
 		GS(g, "time_b_ms");
-		yajl_gen_double(g, yb / 1e6);
+		jms(g, yb / 1e6);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
