@@ -32,6 +32,11 @@ RANGE_FIELDS = (
 )
 
 
+# GPU time is null when kernels were counted but not timed (kernel records off while range
+# metrics measured per range); the metrics' gpu__time_duration.sum stands in where present
+NULLABLE_FIELDS = ("gpu_ns", "gpu_min_ns", "gpu_max_ns")
+
+
 class ResultsFormatError(ValueError):
     """The results document is not what this version of the package understands."""
 
@@ -60,6 +65,9 @@ def normalize(doc):
         rr.setdefault("level", r["path"].count("/"))
         for f in RANGE_FIELDS:
             v = rr.get(f, 0)
+            if v is None and f in NULLABLE_FIELDS:
+                rr[f] = None
+                continue
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 raise ResultsFormatError("range %r: %s is not a number" % (r["path"], f))
             rr[f] = v
@@ -132,9 +140,12 @@ def reduce_range(r, reduction):
         wall, gpu = r["wall_max_ns"], r["gpu_max_ns"]
     else:
         wall = r["wall_ns"] / calls if calls else 0
-        gpu = r["gpu_ns"] / kernels if kernels else 0
+        timed = r.get("timed_kernels", kernels)
+        gpu = None if r["gpu_ns"] is None else r["gpu_ns"] / timed if timed else 0
+    if gpu is None:  # not timed by kernel records: the range's measured GPU time, if any
+        gpu = ((r.get("metrics") or {}).get("gpu__time_duration.sum") or {}).get(red.lower())
     out["wall_time_us"] = wall / 1000.0
-    out["gpu_time_us"] = gpu / 1000.0
+    out["gpu_time_us"] = None if gpu is None else gpu / 1000.0
     for metric, a in (r.get("metrics") or {}).items():
         out[metric] = a.get(red.lower())
     return out

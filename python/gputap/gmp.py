@@ -12,14 +12,43 @@ activity, and is an NVTX range); the profile type only decides which table
 prints it: CONCURRENT_KERNEL ranges in print_profiler_ranges(), MEMORY ranges
 in print_memory_activity().  Results also go to <output_dir>/result.csv
 ("output" by default) each time the kernel table is printed.
+
+Hardware metrics: the GMP profiler's output is its counters per range, so a
+GMP script run unchanged measures DEFAULT_METRICS per kernel (mode "kernel":
+every kernel alone, SUM/MAX/MEAN over a range's kernels, as the GMP profiler
+does).  create_profiler(metrics=None) or GPUTAP_GMP_METRICS=none turns them
+off; GPUTAP_GMP_METRICS=LIST and GPUTAP_GMP_MODE=auto|kernel|range choose
+others.  When the defaults cannot be measured (no GPU, restricted counters,
+`gputap run --metrics` already chose a list) the ranges go on without them and
+the tables say why; a list asked for explicitly raises instead.
 """
 import contextlib
 import functools
 import os
 import sys
+import warnings
 
 from . import _core
 from . import _results
+
+# What the GMP profiler prints per range (its README's example output), one pass on Hopper.
+DEFAULT_METRICS = "gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum"
+DEFAULT_MODE = "kernel"
+_DEFAULT = "default"  # the sentinel of the metrics argument: the GMP defaults (or GPUTAP_GMP_METRICS)
+_OFF_WORDS = ("", "none", "off", "0", "no")
+
+
+def _resolve(metrics, mode):
+    """(metrics or None, mode, explicit) from the arguments and GPUTAP_GMP_METRICS / GPUTAP_GMP_MODE."""
+    if metrics is not _DEFAULT:
+        return metrics, mode or DEFAULT_MODE, True
+    env = os.environ.get("GPUTAP_GMP_METRICS")
+    emode = os.environ.get("GPUTAP_GMP_MODE") or mode or DEFAULT_MODE
+    if env is not None:
+        if env.strip().lower() in _OFF_WORDS:
+            return None, emode, True
+        return env, emode, True
+    return DEFAULT_METRICS, emode, False
 
 PROFILE_TYPES = ("CONCURRENT_KERNEL", "MEMORY")
 
@@ -34,17 +63,28 @@ def _check_type(t):
 class GmpProfiler:
     """One profiler: its ranges, printed in the GMP profiler's layout."""
 
-    def __init__(self, output_dir="output", metrics=None, mode="auto"):
+    def __init__(self, output_dir="output", metrics=_DEFAULT, mode=None):
         self.output_dir = output_dir
-        self.metrics = metrics
-        self.mode = mode
+        self.metrics, self.mode, self._explicit = _resolve(metrics, mode)
         self._enabled = True
         self._names = {t: [] for t in PROFILE_TYPES}
 
     # -- control --
     def init(self):
-        """Start gputap in this process (raises gputap.GPUUnavailableError without a GPU)."""
-        _core.init(metrics=self.metrics, mode=self.mode)
+        """Start gputap in this process (raises gputap.GPUUnavailableError without a GPU).
+
+        The default metrics are measured when they can be; when they cannot, one warning and
+        the ranges go on without them (a list given explicitly raises instead)."""
+        _core.init()
+        if self.metrics:
+            try:
+                _core.enable_metrics(self.metrics, self.mode)
+            except _core.GputapError as e:
+                if self._explicit:
+                    raise
+                if "already on" in str(e):
+                    return self  # `gputap run --metrics` chose the list: its values are in the tables
+                warnings.warn("GMP default metrics not measured: %s" % e, RuntimeWarning, stacklevel=2)
         return self
 
     def enable(self):
@@ -140,19 +180,25 @@ class GmpProfiler:
         self.print_memory_activity(file)
 
 
-def create_profiler(output_dir="output", metrics=None, mode="auto"):
-    """A new GmpProfiler (call its init() before the work to profile)."""
+def create_profiler(output_dir="output", metrics=_DEFAULT, mode=None):
+    """A new GmpProfiler (call its init() before the work to profile).
+
+    metrics: the GMP defaults (DEFAULT_METRICS, per kernel) unless given; None turns
+    hardware metrics off."""
     return GmpProfiler(output_dir=output_dir, metrics=metrics, mode=mode)
 
 
 _global = {"profiler": None}
 
 
-def init_global_profiler(output_dir="output", metrics=None, mode="auto"):
-    """Create and start the module-level profiler the functions below use."""
+def init_global_profiler(output_dir="output", metrics=_DEFAULT, mode=None):
+    """Create and start the module-level profiler the functions below use.
+
+    The profiler is kept even when init() raises (no GPU): a script that goes on gets
+    ranges that record nothing, as gputap.range does, instead of an error at each one."""
     p = create_profiler(output_dir, metrics, mode)
-    p.init()
     _global["profiler"] = p
+    p.init()
     return p
 
 

@@ -97,3 +97,65 @@ def test_unknown_reduction_is_an_error(fake_results):
     fake_results("results_two_ranges.json")
     with pytest.raises(ValueError, match="SUM, MAX, MEAN"):
         gmp_python.create_profiler(output_dir=None).print_profiler_ranges("MEDIAN")
+
+
+@pytest.fixture
+def asked(monkeypatch):
+    """init() stubbed; the metric lists asked of the engine, in order."""
+    calls = []
+    monkeypatch.setattr(gputap._core, "init", lambda **k: True)
+    monkeypatch.setattr(gputap._core, "enable_metrics", lambda m, mode="auto": calls.append((m, mode)) or True)
+    monkeypatch.delenv("GPUTAP_GMP_METRICS", raising=False)
+    monkeypatch.delenv("GPUTAP_GMP_MODE", raising=False)
+    return calls
+
+
+def test_gmp_script_unchanged_measures_the_default_metrics_per_kernel(asked):
+    gmp_python.create_profiler().init()
+    assert asked == [(gputap.gmp.DEFAULT_METRICS, "kernel")]
+    assert "smsp__inst_executed.sum" in gputap.gmp.DEFAULT_METRICS
+    assert "gpu__time_duration.sum" in gputap.gmp.DEFAULT_METRICS
+
+
+def test_gmp_metrics_none_or_environment_turns_them_off_or_chooses(asked, monkeypatch):
+    gmp_python.create_profiler(metrics=None).init()
+    assert asked == []
+    monkeypatch.setenv("GPUTAP_GMP_METRICS", "none")
+    gmp_python.create_profiler().init()
+    assert asked == []
+    monkeypatch.setenv("GPUTAP_GMP_METRICS", "smsp__inst_executed.sum")
+    monkeypatch.setenv("GPUTAP_GMP_MODE", "range")
+    gmp_python.create_profiler().init()
+    assert asked == [("smsp__inst_executed.sum", "range")]
+    gmp_python.create_profiler(metrics="dram__bytes_read.sum", mode="auto").init()
+    assert asked[-1] == ("dram__bytes_read.sum", "auto")
+
+
+def test_gmp_defaults_that_cannot_be_measured_warn_an_explicit_list_raises(monkeypatch):
+    monkeypatch.setattr(gputap._core, "init", lambda **k: True)
+    monkeypatch.delenv("GPUTAP_GMP_METRICS", raising=False)
+
+    def refuse(m, mode="auto"):
+        raise gputap.MetricsError("counters restricted to administrators")
+
+    monkeypatch.setattr(gputap._core, "enable_metrics", refuse)
+    with pytest.warns(RuntimeWarning, match="GMP default metrics not measured: counters restricted"):
+        gmp_python.create_profiler().init()
+    with pytest.raises(gputap.MetricsError):
+        gmp_python.create_profiler(metrics="smsp__inst_executed.sum").init()
+
+
+def test_gmp_global_profiler_ranges_go_on_after_init_fails(monkeypatch, fake_lib):
+    def no_gpu(**k):
+        raise gputap.GPUUnavailableError("no CUDA driver")
+
+    monkeypatch.setattr(gputap._core, "init", no_gpu)
+    with pytest.raises(gputap.GPUUnavailableError):
+        gmp_python.init_global_profiler()
+    try:
+        with gmp_python.profile_range("still_runs"):
+            x = 1
+        assert x == 1
+        assert fake_lib == [("push", "still_runs"), ("pop",)]
+    finally:
+        gputap.gmp._global["profiler"] = None

@@ -166,7 +166,8 @@ print(d["gpu_activity"], d["metrics"], bool(d["metrics_error"]), d["kernels_tota
     )
     assert json.loads(lines[1]) == sorted(
         ["path", "name", "level", "calls", "open", "wall_ns", "wall_min_ns", "wall_max_ns", "kernels", "gpu_ns",
-         "gpu_min_ns", "gpu_max_ns", "alloc_count", "alloc_bytes", "free_count", "free_bytes", "peak_bytes"]
+         "gpu_min_ns", "gpu_max_ns", "timed_kernels", "alloc_count", "alloc_bytes", "free_count", "free_bytes",
+         "peak_bytes"]
     )
     assert lines[2] == "False None True 0 none"
 

@@ -330,16 +330,55 @@ static int64_t resolve(struct gt_rm_agg *a, int64_t occ)
 
 void gt_rm_agg_kernel(struct gt_rm_agg *a, int64_t occ)
 {
-	a->kernels++;
-	for (int64_t o = resolve(a, occ); o >= 0; o = a->occs[o].parent)
-		a->occs[o].kernels++;
+	gt_rm_agg_kernel_set(a, &occ, 1);
 }
 
 void gt_rm_agg_sample(struct gt_rm_agg *a, int64_t occ, const double *v)
 {
+	gt_rm_agg_sample_set(a, &occ, 1, v);
+}
+
+/* Each occurrence of the set and each one around them, once (the chains may share ancestors). */
+static size_t set_closure(struct gt_rm_agg *a, const int64_t *occ, int n, int64_t *out, size_t max)
+{
+	size_t k = 0;
+	if (n <= 0) {
+		int64_t o = resolve(a, -1);
+		for (; o >= 0 && k < max; o = a->occs[o].parent)
+			out[k++] = o;
+		return k;
+	}
+	for (int i = 0; i < n; i++) {
+		for (int64_t o = resolve(a, occ[i]); o >= 0 && k < max; o = a->occs[o].parent) {
+			int seen = 0;
+			for (size_t j = 0; j < k && !seen; j++)
+				seen = out[j] == o;
+			if (seen)
+				break; /* this one and those around it are in already */
+			out[k++] = o;
+		}
+	}
+	return k;
+}
+
+#define SET_MAX 512
+
+void gt_rm_agg_kernel_set(struct gt_rm_agg *a, const int64_t *occ, int n)
+{
+	int64_t all[SET_MAX];
+	size_t k = set_closure(a, occ, n, all, SET_MAX);
+	a->kernels++;
+	for (size_t i = 0; i < k; i++)
+		a->occs[all[i]].kernels++;
+}
+
+void gt_rm_agg_sample_set(struct gt_rm_agg *a, const int64_t *occ, int n, const double *v)
+{
+	int64_t all[SET_MAX];
+	size_t k = set_closure(a, occ, n, all, SET_MAX);
 	a->samples++;
-	for (int64_t o = resolve(a, occ); o >= 0; o = a->occs[o].parent) {
-		struct gt_rm_stat *st = &a->stats[(size_t)o * (size_t)a->nmetrics];
+	for (size_t i = 0; i < k; i++) {
+		struct gt_rm_stat *st = &a->stats[(size_t)all[i] * (size_t)a->nmetrics];
 		for (int m = 0; m < a->nmetrics; m++) {
 			if (isnan(v[m]))
 				continue;
@@ -495,6 +534,14 @@ static void csv_row(const struct gt_rm_agg *a, FILE *f, const struct gt_rm_path 
 		if (r->has[k])
 			put_num(f, r->v[k]);
 	}
+	fputc(',', f);
+	if (a->inexact) {
+		char why[300];
+		snprintf(why, sizeof(why), "no: %s", a->inexact);
+		gt_csv_put(f, why);
+	} else {
+		fputs("yes", f);
+	}
 	fputc('\n', f);
 }
 
@@ -504,7 +551,7 @@ int gt_rm_agg_write_csv(const struct gt_rm_agg *a, FILE *f)
 	if (by_path_build(a, &bp) < 0)
 		return -1;
 	size_t nm = (size_t)a->nmetrics;
-	fputs("mode,path,name,level,occurrence,kernels,metric,unit,sum,max,mean,min\n", f);
+	fputs("mode,path,name,level,occurrence,kernels,metric,unit,sum,max,mean,min,exact\n", f);
 	int value_only = a->mode == GT_RM_RANGE;
 	for (size_t p = 0; p < a->npaths; p++) {
 		const struct gt_rm_path *pp = &a->paths[p];
@@ -561,6 +608,8 @@ static void json_values(const struct gt_rm_agg *a, FILE *f, const struct red *r)
 			fprintf(f, "%s\"%s\":", k ? "," : "", keys[k]);
 			json_val(f, r[m].has[k], r[m].v[k]);
 		}
+		if (a->inexact)
+			fputs(",\"exact\":false", f);
 		fputc('}', f);
 	}
 	fputc('}', f);
@@ -574,6 +623,12 @@ int gt_rm_agg_write_json(const struct gt_rm_agg *a, const char *replay, FILE *f)
 	if (replay) {
 		fputs(",\"replay\":", f);
 		json_str(f, replay);
+	}
+	fputs(",\"exact\":", f);
+	fputs(a->inexact ? "false" : "true", f);
+	if (a->inexact) {
+		fputs(",\"inexact\":", f);
+		json_str(f, a->inexact);
 	}
 	fputs(",\"metrics\":[", f);
 	for (int m = 0; m < a->nmetrics; m++) {

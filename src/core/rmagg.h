@@ -14,6 +14,8 @@
  *    boundaries of the profiled thread (CUPTI user range).
  * A sample counts in the innermost open range and in every range around it
  * (each path once); work outside every range goes to the "(none)" row.
+ * Work launched on a thread with no open range of its own counts in the
+ * ranges open on the other threads at that moment (the _set variants).
  *
  * Reductions.  Per occurrence and per kernel mode: sum, max, mean, min over
  * the occurrence's kernels.  Per occurrence and per range mode: the value
@@ -108,6 +110,7 @@ struct gt_rm_agg {
 	uint64_t dropped_ranges;  /* CUPTI ranges lost (counter data full, ...) */
 	uint64_t unmeasured;      /* launches that got no values */
 	int oom;                  /* an allocation failed: results are partial */
+	const char *inexact;      /* NULL, or why the values are not exact (written on every row) */
 };
 
 /* Set up for `mode` (GT_RM_KERNEL or GT_RM_RANGE) and the metrics' names and
@@ -125,6 +128,12 @@ void gt_rm_agg_close(struct gt_rm_agg *a, int64_t occ);
 void gt_rm_agg_kernel(struct gt_rm_agg *a, int64_t occ);
 /* One sample (nmetrics values; NaN = not measured) inside `occ` (-1: outside). */
 void gt_rm_agg_sample(struct gt_rm_agg *a, int64_t occ, const double *v);
+/* The same for work that counts in several open ranges at once (launched on a
+ * thread with no open range of its own: it counts in the innermost range open
+ * on each other thread).  Each occurrence, and each range around them, counts
+ * it once; n == 0 is "(none)". */
+void gt_rm_agg_kernel_set(struct gt_rm_agg *a, const int64_t *occ, int n);
+void gt_rm_agg_sample_set(struct gt_rm_agg *a, const int64_t *occ, int n, const double *v);
 /* The path text of occurrence `occ` ("(none)" for -1). */
 const char *gt_rm_agg_path(const struct gt_rm_agg *a, int64_t occ);
 
@@ -135,8 +144,9 @@ void gt_rm_agg_path_stat(const struct gt_rm_agg *a, size_t path, int metric, str
 
 /* range_metrics.csv: header, then per path its "all" rows, then each
  * occurrence's rows.  Columns:
- *   mode,path,name,level,occurrence,kernels,metric,unit,sum,max,mean,min
- * occurrence is "all" on the per-path rows; empty cells are "not measured".
+ *   mode,path,name,level,occurrence,kernels,metric,unit,sum,max,mean,min,exact
+ * occurrence is "all" on the per-path rows; empty cells are "not measured";
+ * exact is "yes", or "no: <why>" when a->inexact is set.
  * Returns 0, or -1 when the stream reports an error. */
 int gt_rm_agg_write_csv(const struct gt_rm_agg *a, FILE *f);
 /* The JSON document of tap/rmetrics.h (plus "replay", "kernels",

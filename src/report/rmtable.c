@@ -9,7 +9,8 @@
 #include "trace/rundir.h"
 
 /* Columns of range_metrics.csv (core/rmagg.h). */
-enum { C_MODE, C_PATH, C_NAME, C_LEVEL, C_OCC, C_KERNELS, C_METRIC, C_UNIT, C_SUM, C_MAX, C_MEAN, C_MIN, C_N };
+/* `exact` came later: files without it (12 columns) are read as exact. */
+enum { C_MODE, C_PATH, C_NAME, C_LEVEL, C_OCC, C_KERNELS, C_METRIC, C_UNIT, C_SUM, C_MAX, C_MEAN, C_MIN, C_EXACT, C_N };
 
 /* A long path keeps its innermost part ("...step/forward"), a long metric name its head. */
 static void fit(char *buf, size_t cap, const char *s, size_t w, int keep_tail)
@@ -47,13 +48,16 @@ static int table(FILE *out, const char *rundir, const char *proc, int max_rows, 
 		return -1;
 	char line[8192];
 	int lineno = 0, shown = 0, total = 0;
-	char mode[32] = "";
+	char mode[32] = "", inexact[300] = "";
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		line[strcspn(line, "\r\n")] = '\0';
 		char *c[C_N + 1];
-		if (lineno == 1 || gt_csv_split(line, c, C_N + 1) != C_N)
+		int nc = lineno == 1 ? 0 : gt_csv_split(line, c, C_N + 1);
+		if (nc != C_N && nc != C_N - 1)
 			continue;
+		if (nc == C_N && strncmp(c[C_EXACT], "no", 2) == 0 && !inexact[0])
+			snprintf(inexact, sizeof(inexact), "%s", c[C_EXACT]);
 		if (strcmp(c[C_OCC], "all") != 0)
 			continue;
 		total++;
@@ -105,6 +109,16 @@ static int table(FILE *out, const char *rundir, const char *proc, int max_rows, 
 		fprintf(out, html ? "<p class=\"note\">%d more rows in %s/range_metrics.csv</p>\n"
 				  : "  (%d more rows in %s/range_metrics.csv)\n",
 			total - shown, proc);
+	if (inexact[0]) {
+		const char *why = inexact[2] == ':' ? inexact + 4 : inexact;
+		if (html) {
+			fputs("<p class=\"note\"><b>Not exact:</b> ", out);
+			gt_html_esc(out, why);
+			fputs("</p>\n", out);
+		} else {
+			fprintf(out, "  NOT EXACT: %s\n", why);
+		}
+	}
 	if (!html && mode[0])
 		fprintf(out, "  per kernel: %s/kernel_metrics.csv; per occurrence: range_metrics.csv\n", proc);
 	return 0;

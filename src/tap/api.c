@@ -119,6 +119,27 @@ static void raise_peaks(struct gt_slot *s, int64_t used_now)
 	}
 }
 
+/* The innermost open range of every thread but `self` that has one (at most `max`); with
+ * used_now >= 0 their ranges' memory peaks are raised to it. */
+static int others_open(const struct gt_slot *self, uint32_t *open, int max, int64_t used_now)
+{
+	int n = 0;
+	if (!gt_tap.slots)
+		return 0;
+	for (unsigned i = 0; i < GT_MAX_THREADS && n < max; i++) {
+		struct gt_slot *o = &gt_tap.slots[i];
+		if (o == self || !atomic_load_explicit(&o->used, memory_order_relaxed) || o->depth <= 0)
+			continue;
+		uint32_t x = innermost_node(o, top_of(o));
+		if (!x)
+			continue;
+		open[n++] = x;
+		if (used_now >= 0)
+			raise_peaks(o, used_now);
+	}
+	return n;
+}
+
 /*
  * Memory counts in the allocating thread's open ranges.  An allocation or free
  * on a thread with no open range (PyTorch's autograd thread runs the backward
@@ -138,29 +159,37 @@ void gt_api_on_mem(int alloc, uint64_t bytes, int64_t used_now)
 			raise_peaks(s, used_now);
 		return;
 	}
-	if (!gt_tap.slots)
-		return;
 	uint32_t open[64];
-	int n = 0;
-	for (unsigned i = 0; i < GT_MAX_THREADS && n < 64; i++) {
-		struct gt_slot *o = &gt_tap.slots[i];
-		if (o == s || !atomic_load_explicit(&o->used, memory_order_relaxed) || o->depth <= 0)
-			continue;
-		uint32_t x = innermost_node(o, top_of(o));
-		if (!x)
-			continue;
-		open[n++] = x;
-		if (alloc)
-			raise_peaks(o, used_now);
-	}
+	int n = others_open(s, open, 64, alloc ? used_now : -1);
 	gt_ra_mem_set(&ra, open, n, alloc, bytes);
 }
 
+/*
+ * A kernel counts in the launching thread's innermost open range; launched on
+ * a thread with no open range (PyTorch's autograd thread runs the backward
+ * pass), in the ranges open on the other threads at that moment — the rule
+ * memory follows, and range metrics too (docs/range-metrics.md).
+ */
 static void on_launch(uint64_t corr)
 {
 	struct gt_slot *s = my_slot();
-	if (s && s->depth > 0)
-		gt_ra_link(&ra, corr, innermost_node(s, top_of(s)));
+	uint32_t node = s && s->depth > 0 ? innermost_node(s, top_of(s)) : 0;
+	if (node) {
+		gt_ra_link(&ra, corr, node);
+		return;
+	}
+	uint32_t open[GT_RA_SET_MAX];
+	int n = others_open(s, open, GT_RA_SET_MAX, -1);
+	if (n)
+		gt_ra_link_set(&ra, corr, open, n);
+}
+
+void gt_api_on_kernel_counted(uint64_t corr, double ns)
+{
+	if (ns >= 0)
+		gt_ra_kernel(&ra, corr, (uint64_t)ns);
+	else
+		gt_ra_kernel_untimed(&ra, corr);
 }
 
 /* ---- virtual memory ---- */

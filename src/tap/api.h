@@ -35,6 +35,9 @@ void gt_api_range_close(const struct gt_nest *n, uint64_t end_ns);
 
 /* cupti.c: a kernel record arrived (its launch's correlation id). */
 void gt_api_on_kernel(uint64_t corr, uint64_t start_ns, uint64_t end_ns);
+/* A kernel known from range metrics while kernel records are off: `corr` is the launch
+ * callback's correlation id, `ns` its GPU time (gpu__time_duration.sum), < 0 if not known. */
+void gt_api_on_kernel_counted(uint64_t corr, double ns);
 /* record.c: device memory of `bytes` allocated (1) or freed (0) on this thread; `used_now` after it. */
 void gt_api_on_mem(int alloc, uint64_t bytes, int64_t used_now);
 

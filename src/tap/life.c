@@ -18,6 +18,7 @@
 #include "tap/capture_tap.h"
 #include "tap/hold.h"
 #include "tap/sources.h"
+#include "tap/rmetrics.h"
 #include "tap/tap.h"
 #include "tap/writer.h"
 
@@ -236,6 +237,8 @@ static void go_live_locked(void)
 	}
 	install_signals();
 	set_state(GT_LIVE);
+	/* range metrics follow ranges from here, those opened before the first CUDA call included */
+	gt_rm_init_env();
 	atomic_store(&gt_tap.on, 1);
 	gt_info("recording %s (trace %s%s)", gt_tap.proc, gt_tap.cfg.metrics_only ? "metrics" : "records",
 		gt_writer_dir()[0] ? "" : ", no GPUTAP_OUT");

@@ -10,7 +10,8 @@
 
 size_t gt_ra_mem_size(void)
 {
-	return sizeof(struct gt_ra_node) * GT_RA_NODES + sizeof(uint64_t) * GT_RA_LINKS;
+	return sizeof(struct gt_ra_node) * GT_RA_NODES + sizeof(uint64_t) * GT_RA_LINKS +
+	       sizeof(uint32_t) * GT_RA_SET_MAX * GT_RA_SETS;
 }
 
 void gt_ra_init(struct gt_ra *a, void *mem)
@@ -18,6 +19,7 @@ void gt_ra_init(struct gt_ra *a, void *mem)
 	memset(a, 0, sizeof(*a));
 	a->nodes = mem;
 	a->links = (_Atomic uint64_t *)((unsigned char *)mem + sizeof(struct gt_ra_node) * GT_RA_NODES);
+	a->sets = (void *)((unsigned char *)mem + sizeof(struct gt_ra_node) * GT_RA_NODES + sizeof(uint64_t) * GT_RA_LINKS);
 }
 
 static uint64_t mix(uint64_t k)
@@ -114,12 +116,39 @@ void gt_ra_link(struct gt_ra *a, uint64_t corr, uint32_t node)
 	atomic_store_explicit(&a->links[corr & (GT_RA_LINKS - 1)], corr << 16 | node, memory_order_relaxed);
 }
 
-void gt_ra_kernel(struct gt_ra *a, uint64_t corr, uint64_t ns)
+void gt_ra_link_set(struct gt_ra *a, uint64_t corr, const uint32_t *nodes, int n)
+{
+	if (n <= 1) {
+		gt_ra_link(a, corr, n == 1 ? nodes[0] : 0);
+		return;
+	}
+	if (!a->links || !a->sets || corr == 0)
+		return;
+	uint32_t k = atomic_fetch_add_explicit(&a->next_set, 1, memory_order_relaxed) & (GT_RA_SETS - 1);
+	for (int i = 0; i < GT_RA_SET_MAX; i++)
+		atomic_store_explicit(&a->sets[k][i], i < n ? nodes[i] : 0, memory_order_relaxed);
+	atomic_store_explicit(&a->links[corr & (GT_RA_LINKS - 1)], corr << 16 | GT_RA_SET_TAG | k, memory_order_release);
+}
+
+static void count_in(struct gt_ra_node *n, uint64_t ns, int timed)
+{
+	if (!n)
+		return;
+	atomic_fetch_add_explicit(&n->kernels, 1, memory_order_relaxed);
+	if (!timed)
+		return;
+	atomic_fetch_add_explicit(&n->timed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n->gpu_ns, ns, memory_order_relaxed);
+	amin(&n->gpu_min_ns, ns);
+	amax(&n->gpu_max_ns, ns);
+}
+
+static void kernel_add(struct gt_ra *a, uint64_t corr, uint64_t ns, int timed)
 {
 	if (!a->links)
 		return;
 	atomic_fetch_add_explicit(&a->kernels_total, 1, memory_order_relaxed);
-	uint64_t v = atomic_load_explicit(&a->links[corr & (GT_RA_LINKS - 1)], memory_order_relaxed);
+	uint64_t v = atomic_load_explicit(&a->links[corr & (GT_RA_LINKS - 1)], memory_order_acquire);
 	if (v == 0)
 		return; /* launched outside every range */
 	if (v >> 16 != (corr & (UINT64_MAX >> 16))) {
@@ -130,14 +159,43 @@ void gt_ra_kernel(struct gt_ra *a, uint64_t corr, uint64_t ns)
 	}
 	atomic_fetch_add_explicit(&a->kernels_in_ranges, 1, memory_order_relaxed);
 	uint32_t node = (uint32_t)(v & 0xffff);
-	for (int d = 0; node && d < GT_RA_MAX_DEPTH; d++) {
-		struct gt_ra_node *n = node_at(a, node);
-		atomic_fetch_add_explicit(&n->kernels, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&n->gpu_ns, ns, memory_order_relaxed);
-		amin(&n->gpu_min_ns, ns);
-		amax(&n->gpu_max_ns, ns);
-		node = gt_ra_parent(a, node);
+	if (!(node & GT_RA_SET_TAG)) {
+		for (int d = 0; node && d < GT_RA_MAX_DEPTH; d++) {
+			count_in(node_at(a, node), ns, timed);
+			node = gt_ra_parent(a, node);
+		}
+		return;
 	}
+	/* several ranges: the union of their paths, each node once */
+	uint32_t seen[GT_RA_SET_MAX * GT_RA_MAX_DEPTH];
+	int nseen = 0;
+	for (int i = 0; i < GT_RA_SET_MAX; i++) {
+		uint32_t x = atomic_load_explicit(&a->sets[node & (GT_RA_SETS - 1)][i], memory_order_relaxed);
+		if (!x)
+			break;
+		for (int d = 0; x && d < GT_RA_MAX_DEPTH; d++, x = gt_ra_parent(a, x)) {
+			int dup = 0;
+			for (int k = 0; k < nseen && !dup; k++)
+				dup = seen[k] == x;
+			if (dup)
+				break;
+			struct gt_ra_node *nx = node_at(a, x);
+			if (!nx)
+				break;
+			seen[nseen++] = x;
+			count_in(nx, ns, timed);
+		}
+	}
+}
+
+void gt_ra_kernel(struct gt_ra *a, uint64_t corr, uint64_t ns)
+{
+	kernel_add(a, corr, ns, 1);
+}
+
+void gt_ra_kernel_untimed(struct gt_ra *a, uint64_t corr)
+{
+	kernel_add(a, corr, 0, 0);
 }
 
 void gt_ra_mem(struct gt_ra *a, uint32_t node, int alloc, uint64_t bytes)
@@ -182,8 +240,9 @@ void gt_ra_reset(struct gt_ra *a)
 		struct gt_ra_node *n = &a->nodes[i];
 		if (!atomic_load(&n->key))
 			continue;
-		_Atomic uint64_t *z[] = {&n->calls,     &n->wall_ns,   &n->wall_max_ns, &n->kernels,     &n->gpu_ns,
-					 &n->gpu_max_ns, &n->alloc_count, &n->alloc_bytes, &n->free_count, &n->free_bytes};
+		_Atomic uint64_t *z[] = {&n->calls,       &n->wall_ns,     &n->wall_max_ns, &n->kernels,
+					 &n->gpu_ns,      &n->gpu_max_ns,  &n->alloc_count, &n->alloc_bytes,
+					 &n->free_count,  &n->free_bytes,  &n->timed};
 		for (size_t k = 0; k < sizeof(z) / sizeof(z[0]); k++)
 			atomic_store(z[k], 0);
 		atomic_store(&n->wall_min_ns, UINT64_MAX);
@@ -361,9 +420,15 @@ void gt_ra_json(const struct gt_ra *a, struct gt_jbuf *b, gt_ra_name_fn name, vo
 		gt_jb_printf(b, ",\"wall_ns\":%llu,\"wall_min_ns\":%llu,\"wall_max_ns\":%llu",
 			     (unsigned long long)atomic_load(&x->wall_ns), (unsigned long long)(calls ? wmin : 0),
 			     (unsigned long long)atomic_load(&x->wall_max_ns));
-		gt_jb_printf(b, ",\"kernels\":%llu,\"gpu_ns\":%llu,\"gpu_min_ns\":%llu,\"gpu_max_ns\":%llu",
-			     (unsigned long long)kernels, (unsigned long long)atomic_load(&x->gpu_ns),
-			     (unsigned long long)(kernels ? gmin : 0), (unsigned long long)atomic_load(&x->gpu_max_ns));
+		uint64_t timed = atomic_load(&x->timed);
+		if (kernels && !timed) /* counted, never timed (kernel records off): not 0 ns */
+			gt_jb_printf(b, ",\"kernels\":%llu,\"gpu_ns\":null,\"gpu_min_ns\":null,\"gpu_max_ns\":null",
+				     (unsigned long long)kernels);
+		else
+			gt_jb_printf(b, ",\"kernels\":%llu,\"gpu_ns\":%llu,\"gpu_min_ns\":%llu,\"gpu_max_ns\":%llu",
+				     (unsigned long long)kernels, (unsigned long long)atomic_load(&x->gpu_ns),
+				     (unsigned long long)(timed ? gmin : 0), (unsigned long long)atomic_load(&x->gpu_max_ns));
+		gt_jb_printf(b, ",\"timed_kernels\":%llu", (unsigned long long)timed);
 		gt_jb_printf(b,
 			     ",\"alloc_count\":%llu,\"alloc_bytes\":%llu,\"free_count\":%llu,\"free_bytes\":%llu,"
 			     "\"peak_bytes\":%lld}",

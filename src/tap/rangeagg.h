@@ -29,6 +29,9 @@
 
 #define GT_RA_NODES 8192u       /* power of two */
 #define GT_RA_LINKS (1u << 18)  /* power of two */
+#define GT_RA_SETS 1024u        /* power of two: launches linked to several ranges at once */
+#define GT_RA_SET_MAX 8         /* ranges per such launch (one per other thread) */
+#define GT_RA_SET_TAG 0x8000u   /* a link's node field with this bit names a set, not a node */
 #define GT_RA_MAX_DEPTH 64
 
 struct gt_ra_node {
@@ -37,13 +40,16 @@ struct gt_ra_node {
 	uint32_t level;
 	_Atomic uint64_t calls, wall_ns, wall_min_ns, wall_max_ns;
 	_Atomic uint64_t kernels, gpu_ns, gpu_min_ns, gpu_max_ns;
+	_Atomic uint64_t timed; /* kernels whose GPU time is known (gpu_* are over these) */
 	_Atomic uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 	_Atomic int64_t peak_bytes;
 };
 
 struct gt_ra {
 	struct gt_ra_node *nodes;  /* GT_RA_NODES */
-	_Atomic uint64_t *links;   /* GT_RA_LINKS: corr << 16 | node */
+	_Atomic uint64_t *links;   /* GT_RA_LINKS: corr << 16 | node (or GT_RA_SET_TAG | set) */
+	_Atomic uint32_t (*sets)[GT_RA_SET_MAX]; /* GT_RA_SETS: nodes, 0-terminated */
+	_Atomic uint32_t next_set;
 	_Atomic uint32_t next_seq;
 	_Atomic uint64_t lost_ranges, lost_links, kernels_total, kernels_in_ranges;
 };
@@ -60,8 +66,14 @@ uint32_t gt_ra_name(const struct gt_ra *a, uint32_t node);
 void gt_ra_close(struct gt_ra *a, uint32_t node, uint64_t wall_ns, int64_t peak);
 /* A launch with correlation id `corr` happened inside `node`. */
 void gt_ra_link(struct gt_ra *a, uint64_t corr, uint32_t node);
+/* A launch that counts in several ranges at once (made on a thread with no open range: it
+ * counts in the range open on each other thread); each node of the union of their paths
+ * counts its kernels once.  n == 1 is gt_ra_link; more than GT_RA_SET_MAX are cut. */
+void gt_ra_link_set(struct gt_ra *a, uint64_t corr, const uint32_t *nodes, int n);
 /* A kernel record: counted in the node its launch was linked to (and that node's parents). */
 void gt_ra_kernel(struct gt_ra *a, uint64_t corr, uint64_t ns);
+/* A kernel whose GPU time is not known (kernel records off): counted, not timed. */
+void gt_ra_kernel_untimed(struct gt_ra *a, uint64_t corr);
 /* An allocation (alloc = 1) or a free of `bytes` inside `node` (and its parents). */
 void gt_ra_mem(struct gt_ra *a, uint32_t node, int alloc, uint64_t bytes);
 /* The same for several open ranges at once (e.g. one per thread): each node of the union of

@@ -68,9 +68,14 @@
 
 _Atomic int gt_rm_active; /* callbacks and push/pop hooks have work to do */
 
+/* Ranges a launch counts in: the launching thread's innermost, or one per other thread with an open range. */
+#define RM_OCC_MAX 8
+
 struct pend {
 	uint64_t launch;
-	int64_t occ;
+	uint64_t corr; /* the launch callback's correlation id */
+	int64_t occ[RM_OCC_MAX];
+	int nocc;
 	char *name;
 	uint32_t grid[3], block[3], stream, device, tid;
 	int graph;
@@ -107,6 +112,9 @@ static struct {
 	int configured; /* CUPTI host checks done, mode chosen */
 	int off;        /* gave up: the message was printed once */
 	int requested;  /* GT_RM_* asked for */
+	int records_off; /* kernel records stopped for exact counters (per kernel; per range chosen by auto) */
+	int feed_ra;     /* no kernel records flow: range metrics count (and time) the ranges' kernels */
+	int dur_metric;  /* index of gpu__time_duration.sum in the list, or -1 */
 	int mode;       /* GT_RM_KERNEL / GT_RM_RANGE in effect */
 	int debug;          /* GPUTAP_METRICS_DEBUG: print the first ranges of each chunk */
 	int kcsv_tried;
@@ -144,29 +152,59 @@ static char last_error[1024];
 
 /* ---- per-thread range stack (occurrence indexes), as the tap's own: per domain pops ---- */
 
+/*
+ * Every thread's stack is also in rm_threads (under R.mu), so that a launch
+ * on a thread with no open range can count in the ranges open on the others:
+ * one attribution rule for kernels, counters and memory (docs/range-metrics.md).
+ * Stacks change under R.mu only.
+ */
 struct rm_stack {
 	int depth;
+	int slot; /* in rm_threads */
 	int64_t occ[GT_NEST_MAX];
 	uint32_t dom[GT_NEST_MAX];
 };
+#define RM_MAX_THREADS 1024
+static struct rm_stack *rm_threads[RM_MAX_THREADS];
 static __thread struct rm_stack *rm_tls __attribute__((tls_model("initial-exec")));
 static __thread int rm_holding __attribute__((tls_model("initial-exec")));
-static __thread int64_t rm_launch_occ __attribute__((tls_model("initial-exec")));
+static __thread int64_t rm_launch_occ[RM_OCC_MAX] __attribute__((tls_model("initial-exec")));
+static __thread int rm_launch_nocc __attribute__((tls_model("initial-exec")));
+static __thread int rm_count_at_exit __attribute__((tls_model("initial-exec")));
 static pthread_key_t rm_key;
 static pthread_once_t rm_key_once = PTHREAD_ONCE_INIT;
 
-static void rm_key_make(void)
+static void rm_stack_gone(void *p)
 {
-	pthread_key_create(&rm_key, free);
+	struct rm_stack *st = p;
+	pthread_mutex_lock(&R.mu);
+	if (st->slot >= 0 && rm_threads[st->slot] == st)
+		rm_threads[st->slot] = NULL;
+	pthread_mutex_unlock(&R.mu);
+	free(st);
 }
 
+static void rm_key_make(void)
+{
+	pthread_key_create(&rm_key, rm_stack_gone);
+}
+
+/* This thread's stack, made and registered on first use.  Lock held. */
 static struct rm_stack *stack_of_thread(void)
 {
 	if (!rm_tls) {
 		pthread_once(&rm_key_once, rm_key_make);
 		rm_tls = calloc(1, sizeof(*rm_tls));
-		if (rm_tls)
-			pthread_setspecific(rm_key, rm_tls);
+		if (!rm_tls)
+			return NULL;
+		rm_tls->slot = -1;
+		for (int i = 0; i < RM_MAX_THREADS; i++)
+			if (!rm_threads[i]) {
+				rm_threads[i] = rm_tls;
+				rm_tls->slot = i;
+				break;
+			}
+		pthread_setspecific(rm_key, rm_tls);
 	}
 	return rm_tls;
 }
@@ -177,6 +215,28 @@ static int64_t innermost(const struct rm_stack *st)
 		return -1;
 	int d = st->depth > GT_NEST_MAX ? GT_NEST_MAX : st->depth;
 	return st->occ[d - 1];
+}
+
+/*
+ * The ranges a launch on this thread counts in: its innermost open range, or,
+ * on a thread with none (PyTorch's autograd thread), the innermost range open
+ * on each other thread at this moment.  0 = outside every range.  Lock held.
+ */
+static int launch_ranges(int64_t *out)
+{
+	int64_t mine = innermost(rm_tls);
+	if (mine >= 0) {
+		out[0] = mine;
+		return 1;
+	}
+	int n = 0;
+	for (int i = 0; i < RM_MAX_THREADS && n < RM_OCC_MAX; i++) {
+		const struct rm_stack *st = rm_threads[i];
+		int64_t o = st && st != rm_tls ? innermost(st) : -1;
+		if (o >= 0)
+			out[n++] = o;
+	}
+	return n;
 }
 
 static double mono_ms(void)
@@ -374,14 +434,38 @@ static int configure(CUcontext ctx, char *err, size_t len)
 		snprintf(err, len, "out of memory");
 		return GPUTAP_EFAIL;
 	}
+	/*
+	 * CUPTI's kernel tracing adds instructions to every kernel (8 per warp and 40 per launch on
+	 * an H100) that the counters would count.  Per kernel, and per range when auto chose it, the
+	 * kernel records stop while counters are measured, so the values are exact; a user who asked
+	 * for per-range mode and the kernel trace together keeps both, and every value says it is not
+	 * exact.  Without kernel records the ranges' kernels are counted (and, per kernel, timed by
+	 * gpu__time_duration.sum) from here.
+	 */
+	int ktrace = (gt_tap.trace & GT_TR_KERNEL) != 0;
+	R.records_off = ktrace && (mode == GT_RM_KERNEL || R.requested == GT_RM_AUTO);
+	R.feed_ra = !ktrace || R.records_off;
+	R.dur_metric = -1;
+	for (int i = 0; i < R.list.n; i++)
+		if (strcmp(R.names[i], "gpu__time_duration.sum") == 0)
+			R.dur_metric = i;
+	R.agg.inexact = ktrace && !R.records_off
+				? "measured per range with the kernel trace on: CUPTI's kernel tracing adds "
+				  "instructions to every kernel (on an H100 8 per warp and 40 per launch), which these "
+				  "values include; --metrics-mode auto or kernel measures with kernel records off"
+				: NULL;
 	R.configured = 1;
 	gt_info("range metrics: %s%s, %d metric%s in %d pass%s (%s); CUPTI %u", gt_rm_mode_name(mode),
 		mode != GT_RM_KERNEL ? "" : R.replay == CUPTI_KernelReplay ? " (kernel replay)" : " (one pass, no replay)",
 		R.list.n, R.list.n == 1 ? "" : "s", passes, passes == 1 ? "" : "es", R.why, R.P.version);
-	if (mode == GT_RM_KERNEL && (gt_tap.trace & GT_TR_KERNEL))
+	if (R.records_off)
 		gt_info("range metrics: kernel records are not kept (CUPTI's kernel tracing adds instructions the "
-			"counters would count%s); kernel_metrics.csv has each kernel's gpu__time_duration.sum",
-			R.replay == CUPTI_KernelReplay ? ", and kernel replay breaks their timestamps" : "");
+			"counters would count%s)%s",
+			mode == GT_RM_KERNEL && R.replay == CUPTI_KernelReplay ? ", and kernel replay breaks their timestamps"
+										: "",
+			mode == GT_RM_KERNEL ? "; kernel_metrics.csv has each kernel's gpu__time_duration.sum" : "");
+	else if (R.agg.inexact)
+		gt_warn("range metrics: values are not exact: %s", R.agg.inexact);
 	return 0;
 }
 
@@ -552,7 +636,7 @@ static void sess_start(struct sess *s)
 		"%.1f, image %.1f, set config and start %.1f)",
 		s->device, mono_ms() - t0, t1 - t0, t2 - t1, t3 - t2, mono_ms() - t3);
 	s->state = 1;
-	if (R.mode == GT_RM_KERNEL)
+	if (R.records_off)
 		gt_cupti_kernel_records(0);
 	gt_debug("range metrics: profiling device %u, %zu ranges per chunk (%zu KiB)", s->device, s->cap,
 		 s->image_size >> 10);
@@ -591,13 +675,22 @@ static void kernel_row(const struct pend *p, const double *v)
 	memset(&k, 0, sizeof(k));
 	k.launch = p->launch;
 	k.name = p->name;
-	k.range = gt_rm_agg_path(&R.agg, p->occ);
+	k.range = gt_rm_agg_path(&R.agg, p->nocc ? p->occ[0] : -1);
 	memcpy(k.grid, p->grid, sizeof(k.grid));
 	memcpy(k.block, p->block, sizeof(k.block));
 	k.stream = p->stream;
 	k.device = p->device;
 	k.tid = p->tid;
 	gt_rm_kernel_csv_row(&R.agg, &k, v, R.kcsv);
+}
+
+/* Kernel records off: the per-range results (gputap_results_json) learn of the kernel here. */
+static void feed_ra(const struct pend *p, const double *v)
+{
+	if (!R.feed_ra)
+		return;
+	double ns = v && R.dur_metric >= 0 && isfinite(v[R.dur_metric]) ? v[R.dur_metric] : -1;
+	gt_api_on_kernel_counted(p->corr, ns);
 }
 
 static CUptiResult evaluate(struct sess *s, size_t range, double *out)
@@ -722,9 +815,10 @@ static void flush(struct sess *s, int restart)
 				s->cap);
 		}
 		for (size_t i = 1; i < nr + lost; i++)
-			gt_rm_agg_kernel(&R.agg, p->occ); /* the launch counted one kernel, the graph held more */
+			gt_rm_agg_kernel_set(&R.agg, p->occ, p->nocc); /* the launch counted one kernel, the graph held more */
 		if (v)
-			gt_rm_agg_sample(&R.agg, p->occ, v);
+			gt_rm_agg_sample_set(&R.agg, p->occ, p->nocc, v);
+		feed_ra(p, v);
 		char nm_[64];
 		snprintf(nm_, sizeof(nm_), "(CUDA graph, %zu kernels)", nr + lost);
 		free(p->name);
@@ -748,7 +842,8 @@ static void flush(struct sess *s, int restart)
 			if (!map || map[i] < 0)
 				R.agg.unmeasured++;
 			if (v)
-				gt_rm_agg_sample(&R.agg, s->pend[i].occ, v);
+				gt_rm_agg_sample_set(&R.agg, s->pend[i].occ, s->pend[i].nocc, v);
+			feed_ra(&s->pend[i], v);
 			kernel_row(&s->pend[i], v);
 			free(s->pend[i].name);
 		}
@@ -837,7 +932,8 @@ static void range_boundary(void)
 		open_segment(s);
 }
 
-void gt_rm_push(uint32_t name_id, uint32_t domain)
+/* A range opens on this thread.  Lock held. */
+static void push_locked(const char *name, uint32_t len, uint32_t domain)
 {
 	struct rm_stack *st = stack_of_thread();
 	if (!st)
@@ -846,13 +942,6 @@ void gt_rm_push(uint32_t name_id, uint32_t domain)
 	int d = st->depth++;
 	if (d >= GT_NEST_MAX)
 		return;
-	uint32_t len = 0;
-	const char *name = gt_strtab_get(&gt_tap.strs, name_id, &len);
-	if (!name) {
-		name = "(unnamed)";
-		len = 9;
-	}
-	pthread_mutex_lock(&R.mu);
 	int64_t occ = -1;
 	if (!R.agg_ok && !R.off) {
 		/* ranges before CUDA starts: kept; the mode and units are set when it does */
@@ -868,28 +957,40 @@ void gt_rm_push(uint32_t name_id, uint32_t domain)
 		if (R.configured && R.mode == GT_RM_RANGE && atomic_load(&gt_rm_active))
 			range_boundary();
 	}
+}
+
+void gt_rm_push(uint32_t name_id, uint32_t domain)
+{
+	uint32_t len = 0;
+	const char *name = gt_strtab_get(&gt_tap.strs, name_id, &len);
+	if (!name) {
+		name = "(unnamed)";
+		len = 9;
+	}
+	pthread_mutex_lock(&R.mu);
+	push_locked(name, len, domain);
 	pthread_mutex_unlock(&R.mu);
 }
 
 void gt_rm_pop(uint32_t domain)
 {
+	pthread_mutex_lock(&R.mu);
 	struct rm_stack *st = rm_tls;
 	if (!st || st->depth <= 0)
-		return;
+		goto out;
 	if (st->depth > GT_NEST_MAX) {
 		st->depth--;
-		return;
+		goto out;
 	}
 	int d = st->depth - 1;
 	while (d >= 0 && st->dom[d] != domain)
 		d--;
 	if (d < 0)
-		return;
+		goto out;
 	int64_t occ = st->occ[d];
 	memmove(&st->occ[d], &st->occ[d + 1], (size_t)(st->depth - 1 - d) * sizeof(st->occ[0]));
 	memmove(&st->dom[d], &st->dom[d + 1], (size_t)(st->depth - 1 - d) * sizeof(st->dom[0]));
 	st->depth--;
-	pthread_mutex_lock(&R.mu);
 	if (R.agg_ok)
 		gt_rm_agg_close(&R.agg, occ);
 	if (R.range_tid && R.range_tid == my_tid()) {
@@ -897,7 +998,31 @@ void gt_rm_pop(uint32_t domain)
 		if (R.configured && R.mode == GT_RM_RANGE && atomic_load(&gt_rm_active))
 			range_boundary();
 	}
+out:
 	pthread_mutex_unlock(&R.mu);
+}
+
+/*
+ * Range metrics start while ranges are open (gputap_metrics_enable inside a
+ * range, the Python package's init under `with nvtx.range(...)`): the calling
+ * thread's open ranges, as the tap keeps them, open here too, in their order.
+ * Lock held.
+ */
+static void adopt_open_ranges(void)
+{
+	struct gt_slot *sl = gt_tap_slot();
+	if (!sl || (rm_tls && rm_tls->depth > 0))
+		return;
+	int depth = sl->depth < GT_NEST_MAX ? sl->depth : GT_NEST_MAX;
+	for (int d = 0; d < depth; d++) {
+		uint32_t len = 0;
+		const char *name = gt_strtab_get(&gt_tap.strs, sl->stack[d].name_id, &len);
+		if (!name) {
+			name = "(unnamed)";
+			len = 9;
+		}
+		push_locked(name, len, sl->stack[d].domain_id);
+	}
 }
 
 static int is_launch(CUpti_CallbackId id)
@@ -996,6 +1121,12 @@ static int capturing(CUstream stream)
 static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 {
 	if (cb->callbackSite == CUPTI_API_EXIT) {
+		if (rm_count_at_exit) {
+			/* per range, kernel records off: counted once launched (its range link is made by now) */
+			rm_count_at_exit = 0;
+			if (!cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS)
+				gt_api_on_kernel_counted(cb->correlationId, -1);
+		}
 		if (!rm_holding)
 			return;
 		struct sess *s = sess_find(cb->context, 0);
@@ -1004,9 +1135,11 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 			if (rm_holding == 2 && s && s->npend)
 				free(s->pend[--s->npend].name); /* not launched: no range will come for it */
 		} else {
-			gt_rm_agg_kernel(&R.agg, rm_launch_occ);
+			gt_rm_agg_kernel_set(&R.agg, rm_launch_occ, rm_launch_nocc);
 			if (rm_holding == 1)
 				R.agg.unmeasured++; /* its context is not profiled */
+			if (rm_holding == 1 && R.feed_ra)
+				gt_api_on_kernel_counted(cb->correlationId, -1);
 		}
 		rm_holding = 0;
 		if (R.first_launch > 0 && !R.first_logged) {
@@ -1043,12 +1176,14 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 		return;
 	}
 	struct sess *s = sess_find(cb->context, 1);
-	int64_t occ = innermost(rm_tls);
+	int64_t occ[RM_OCC_MAX];
+	int nocc = launch_ranges(occ);
 	R.launches++;
 	if (R.mode == GT_RM_RANGE) {
 		if (!s || s->state != 1)
 			R.foreign_ctx_launches++;
-		gt_rm_agg_kernel(&R.agg, occ);
+		gt_rm_agg_kernel_set(&R.agg, occ, nocc);
+		rm_count_at_exit = R.feed_ra;
 		if (!R.first_logged) {
 			R.first_logged = 1;
 			gt_info("range metrics: first launch's set-up %.1f ms", mono_ms() - R.first_launch);
@@ -1067,7 +1202,9 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 			struct pend *p = &s->pend[s->npend++];
 			memset(p, 0, sizeof(*p));
 			p->launch = R.launches;
-			p->occ = occ;
+			p->corr = cb->correlationId;
+			memcpy(p->occ, occ, sizeof(occ));
+			p->nocc = nocc;
 			p->tid = my_tid();
 			p->device = s->device;
 			p->graph = graph;
@@ -1078,7 +1215,8 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 	}
 	gt_tls.guard = guard;
 	/* held until the exit callback: launches are profiled one at a time, in this order */
-	rm_launch_occ = occ;
+	memcpy(rm_launch_occ, occ, sizeof(occ));
+	rm_launch_nocc = nocc;
 	rm_holding = queued ? 2 : 1;
 }
 
@@ -1112,7 +1250,7 @@ int gt_rm_wanted(void)
 
 int gt_rm_kernel_records_ok(void)
 {
-	return !(R.configured && R.mode == GT_RM_KERNEL);
+	return !(R.configured && R.records_off);
 }
 
 /* ---- set-up from the environment or from the program ---- */
@@ -1127,6 +1265,14 @@ static int take_list(const char *metrics, const char *mode, const char *what, ch
 	struct gt_rm_list l;
 	if (gt_rm_parse_list(metrics, what, &l, err, len) < 0)
 		return GPUTAP_EINVAL;
+	/* per kernel the kernel records are off: each kernel's GPU time comes from its counters */
+	int per_kernel = m == GT_RM_KERNEL, has_dur = 0;
+	for (int i = 0; i < l.n; i++) {
+		has_dur |= strcmp(l.name[i], "gpu__time_duration.sum") == 0;
+		per_kernel |= m == GT_RM_AUTO && !gt_rm_metric_additive(l.name[i]);
+	}
+	if (per_kernel && !has_dur && l.n < GT_RM_MAX_METRICS)
+		snprintf(l.name[l.n++], sizeof(l.name[0]), "%s", "gpu__time_duration.sum");
 	R.list = l;
 	for (int i = 0; i < l.n; i++)
 		R.names[i] = R.list.name[i];
@@ -1198,6 +1344,7 @@ GT_EXPORT int gputap_metrics_enable(const char *metrics, const char *mode)
 	}
 	R.wanted = 1;
 	atomic_store(&gt_rm_active, 1);
+	adopt_open_ranges();
 	pthread_mutex_unlock(&R.mu);
 	if (gt_cupti_attach_rmetrics() < 0) {
 		atomic_store(&gt_rm_active, 0);

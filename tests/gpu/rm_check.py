@@ -2,7 +2,7 @@
 """Range metrics against Nsight Compute and against what the program says it did.
 
   rm_check.py kernel RUNDIR MANIFEST NCU_CSV [--time-tol F] [--time-abs NS]
-  rm_check.py range  RUNDIR MANIFEST NCU_CSV
+  rm_check.py range  RUNDIR MANIFEST NCU_CSV [--exact]   (--exact: equal to ncu's sums, no constant)
   rm_check.py attribution RUNDIR MANIFEST
   rm_check.py same A.out B.out          (checksums equal: results unchanged)
 
@@ -180,7 +180,7 @@ def kernel_mode(run, manifest, ncu_csv, time_tol, time_abs=0.0):
                                                                                               bad[:3]))
 
 
-def range_mode(run, manifest, ncu_csv):
+def range_mode(run, manifest, ncu_csv, want_exact=False):
     pd = proc_dir(run)
     rs = list(csv.DictReader(open(os.path.join(pd, "range_metrics.csv"))))
     man = read_manifest(manifest)
@@ -212,6 +212,11 @@ def range_mode(run, manifest, ncu_csv):
         "range/inst-per-occurrence-is-ncu-kernel-sum-plus-one-constant-per-launch",
         "%d occurrences, differences per launch %s" % (checked, sorted(set(diffs))[:5]))
     print("# exactly equal to the kernel-replay sum: %s" % ("yes" if exact else "no"))
+    if want_exact:
+        say(exact, "range/inst-per-occurrence-equals-ncu-kernel-sum",
+            "%d occurrences, differences per launch %s" % (checked, sorted(set(diffs))[:5]))
+        marks = sorted(set(r.get("exact", "yes") for r in rs))
+        say(marks == ["yes"], "range/rows-say-exact", str(marks))
     spans = [num(r["sum"]) for r in rs if r["metric"] == TIME and r["occurrence"] not in ("all",) and r["path"] == "iter"]
     print("# per-range gpu__time_duration.sum of 'iter' occurrences (span, ns): %s" % spans[:10])
 
@@ -253,7 +258,7 @@ def main():
     if a[0] == "kernel":
         kernel_mode(a[1], a[2], a[3], tol, tabs)
     elif a[0] == "range":
-        range_mode(a[1], a[2], a[3])
+        range_mode(a[1], a[2], a[3], "--exact" in a[4:])
     elif a[0] == "attribution":
         got = attribution(a[1], a[2])
         if len(a) > 3:  # extra paths that must exist with this many kernels: path=N

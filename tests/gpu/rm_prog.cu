@@ -1,6 +1,7 @@
 // A CUDA program that knows its kernels, for range-metrics checks and the benchmark.
 //
-//   rm_prog [--iters N] [--per N] [--n ELEMS] [--flat] [--threads] [--graph] [--manifest FILE]
+//   rm_prog [--iters N] [--per N] [--n ELEMS] [--flat] [--threads] [--graph] [--outer] [--bare]
+//           [--manifest FILE]
 //
 // Before any range: one scale kernel (-> "(none)").  Then N iterations of the
 // NVTX range "iter", each holding (unless --flat) "phase_a" with `per` scale
@@ -10,7 +11,11 @@
 // "iter" (the benchmark's shape: per x 3 kernels per range on two streams).
 // --threads: a second thread launches `per` busy kernels in its own range
 // "worker" while the main thread runs.  --graph: a CUDA graph of three
-// kernels, launched twice inside the range "graph".
+// kernels, launched twice inside the range "graph".  --outer: the range "main"
+// is opened before the first CUDA call and closed at the end (everything is
+// inside it).  --bare: after the iterations, the main thread opens "bare" and a
+// thread with no range of its own launches `per` busy kernels in it (they count
+// in "bare": the range open on the other thread).
 // The scale kernel updates its buffer in place: the printed checksum proves
 // the results unchanged under kernel replay.  --manifest writes one line per
 // launch of the main thread: "<index> <kernel> <range path>".
@@ -115,6 +120,21 @@ struct worker_arg {
 	int n, per;
 };
 
+/* --bare: launches with no range of its own on this thread */
+static void *bare_worker(void *p)
+{
+	struct worker_arg *w = (struct worker_arg *)p;
+	cudaStream_t s;
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	for (int k = 0; k < w->per; k++) {
+		k_busy<<<(w->n + 255) / 256, 256, 0, s>>>(w->y, w->n, 3);
+		note("k_busy");
+	}
+	CK(cudaStreamSynchronize(s));
+	CK(cudaStreamDestroy(s));
+	return NULL;
+}
+
 static void *worker(void *p)
 {
 	struct worker_arg *w = (struct worker_arg *)p;
@@ -131,7 +151,7 @@ static void *worker(void *p)
 
 int main(int argc, char **argv)
 {
-	int iters = 3, per = 2, n = 1 << 20, flat = 0, threads = 0, graph = 0;
+	int iters = 3, per = 2, n = 1 << 20, flat = 0, threads = 0, graph = 0, outer = 0, bare = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = atoi(argv[++i]);
@@ -145,14 +165,20 @@ int main(int argc, char **argv)
 			threads = 1;
 		else if (!strcmp(argv[i], "--graph"))
 			graph = 1;
+		else if (!strcmp(argv[i], "--outer"))
+			outer = 1;
+		else if (!strcmp(argv[i], "--bare"))
+			bare = 1;
 		else if (!strcmp(argv[i], "--manifest") && i + 1 < argc)
 			manifest = fopen(argv[++i], "w");
 		else {
 			fprintf(stderr, "usage: rm_prog [--iters N] [--per N] [--n N] [--flat] [--threads] [--graph] "
-					"[--manifest F]\n");
+					"[--outer] [--bare] [--manifest F]\n");
 			return 2;
 		}
 	}
+	if (outer)
+		push("main"); /* before the first CUDA call */
 	float *x, *a, *b, *c, *y, *wy;
 	size_t bytes = (size_t)n * sizeof(float);
 	CK(cudaMalloc(&x, bytes));
@@ -210,6 +236,14 @@ int main(int argc, char **argv)
 	/* before the capture: a global-mode capture forbids the worker's synchronize */
 	if (threads)
 		pthread_join(th, NULL);
+	if (bare) {
+		pthread_t bt;
+		struct worker_arg ba = {wy, n, per};
+		push("bare");
+		pthread_create(&bt, NULL, bare_worker, &ba);
+		pthread_join(bt, NULL);
+		pop();
+	}
 	if (graph) {
 		cudaGraph_t g;
 		cudaGraphExec_t ge;
@@ -234,6 +268,8 @@ int main(int argc, char **argv)
 	double sum = 0;
 	for (int i = 0; i < n; i++)
 		sum += h[i];
+	if (outer)
+		pop();
 	printf("launches %d checksum %.6f\n", launch_index, sum);
 	if (manifest)
 		fclose(manifest);

@@ -185,12 +185,12 @@ TEST(rm_range_mode_reports_occurrence_values_and_reduces_over_occurrences)
 	char *csv = to_text(&a, 0);
 	ASSERT(csv);
 	/* per name: over the occurrences' values 110, 210, 310 */
-	ASSERT(strstr(csv, "per-range,iter,iter,0,all,3,gpu__time_duration.sum,nsecond,630,310,210,110\n"));
+	ASSERT(strstr(csv, "per-range,iter,iter,0,all,3,gpu__time_duration.sum,nsecond,630,310,210,110,yes\n"));
 	/* per occurrence: the value only */
-	ASSERT(strstr(csv, "per-range,iter,iter,0,2,1,gpu__time_duration.sum,nsecond,210,,,\n"));
-	ASSERT(strstr(csv, "per-range,iter/child,child,1,1,0,smsp__inst_executed.sum,inst,,,,\n"));
-	ASSERT(strstr(csv, "per-range,iter,iter,0,1,1,smsp__inst_executed.sum,inst,1000,,,\n"));
-	ASSERT(strstr(csv, "per-range,(none),(none),0,1,0,gpu__time_duration.sum,nsecond,1,,,\n"));
+	ASSERT(strstr(csv, "per-range,iter,iter,0,2,1,gpu__time_duration.sum,nsecond,210,,,,yes\n"));
+	ASSERT(strstr(csv, "per-range,iter/child,child,1,1,0,smsp__inst_executed.sum,inst,,,,,yes\n"));
+	ASSERT(strstr(csv, "per-range,iter,iter,0,1,1,smsp__inst_executed.sum,inst,1000,,,,yes\n"));
+	ASSERT(strstr(csv, "per-range,(none),(none),0,1,0,gpu__time_duration.sum,nsecond,1,,,,yes\n"));
 	free(csv);
 	gt_rm_agg_free(&a);
 }
@@ -212,11 +212,11 @@ TEST(rm_csv_exact_text_per_kernel)
 	gt_rm_agg_close(&a, e);
 	char *csv = to_text(&a, 0);
 	ASSERT(csv);
-	ASSERT_EQ_STR(csv, "mode,path,name,level,occurrence,kernels,metric,unit,sum,max,mean,min\n"
-			   "per-kernel,\"a,\"\"b\"\"\",\"a,\"\"b\"\"\",0,all,2,smsp__inst_executed.sum,inst,7,4,3.5,3\n"
-			   "per-kernel,\"a,\"\"b\"\"\",\"a,\"\"b\"\"\",0,1,2,smsp__inst_executed.sum,inst,7,4,3.5,3\n"
-			   "per-kernel,empty,empty,0,all,0,smsp__inst_executed.sum,inst,,,,\n"
-			   "per-kernel,empty,empty,0,1,0,smsp__inst_executed.sum,inst,,,,\n");
+	ASSERT_EQ_STR(csv, "mode,path,name,level,occurrence,kernels,metric,unit,sum,max,mean,min,exact\n"
+			   "per-kernel,\"a,\"\"b\"\"\",\"a,\"\"b\"\"\",0,all,2,smsp__inst_executed.sum,inst,7,4,3.5,3,yes\n"
+			   "per-kernel,\"a,\"\"b\"\"\",\"a,\"\"b\"\"\",0,1,2,smsp__inst_executed.sum,inst,7,4,3.5,3,yes\n"
+			   "per-kernel,empty,empty,0,all,0,smsp__inst_executed.sum,inst,,,,,yes\n"
+			   "per-kernel,empty,empty,0,1,0,smsp__inst_executed.sum,inst,,,,,yes\n");
 	free(csv);
 	gt_rm_agg_free(&a);
 }
@@ -417,4 +417,69 @@ TEST(rm_chunk_size_from_env_or_default)
 		if (gt_rm_parse_chunk(bad[i], 32, &cap) != -1 || cap != 32)
 			GT_FAIL_AT("'%s' gave cap %zu, expected -1 and the default", bad[i], cap);
 	}
+}
+
+/* One rule for every mode: work launched on a thread with no open range (PyTorch's autograd
+ * thread) counts in the ranges open on the other threads, each range and those around it once. */
+TEST(rm_work_of_a_thread_without_range_counts_in_the_others_ranges_once)
+{
+	struct gt_rm_agg a;
+	const char *const m1[] = {"smsp__inst_executed.sum"};
+	const char *const u1[] = {"inst"};
+	gt_rm_agg_init(&a, GT_RM_KERNEL, 1, m1, u1);
+	/* main thread: step/backward open; a loader thread: load open, inside nothing */
+	int64_t step = gt_rm_agg_open(&a, -1, "step", 4);
+	int64_t bwd = gt_rm_agg_open(&a, step, "backward", 8);
+	int64_t fwd = gt_rm_agg_open(&a, step, "forward", 7); /* a second thread, inside the same step */
+	int64_t load = gt_rm_agg_open(&a, -1, "load", 4);
+	double v = 100;
+	int64_t set[3] = {bwd, fwd, load};
+	gt_rm_agg_kernel_set(&a, set, 3);
+	gt_rm_agg_sample_set(&a, set, 3, &v);
+	ASSERT_EQ_U64(a.kernels, 1);
+	ASSERT_EQ_U64(a.occs[step].kernels, 1); /* once, though two of the set are inside it */
+	ASSERT_EQ_U64(a.occs[bwd].kernels, 1);
+	ASSERT_EQ_U64(a.occs[fwd].kernels, 1);
+	ASSERT_EQ_U64(a.occs[load].kernels, 1);
+	struct gt_rm_stat s;
+	gt_rm_agg_occ_stat(&a, (size_t)step, 0, &s);
+	ASSERT(s.n == 1 && s.sum == 100);
+	gt_rm_agg_occ_stat(&a, (size_t)load, 0, &s);
+	ASSERT(s.n == 1 && s.sum == 100);
+	/* no range anywhere: "(none)" */
+	gt_rm_agg_kernel_set(&a, NULL, 0);
+	gt_rm_agg_sample_set(&a, NULL, 0, &v);
+	ASSERT_EQ_U64(a.occs[a.none].kernels, 1);
+	gt_rm_agg_occ_stat(&a, (size_t)a.none, 0, &s);
+	ASSERT(s.n == 1 && s.sum == 100);
+	ASSERT_EQ_U64(a.occs[step].kernels, 1);
+	gt_rm_agg_free(&a);
+}
+
+TEST(rm_inexact_values_say_so_on_every_row_and_value)
+{
+	struct gt_rm_agg a;
+	const char *const m1[] = {"smsp__inst_executed.sum"};
+	const char *const u1[] = {"inst"};
+	gt_rm_agg_init(&a, GT_RM_RANGE, 1, m1, u1);
+	a.inexact = "kernel tracing adds instructions";
+	int64_t r = gt_rm_agg_open(&a, -1, "it", 2);
+	double v = 5;
+	gt_rm_agg_kernel(&a, r);
+	gt_rm_agg_sample(&a, r, &v);
+	char *csv = to_text(&a, 0);
+	ASSERT(csv);
+	ASSERT(strstr(csv, "per-range,it,it,0,all,1,smsp__inst_executed.sum,inst,5,5,5,5,no: kernel tracing adds instructions\n"));
+	ASSERT(strstr(csv, "per-range,it,it,0,1,1,smsp__inst_executed.sum,inst,5,,,,no: kernel tracing adds instructions\n"));
+	free(csv);
+	char *j = to_text(&a, 1);
+	ASSERT(j);
+	ASSERT(strstr(j, "\"exact\":false,\"inexact\":\"kernel tracing adds instructions\""));
+	ASSERT(strstr(j, "\"min\":null,\"exact\":false}"));
+	free(j);
+	a.inexact = NULL;
+	j = to_text(&a, 1);
+	ASSERT(j && strstr(j, "\"exact\":true") && !strstr(j, "\"exact\":false"));
+	free(j);
+	gt_rm_agg_free(&a);
 }

@@ -207,3 +207,51 @@ TEST(tap_rangeagg_memory_of_several_threads)
 	ASSERT_EQ_U64(a->nodes[bwd - 1].free_count, 0);
 	free_ra(a);
 }
+
+/* A launch on a thread with no open range counts in the ranges open on the other threads:
+ * each node of the union of their paths once; kernels known only by count are not timed. */
+TEST(tap_rangeagg_link_set_counts_union_once_and_untimed)
+{
+	struct gt_ra *a = new_ra();
+	uint32_t step = gt_ra_node(a, 0, 1);
+	uint32_t bwd = gt_ra_node(a, step, 2);
+	uint32_t opt = gt_ra_node(a, step, 3);
+	uint32_t load = gt_ra_node(a, 0, 4);
+	uint32_t set[3] = {bwd, opt, load};
+	gt_ra_link_set(a, 20, set, 3);
+	gt_ra_kernel(a, 20, 400);
+	ASSERT_EQ_U64(a->nodes[step - 1].kernels, 1);
+	ASSERT_EQ_U64(a->nodes[step - 1].gpu_ns, 400);
+	ASSERT_EQ_U64(a->nodes[bwd - 1].kernels, 1);
+	ASSERT_EQ_U64(a->nodes[opt - 1].kernels, 1);
+	ASSERT_EQ_U64(a->nodes[load - 1].kernels, 1);
+	ASSERT_EQ_U64(a->kernels_in_ranges, 1);
+	/* one range: a plain link */
+	gt_ra_link_set(a, 21, &bwd, 1);
+	gt_ra_kernel_untimed(a, 21);
+	ASSERT_EQ_U64(a->nodes[bwd - 1].kernels, 2);
+	ASSERT_EQ_U64(a->nodes[bwd - 1].timed, 1);
+	ASSERT_EQ_U64(a->nodes[bwd - 1].gpu_ns, 400);
+	ASSERT_EQ_U64(a->nodes[step - 1].kernels, 2);
+	/* none: outside every range */
+	gt_ra_link_set(a, 22, NULL, 0);
+	gt_ra_kernel(a, 22, 10);
+	ASSERT_EQ_U64(a->kernels_total, 3);
+	ASSERT_EQ_U64(a->kernels_in_ranges, 2);
+	free_ra(a);
+}
+
+TEST(tap_rangeagg_json_untimed_kernels_have_no_gpu_time)
+{
+	struct gt_ra *a = new_ra();
+	uint32_t r = gt_ra_node(a, 0, 1);
+	gt_ra_close(a, r, 1000, 0);
+	gt_ra_link(a, 5, r);
+	gt_ra_kernel_untimed(a, 5);
+	struct gt_jbuf b = {0};
+	gt_ra_json(a, &b, name_of, NULL, NULL);
+	gt_jb_put(&b, "", 1);
+	ASSERT(b.p && strstr(b.p, "\"kernels\":1,\"gpu_ns\":null,\"gpu_min_ns\":null,\"gpu_max_ns\":null,\"timed_kernels\":0"));
+	free(b.p);
+	free_ra(a);
+}
