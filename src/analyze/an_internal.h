@@ -135,6 +135,7 @@ struct gt_tl {
 	int ranges_are_steps;                 /* the ranges are ProfilerStep#N (the last step is HTA's) */
 	struct gt_names *names;               /* the name table, to take out what is left out */
 	struct gt_dt *dt;                     /* the per-op analyses, NULL: none */
+	struct gt_fd *fd;                     /* the findings collector (findings.h), NULL: none */
 	int nvtx_projected;   /* 1: every source with ranges was projected, 2: some were */
 	char err[512];
 };
@@ -219,6 +220,7 @@ struct gt_an_ctx {
 	int progress;
 	uint64_t hta_sync, hta_cpu_stream; /* Kineto events HTA counts as GPU work and gputap does not */
 	uint64_t gpu_ops;                  /* GPU ops read (all inputs) */
+	struct gt_fd *fd;                  /* the findings collector (opts.findings), NULL: none */
 	/* gt_an_range_at: the ranges that may become the iterations (name: index into cand_names) */
 	struct gt_an_cand {
 		uint64_t start, end;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/findings.h"
 #include "trace/rundir.h"
 #include "core/log.h"
 #include "core/sort.h"
@@ -585,6 +586,7 @@ void gt_an_free(struct gt_an_result *r)
 {
 	if (!r)
 		return;
+	gt_fd_list_free(r->findings);
 	struct gt_an_stat *tabs[] = {r->classes, r->nccl, r->memops};
 	size_t ns[] = {r->nclasses, r->nnccl, r->nmemops};
 	for (int t = 0; t < 3; t++) {
@@ -666,7 +668,8 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	gt_names_init(&seen_all);
 	int rc = -1;
 	struct gt_an_result *r = calloc(1, sizeof(*r));
-	if (!r || (o->collectives && !(c.colls = gt_colls_new())) || gt_tl_init(&c.tl, 0) < 0) {
+	if (!r || (o->collectives && !(c.colls = gt_colls_new())) || (o->findings && !(c.fd = gt_fd_new())) ||
+	    gt_tl_init(&c.tl, 0) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -768,6 +771,7 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 			snprintf(err, errlen, "out of memory");
 			goto out;
 		}
+		c.tl.fd = c.fd;
 		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 			goto out;
 		/* nsys sorts kernels by total time; do the same for names read from timelines (after the
@@ -807,6 +811,12 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	if (c.has_nvtx && c.nvtx_count && !c.has_tl && (uint64_t)r->iters != c.nvtx_count)
 		gt_an_note(&c, "%llu NVTX ranges \"%s\" but %d iterations: per-iteration numbers may be off",
 			   (unsigned long long)c.nvtx_count, r->nvtx_tag, r->iters);
+	if (o->findings &&
+	    !(r->findings = c.has_tl ? gt_fd_finish(c.fd, r)
+				     : gt_fd_none("the input has no timeline (nsys summary CSVs): no gaps, calls or copies"))) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	r->notes = c.notes;
 	r->nnotes = c.nnotes;
 	c.notes = NULL;
@@ -829,6 +839,7 @@ out:
 	free(c.cand);
 	gt_tl_free(&c.tl);
 	gt_colls_free(c.colls);
+	gt_fd_free(c.fd);
 	gt_an_free(r);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/findings.h"
 #include "core/demangle.h"
 #include "trace/trace_io.h"
 #include "trace/visit.h"
@@ -102,8 +103,11 @@ static int fail(struct gtr *g, const struct gt_trace_reader *r)
 static int v_kernel(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_kernel *k)
 {
 	struct gtr *g = ctx;
-	if (add(g->c, g->source, cached_name(g->c, &g->ic, r, k->name_id, GT_NK_KERNEL), k->device, k->start_ns,
-		k->end_ns, k->corr_id, k->stream, 0) < 0)
+	long ni = cached_name(g->c, &g->ic, r, k->name_id, GT_NK_KERNEL);
+	if (add(g->c, g->source, ni, k->device, k->start_ns, k->end_ns, k->corr_id, k->stream, 0) < 0)
+		return fail(g, r);
+	if (g->c->fd && gt_fd_kernel(g->c->fd, g->source, (int)k->device, k->stream, (uint32_t)ni,
+				     g->c->names.v[ni].name, k->start_ns, k->end_ns, k->grid, k->block) < 0)
 		return fail(g, r);
 	return 0;
 }
@@ -115,6 +119,9 @@ static int v_memcpy(void *ctx, const struct gt_trace_reader *r, const struct gt_
 	if (add(g->c, g->source, gt_names_get(&g->c->names, GT_NK_MEMOP, nm, strlen(nm)), m->device, m->start_ns,
 		m->end_ns, m->corr_id, m->stream, m->bytes) < 0)
 		return fail(g, r);
+	if (g->c->fd && gt_fd_memcpy(g->c->fd, g->source, (int)m->device, m->stream, m->start_ns, m->end_ns, m->bytes,
+				     m->corr_id, m->copy_kind, m->src_kind, m->dst_kind) < 0)
+		return fail(g, r);
 	return 0;
 }
 
@@ -124,6 +131,19 @@ static int v_memset(void *ctx, const struct gt_trace_reader *r, const struct gt_
 	if (add(g->c, g->source, gt_names_get(&g->c->names, GT_NK_MEMOP, "[CUDA memset]", 13), m->device, m->start_ns,
 		m->end_ns, m->corr_id, m->stream, m->bytes) < 0)
 		return fail(g, r);
+	if (g->c->fd &&
+	    gt_fd_memset(g->c->fd, g->source, (int)m->device, m->stream, m->start_ns, m->end_ns, m->bytes,
+			 m->corr_id) < 0)
+		return fail(g, r);
+	return 0;
+}
+
+static int v_device(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_device *d)
+{
+	struct gtr *g = ctx;
+	(void)r;
+	if (g->c->fd)
+		gt_fd_device(g->c->fd, g->source, (int)d->device, d->sm_count, d->cc_major, d->cc_minor);
 	return 0;
 }
 
@@ -132,6 +152,9 @@ static int v_api(void *ctx, const struct gt_trace_reader *r, const struct gt_rec
 	struct gtr *g = ctx;
 	if (bad_op(g->c->tl.err, sizeof(g->c->tl.err), 0, a->start_ns, a->end_ns) ||
 	    gt_tl_launch2(&g->c->tl, g->source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0)
+		return fail(g, r);
+	if (g->c->fd &&
+	    gt_fd_api_id(g->c->fd, g->source, a->name_id, gt_tr_str(r, a->name_id), a->start_ns, a->end_ns) < 0)
 		return fail(g, r);
 	return 0;
 }
@@ -195,6 +218,7 @@ static const struct gt_trace_ops gtr_ops = {
 	.kernel = v_kernel,
 	.memcpy = v_memcpy,
 	.memset = v_memset,
+	.device = v_device,
 	.api = v_api,
 	.nccl_coll = v_nccl,
 	.range = v_range,
@@ -223,6 +247,8 @@ static int gtr_join(void *arg, const struct gt_trace_reader *r, struct gt_trace_
 	}
 	c->has_tl = 1;
 	c->has_mem = 1;
+	if (c->fd)
+		gt_fd_timebase(c->fd, a->g.source, r->hdr.start_ns);
 	v[*nv] = (struct gt_trace_visitor){&gtr_ops, &a->g};
 	(*nv)++;
 	return 0;

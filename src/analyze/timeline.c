@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/findings.h"
 #include "core/sort.h"
 
 enum { U_ALL, U_KERN, U_COMP, U_COMM, U_MEM, U_N };
@@ -548,6 +549,8 @@ static void sweep_one(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpu
 detail:
 	if (tl->dt && gt_dt_op(tl->dt, e, g->source, l, iter) < 0 && !tl->err[0])
 		snprintf(tl->err, sizeof(tl->err), "out of memory in the per-op analyses");
+	if (tl->fd)
+		gt_fd_op(tl->fd, e, g->source, l, iter);
 }
 
 struct run_rd {
@@ -796,6 +799,8 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 
 	if (tl->dt)
 		gt_dt_begin(tl->dt, r);
+	if (tl->fd)
+		gt_fd_begin(tl->fd, r);
 
 	/* the launches, for the per-op join: sorted by (source, correlation id) */
 	if (tl->nlaunches && gt_tl_each_launch(tl, ljoin_add, &lj) < 0)

@@ -23,6 +23,7 @@
 	X(fleet, "many ranks on a Dask cluster: skew, late ranks, clock offsets, outliers")       \
 	X(trigger, "start a capture window in a program running under gputap run --capture")    \
 	X(diff, "two runs or traces compared: kernels added, removed, changed, per iteration")   \
+	X(advise, "findings: what is wrong, the evidence, the estimated gain and the fix")        \
 	X(help, "show help for gputap or one command")
 
 #define GT_DECLARE_CMD(name, summary)                                                              \
