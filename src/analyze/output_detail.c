@@ -335,6 +335,14 @@ void gt_an_json_detail(void *gen, const struct gt_an_result *r)
 			yajl_gen_number(g, nb, (size_t)n);
 		}
 		yajl_gen_array_close(g);
+		GS(g, "peak_gbps_per_bucket"); /* the largest bandwidth at once in each bucket */
+		yajl_gen_array_open(g);
+		for (size_t b = 0; b < r->nbuckets && m->peak_series; b++) {
+			char nb[32];
+			int n = snprintf(nb, sizeof(nb), "%.6f", m->peak_series[b]);
+			yajl_gen_number(g, nb, (size_t)n);
+		}
+		yajl_gen_array_close(g);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -402,6 +410,8 @@ void gt_an_csv_detail(const struct gt_an_result *r, FILE *f)
 		gt_an_csv_row(f, t, "membw", gl, -1, m->kind, "peak_gbps", m->peak_gbps);
 		for (size_t b = 0; b < r->nbuckets && m->series; b++)
 			gt_an_csv_row(f, t, "membw_series", gl, (long)b, m->kind, "gbps", m->series[b]);
+		for (size_t b = 0; b < r->nbuckets && m->peak_series; b++)
+			gt_an_csv_row(f, t, "membw_series", gl, (long)b, m->kind, "peak_gbps", m->peak_series[b]);
 	}
 	for (size_t i = 0; i < r->niterk; i++)
 		gt_an_csv_row(f, t, "kernel_iteration", "", r->iterk[i].iter, r->iterk[i].name, "time_ms",

@@ -127,20 +127,24 @@ static void sec_run(FILE *f, const struct page *p)
 	fputs("</td></tr>\n</table>\n", f);
 }
 
-/* The lanes' columns of one window as spans; returns the number of rectangles. */
-static size_t draw_lanes(FILE *f, const struct page *p, int zoom, double w0, double w1, const char *title,
+/* The lanes' columns of one window as spans; returns the number of rectangles.  `src` >= 0: only the
+ * lanes of that rank (an iteration is one rank's: another rank's work in its time window is not it). */
+static size_t draw_lanes(FILE *f, const struct page *p, int zoom, int src, double w0, double w1, const char *title,
 			 const char *xlabel)
 {
-	struct gt_tl_lane *tl = calloc(p->nlanes, sizeof(*tl));
+	struct gt_tl_lane *tl = calloc(p->nlanes ? p->nlanes : 1, sizeof(*tl));
 	if (!tl)
 		return 0;
 	double colw = (w1 - w0) / COLS;
-	size_t rects = 0;
-	for (size_t i = 0; i < p->nlanes; i++) {
-		const struct lane *l = &p->lanes[i];
+	size_t rects = 0, n = 0;
+	for (size_t k = 0; k < p->nlanes; k++) {
+		const struct lane *l = &p->lanes[k];
+		const struct gt_an_gpu *g = p->an && l->device < p->an->ngpu ? &p->an->gpu[l->device] : NULL;
+		if (src >= 0 && (!g || g->source != src))
+			continue;
+		size_t i = n++;
 		const uint8_t *cols = zoom ? l->zcols : l->cols;
-		snprintf(tl[i].label, sizeof(tl[i].label), "%s stream %u",
-			 p->an && l->device < p->an->ngpu ? p->an->gpu[l->device].label : "?", l->stream);
+		snprintf(tl[i].label, sizeof(tl[i].label), "%s stream %u", g ? g->label : "?", l->stream);
 		tl[i].events = l->events;
 		if (!cols)
 			continue;
@@ -164,8 +168,8 @@ static size_t draw_lanes(FILE *f, const struct page *p, int zoom, double w0, dou
 			c = e + 1;
 		}
 	}
-	gt_svg_timeline(f, title, tl, p->nlanes, w0, w1, xlabel);
-	for (size_t i = 0; i < p->nlanes; i++)
+	gt_svg_timeline(f, title, tl, n, w0, w1, xlabel);
+	for (size_t i = 0; i < n; i++)
 		free(tl[i].spans);
 	free(tl);
 	return rects;
@@ -179,19 +183,36 @@ static void sec_timeline(FILE *f, const struct page *p)
 		return;
 	}
 	double span = p->t1 - p->t0;
-	char b[32];
+	char b[32], cw[32];
 	gt_fmt_ns(b, sizeof(b), span);
+	gt_fmt_ns(cw, sizeof(cw), span / COLS);
 	fprintf(f, "<p class=\"note\">%llu kernels, %llu copies, %llu memsets over %s on %zu streams, drawn at one "
-		   "column per %.3g us.%s</p>\n",
+		   "column per %s.%s</p>\n",
 		(unsigned long long)p->kernels, (unsigned long long)p->copies, (unsigned long long)p->memsets, b,
-		p->nlanes + p->lanes_dropped, span / COLS / 1e3,
+		p->nlanes + p->lanes_dropped, cw,
 		p->lanes_dropped ? " Only the busiest streams are shown." : "");
-	draw_lanes(f, p, 0, p->t0, p->t1, "whole run", "time since first GPU activity (s)");
+	draw_lanes(f, p, 0, -1, p->t0, p->t1, "whole run", "time since first GPU activity (s)");
+	/* the zoomed iteration (the loader's choice: the first GPU with iterations, its second of three or
+	 * more), numbered as gputap analyze numbers them (from 0), drawn with its rank's lanes only */
+	const struct gt_an_gpu *zg = NULL;
+	size_t zit = 0;
+	for (size_t i = 0; p->an && i < p->an->ngpu && !zg; i++) {
+		const struct gt_an_gpu *g = &p->an->gpu[i];
+		zit = g->niters >= 3 ? 1 : 0;
+		if (g->niters && (double)g->iters[zit].start_ns == p->z0 && (double)g->iters[zit].end_ns == p->z1)
+			zg = g;
+	}
 	if (p->z1 > p->z0) {
 		char title[192];
 		gt_fmt_ns(b, sizeof(b), p->z1 - p->z0);
-		snprintf(title, sizeof(title), "%s (%s)", p->zlabel, b);
-		draw_lanes(f, p, 1, p->z0, p->z1, title, "time since the iteration's start (s)");
+		if (zg) {
+			char rl[64];
+			gt_an_source_label(p->an, zg->source, rl, sizeof(rl));
+			snprintf(title, sizeof(title), "iteration %zu of %s, its streams only (%s)", zit, rl, b);
+		} else {
+			snprintf(title, sizeof(title), "%s (%s)", p->zlabel, b);
+		}
+		draw_lanes(f, p, 1, zg ? zg->source : -1, p->z0, p->z1, title, "time since the iteration's start (s)");
 	}
 }
 
@@ -220,12 +241,14 @@ static void sec_classes(FILE *f, const struct page *p)
 	double total = p->an->kernel_time_ns + p->an->nccl_time_ns;
 	for (size_t i = 0; i < p->an->nclasses; i++)
 		if (p->an->classes[i].time_ns > 0)
-			b[k++] = (struct gt_bar){p->an->classes[i].name, p->an->classes[i].time_ns / 1e6, NULL};
+			b[k++] = (struct gt_bar){p->an->classes[i].name, p->an->classes[i].time_ns / 1e6, NULL, NULL};
 	if (p->an->nccl_time_ns > 0)
-		b[k++] = (struct gt_bar){"nccl (communication)", p->an->nccl_time_ns / 1e6, NULL};
+		b[k++] = (struct gt_bar){"nccl (communication)", p->an->nccl_time_ns / 1e6, NULL, NULL};
 	gt_sort(b, k, sizeof(*b), stat_cmp);
 	for (size_t i = 0; i < k; i++) {
-		snprintf(notes[i], 48, "%.4g ms (%.1f%%)", b[i].value, total > 0 ? b[i].value * 1e6 / total * 100 : 0);
+		char v[32];
+		gt_fmt_num(v, sizeof(v), b[i].value);
+		snprintf(notes[i], 48, "%s ms (%.1f%%)", v, total > 0 ? b[i].value * 1e6 / total * 100 : 0);
 		b[i].note = notes[i];
 	}
 	if (k == 0)
@@ -255,22 +278,26 @@ static void iter_plot(FILE *f, const struct page *p, const struct gt_an_gpu *g)
 		v[i * 4 + 1] = w->exposed_ns / 1e6;
 		v[i * 4 + 2] = fmax(0, w->non_compute_ns - w->exposed_ns) / 1e6;
 		v[i * 4 + 3] = w->idle_ns / 1e6;
-		if (g)
-			snprintf(labels[i], 80, "%zu", i + 1);
+		if (g) /* numbered as gputap analyze numbers them */
+			snprintf(labels[i], 80, "%zu", i);
 		else
 			snprintf(labels[i], 80, "%s", p->an->gpu[i].label);
 		lp[i] = labels[i];
 	}
 	if (g)
-		fprintf(f, "<p class=\"note\">%s, %zu iterations (from %s)%s.</p>\n", g->label, g->niters,
-			p->an->iter_source, g->niters > nb ? "; the first 200 are shown" : "");
+		fprintf(f, "<p class=\"note\">%s, %zu iterations (from %s), numbered from 0 as in <code>gputap "
+			   "analyze</code>%s.</p>\n",
+			g->label, g->niters, p->an->iter_source, g->niters > nb ? "; the first 200 are shown" : "");
 	else
 		fputs("<p class=\"note\">No iteration boundaries were found (no NVTX ranges or ProfilerStep); each bar "
 		      "is one GPU over the whole run.</p>\n",
 		      f);
 	char title[128];
 	snprintf(title, sizeof(title), g ? "GPU time per iteration: %s" : "GPU time per GPU", g ? g->label : "");
-	gt_svg_stacked(f, title, lp, nb, cats, cols, 4, v, "ms");
+	if (gt_svg_stacked(f, title, lp, nb, cats, cols, 4, v, "ms"))
+		fputs("<p class=\"note\">A bar more than 3 times the median (often a warm-up iteration) is drawn cut "
+		      "at the top, with its value, so that the others stay readable.</p>\n",
+		      f);
 out:
 	free(v);
 	free(labels);
@@ -303,12 +330,14 @@ static void sec_iters(FILE *f, const struct page *p)
 		fprintf(f, "<p class=\"note\">The first %zu of %zu GPUs with iterations are drawn.</p>\n", drawn, with);
 }
 
-static void lines_section(FILE *f, const char *title, const char *ylabel, const struct series *s, size_t n)
+/* `pct`: a percentage, drawn on 0-100 whatever the values (1 % busy is not a full plot) */
+static void lines_section(FILE *f, const char *title, const char *ylabel, const struct series *s, size_t n, int pct)
 {
 	struct gt_series gs[MAX_SERIES];
 	for (size_t i = 0; i < n && i < MAX_SERIES; i++)
 		gs[i] = (struct gt_series){s[i].name, s[i].x, s[i].y, s[i].n};
-	gt_svg_lines(f, title, ylabel, gs, n < MAX_SERIES ? n : MAX_SERIES);
+	const struct gt_line_opts o = {pct ? 0 : NAN, pct ? 100 : NAN, 0, NULL};
+	gt_svg_lines_opt(f, title, ylabel, gs, n < MAX_SERIES ? n : MAX_SERIES, &o);
 }
 
 static void sec_power(FILE *f, const struct page *p)
@@ -320,21 +349,22 @@ static void sec_power(FILE *f, const struct page *p)
 		return;
 	}
 	if (p->npower)
-		lines_section(f, "GPU power", "W", p->power, p->npower);
+		lines_section(f, "GPU power", "W", p->power, p->npower, 0);
 	else
 		absent(f, "no power samples (gpu_samples.csv or gpu_info_power_profiler_output.csv; run with --tools "
 			  "gpu_info_power_profiler)");
 	if (p->nmemused)
 		lines_section(f, p->memused[0].name[0] == 'm' ? "GPU memory used (driver view)" : "GPU memory (vram %)",
-			      strncmp(p->memused[0].name, "vram", 4) == 0 ? "% of total" : "MiB", p->memused, p->nmemused);
+			      strncmp(p->memused[0].name, "vram", 4) == 0 ? "% of total" : "MiB", p->memused, p->nmemused,
+			      strncmp(p->memused[0].name, "vram", 4) == 0);
 	else
 		absent(f, "no memory samples (gpu_samples.csv or gpu_info_vram_profiler_output.csv)");
 	if (p->nmem)
-		lines_section(f, "device memory allocated by the program (from the trace)", "MiB", p->mem, p->nmem);
+		lines_section(f, "device memory allocated by the program (from the trace)", "MiB", p->mem, p->nmem, 0);
 	else
 		absent(f, p->nprocs ? "the traces hold no allocation record" : "no trace");
 	if (p->nutil)
-		lines_section(f, "SM busy (sampled)", "%", p->util, p->nutil);
+		lines_section(f, "SM busy (sampled)", "% of the time an SM was busy", p->util, p->nutil, 1);
 	if (p->samples_src[0])
 		fprintf(f, "<p class=\"note\">Samples from %s.</p>\n", p->samples_src);
 	if (p->series_dropped)
@@ -402,7 +432,7 @@ static void sec_lib(FILE *f, const struct page *p)
 		fputs("</code></td></tr>\n", f);
 		if (have_gain && pr && pr->gain[0] && nb < TOP_LIB) {
 			snprintf(labels[nb], sizeof(labels[nb]), "#%zu %s", i + 1, gt_lib_name(top[i]->lib));
-			bars[nb] = (struct gt_bar){labels[nb], atof(pr->gain), NULL};
+			bars[nb] = (struct gt_bar){labels[nb], atof(pr->gain), NULL, NULL};
 			nb++;
 		}
 	}

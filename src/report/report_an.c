@@ -50,6 +50,29 @@ static void short_name(const char *n, char *b, size_t len)
 		snprintf(b, len, "%.*s", (int)k, n);
 }
 
+#define NAME_COL 90 /* bytes of a kernel name in a table cell */
+
+/* A number cell; "-" when it cannot be known (NAN) */
+static void num_cell(FILE *f, int prec, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "<td class=\"n\">%.*f</td>", prec, v);
+	else
+		fputs("<td class=\"n\">-</td>", f);
+}
+
+/* A bar's hover text: the rank and the kernel's whole name (malloc'd; NULL: the label). */
+static char *bar_title(const struct gt_an_result *r, const struct gt_an_kernel *k)
+{
+	char rl[64];
+	gt_an_source_label(r, k->source, rl, sizeof(rl));
+	size_t n = strlen(rl) + strlen(k->name) + 3;
+	char *t = malloc(n);
+	if (t)
+		snprintf(t, n, "%s: %s", rl, k->name);
+	return t;
+}
+
 /* A bar's label: the rank and the kernel's short name, short enough for the plot's label column. */
 static void bar_label(const struct gt_an_result *r, const struct gt_an_kernel *k, char *b, size_t len)
 {
@@ -135,7 +158,7 @@ static void sec_idle(FILE *f, const struct gt_an_result *an, const char *why)
 		   "<b>host wait</b> when the op's launch call started after the previous op had ended (the CPU was "
 		   "late), <b>kernel wait</b> a shorter gap under %.0f us (launch overhead), <b>other</b> the rest "
 		   "(waiting on another stream or an event, an op launched before the trace began). Over all %zu "
-		   "streams: host wait %.1f%%, kernel wait %.1f%%, other %.1f%% of %.4g ms.%s</p>\n",
+		   "streams: host wait %.1f%%, kernel wait %.1f%%, other %.1f%% of %.3f ms.%s</p>\n",
 		an->kernel_wait_ns / 1e3, an->nstreams, all > 0 ? tot[0] / all * 100 : 0, all > 0 ? tot[1] / all * 100 : 0,
 		all > 0 ? tot[2] / all * 100 : 0, all / 1e6,
 		an->nstreams > nb ? " The streams with the most idle time are drawn." : "");
@@ -204,14 +227,14 @@ static void sec_launches(FILE *f, const struct gt_an_result *an, const char *why
 		gt_an_source_label(an, src, rl, sizeof(rl));
 		fputs("<tr><td>", f);
 		gt_html_esc(f, rl);
-		fprintf(f,
-			"</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td><td class=\"n\">%.2f</td><td "
-			"class=\"n\">%.2f</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td>"
-			"</tr>\n",
-			(unsigned long long)a.ops, (unsigned long long)a.launched,
-			a.launched ? a.delay_ns / 1e3 / (double)a.launched : 0.0,
-			a.launched ? a.cpu_ns / 1e3 / (double)a.launched : 0.0, (unsigned long long)a.short_n,
-			(unsigned long long)a.delay_outliers, (unsigned long long)a.runtime_outliers);
+		fprintf(f, "</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td>", (unsigned long long)a.ops,
+			(unsigned long long)a.launched);
+		/* no launch call of the rank in the trace: unknown, "-" */
+		num_cell(f, 2, a.launched ? a.delay_ns / 1e3 / (double)a.launched : NAN);
+		num_cell(f, 2, a.launched ? a.cpu_ns / 1e3 / (double)a.launched : NAN);
+		fprintf(f, "<td class=\"n\">%llu</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td></tr>\n",
+			(unsigned long long)a.short_n, (unsigned long long)a.delay_outliers,
+			(unsigned long long)a.runtime_outliers);
 		launched += a.launched;
 	}
 	fputs("</table>\n", f);
@@ -231,17 +254,19 @@ static void sec_launches(FILE *f, const struct gt_an_result *an, const char *why
 	gt_sort(k, nk, sizeof(*k), kernel_time_cmp);
 	size_t nb = nk < TOP_BARS ? nk : TOP_BARS;
 	struct gt_bar bars[TOP_BARS];
-	char labels[TOP_BARS][96], notes[TOP_BARS][112];
+	char labels[TOP_BARS][96], notes[TOP_BARS][112], *titles[TOP_BARS] = {0};
 	for (size_t i = 0; i < nb; i++) {
-		char p50[32], mx[32];
 		bar_label(an, k[i], labels[i], sizeof(labels[i]));
-		gt_fmt_ns(p50, sizeof(p50), k[i]->delay_p50_ns);
-		gt_fmt_ns(mx, sizeof(mx), k[i]->delay_max_ns);
-		snprintf(notes[i], sizeof(notes[i]), "p50 %s, max %s, %llu launches", p50, mx,
+		/* the bar is the p90: its label says it first, in the tables' unit and decimals */
+		snprintf(notes[i], sizeof(notes[i]), "p90 %.1f us (p50 %.1f us, max %.1f us), %llu launches",
+			 k[i]->delay_p90_ns / 1e3, k[i]->delay_p50_ns / 1e3, k[i]->delay_max_ns / 1e3,
 			 (unsigned long long)k[i]->launched);
-		bars[i] = (struct gt_bar){labels[i], k[i]->delay_p90_ns / 1e3, notes[i]};
+		titles[i] = bar_title(an, k[i]);
+		bars[i] = (struct gt_bar){labels[i], k[i]->delay_p90_ns / 1e3, notes[i], titles[i]};
 	}
 	gt_svg_hbars(f, "launch delay (90th percentile) of the ops with the most GPU time", bars, nb, "us");
+	for (size_t i = 0; i < nb; i++)
+		free(titles[i]);
 	free(k);
 	/* the queue over time, on the streams where it grew most */
 	const struct gt_an_stream **s = calloc(an->nstreams ? an->nstreams : 1, sizeof(*s));
@@ -324,16 +349,17 @@ static void sec_top(FILE *f, const struct gt_an_result *an, const char *why)
 		gt_sort(all, na, sizeof(*all), kernel_time_cmp);
 		size_t nb = na < TOP_BARS ? na : TOP_BARS;
 		struct gt_bar bars[TOP_BARS];
-		char labels[TOP_BARS][96], notes[TOP_BARS][96];
+		char labels[TOP_BARS][96], notes[TOP_BARS][96], *titles[TOP_BARS] = {0};
 		for (size_t i = 0; i < nb; i++) {
 			sel[i] = all[i];
 			char rl[32];
 			gt_an_source_label(an, sel[i]->source, rl, sizeof(rl));
 			bar_label(an, sel[i], labels[i], sizeof(labels[i]));
 			double kt = gt_an_kind_time(an, sel[i]->source, c);
-			snprintf(notes[i], sizeof(notes[i]), "%.4g ms (%.1f%% on %.12s)", sel[i]->time_ns / 1e6,
+			snprintf(notes[i], sizeof(notes[i]), "%.3f ms (%.1f%% on %.12s)", sel[i]->time_ns / 1e6,
 				 kt > 0 ? sel[i]->time_ns / kt * 100 : 0, rl);
-			bars[i] = (struct gt_bar){labels[i], sel[i]->time_ns / 1e6, notes[i]};
+			titles[i] = bar_title(an, sel[i]);
+			bars[i] = (struct gt_bar){labels[i], sel[i]->time_ns / 1e6, notes[i], titles[i]};
 		}
 		if (nb) {
 			char title[96];
@@ -341,6 +367,8 @@ static void sec_top(FILE *f, const struct gt_an_result *an, const char *why)
 				 gt_an_kind_name(c));
 			gt_svg_hbars(f, title, bars, nb, "ms");
 		}
+		for (size_t i = 0; i < nb; i++)
+			free(titles[i]);
 		free(all);
 	}
 	if (nranks > MAX_RANKS)
@@ -361,14 +389,19 @@ static void sec_top(FILE *f, const struct gt_an_result *an, const char *why)
 		double kt = gt_an_kind_time(an, k[i]->source, k[i]->cat);
 		fputs("<tr><td>", f);
 		gt_html_esc(f, rl);
-		fprintf(f,
-			"</td><td>%s</td><td class=\"n\">%.3f</td><td class=\"n\">%.2f</td><td class=\"n\">%llu</td>"
-			"<td class=\"n\">%.1f</td><td class=\"n\">%.1f</td><td class=\"n\">%.1f</td><td "
-			"class=\"n\">%llu</td><td><code>",
+		fprintf(f, "</td><td>%s</td><td class=\"n\">%.3f</td><td class=\"n\">%.2f</td><td class=\"n\">%llu</td>",
 			gt_an_kind_name(k[i]->cat), k[i]->time_ns / 1e6, kt > 0 ? k[i]->time_ns / kt * 100 : 0,
-			(unsigned long long)k[i]->count, k[i]->delay_p50_ns / 1e3, k[i]->delay_p90_ns / 1e3,
-			k[i]->delay_max_ns / 1e3, (unsigned long long)k[i]->short_n);
+			(unsigned long long)k[i]->count);
+		num_cell(f, 1, k[i]->delay_p50_ns / 1e3);
+		num_cell(f, 1, k[i]->delay_p90_ns / 1e3);
+		num_cell(f, 1, k[i]->delay_max_ns / 1e3);
+		fprintf(f, "<td class=\"n\">%llu</td><td><code title=\"", (unsigned long long)k[i]->short_n);
+		/* a long name shortened (start, end, a hash), the whole of it on hover */
+		char sn[128];
+		gt_an_short_name(k[i]->name, NAME_COL, sn, sizeof(sn));
 		gt_html_esc(f, k[i]->name);
+		fputs("\">", f);
+		gt_html_esc(f, sn);
 		fputs("</code></td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
@@ -384,16 +417,17 @@ static void sec_membw(FILE *f, const struct gt_an_result *an, const char *why, d
 		gt_html_absent(f, "the inputs hold no memcpy or memset");
 		return;
 	}
-	fputs("<p class=\"note\">Bytes moved by copies and sets of each kind per time bucket, as GB/s (1e9 bytes per "
-	      "second). Peak: the largest sum of the bandwidths of the ops running at once (HTA's memory bandwidth "
-	      "series); mean: the mean of that sum where it is above 0.</p>\n",
+	fputs("<p class=\"note\">The bandwidth of the copies and sets of each kind running at once (HTA's memory "
+	      "bandwidth series, in GB/s: a billion bytes per second), drawn as its largest value in each time bucket: the "
+	      "plot's peak is the table's. Peak: the largest sum of the bandwidths of the ops running at once; mean: "
+	      "the mean of that sum where it is above 0; bytes / time: all bytes over the ops' summed time.</p>\n",
 	      f);
 	const struct gt_an_membw **m = calloc(an->nmembw, sizeof(*m));
 	if (!m)
 		return;
 	size_t nm = 0;
 	for (size_t i = 0; i < an->nmembw; i++)
-		if (an->membw[i].bytes && an->membw[i].series)
+		if (an->membw[i].bytes && an->membw[i].peak_series)
 			m[nm++] = &an->membw[i];
 	gt_sort(m, nm, sizeof(*m), membw_bytes_cmp);
 	if (nm > MAX_LINES)
@@ -406,7 +440,7 @@ static void sec_membw(FILE *f, const struct gt_an_result *an, const char *why, d
 			double *x = xy + 2 * i * an->nbuckets, *y = x + an->nbuckets;
 			for (size_t b = 0; b < an->nbuckets; b++) {
 				x[b] = bucket_x(an, m[i]->gpu, b, t_base);
-				y[b] = m[i]->series[b];
+				y[b] = m[i]->peak_series[b];
 			}
 			const char *kind = m[i]->kind;
 			if (strncmp(kind, "Memcpy ", 7) == 0)
@@ -416,9 +450,10 @@ static void sec_membw(FILE *f, const struct gt_an_result *an, const char *why, d
 		}
 		if (nm) {
 			char title[160];
-			snprintf(title, sizeof(title), "memory bandwidth per kind, mean of each of %zu time buckets",
-				 an->nbuckets);
-			gt_svg_lines(f, title, "GB/s", gs, nm);
+			snprintf(title, sizeof(title),
+				 "memory bandwidth per kind: the most at once in each of %zu time buckets", an->nbuckets);
+			const struct gt_line_opts lo = {NAN, NAN, 1, "GB/s"};
+			gt_svg_lines_opt(f, title, "GB/s", gs, nm, &lo);
 		} else {
 			gt_html_absent(f, "the copies and sets carry no byte counts");
 		}
@@ -570,8 +605,10 @@ void gt_rep_an_summary(FILE *f, const struct gt_an_result *an)
 	for (size_t i = 0; i < an->nmembw; i++)
 		if (!pk || an->membw[i].peak_gbps > pk->peak_gbps)
 			pk = &an->membw[i];
+	char pv[32];
+	gt_fmt_num(pv, sizeof(pv), pk ? pk->peak_gbps : 0);
 	if (pk && pk->peak_gbps > 0)
-		fprintf(f, "  memory bw    peak %.4g GB/s (%s on %s), %zu kinds\n", pk->peak_gbps, pk->kind,
+		fprintf(f, "  memory bw    peak %s GB/s (%s on %s), %zu kinds\n", pv, pk->kind,
 			gt_term_str(gpu_label(an, pk->gpu), esc, sizeof(esc)), an->nmembw);
 	const struct gt_an_hta *h = &an->hta;
 	if (h->nolaunch_ops || h->last_step_ops)

@@ -2,6 +2,7 @@
 #include "report/svg.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const gt_palette[GT_PALETTE_N] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -41,15 +42,34 @@ void gt_html_absent(FILE *f, const char *why)
 	fputs("</p>\n", f);
 }
 
+/* `sig` significant digits (%g's), but never an exponent: "286500", not "2.865e+05" */
+static void fmt_sig(char *buf, size_t len, double v, int sig, const char *unit)
+{
+	double a = fabs(v), big = pow(10, sig) - 0.5;
+	const char *sp = unit[0] ? " " : "";
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else if (a >= big)
+		snprintf(buf, len, "%.0f%s%s", v, sp, unit);
+	else if (a == 0 || a >= 1e-4)
+		snprintf(buf, len, "%.*g%s%s", sig, v, sp, unit);
+	else
+		snprintf(buf, len, "%.6f%s%s", v, sp, unit);
+}
+
+void gt_fmt_num(char *buf, size_t len, double v) { fmt_sig(buf, len, v, 4, ""); }
+
 void gt_fmt_ns(char *buf, size_t len, double ns)
 {
 	double a = fabs(ns);
-	if (a >= 1e9)
-		snprintf(buf, len, "%.3g s", ns / 1e9);
+	if (!isfinite(ns))
+		snprintf(buf, len, "-");
+	else if (a >= 1e9)
+		fmt_sig(buf, len, ns / 1e9, 3, "s");
 	else if (a >= 1e6)
-		snprintf(buf, len, "%.3g ms", ns / 1e6);
+		fmt_sig(buf, len, ns / 1e6, 3, "ms");
 	else if (a >= 1e3)
-		snprintf(buf, len, "%.3g us", ns / 1e3);
+		fmt_sig(buf, len, ns / 1e3, 3, "us");
 	else
 		snprintf(buf, len, "%.0f ns", ns);
 }
@@ -62,7 +82,10 @@ void gt_fmt_bytes(char *buf, size_t len, double b)
 		b /= 1024;
 		i++;
 	}
-	snprintf(buf, len, i ? "%.3g %s" : "%.0f %s", b, u[i]);
+	if (i)
+		fmt_sig(buf, len, b, 3, u[i]);
+	else
+		snprintf(buf, len, "%.0f %s", b, u[i]);
 }
 
 /* A "nice" tick step covering `range` in about `n` steps. */
@@ -107,8 +130,10 @@ static void fmt_tick(char *b, size_t n, double v)
 {
 	if (fabs(v) < 1e-12)
 		v = 0; /* no "-0" from accumulated steps */
-	if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
-		snprintf(b, n, "%.2g", v);
+	if (fabs(v) >= 1e6) /* no exponent on an axis either */
+		snprintf(b, n, "%.0f", v);
+	else if (fabs(v) < 1e-3 && v != 0)
+		snprintf(b, n, "%.6f", v);
 	else
 		snprintf(b, n, "%.6g", v);
 }
@@ -162,8 +187,16 @@ static void axes(FILE *f, int h, double x0, double x1, double y0, double y1, con
 
 void gt_svg_lines(FILE *f, const char *title, const char *ylabel, const struct gt_series *s, size_t ns)
 {
+	gt_svg_lines_opt(f, title, ylabel, s, ns, NULL);
+}
+
+void gt_svg_lines_opt(FILE *f, const char *title, const char *ylabel, const struct gt_series *s, size_t ns,
+		      const struct gt_line_opts *o)
+{
 	int h = 300;
 	double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
+	size_t pk_s = 0, pk_j = 0;
+	int has_pk = 0;
 	for (size_t i = 0; i < ns; i++)
 		for (size_t j = 0; j < s[i].n; j++) {
 			if (!isfinite(s[i].x[j]) || !isfinite(s[i].y[j]))
@@ -171,6 +204,11 @@ void gt_svg_lines(FILE *f, const char *title, const char *ylabel, const struct g
 			x0 = fmin(x0, s[i].x[j]);
 			x1 = fmax(x1, s[i].x[j]);
 			y0 = fmin(y0, s[i].y[j]);
+			if (!has_pk || s[i].y[j] > s[pk_s].y[pk_j]) {
+				pk_s = i;
+				pk_j = j;
+				has_pk = 1;
+			}
 			y1 = fmax(y1, s[i].y[j]);
 		}
 	if (!isfinite(x0)) {
@@ -180,10 +218,25 @@ void gt_svg_lines(FILE *f, const char *title, const char *ylabel, const struct g
 	}
 	plot_range(&x0, &x1);
 	plot_range(&y0, &y1);
-	y1 += (y1 - y0) * 0.05;
+	y1 += (y1 - y0) * (o && o->mark_peak ? 0.12 : 0.05); /* room for the peak's label */
+	if (o && isfinite(o->ymin) && isfinite(o->ymax) && o->ymax > o->ymin) { /* a fixed scale (0-100 %) */
+		y0 = fmin(o->ymin, y0);
+		y1 = fmax(o->ymax, y1 > o->ymax * 1.05 ? y1 : o->ymax);
+	}
 	svg_open(f, h, title);
 	axes(f, h, x0, x1, y0, y1, "time since start (s)", ylabel);
 	int pw = W - ML - MR, ph = h - MT - MB;
+	if (o && o->mark_peak && has_pk) { /* the largest value, marked and labelled as the tables write it */
+		double v = s[pk_s].y[pk_j];
+		double px = ML + (s[pk_s].x[pk_j] - x0) / (x1 - x0) * pw, py = MT + ph - (v - y0) / (y1 - y0) * ph;
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"pk\"/><text x=\"%.1f\" y=\"%.1f\" "
+			   "class=\"peak\" text-anchor=\"%s\" data-series=\"",
+			px, py, px + (px > ML + pw * 0.7 ? -6 : 6), py - 5, px > ML + pw * 0.7 ? "end" : "start");
+		gt_html_esc(f, s[pk_s].name);
+		fprintf(f, "\">peak %.3f %s (", v, o->unit ? o->unit : "");
+		gt_html_esc(f, s[pk_s].name);
+		fputs(")</text>\n", f);
+	}
 	for (size_t i = 0; i < ns; i++) {
 		const char *col = gt_palette[i % GT_PALETTE_N];
 		fprintf(f, "<polyline class=\"ln\" stroke=\"%s\" points=\"", col);
@@ -224,11 +277,14 @@ void gt_svg_hbars(FILE *f, const char *title, const struct gt_bar *b, size_t n, 
 		gt_html_esc(f, lab);
 		fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>", lw, y + 3,
 			bw < 1 && b[i].value > 0 ? 1 : bw, row - 6, gt_palette[i % GT_PALETTE_N]);
-		gt_html_esc(f, b[i].label);
+		gt_html_esc(f, b[i].title ? b[i].title : b[i].label);
 		fprintf(f, "</title></rect><text x=\"%.1f\" y=\"%d\" class=\"bv\">", lw + bw + 6, y + 15);
 		gt_html_esc(f, b[i].note ? b[i].note : "");
-		if (!b[i].note)
-			fprintf(f, "%.4g %s", b[i].value, unit);
+		if (!b[i].note) {
+			char v[48];
+			gt_fmt_num(v, sizeof(v), b[i].value);
+			fprintf(f, "%s %s", v, unit);
+		}
 		fputs("</text>\n", f);
 	}
 	fputs("</svg>\n", f);
@@ -247,18 +303,48 @@ static void legend(FILE *f, const char *const *cat_names, const char *const *cat
 	fputs("</svg>\n", f);
 }
 
-void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
-		    const char *const *cat_names, const char *const *cat_colors, size_t ncats, const double *values,
-		    const char *unit)
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The scale of stacked bars: the largest total, or — when a few bars (a warm-up iteration) are more
+ * than 3 times the median — 1.25 times the largest of the others, so that one bar does not flatten
+ * the rest; the bars above it are drawn cut, with their value. */
+static double stacked_scale(const double *tot, size_t n)
+{
+	double mx = 0;
+	for (size_t i = 0; i < n; i++)
+		mx = fmax(mx, tot[i]);
+	if (n < 3 || !(mx > 0))
+		return mx;
+	double *v = malloc(n * sizeof(*v));
+	if (!v)
+		return mx;
+	memcpy(v, tot, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), dbl_cmp);
+	double med = v[n / 2], rest = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] <= 3 * med)
+			rest = fmax(rest, v[i]);
+	free(v);
+	return med > 0 && mx > 3 * med && rest > 0 ? rest * 1.25 : mx;
+}
+
+size_t gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
+		      const char *const *cat_names, const char *const *cat_colors, size_t ncats, const double *values,
+		      const char *unit)
 {
 	int h = 320;
-	double mx = 0;
-	for (size_t i = 0; i < nbars; i++) {
-		double s = 0;
+	double *tot = calloc(nbars ? nbars : 1, sizeof(*tot));
+	if (!tot)
+		return 0;
+	for (size_t i = 0; i < nbars; i++)
 		for (size_t c = 0; c < ncats; c++)
-			s += fmax(0, values[i * ncats + c]);
-		mx = fmax(mx, s);
-	}
+			tot[i] += fmax(0, values[i * ncats + c]);
+	double mx = stacked_scale(tot, nbars);
+	size_t clipped = 0;
 	if (!(mx > 0) || !isfinite(mx))
 		mx = 1;
 	svg_open(f, h, title);
@@ -288,13 +374,29 @@ void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, s
 			double v = fmax(0, values[i * ncats + c]), hh = v / mx * ph;
 			if (hh <= 0)
 				continue;
+			if (y - hh < MT) /* a bar above the scale: cut at the top */
+				hh = y - MT;
+			if (hh <= 0)
+				continue;
 			y -= hh;
+			char vb[48];
+			gt_fmt_num(vb, sizeof(vb), v);
 			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>", x, y, bw,
 				hh, cat_colors[c]);
 			gt_html_esc(f, bar_labels[i]);
 			fputs(": ", f);
 			gt_html_esc(f, cat_names[c]);
-			fprintf(f, " %.4g %s</title></rect>", v, unit);
+			fprintf(f, " %s %s</title></rect>", vb, unit);
+		}
+		if (tot[i] > mx) { /* cut: a break mark across the top and the bar's whole value */
+			char vb[48];
+			gt_fmt_num(vb, sizeof(vb), tot[i]);
+			fprintf(f, "<path d=\"M%.1f %d l%.1f -4 l%.1f 8 l%.1f -4\" class=\"cut\"/><text x=\"%.1f\" y=\"%d\" "
+				   "class=\"clipped\" text-anchor=\"middle\" data-bar=\"",
+				x, MT + 8, bw / 3, bw / 3, bw / 3, x + bw / 2, MT - 3);
+			gt_html_esc(f, bar_labels[i]);
+			fprintf(f, "\">%s %s (cut)</text>", vb, unit);
+			clipped++;
 		}
 		if (i % label_every == 0) {
 			fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xt\">", x + bw / 2, MT + ph + 16);
@@ -304,6 +406,8 @@ void gt_svg_stacked(FILE *f, const char *title, const char *const *bar_labels, s
 		fputc('\n', f);
 	}
 	legend(f, cat_names, cat_colors, ncats);
+	free(tot);
+	return clipped;
 }
 
 void gt_svg_hstacked(FILE *f, const char *title, const char *const *bar_labels, size_t nbars,
@@ -324,9 +428,10 @@ void gt_svg_hstacked(FILE *f, const char *title, const char *const *bar_labels, 
 	svg_open(f, h, title);
 	int pw = W - lw - MR;
 	int ya = MT + (int)nbars * row;
-	double sx = nice_step(mx, 6);
+	double sx = nice_step(mx, 6), v0 = 0;
 	char b[32];
-	for (double v = 0; v <= mx * 1.0001; v += sx) {
+	for (int t = 0, nt = ticks(0, mx * 1.0001, sx, &v0); t < nt; t++) {
+		double v = v0 + t * sx;
 		double px = lw + v / mx * pw;
 		fmt_tick(b, sizeof(b), v);
 		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"grid\"/><text x=\"%.1f\" "
@@ -346,12 +451,14 @@ void gt_svg_hstacked(FILE *f, const char *title, const char *const *bar_labels, 
 			double v = fmax(0, values[i * ncats + c]), w = v / mx * pw;
 			if (w <= 0)
 				continue;
+			char vb[48];
+			gt_fmt_num(vb, sizeof(vb), v);
 			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"><title>", x,
 				y + 3, w, row - 6, cat_colors[c]);
 			gt_html_esc(f, bar_labels[i]);
 			fputs(": ", f);
 			gt_html_esc(f, cat_names[c]);
-			fprintf(f, " %.4g %s</title></rect>", v, unit);
+			fprintf(f, " %s %s</title></rect>", vb, unit);
 			x += w;
 		}
 		fputc('\n', f);

@@ -139,6 +139,19 @@ def main():
         t += 1000
     write(out, "warmup.json", ev)
 
+    # ProfilerStep#0 is a warm-up of 286.5 s, steps 1..5 take 10 ms each: the report's iteration plot
+    # must not flatten them (and writes 286500 ms, not 2.865e+05)
+    ev = []
+    corr, t = 1, 0
+    for s in range(6):
+        d = 286500000 if s == 0 else 10000
+        step(ev, s, t, d + 100)
+        launch(ev, corr, t + 1)
+        kernel(ev, "step_k", corr, t + 50, d)
+        corr += 1
+        t += d + 100
+    write(out, "warmstep.json", ev)
+
 
 if __name__ == "__main__":
     main()

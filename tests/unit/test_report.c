@@ -229,9 +229,10 @@ TEST(report_full_run_dir)
 	ASSERT_CONTAINS(tl, "rank0/gpu0 stream 7");
 	ASSERT_CONTAINS(tl, "rank0/gpu0 stream 13");
 	ASSERT_CONTAINS(tl, "9 kernels, 3 copies");
-	/* the whole run, then one iteration zoomed (the second of three) */
+	/* the whole run, then one iteration zoomed (the second of three: numbered 1, as gputap analyze
+	 * numbers iterations from 0), with its rank's streams only */
 	ASSERT_EQ_INT(count(tl, "<svg"), 2);
-	ASSERT_CONTAINS(tl, "iteration 2 of rank0/gpu0");
+	ASSERT_CONTAINS(tl, "iteration 1 of rank0, its streams only");
 	free(tl);
 	char *cl = section(html, "classes");
 	ASSERT_CONTAINS(cl, ">gemm<");
@@ -358,5 +359,33 @@ TEST(report_memory_of_devices_past_16)
 	ASSERT_CONTAINS(pw, "rank0 gpu40");
 	ASSERT(!strstr(pw, "left out"));
 	free(pw);
+	free(html);
+}
+
+/* SM busy is a percentage: drawn on 0-100 even when the GPU was barely busy (1 %), never on an axis
+ * that makes 1 % look like a full plot. */
+TEST(report_sm_busy_axis_is_0_to_100)
+{
+	const char *dir = gt_test_tmpdir();
+	make_trace(dir, 0);
+	char s[4096] = "time_ns,device,power_W,energy_J,mem_used_MiB,mem_total_MiB,sm_util_pct,mem_util_pct,"
+		       "sm_clock_MHz,temperature_C\n";
+	for (int i = 0; i < 10; i++) {
+		char l[256];
+		snprintf(l, sizeof(l), "%llu,0,100,,1000,143771,%d,,,\n", (unsigned long long)(T0 + (uint64_t)i * 2500000),
+			 i % 2);
+		strcat(s, l);
+	}
+	gt_test_write_file(dir, "gpu_samples.csv", s, strlen(s));
+	char *html = report(dir, 0);
+	ASSERT(html);
+	const char *sm = strstr(html, "SM busy (sampled)");
+	ASSERT(sm);
+	const char *end = strstr(sm, "</svg>");
+	ASSERT(end);
+	char *svg = strndup(sm, (size_t)(end - sm));
+	ASSERT_CONTAINS(svg, "class=\"yt\">100</text>");
+	ASSERT_CONTAINS(svg, "class=\"yt\">0</text>");
+	free(svg);
 	free(html);
 }
