@@ -14,6 +14,7 @@ const char cmd_run_help[] =
 	"    gputap run [-o DIR] [--tools LIST | --context JSON | --context-file F]\n"
 	"               [--trace KINDS] [--buffer-mb N] [--hold N] [--capture SPEC]\n"
 	"               [--metrics LIST] [--metrics-mode auto|kernel|range]\n"
+	"               [--pc-sampling[=PERIOD]]\n"
 	"               [--trace-json json|gz|none] [--] CMD [ARGS...]\n"
 	"    gputap run --tools help\n"
 	"\n"
@@ -86,6 +87,15 @@ const char cmd_run_help[] =
 	"        per range occurrence in one pass, the program's concurrency kept;\n"
 	"        auto (default): range for a one-pass list of .sum counters, else kernel\n"
 	"        (GPUTAP_METRICS_MODE).\n"
+	"    --pc-sampling[=PERIOD]\n"
+	"        PC sampling (GPUTAP_PCSAMP): CUPTI samples the warps' program counters\n"
+	"        and stall reasons while the program runs, alongside the kernel trace.\n"
+	"        PERIOD is N for one sample per SM every 2^N cycles (5..31, default 17).\n"
+	"        Writes DIR/<proc>/pc_samples.csv (per PC: kernel, offset, SASS, source\n"
+	"        line, samples per stall reason), pc_kernels.csv and pc_sampling.json\n"
+	"        (per kernel: samples, stall reasons grouped as Nsight Compute does, the\n"
+	"        hottest lines), a table in the summary and a section in the report.\n"
+	"        Needs access to GPU performance counters; see docs/pc-sampling.md.\n"
 	"    --capture SPEC\n"
 	"        Trace only inside capture windows (GPUTAP_CAPTURE); outside them the tap\n"
 	"        keeps its counters only, at the cost of the metrics mode. SPEC, several\n"
@@ -114,6 +124,8 @@ const char cmd_run_help[] =
 	"    vram           memory-use samples (madengine name gpu_info_vram_profiler)\n"
 	"    range_metrics  GPU hardware counters per kernel and per NVTX range\n"
 	"                   (env_vars GPUTAP_METRICS, GPUTAP_METRICS_MODE)\n"
+	"    pc_sampling    the full trace and PC samples with stall reasons per kernel\n"
+	"                   and source line (env_vars GPUTAP_PCSAMP)\n"
 	"    cublas_trace, cublaslt_trace, cudnn_trace, nccl_trace\n"
 	"                   the library's own call log into DIR/libs/, summarised into\n"
 	"                   DIR/library_trace.csv\n"
@@ -210,7 +222,10 @@ int cmd_run(int argc, char **argv)
 			dst = &o.metrics_mode;
 		else if (nl == 12 && strncmp(a, "--trace-json", 12) == 0)
 			dst = &o.trace_json;
-		else if (nl == 9 && strncmp(a, "--capture", 9) == 0) {
+		else if (nl == 13 && strncmp(a, "--pc-sampling", 13) == 0) {
+			o.pcsamp = eq ? eq + 1 : "default"; /* the period only as --pc-sampling=N */
+			continue;
+		} else if (nl == 9 && strncmp(a, "--capture", 9) == 0) {
 			const char *v = eq ? eq + 1 : (need_arg(argc, argv, i) ? argv[++i] : NULL);
 			if (!v)
 				return 2;

@@ -9,6 +9,7 @@
 
 #include "core/sort.h"
 #include "report/report_an.h"
+#include "report/pcstable.h"
 #include "report/rmtable.h"
 #include "report/svg.h"
 
@@ -526,6 +527,8 @@ int gt_rp_write_page(FILE *f, const struct page *p)
 	sec_hold(f, p);
 	if (!p->inputs) /* a run directory's range_metrics.csv */
 		gt_rm_tables(f, p->dir, 200, 1);
+	if (!p->inputs) /* PC sampling: stall bars and top lines per kernel */
+		gt_pcs_tables(f, p->dir, 50, 1);
 	fprintf(f, "<p class=\"note\">Made by gputap. This page is self-contained: it loads nothing.</p>\n"
 		   "</body></html>\n");
 	return ferror(f) ? -1 : 0;

@@ -5,6 +5,7 @@
 
 #include "core/log.h"
 #include "report/report_an.h"
+#include "report/pcstable.h"
 #include "report/rmtable.h"
 #include "report/svg.h"
 
@@ -77,5 +78,7 @@ void gt_rp_summary(FILE *f, const struct page *p, const char *html)
 	fprintf(f, "  report       %s\n", html);
 	if (!p->inputs)
 		gt_rm_tables(f, p->dir, 12, 0);
+	if (!p->inputs)
+		gt_pcs_tables(f, p->dir, 10, 0);
 }
 

@@ -23,6 +23,8 @@
 #include "liblog/libtrace.h"
 #include "export/export.h"
 #include "export/ofile.h"
+#include "export/pcsamp.h"
+#include "report/pcstable.h"
 #include "report/rmtable.h"
 #include "report/report.h"
 #include "run/child.h"
@@ -176,6 +178,8 @@ bad:
 	return -1;
 }
 
+static int is_uint(const char *s);
+
 /* --metrics / --metrics-mode are checked before anything runs (the names themselves by the tap, on the GPU). */
 static int check_metrics_opts(const struct gt_run_opts *o)
 {
@@ -184,6 +188,11 @@ static int check_metrics_opts(const struct gt_run_opts *o)
 	if (o->metrics && strcmp(o->metrics, "default") != 0 &&
 	    gt_rm_parse_list(o->metrics, "--metrics", &l, err, sizeof(err)) < 0) {
 		gt_error("%s", err);
+		return -1;
+	}
+	if (o->pcsamp && strcmp(o->pcsamp, "default") != 0 && strcmp(o->pcsamp, "on") != 0 &&
+	    !(is_uint(o->pcsamp) && strlen(o->pcsamp) <= 2 && atoi(o->pcsamp) >= 5 && atoi(o->pcsamp) <= 31)) {
+		gt_error("--pc-sampling=%s: expected a period N of 2^N cycles, 5..31 (default 17)", o->pcsamp);
 		return -1;
 	}
 	if (o->metrics_mode && gt_rm_parse_mode(o->metrics_mode) < 0) {
@@ -576,6 +585,11 @@ static void command_env(const struct gt_run_opts *o, struct gt_run *r)
 	}
 	if (o->metrics_mode)
 		gt_plan_setenv(&r->plan, "GPUTAP_METRICS_MODE", o->metrics_mode);
+	if (o->pcsamp) {
+		gt_plan_setenv(&r->plan, "GPUTAP_PCSAMP", o->pcsamp);
+		if (!r->plan.has_tap)
+			warnf(r, "--pc-sampling needs the tap (kernel_trace, api_trace, pc_sampling); it has no effect");
+	}
 	if ((o->metrics || o->metrics_mode) && !r->plan.has_tap)
 		warnf(r, "--metrics needs the tap (kernel_trace, api_trace, range_metrics); it has no effect");
 	if (r->plan.has_liblog) {
@@ -679,10 +693,16 @@ static void teardowns(struct gt_run *r)
 	write_json(r);
 }
 
+static void pcs_warn(void *arg, const char *msg)
+{
+	warnf(arg, "%s", msg);
+}
+
 /* Phase 8: the post-run pass (each trace read once: outputs, report, summary), the range-metric
  * tables, the last run.json and the closing line. */
 static void post_run(struct gt_run *r)
 {
+	gt_pcs_postrun(r->outdir, pcs_warn, r); /* SASS and per-kernel files first: the report reads them */
 	struct gt_postrun pr = {
 		.dir = r->outdir,
 		.formats = r->plan.has_tap ? r->json_format | GT_OUT_CSV : 0,
@@ -696,6 +716,7 @@ static void post_run(struct gt_run *r)
 	gt_info("post-run: %zu traces, %u opened", pr.nprocs, pr.trace_opens);
 	gt_postrun_free(&pr);
 	gt_rm_tables(stderr, r->outdir, 12, 0);
+	gt_pcs_tables(stderr, r->outdir, 10, 0);
 	write_json(r);
 	char rel[PATH_MAX];
 	snprintf(rel, sizeof(rel), "%s", r->outdir);

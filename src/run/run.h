@@ -37,6 +37,7 @@ struct gt_run_opts {
 	const char *hold;         /* --hold N -> GPUTAP_HOLD */
 	const char *metrics;      /* --metrics LIST -> GPUTAP_METRICS */
 	const char *metrics_mode; /* --metrics-mode -> GPUTAP_METRICS_MODE */
+	const char *pcsamp;       /* --pc-sampling[=PERIOD] -> GPUTAP_PCSAMP */
 	char capture[1024];       /* --capture SPEC (repeatable, joined by ';') -> GPUTAP_CAPTURE */
 	const char *trace_json;   /* --trace-json json|gz|none: the Perfetto trace of each process */
 	char **argv;              /* the command, NULL-terminated */

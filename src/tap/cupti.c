@@ -18,6 +18,7 @@
 #include "gpu/probe.h"
 #include "tap/api.h"
 #include "tap/capture_tap.h"
+#include "tap/pcsamp.h"
 #include "tap/rmetrics.h"
 #include "tap/tap.h"
 
@@ -334,8 +335,11 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	struct gt_tls *t = &gt_tls;
 	if (atomic_load_explicit(&gt_rm_active, memory_order_relaxed))
 		gt_rm_callback(dom, cbid, data);
-	if (dom == CUPTI_CB_DOMAIN_RESOURCE)
+	if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (atomic_load_explicit(&gt_pcs_active, memory_order_relaxed))
+			gt_pcs_resource(cbid, data); /* PC sampling: contexts and modules (tap/pcsamp.h) */
 		return;
+	}
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			t->corr = corr_of(cb->correlationId);
@@ -469,13 +473,14 @@ static int start_cupti(void)
 	int corr = gpu && ((tr & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
 	gt_rm_init_env();
 	int rm = gt_rm_wanted();
-	if (!gpu && !static_rt && !corr && !rm)
+	int pcs = gt_pcs_wanted();
+	if (!gpu && !static_rt && !corr && !rm && !pcs)
 		return 0;
 	if (load_cupti() < 0)
 		return -1;
 
 	CUptiResult sr = CUPTI_SUCCESS;
-	if (!static_rt && !corr && !rm)
+	if (!static_rt && !corr && !rm && !pcs)
 		goto activity;
 	sr = own_subscribe(&C.sub);
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -508,11 +513,18 @@ static int start_cupti(void)
 		}
 		if (rm)
 			enable_rmetrics_callbacks();
+		if (pcs && gt_pcs_start(C.lib) == 0) {
+			/* contexts to sample, modules whose cubins give SASS and source lines: no launch callback */
+			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+		}
 	} else {
 		const char *msg = "?";
 		C.cuptiGetResultString(sr, &msg);
-		gt_warn("cuptiSubscribe failed (%s): statically linked cudaMemcpy calls are not counted%s", msg,
-			rm ? ", range metrics are off" : "");
+		gt_warn("cuptiSubscribe failed (%s): statically linked cudaMemcpy calls are not counted%s%s", msg,
+			rm ? ", range metrics are off" : "", pcs ? ", PC sampling is off" : "");
 		atomic_store(&gt_rm_active, 0);
 	}
 activity:
@@ -695,6 +707,7 @@ void gt_cupti_stop_for_other_client(void)
 		"over to it and stops recording GPU activity; host-side metrics and API records go on");
 	gt_tap_note(GT_NOTE_CUPTI_HANDED_OVER, 0, 0);
 	gt_rm_finish(); /* range metrics so far are decoded and written */
+	gt_pcs_finish(); /* and the PC samples so far */
 	if (atomic_load(&gt_cupti_active)) {
 		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

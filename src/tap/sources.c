@@ -6,15 +6,24 @@
 
 #include "tap/capture_tap.h"
 #include "tap/hold.h"
+#include "tap/pcsamp.h"
 #include "tap/rmetrics.h"
 #include "tap/tap.h"
 
 static void cupti_flush(int final)
 {
-	if (!final)
+	if (!final) {
 		gt_cupti_tick(); /* completed activity buffers every 100 ms */
-	else if (atomic_load(&gt_cupti_active))
+		gt_pcs_tick();   /* PC samples, as often */
+	} else if (atomic_load(&gt_cupti_active)) {
 		gt_cupti_flush();
+	}
+}
+
+static void cupti_stop(void)
+{
+	gt_rm_finish();  /* range metrics: the last ranges decoded */
+	gt_pcs_finish(); /* PC sampling: the last samples, source lines, files */
 }
 
 static void windows_flush(int final)
@@ -28,7 +37,7 @@ static void windows_flush(int final)
 static const struct gt_source sources[] = {
 	{"driver hooks", NULL, NULL, gt_hold_finish}, /* held launches issued while the driver is up */
 	{"runtime hooks", NULL, NULL, NULL},
-	{"CUPTI", NULL, cupti_flush, gt_rm_finish}, /* range metrics: the last ranges decoded */
+	{"CUPTI", NULL, cupti_flush, cupti_stop},
 	{"NVTX", NULL, NULL, NULL},
 	{"capture windows", gt_capture_tap_outputs, windows_flush, gt_capture_tap_finish},
 };

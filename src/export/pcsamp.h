@@ -1,0 +1,100 @@
+/*
+ * export/pcsamp.h — PC sampling after the run: what the library wrote per
+ * process (<proc>/pc_samples.csv, pc_sampling_totals.csv, pcsamp/<crc>.cubin;
+ * src/tap/pcsamp.h) read back, the SASS of each sampled PC filled in with
+ * the toolkit's nvdisasm (never in the program's process), and the per-kernel
+ * summary written: <proc>/pc_kernels.csv and <proc>/pc_sampling.json.
+ *
+ * Owns: the grouping of CUPTI's stall reasons under the names Nsight Compute
+ * prints (its WarpStateStats section: "Long Scoreboard", "Barrier", ...), the
+ * per-kernel summary (samples, share, reasons, groups, hottest PCs and source
+ * lines), and the formats of pc_kernels.csv and pc_sampling.json
+ * (docs/pc-sampling.md).
+ *
+ * Invariants: a kernel's share of a group is over its samples (the
+ * "_not_issued" columns are a subset of their reason and are not added);
+ * rows are kept in pc_samples.csv's order; a file that cannot be read is one
+ * warning and the process is skipped.
+ */
+#ifndef GT_EXPORT_PCSAMP_H
+#define GT_EXPORT_PCSAMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GT_PCS_FILE_SAMPLES "pc_samples.csv"
+#define GT_PCS_FILE_TOTALS "pc_sampling_totals.csv"
+#define GT_PCS_FILE_KERNELS "pc_kernels.csv"
+#define GT_PCS_FILE_JSON "pc_sampling.json"
+#define GT_PCS_TOP 5 /* hottest PCs and lines kept per kernel */
+
+struct gt_pcs_row {
+	char *kernel, *file, *sass;
+	uint32_t findex, line;
+	uint64_t crc, off, samples, not_issued;
+	uint64_t *cnt; /* per reason column */
+};
+
+struct gt_pcs_kv {
+	char key[48];
+	char val[48];
+};
+
+struct gt_pcs_kernel {
+	char *name; /* as CUPTI names the function (mangled) */
+	uint64_t samples, not_issued;
+	uint64_t *reason; /* per reason column */
+	uint64_t *group;  /* per group (gt_pcs_group_name) */
+	size_t top_pc[GT_PCS_TOP]; /* row indexes, hottest first */
+	size_t ntop_pc;
+	struct {
+		const char *file;
+		uint32_t line;
+		uint64_t samples;
+	} top_line[GT_PCS_TOP];
+	size_t ntop_line;
+};
+
+struct gt_pcs_data {
+	char **reason;     /* column headers: CUPTI's names */
+	int *group_of;     /* per reason: group index, -1 for "_not_issued" columns */
+	size_t nreason;
+	struct gt_pcs_row *row;
+	size_t nrow, caprow;
+	struct gt_pcs_kv *tot; /* pc_sampling_totals.csv */
+	size_t ntot;
+	struct gt_pcs_kernel *k; /* after gt_pcs_summarize: most samples first */
+	size_t nk;
+	uint64_t samples; /* sum over rows */
+	uint64_t sass_found, sass_missing;
+};
+
+/* Nsight Compute's name for a CUPTI stall reason ("smsp__pcsamp_warps_issue_stalled_long_scoreboard"
+ * -> "Long Scoreboard"); NULL for a "_not_issued" variant. */
+const char *gt_pcs_group_label(const char *cupti_name);
+size_t gt_pcs_ngroups(void);
+const char *gt_pcs_group_name(size_t g);
+
+/* Read <procdir>/pc_samples.csv and pc_sampling_totals.csv.  1 = no PC sampling there, 0 = read,
+ * -1 = error (err names the file and line). */
+int gt_pcs_load(const char *procdir, struct gt_pcs_data *d, char *err, size_t errlen);
+void gt_pcs_free(struct gt_pcs_data *d);
+/* A total by key, or NULL. */
+const char *gt_pcs_total(const struct gt_pcs_data *d, const char *key);
+/* Fill rows' sass from `nvdisasm` (a path; NULL: found in CUDA_HOME, the build's CUDA home, PATH)
+ * run on <procdir>/pcsamp/<crc>.cubin.  Returns the rows filled; -1 when no nvdisasm. */
+int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm);
+/* Parse nvdisasm's text output and fill the rows of module `crc` (for tests, and gt_pcs_sass). */
+int gt_pcs_sass_parse(struct gt_pcs_data *d, uint64_t crc, FILE *disasm);
+/* Per-kernel summary.  0 or -ENOMEM. */
+int gt_pcs_summarize(struct gt_pcs_data *d);
+int gt_pcs_write_samples(const struct gt_pcs_data *d, FILE *f);
+int gt_pcs_write_kernels(const struct gt_pcs_data *d, FILE *f);
+int gt_pcs_write_json(const struct gt_pcs_data *d, FILE *f);
+
+/* Every <proc> of a run directory that has pc_samples.csv: SASS, pc_kernels.csv, pc_sampling.json.
+ * `warn(arg, msg)` gets one message per problem (may be NULL).  Returns the processes done. */
+int gt_pcs_postrun(const char *rundir, void (*warn)(void *arg, const char *msg), void *arg);
+
+#endif
