@@ -12,6 +12,8 @@ def main():
     if not os.access(exe, os.X_OK):
         sys.stderr.write("gputap: the gputap program is missing from the package (%s); reinstall it\n" % exe)
         return 127
+    # `gputap fleet` runs Python again: this package's own interpreter (a venv's, not python3 from PATH)
+    os.environ.setdefault("GPUTAP_PYTHON", sys.executable)
     try:
         os.execv(exe, ["gputap"] + sys.argv[1:])
     except OSError as e:

@@ -1,8 +1,11 @@
-"""gputap fleet on a real dask.distributed cluster: a generated 64-rank job on 8 machines with a slow
-rank, a late collective, a corrupt rank folder and a machine with older NCCL, the real two-rank NCCL
-fixture, and a scheduler started separately as a user with a cluster would."""
+"""gputap fleet on a real dask.distributed cluster: a generated 64-rank job on 8 machines with a
+consistently slow rank (compute), a consistently stalled rank (data loading), a one-off late arrival,
+a corrupt rank folder, a trace cut in half, a launcher process without GPU work and a machine with
+older NCCL; a two-rank job; the real two-rank NCCL fixture; a scheduler started separately as a
+user with a cluster would, and lost; the interpreter `gputap fleet` runs."""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -10,23 +13,44 @@ import sys
 import time
 
 import duckdb
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 from gputap import fleet
-from gputap.fleet import generate
+from gputap.fleet import generate, output
+from gputap.fleet.gtrwrite import TraceWriter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 PYDIR = os.path.join(REPO, "python")
 GPUTAP = os.environ.get("GPUTAP") or os.path.join(REPO, "build", "gputap")
 FIXTURE = os.path.join(REPO, "tests", "fixtures", "kineto-2rank-nccl")
+CUT_RANK = 12  # its trace is cut in half: partial
+
+
+def _launcher(d, host_dir):
+    """The launcher's own folder (torchrun): CUDA API calls, no GPU work."""
+    pdir = os.path.join(d, host_dir, "pid4242")
+    os.makedirs(pdir)
+    w = TraceWriter(os.path.join(pdir, "trace.gtr"), "pid4242", "node00", pid=4242, start_ns=generate.T0)
+    w.api("cudaGetDeviceCount", generate.T0 + 1000, generate.T0 + 2000, 1)
+    w.close()
+
+
+def _cut(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
     d = str(tmp_path_factory.mktemp("job64"))
-    truth = generate.write_gtr(d, ranks=64, gpus_per_host=8, iterations=6)
+    truth = generate.write_gtr(d, ranks=64, gpus_per_host=8, iterations=6, late_ms=33.0)
+    _launcher(d, "host0")
+    _cut(os.path.join(d, "host1", "rank%d" % CUT_RANK, "trace.gtr"))
     return d, truth
 
 
@@ -35,48 +59,99 @@ def result(job, tmp_path_factory):
     d, truth = job
     out = str(tmp_path_factory.mktemp("fleet64"))
     hosts = sorted(os.path.join(d, h) for h in os.listdir(d) if h.startswith("host"))
-    # a LocalCluster of 3 worker processes, made by gputap.fleet itself
+    # a LocalCluster of 3 workers, made by gputap.fleet itself
     res = fleet.analyze(hosts + [os.path.join(d, "no-such-host")], out=out, workers=3, gputap=GPUTAP, progress=None)
     return res, out, truth
 
 
-def test_localcluster_runs_one_task_per_rank_on_several_processes(result):
+def _strag(res, rank):
+    got = [x for x in res.summary["stragglers"] if x["rank"] == rank]
+    assert got, (rank, res.summary["stragglers"])
+    return got[0]
+
+
+def test_localcluster_analyses_every_good_rank(result):
     res, out, truth = result
-    assert res.summary["ranks"] == 63  # 64 minus the corrupt one
-    assert sorted(res.ranks["rank"]) == [r for r in range(64) if r != truth["corrupt_rank"]]
+    assert res.summary["ranks"] == 62  # 64 minus the corrupt one and the partial one
+    assert sorted(res.ranks["rank"]) == [r for r in range(64) if r not in (truth["corrupt_rank"], CUT_RANK)]
     assert res.summary["hosts"] == ["node%02d" % h for h in range(8)]
+    assert res.summary["cluster"] == {"kind": "local", "workers": 3}
+    assert 1 < res.summary["tasks"] < 64  # ranks of one machine share an analyzer run
 
 
-def test_corrupt_and_missing_inputs_are_named_and_left_out(result):
+def test_corrupt_missing_partial_and_launcher(result):
     res, out, truth = result
-    failed = {f["path"]: f["error"] for f in res.summary["failed"]}
+    s = res.summary
+    failed = {f["path"]: f["error"] for f in s["failed"]}
     bad = [p for p in failed if "rank%d" % truth["corrupt_rank"] in p]
     assert len(bad) == 1 and "not a gputap trace" in failed[bad[0]]
     assert any(p.endswith("no-such-host") and "no such file" in e for p, e in failed.items())
-    assert len(failed) == 2
+    assert len(failed) == 2  # the launcher is not a failure, nor is the partial trace
+    assert len(s["skipped"]) == 1 and s["skipped"][0]["path"].endswith("/host0/pid4242/trace.gtr")
+    assert "no GPU work" in s["skipped"][0]["reason"]
+    assert len(s["partial"]) == 1 and "rank%d" % CUT_RANK in s["partial"][0]["path"]
+    assert "partial" in s["partial"][0]["reason"]
+    assert CUT_RANK not in set(res.iterations["rank"]) and CUT_RANK not in set(res.ranks["rank"])
+    text = open(os.path.join(out, "summary.txt")).read()
+    assert "Partial traces, left out of the statistics (1)" in text and "Skipped, no GPU work" in text
 
 
-def test_slow_rank_found_first_with_compute_as_reason(result):
+def test_consistent_late_ranks_and_the_one_off_are_all_found(result):
+    """The consistently late ranks are not taken for the usual skew, and do not hide the one-off."""
     res, out, truth = result
-    slow = res.summary["slow_ranks"]
-    assert slow and slow[0]["rank"] == truth["slow_rank"]
-    assert slow[0]["reason"].startswith("compute")
-    # every iteration without the planted late collective: the slow rank is the slowest, by compute
-    for it in res.summary["per_iteration"]:
-        if it["iteration"] != truth["late"]["iteration"]:
-            assert it["slowest_rank"] == truth["slow_rank"] and it["phase"] == "compute"
-            assert it["spread_ms"] > 2.0
+    s = res.summary
+    it = truth["iterations"]
+    one = _strag(res, truth["late"]["rank"])
+    assert one["pattern"] == "one-off" and one["cause"] == "compute" and one["iterations_late"] == 1
+    # the others waited 33 ms for it, less the slow rank's own lateness at that collective (~0.45 ms)
+    assert 32.0 < one["cost_ms"] < 33.0 and abs(one["max_late_ms"] - 33.0) < 0.1
+    assert abs(one["waited_for_ms"] - one["cost_ms"] * 61) < 1e-6  # every other rank waited that long
+    stall = _strag(res, truth["stall"]["rank"])
+    assert stall["pattern"] == "consistent" and stall["cause"] == "data loading"
+    assert stall["iterations_late"] == it and abs(stall["max_late_ms"] - 4.0) < 0.1
+    # late 4 ms at each first AllReduce, where the slow rank is itself ~2 ms late: it alone held it ~2 ms
+    assert 1.8 * it < stall["cost_ms"] < 2.2 * it
+    slow = _strag(res, truth["slow_rank"])
+    assert slow["pattern"] == "consistent" and slow["cause"] == "compute"
+    assert slow["iterations_late"] == it and slow["late_collectives"] == 2 * it
+    assert [x["rank"] for x in s["stragglers"][:3]] == [truth["late"]["rank"], truth["stall"]["rank"],
+                                                       truth["slow_rank"]]
+    assert len(s["stragglers"]) == 3  # nobody else
+    r = res.ranks.set_index("rank")
+    assert r.loc[truth["slow_rank"], "pattern"] == "consistent" and r.loc[truth["late"]["rank"], "pattern"] == "one-off"
 
 
-def test_late_collective_found(result):
+def test_late_collectives_name_every_late_rank(result):
     res, out, truth = result
-    late = res.summary["late_collectives"]
-    assert len(late) == 1
-    assert (late[0]["iteration"], late[0]["seq"], late[0]["late_rank"]) == (
-        truth["late"]["iteration"], truth["late"]["seq"], truth["late"]["rank"])
-    assert abs(late[0]["skew_ms"] - truth["late"]["extra_ms"]) < 0.1
-    it = [x for x in res.summary["per_iteration"] if x["iteration"] == truth["late"]["iteration"]][0]
-    assert it["slowest_rank"] == truth["late"]["rank"]
+    c = res.collectives
+    assert set(c["count"]) == {1 << 22}  # the message size, as NCCL's plugin gave it
+    late = c[c["is_late"]]
+    assert len(late) == 2 * truth["iterations"]  # every collective had someone late
+    one = c[c["seq"] == truth["late"]["seq"]].iloc[0]
+    assert one["late_rank"] == truth["late"]["rank"] and one["iteration"] == truth["late"]["iteration"]
+    assert abs(one["late_ms"] - 33.0) < 0.1 and one["cause"] == "compute"
+    assert list(one["late_ranks"]) == [truth["late"]["rank"], truth["slow_rank"]]  # the slow rank, late too
+    first = c[c["seq"] % 2 == 0]
+    assert set(first["late_rank"]) == {truth["stall"]["rank"]} and set(first["cause"]) == {"data loading"}
+    assert all(list(x[:2]) == [truth["stall"]["rank"], truth["slow_rank"]] for x in first["late_ranks"])
+    top = res.summary["late_collectives"][0]
+    assert (top["iteration"], top["seq"], top["late_rank"]) == (truth["late"]["iteration"], truth["late"]["seq"],
+                                                                 truth["late"]["rank"])
+    per = {x["iteration"]: x for x in res.summary["per_iteration"]}
+    for i in range(truth["iterations"]):
+        want = truth["late"]["rank"] if i == truth["late"]["iteration"] else truth["stall"]["rank"]
+        assert per[i]["late_rank"] == want and per[i]["late_collectives"] == 2
+
+
+def test_no_negative_times(result):
+    res, out, truth = result
+    for t in (res.ranks, res.iterations, res.collectives):
+        for col in t.columns:
+            if col.endswith("_ms") and col not in ("clock_offset_ms",) and t[col].dtype.kind == "f":
+                assert (t[col] >= 0).all(), col
+    assert all(min(a) >= 0 for a in res.collectives["arrival_ms"])
+    for x in res.summary["per_iteration"]:
+        assert min(v for k, v in x.items() if k.endswith("_ms")) >= 0, x
 
 
 def test_clock_offsets_recovered_from_collective_completion(result):
@@ -87,17 +162,21 @@ def test_clock_offsets_recovered_from_collective_completion(result):
         assert abs(c["offset_ms"] - want) < 0.01, (h, c, want)
         if h:
             assert c["source"] == "collectives" and c["rms_us"] < 10 and c["collectives"] >= 80
+    # iterations in the reference clock: every rank's iteration 2 starts within 0.1 ms of rank 0's
+    it2 = res.iterations[res.iterations["iteration"] == 2]
+    assert (it2["start_ns"] - it2["start_ns"].iloc[0]).abs().max() < 100_000
+    assert set(it2["host"]) == {"node%02d" % h for h in range(8)}
 
 
 def test_older_nccl_machine_matched_by_order(result):
     res, out, truth = result
     m = res.summary["collective_rows_by_match"]
-    old = truth["old_nccl_host"]
-    assert m["order"] == 8 * 12 and m["nccl"] == 55 * 12  # 8 ranks on the old machine, 55 with the plugin
+    assert m["order"] == 8 * 12 and m["nccl"] == 54 * 12  # 8 ranks on the old machine, 54 with the plugin
     c = res.collectives
     assert len(c) == 12 and set(c["comm"]) == {"0x%016x" % generate.WORLD_COMM}
-    assert all(len(r) == 63 for r in c["ranks"])
-    assert old is not None
+    assert all(len(r) == 62 for r in c["ranks"])
+    assert any("matched by order" in w for w in res.summary["warnings"])
+    assert "NCCL's profiler plugin 648 rows, order 96 rows" in output.headline(res.summary)
 
 
 def _analyze_json(paths):
@@ -109,10 +188,10 @@ def test_per_rank_numbers_identical_to_single_machine_analyze(job, result):
     d, truth = job
     res, out, _ = result
     traces = sorted(os.path.join(dp, "trace.gtr") for dp, _, fs in os.walk(d) if "trace.gtr" in fs
-                    and not dp.endswith("rank%d" % truth["corrupt_rank"]))
+                    and not dp.endswith(("rank%d" % truth["corrupt_rank"], "rank%d" % CUT_RANK, "pid4242")))
     one = _analyze_json(traces)  # every rank in one process, on one machine
     by_label = {g["label"]: g for g in one["timeline"]["gpus"]}
-    assert len(by_label) == 63
+    assert len(by_label) == 62
     for _, r in res.ranks.iterrows():
         g = by_label[r["label"]]
         for k in ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "exposed_comm_ms"):
@@ -125,28 +204,68 @@ def test_parquet_read_back_by_pyarrow_and_duckdb(result):
     res, out, truth = result
     ranks = pq.read_table(os.path.join(out, "ranks.parquet"))
     for col in ("rank", "host", "path", "iterations", "span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms",
-                "exposed_comm_ms"):
+                "exposed_comm_ms", "cost_ms", "pattern", "cause"):
         assert col in ranks.column_names
-    assert ranks.num_rows == 63
+    assert ranks.num_rows == 62
     its = pq.read_table(os.path.join(out, "iterations.parquet"))
-    assert its.num_rows == 63 * 6
+    assert its.num_rows == 62 * 6 and "host" in its.column_names and "late_ms" in its.column_names
     coll = pq.read_table(os.path.join(out, "collectives.parquet"))
-    for col in ("comm", "seq", "iteration", "name", "arrival_ms", "skew_ms", "late_rank"):
+    for col in ("comm", "seq", "iteration", "name", "count", "arrival_ms", "skew_ms", "late_rank", "late_ranks"):
         assert col in coll.column_names
     con = duckdb.connect()
-    late = con.execute("select late_rank, seq, round(skew_ms, 1) from read_parquet(?) order by skew_ms desc limit 1",
-                       [os.path.join(out, "collectives.parquet")]).fetchone()
-    assert late == (truth["late"]["rank"], truth["late"]["seq"], 8.0)
-    n, top = con.execute("select count(*), arg_max(rank, compute_ms) from read_parquet(?)",
+    late = con.execute("select late_rank, seq, round(late_ms, 1), count from read_parquet(?) order by held_ms desc "
+                       "limit 1", [os.path.join(out, "collectives.parquet")]).fetchone()
+    assert late == (truth["late"]["rank"], truth["late"]["seq"], 33.0, 1 << 22)
+    n, top = con.execute("select count(*), arg_max(rank, late_count) from read_parquet(?)",
                          [os.path.join(out, "ranks.parquet")]).fetchone()
-    assert (n, top) == (63, truth["slow_rank"])
-    arrivals = con.execute("select len(arrival_ms), len(ranks) from read_parquet(?) limit 1",
-                           [os.path.join(out, "collectives.parquet")]).fetchone()
-    assert arrivals == (63, 63)
+    assert (n, top) == (62, truth["slow_rank"])
     s = json.load(open(os.path.join(out, "summary.json")))
-    assert {"failed", "slow_ranks", "late_collectives"} <= set(s)
-    assert "late collectives" in open(os.path.join(out, "summary.txt")).read().lower()
+    assert {"failed", "stragglers", "late_collectives", "partial", "skipped"} <= set(s)
+    text = open(os.path.join(out, "summary.txt")).read()
+    assert "Late collectives" in text and "Stragglers" in text
     assert 'id="fleet"' in open(os.path.join(out, "report.html")).read()
+
+
+def test_two_ranks(tmp_path):
+    """Two ranks as two thousand: rank 1 consistently slow, rank 0 once 33 ms late."""
+    d = str(tmp_path / "j2")
+    truth = generate.write_gtr(d, ranks=2, gpus_per_host=2, iterations=6, late_ms=33.0)
+    assert truth["slow_rank"] == 1 and truth["late"]["rank"] == 0 and truth["corrupt_rank"] is None
+    res = fleet.analyze([d], workers=1, gputap=GPUTAP, progress=None)
+    s = res.summary
+    assert s["ranks"] == 2 and s["match"] == "nccl"
+    one, slow = _strag(res, 0), _strag(res, 1)
+    # of two ranks, lateness is against the other one: 33 ms less rank 1's own ~0.5 ms at that collective
+    assert one["pattern"] == "one-off" and 32.3 < one["max_late_ms"] < 33.0 and one["cost_ms"] == one["max_late_ms"]
+    assert slow["pattern"] == "consistent" and slow["cause"] == "compute" and slow["iterations_late"] == 6
+    assert slow["late_collectives"] == 11  # all but the one where rank 0 was later still
+    assert [x["rank"] for x in s["stragglers"]] == [0, 1]
+    c = res.collectives
+    assert len(c[c["is_late"]]) == 12
+    assert "2 ranks on 1 host" in output.text_summary(res)
+
+
+def test_text_output_is_capped(tmp_path):
+    d = str(tmp_path / "long")
+    generate.write_gtr(d, ranks=4, gpus_per_host=4, iterations=60, plants=False)
+    res = fleet.analyze([d], workers=1, gputap=GPUTAP, progress=None)
+    text = output.text_summary(res)
+    assert res.summary["iterations"] == 60 and len(res.summary["per_iteration"]) == 60
+    assert len(text.splitlines()) < 80, len(text.splitlines())
+    assert "40 more in summary.json (per_iteration)" in text
+    # Kineto traces name no machine: not "on 0 hosts"
+    k = str(tmp_path / "k")
+    generate.write_kineto(k, ranks=2, gpus_per_host=2, iterations=3, plants=False)
+    res = fleet.analyze([k], workers=1, gputap=GPUTAP, progress=None)
+    assert "0 hosts" not in output.text_summary(res) and "do not name their machines" in output.text_summary(res)
+
+
+def test_report_bars_stay_inside_the_chart():
+    n = 1024
+    ranks = pd.DataFrame({"rank": range(n), "work_ms": [10.0] * n, "wait_ms": [1.0] * n})
+    svg = output._bars(ranks, width=760)
+    xs = [float(x) + float(w) for x, w in re.findall(r'<rect x="([0-9.]+)" y="[-0-9.]+" width="([0-9.]+)"', svg)]
+    assert len(xs) == 2 * n and max(xs) <= 760
 
 
 def test_real_nccl_fixture_numbers_equal_its_readme(tmp_path):
@@ -194,17 +313,18 @@ def test_separately_started_scheduler_and_workers_through_the_cli(tmp_path):
         from dask.distributed import Client
         with Client(scheduler_file=sf, timeout=30) as c:
             c.wait_for_workers(2, timeout=60)
-        out = str(tmp_path / "out")
-        cp = subprocess.run([GPUTAP, "fleet", "--scheduler-file", sf, "-o", out, job], env=env, capture_output=True,
-                            timeout=240)
+        # relative inputs, from a folder the workers do not run in
+        cp = subprocess.run([GPUTAP, "fleet", "--scheduler-file", sf, "-o", "out", "job/host0", "job/host1",
+                             "job/host2", "job/host3"], env=env, capture_output=True, timeout=240, cwd=str(tmp_path))
         assert cp.returncode == 0, cp.stderr.decode()
         assert b"16/16 ranks analysed, 1 failed" in cp.stderr  # progress, on stderr
-        s = json.load(open(os.path.join(out, "summary.json")))
-        assert s["ranks"] == 15 and len(s["failed"]) == 1
-        assert s["slow_ranks"][0]["rank"] == truth["slow_rank"]
-        assert [(x["seq"], x["late_rank"]) for x in s["late_collectives"]] == [(truth["late"]["seq"],
-                                                                                truth["late"]["rank"])]
-        assert b"Slow ranks" in cp.stdout
+        s = json.load(open(os.path.join(str(tmp_path), "out", "summary.json")))
+        assert s["ranks"] == 15 and len(s["failed"]) == 1 and "not a gputap trace" in s["failed"][0]["error"]
+        assert s["inputs"][0] == os.path.join(job, "host0") and s["cluster"]["kind"] == "scheduler"
+        assert {x["rank"] for x in s["stragglers"]} == {truth["slow_rank"], truth["stall"]["rank"],
+                                                       truth["late"]["rank"]}
+        assert s["late_collectives"][0]["seq"] == truth["late"]["seq"]
+        assert b"Stragglers" in cp.stdout
     finally:
         for p in reversed(procs):
             try:
@@ -245,7 +365,97 @@ def test_generated_kineto_job_gives_the_same_answers(tmp_path):
     truth = generate.write_kineto(d, ranks=8, gpus_per_host=4, iterations=4)
     res = fleet.analyze([d], workers=2, gputap=GPUTAP, progress=None)
     assert res.summary["ranks"] == 8
-    assert res.summary["slow_ranks"][0]["rank"] == truth["slow_rank"]
+    assert _strag(res, truth["slow_rank"])["pattern"] == "consistent"
+    assert _strag(res, truth["stall"]["rank"])["cause"] == "data loading"
+    assert _strag(res, truth["late"]["rank"])["pattern"] == "one-off"
     assert res.summary["late_collectives"][0]["late_rank"] == truth["late"]["rank"]
-    assert set(res.collectives["match"]) == {"order"}
+    assert set(res.collectives["match"]) == {"order"} and res.summary["match"] == "order"
     assert shutil.which(GPUTAP) or os.access(GPUTAP, os.X_OK)
+
+
+def _start(cmd, env):
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _stop(procs):
+    for p in reversed(procs):
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    for p in reversed(procs):
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def test_lost_cluster_ends_with_an_error(tmp_path):
+    """The only worker killed while the ranks wait: a clear error and exit status 1, not a hang."""
+    job = str(tmp_path / "job")
+    generate.write_gtr(job, ranks=8, gpus_per_host=8, iterations=2, plants=False)
+    slow = tmp_path / "slow-gputap"
+    slow.write_text("#!/bin/sh\nsleep 2\nexec '%s' \"$@\"\n" % GPUTAP)
+    slow.chmod(0o755)
+    sf = str(tmp_path / "scheduler.json")
+    env = dict(os.environ, PYTHONPATH=PYDIR + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               GPUTAP_FLEET_LOST_AFTER="3")
+    env.pop("DASK_SCHEDULER_ADDRESS", None)
+    procs = [_start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file", sf, "--port", "0",
+                     "--host", "127.0.0.1", "--dashboard-address", ":0"], env)]
+    try:
+        assert _wait_for(sf), "the scheduler did not start"
+        procs.append(_start([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", sf, "--nworkers",
+                             "1", "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"], env))
+        from dask.distributed import Client
+        with Client(scheduler_file=sf, timeout=30) as c:
+            c.wait_for_workers(1, timeout=60)
+        run = subprocess.Popen([GPUTAP, "fleet", "--scheduler-file", sf, "--gputap", str(slow), job], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        _stop(procs[1:])  # the worker, while its first task runs
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 1, (out, err)
+        assert b"the Dask cluster has had no worker for 3 s" in err and b"ranks analysed" in err
+    finally:
+        _stop(procs)
+
+
+def test_workers_option_wins_over_the_scheduler_variable_and_says_so(tmp_path):
+    job = str(tmp_path / "job")
+    generate.write_gtr(job, ranks=4, gpus_per_host=4, iterations=2, plants=False)
+    env = dict(os.environ, PYTHONPATH=PYDIR, DASK_SCHEDULER_ADDRESS="tcp://127.0.0.1:9")
+    cp = subprocess.run([GPUTAP, "fleet", "--workers", "2", "--quiet", job], env=env, capture_output=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert b"DASK_SCHEDULER_ADDRESS (tcp://127.0.0.1:9) is not used" in cp.stderr
+    assert b"4 ranks on 1 host" in cp.stdout
+
+
+def test_the_package_interpreter_runs_fleet_not_python3_from_path(tmp_path):
+    """An installed package: <prefix>/lib/pythonX.Y/site-packages/gputap/_bin/gputap.  With no python3
+    on PATH, `gputap fleet` runs <prefix>/bin/python3; the `gputap` command pip installs names its own
+    interpreter in GPUTAP_PYTHON."""
+    prefix = tmp_path / "venv"
+    b = prefix / "lib" / "python3.99" / "site-packages" / "gputap" / "_bin"
+    b.mkdir(parents=True)
+    shutil.copy(GPUTAP, str(b / "gputap"))
+    (prefix / "bin").mkdir()
+    mark = tmp_path / "used"
+    py = prefix / "bin" / "python3"
+    py.write_text("#!/bin/sh\n: > '%s'\nPYTHONPATH='%s' exec '%s' \"$@\"\n" % (mark, PYDIR, sys.executable))
+    py.chmod(0o755)
+    job = str(tmp_path / "job")
+    generate.write_gtr(job, ranks=2, gpus_per_host=2, iterations=2, plants=False)
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "GPUTAP": GPUTAP}
+    cp = subprocess.run([str(b / "gputap"), "fleet", "--workers", "1", "--quiet", job], env=env, capture_output=True,
+                        timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert mark.exists() and b"2 ranks on 1 host" in cp.stdout
+    # the console script: GPUTAP_PYTHON = its own interpreter, unless already set
+    code = ("import os, sys; from gputap import _cli; os.environ.pop('GPUTAP_PYTHON', None); "
+            "os.execv = lambda exe, argv: (print(os.environ['GPUTAP_PYTHON']), sys.exit(0)); "
+            "_cli.binary = lambda: %r; _cli.main()" % GPUTAP)
+    cp = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYDIR), capture_output=True,
+                        text=True)
+    assert cp.returncode == 0 and cp.stdout.strip() == sys.executable, cp.stderr

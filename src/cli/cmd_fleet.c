@@ -16,20 +16,25 @@ const char cmd_fleet_help[] =
 	"    gputap fleet - analyse the ranks of a large job on a Dask cluster, one answer for all\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--workers N] [--quiet] INPUT...\n"
+	"    gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--workers N] [--nvtx TAG]\n"
+	"                 [--quiet] INPUT...\n"
 	"\n"
 	"DESCRIPTION\n"
-	"    Sends one task per rank to a Dask cluster (a LocalCluster of --workers processes by\n"
-	"    default, an existing scheduler with --scheduler or --scheduler-file, or the one named by\n"
-	"    DASK_SCHEDULER_ADDRESS); each task runs 'gputap analyze' on the worker that can read the\n"
-	"    rank's files, so memory per worker is bounded by one rank.  The results are reduced into:\n"
-	"    per rank busy, idle, compute, communication and exposed communication (the numbers of\n"
-	"    'gputap analyze'); per iteration the slowest and fastest rank, the spread and the phase\n"
-	"    that made the slowest slow; per collective (matched across ranks by communicator and\n"
-	"    sequence number, as NCCL's profiler plugin recorded them, else by order) the arrival skew,\n"
-	"    the time waiting and the late rank, after aligning each machine's clock on the collectives'\n"
-	"    common completion (with the fit's residuals); slow ranks and outliers with their reason.\n"
-	"    Progress goes to stderr; a rank whose files are missing or broken is named and left out.\n"
+	"    Sends the ranks to a Dask cluster (a LocalCluster of --workers threads by default, an\n"
+	"    existing scheduler with --scheduler or --scheduler-file, or the one named by\n"
+	"    DASK_SCHEDULER_ADDRESS unless --workers is given); each task runs one 'gputap analyze'\n"
+	"    over a few ranks of one machine, on the worker that can read their files, so memory per\n"
+	"    worker is bounded by the largest rank.  The results come back as small Arrow tables and\n"
+	"    are reduced into: the stragglers (for each rank, how long the others waited for it alone\n"
+	"    in collectives, in total and per iteration, whether its lateness is consistent or\n"
+	"    one-off, and its cause: compute, memory copies, host/launch or data loading); for each\n"
+	"    collective and iteration who was late and by how much, with the message size; per rank\n"
+	"    busy, idle, compute and communication (the numbers of 'gputap analyze'); each machine's\n"
+	"    clock offset, fitted on the collectives' common completion.  Collectives are matched\n"
+	"    across ranks by communicator and sequence number from NCCL's profiler plugin, else the\n"
+	"    trace's arguments, else by order; the output says which.  Progress goes to stderr; a\n"
+	"    rank whose files are missing or broken is named and left out, a partial trace is named\n"
+	"    and left out of the statistics, a process without GPU work (a launcher) is skipped.\n"
 	"\n"
 	"    INPUT: gputap run folders (one task per <proc>), rank folders, trace.gtr files,\n"
 	"    PyTorch-profiler traces (.json, .json.gz), nsys exports (.sqlite, .nsys-rep), or folders\n"
@@ -40,7 +45,9 @@ const char cmd_fleet_help[] =
 	"                           summary.json, summary.txt and report.html into DIR\n"
 	"    --scheduler ADDR       an existing Dask scheduler, e.g. tcp://head:8786\n"
 	"    --scheduler-file F     the scheduler file of an existing Dask cluster\n"
-	"    --workers N            worker processes of the LocalCluster (default: min(4, CPUs))\n"
+	"    --workers N            workers of the LocalCluster, one analyzer process each at a time\n"
+	"                           (default: min(4, CPUs)); given, it wins over DASK_SCHEDULER_ADDRESS\n"
+	"    --nvtx TAG             the NVTX range that marks one iteration (as 'gputap analyze --nvtx')\n"
 	"    --gputap PATH          the gputap command the workers run (default: this one)\n"
 	"    --quiet                no progress on stderr\n"
 	"    -h, --help             this text\n"
@@ -50,10 +57,14 @@ const char cmd_fleet_help[] =
 	"REQUIREMENTS\n"
 	"    The Python package with its fleet extra: pip install './python[fleet]' (dask.distributed,\n"
 	"    pyarrow, pandas), on this machine and on every worker; gputap on each worker's PATH (or\n"
-	"    GPUTAP).  GPUTAP_PYTHON names the Python interpreter (default: python3).\n"
+	"    GPUTAP).  GPUTAP_PYTHON names the Python interpreter; the 'gputap' command pip installs\n"
+	"    sets it to its own interpreter; otherwise the package's own interpreter when this binary\n"
+	"    is the one inside an installed package, else python3 from PATH.\n"
 	"\n"
 	"EXIT STATUS\n"
-	"    0; 1 when no rank could be analysed or the Python package is missing; 2 for a usage error.\n"
+	"    0; 1 when no rank could be analysed, the cluster was lost (no worker left for\n"
+	"    GPUTAP_FLEET_LOST_AFTER seconds, 60 by default, or the scheduler gone) or the Python\n"
+	"    package is missing; 2 for a usage error.\n"
 	"\n"
 	"EXAMPLES\n"
 	"    gputap fleet -o fleet-out job/node*/\n"
@@ -80,6 +91,28 @@ static int package_dir(const char *exe, char *buf, size_t len)
 		}
 	}
 	return -1;
+}
+
+/* The interpreter of the Python package this binary was installed with: pip puts it in
+ * <prefix>/lib/pythonX.Y/site-packages/gputap/_bin/gputap, and that prefix's bin/python3 is the
+ * interpreter that has the package (a venv's, whichever python3 comes first on PATH).  -1 if this
+ * binary is not inside an installed package. */
+static int package_python(const char *exe, char *buf, size_t len)
+{
+	char d[PATH_MAX];
+	snprintf(d, sizeof(d), "%s", exe);
+	for (int up = 0; up < 6; up++) { /* gputap, _bin, gputap, site-packages, pythonX.Y, lib */
+		static const char *const want[] = {NULL, "/_bin", "/gputap", NULL, NULL, NULL};
+		char *slash = strrchr(d, '/');
+		if (!slash || (want[up] && strcmp(slash, want[up]) != 0))
+			return -1;
+		if (up == 3 && !strstr(slash, "-packages"))
+			return -1;
+		*slash = '\0';
+	}
+	struct stat st;
+	snprintf(buf, len, "%s/bin/python3", d);
+	return stat(buf, &st) == 0 ? 0 : -1;
 }
 
 /* Run `python -c CHECK`; 0 when the package and its extra import, else -1 with the last line of
@@ -133,10 +166,15 @@ static int check_python(const char *py, char *why, size_t len)
 int cmd_fleet(int argc, char **argv)
 {
 	const char *py = getenv("GPUTAP_PYTHON");
+	char exe[PATH_MAX], own_py[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if ((!py || !py[0]) && n > 0) {
+		exe[n] = '\0';
+		if (package_python(exe, own_py, sizeof(own_py)) == 0)
+			py = own_py;
+	}
 	if (!py || !py[0])
 		py = "python3";
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
 		if (!getenv("GPUTAP"))

@@ -5,9 +5,10 @@
     res.ranks, res.iterations, res.collectives   # pandas DataFrames
     res.summary                                  # dict, as summary.json
 
-One Dask task per rank runs the C analyzer on the worker that can read the rank's files (a
-`LocalCluster` of `workers` processes by default, or an existing scheduler by address or scheduler
-file).  The client reduces the per-rank results; see docs/fleet.md.  Needs the `fleet` extra:
+One Dask task per few ranks runs the C analyzer on the worker that can read the ranks' files (a
+`LocalCluster` of `workers` threads by default, each driving one analyzer process at a time, or an
+existing scheduler by address or scheduler file).  The tasks return small Arrow tables; the client
+concatenates them and reduces them with column arithmetic; see docs/fleet.md.  Needs the `fleet` extra:
 `pip install 'gputap[fleet]'` (dask.distributed, pyarrow, pandas).
 """
 import os
@@ -26,6 +27,10 @@ def _require():
         import pyarrow  # noqa: F401
     except ImportError as e:
         raise ImportError("%s (%s)" % (MISSING_EXTRA, e)) from e
+
+
+class FleetError(RuntimeError):
+    """The analysis could not finish: the cluster was lost, or it has no workers left."""
 
 
 class FleetResult:
@@ -55,87 +60,189 @@ def _host_ips(name):
         return set()
 
 
-def _locality(client, tasks):
-    """For each task, the workers on the machine named by its run.json (None: any worker)."""
+def _locality(client, batches, timeout=5.0):
+    """For each batch, the workers on the machine its run.json names (None: any worker).  Host names
+    are looked up all at once, in threads, for at most `timeout` seconds together: a name that does
+    not resolve in time only loses its locality hint."""
+    from concurrent.futures import ThreadPoolExecutor, wait as fwait
+
     try:
         workers = client.scheduler_info(n_workers=-1)["workers"]
     except TypeError:
         workers = client.scheduler_info()["workers"]
     except Exception:  # noqa: BLE001 - locality is a hint only
-        return [None] * len(tasks)
+        return [None] * len(batches)
     by_host = {}
     for addr, w in workers.items():
         by_host.setdefault(w.get("host", ""), []).append(addr)
-    cache, out = {}, []
-    for t in tasks:
-        h = t.get("host")
+    names = sorted({b[0].get("host") for b in batches if b[0].get("host")} - set(by_host))
+    ips = {}
+    if names:
+        ex = ThreadPoolExecutor(max_workers=min(32, len(names)))
+        futs = {ex.submit(_host_ips, n): n for n in names}
+        done, _ = fwait(futs, timeout=timeout)
+        ex.shutdown(wait=False)
+        ips = {futs[f]: f.result() for f in done}
+    out = []
+    for b in batches:
+        h = b[0].get("host")
         if not h:
             out.append(None)
-            continue
-        if h not in cache:
-            ips = _host_ips(h)
-            cache[h] = [a for ip in ips for a in by_host.get(ip, [])] or None
-        out.append(cache[h])
+        elif h in by_host:
+            out.append(by_host[h])
+        else:
+            out.append([a for ip in ips.get(h, ()) for a in by_host.get(ip, [])] or None)
     return out
 
 
+def _nworkers(client):
+    try:
+        return len(client.scheduler_info(n_workers=-1)["workers"])
+    except TypeError:
+        return len(client.scheduler_info()["workers"])
+
+
+def _gather(client, futs, total, progress, t0, lost_after):
+    """The tasks' results as they finish, fetched together; each future released once fetched.  Ends
+    with FleetError when the scheduler is lost or no worker is left for `lost_after` seconds."""
+    from dask.distributed import wait
+
+    from gputap.fleet.worker import failed_batch
+
+    parts, ndone, nfail = [], 0, 0
+    pending = set(futs)
+    alone_since = None
+    _progress(progress, 0, total, 0, t0)
+    while pending:
+        try:
+            done = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            done = set()
+        except Exception as e:  # noqa: BLE001 - the scheduler went away
+            why = [x for x in str(e).splitlines() if x.startswith("Message:")] or str(e).splitlines()[:1] or [""]
+            raise FleetError("lost the Dask scheduler (%d of %d ranks analysed): %s" % (
+                ndone, total, why[0].replace("Message: ", ""))) from e
+        if done:
+            ok = [f for f in done if f.status == "finished"]
+            try:
+                got = client.gather(ok) if ok else []
+            except Exception as e:  # noqa: BLE001
+                raise FleetError("lost the Dask scheduler while fetching results: %s" % e) from e
+            for f in done:
+                if f.status != "finished":
+                    why = (str(f.exception()).strip().splitlines() or [""])[0]
+                    got.append(failed_batch(futs[f], "task failed: %s" % why))
+            for r in got:
+                st = r["ranks"].column("status").to_pylist()
+                ndone += len(st)
+                nfail += st.count("failed")
+                parts.append(r)
+            for f in done:
+                pending.discard(f)
+                del futs[f]
+                f.release()
+            _progress(progress, ndone, total, nfail, t0)
+            alone_since = None
+            continue
+        if client.status not in ("running", "connecting"):
+            raise FleetError("lost the Dask scheduler (client %s); %d of %d ranks analysed" % (
+                client.status, ndone, total))
+        if _nworkers(client) == 0:
+            alone_since = alone_since or time.time()
+            if time.time() - alone_since > lost_after:
+                raise FleetError("the Dask cluster has had no worker for %.0f s; %d of %d ranks analysed, %d "
+                                 "waiting" % (lost_after, ndone, total, total - ndone))
+        else:
+            alone_since = None
+    _progress(progress, ndone, total, nfail, t0, final=True)
+    return parts
+
+
+def _close(client, cluster):
+    """Close what analyze() opened; a lost scheduler makes the client log tracebacks while closing."""
+    import logging
+
+    lg = logging.getLogger("distributed")
+    was = lg.level
+    if client.status != "running":
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        client.close(timeout=10)
+        if cluster is not None:
+            cluster.close()
+    except Exception:  # noqa: BLE001 - closing what is already gone
+        pass
+    finally:
+        lg.setLevel(was)
+
+
 def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None, gputap=None, progress=sys.stderr,
-            client=None):
+            client=None, nvtx=None, lost_after=None):
     """Analyse many ranks.  Returns a FleetResult; writes ranks.parquet, iterations.parquet,
-    collectives.parquet, summary.json, summary.txt and report.html into `out` when given."""
+    collectives.parquet, summary.json, summary.txt and report.html into `out` when given.  Raises
+    FleetError when the cluster is lost before every rank was analysed."""
     _require()
-    from dask.distributed import Client, LocalCluster, as_completed
+    import pyarrow as pa
+    from dask.distributed import Client, LocalCluster
 
     from gputap.fleet import inputs as inp
     from gputap.fleet import output, reduce
-    from gputap.fleet.worker import analyze_rank, find_gputap
+    from gputap.fleet.worker import analyze_batch, failed_batch, find_gputap
 
+    if lost_after is None:
+        lost_after = float(os.environ.get("GPUTAP_FLEET_LOST_AFTER") or 60)
     tasks, failed = inp.expand(list(inputs))
     exe = find_gputap(gputap)
+    opts = ("--nvtx", nvtx) if nvtx else ()
     t0 = time.time()
-    own_cluster = None
-    results = []
+    parts = []
+    cluster = {"kind": "none"}
     if tasks:
+        own = None
+        made = client is None
         if client is None:
             if scheduler and scheduler_file:
                 raise ValueError("give a scheduler address or a scheduler file, not both")
             if scheduler:
-                client = Client(scheduler)
+                client = Client(scheduler, timeout=30)
+                cluster = {"kind": "scheduler", "address": scheduler}
             elif scheduler_file:
-                client = Client(scheduler_file=scheduler_file)
+                client = Client(scheduler_file=scheduler_file, timeout=30)
+                cluster = {"kind": "scheduler", "address": client.scheduler.address}
             else:
+                # the analyzer runs as a child process of the worker: threads are enough to keep N of them
+                # busy, and start in milliseconds where worker processes take a second each
                 n = workers or min(4, os.cpu_count() or 1)
-                own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
-                client = Client(own_cluster)
+                own = LocalCluster(n_workers=n, threads_per_worker=1, processes=False, dashboard_address=None)
+                client = Client(own)
+                cluster = {"kind": "local", "workers": n}
+        else:
+            cluster = {"kind": "client", "address": getattr(client.scheduler, "address", "")}
         try:
-            where = _locality(client, tasks)
-            futs = []
-            for t, w in zip(tasks, where):
+            nw = max(1, _nworkers(client)) if own is None else workers or min(4, os.cpu_count() or 1)
+            batches = inp.batches(tasks, nw)
+            where = [None] * len(batches) if own is not None else _locality(client, batches)
+            futs = {}
+            for b, w in zip(batches, where):
                 kw = {"workers": w, "allow_other_workers": True} if w else {}
-                futs.append(client.submit(analyze_rank, dict(t), exe, pure=False,
-                                          key="gputap-rank-%s" % os.urandom(6).hex(), **kw))
-            nfail = 0
-            _progress(progress, 0, len(tasks), 0, t0)
-            for fut in as_completed(futs):
-                try:
-                    r = fut.result()
-                except Exception as e:  # noqa: BLE001 - a lost worker must not end the analysis
-                    i = futs.index(fut)
-                    r = {"path": tasks[i]["path"], "label": tasks[i]["label"], "error": "task failed: %s" % e}
-                if "error" in r:
-                    nfail += 1
-                results.append(r)
-                _progress(progress, len(results), len(tasks), nfail, t0)
-            _progress(progress, len(results), len(tasks), nfail, t0, final=True)
+                f = client.submit(analyze_batch, [dict(t) for t in b], exe, opts, pure=False,
+                                  key="gputap-ranks-%s" % os.urandom(6).hex(), **kw)
+                futs[f] = b
+            parts = _gather(client, futs, len(tasks), progress, t0, lost_after)
         finally:
-            if own_cluster is not None:
-                client.close()
-                own_cluster.close()
-    order = {t["path"]: i for i, t in enumerate(tasks)}
-    results.sort(key=lambda r: order.get(r["path"], 0))
-    ranks, iters, colls, summary = reduce.reduce(results, failed)
-    summary["inputs"] = list(inputs)
+            if made:
+                _close(client, own)
+    if not parts:
+        parts = [failed_batch([], "")]
+
+    def cat(name):
+        return pa.concat_tables([p[name] for p in parts]).to_pandas()
+
+    rk, it, co = cat("ranks"), cat("iterations"), cat("collectives")
+    ranks, iters, colls, summary = reduce.reduce(tasks, rk, it, co, failed)
+    summary["inputs"] = [os.path.abspath(p) for p in inputs]
+    summary["cluster"] = cluster
+    summary["tasks"] = len(parts) if tasks else 0
     summary["seconds"] = time.time() - t0
     res = FleetResult(ranks, iters, colls, summary, out)
     if out:

@@ -3,7 +3,8 @@ import argparse
 import os
 import sys
 
-USAGE = "gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--workers N] [--quiet] INPUT..."
+USAGE = ("gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--workers N] [--nvtx TAG] [--quiet] "
+         "INPUT...")
 
 
 def main(argv=None):
@@ -25,7 +26,9 @@ def main(argv=None):
                         "LocalCluster")
     g.add_argument("--scheduler-file", metavar="F", help="the scheduler file of an existing Dask cluster")
     ap.add_argument("--workers", type=int, metavar="N",
-                    help="worker processes of the LocalCluster (default: min(4, CPUs))")
+                    help="workers of the LocalCluster, each running one analyzer process at a time (default: "
+                         "min(4, CPUs)); given, it wins over DASK_SCHEDULER_ADDRESS")
+    ap.add_argument("--nvtx", metavar="TAG", help="the NVTX range that marks one iteration (as gputap analyze --nvtx)")
     ap.add_argument("--gputap", metavar="PATH", help="the gputap command the workers run (default: found on each)")
     ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a = ap.parse_args(argv)
@@ -36,7 +39,16 @@ def main(argv=None):
     if a.scheduler_file and not os.path.exists(a.scheduler_file):
         print("gputap fleet: error: %s: no such scheduler file" % a.scheduler_file, file=sys.stderr)
         return 1
-    sched = a.scheduler or (None if a.scheduler_file else os.environ.get("DASK_SCHEDULER_ADDRESS") or None)
+    env = os.environ.get("DASK_SCHEDULER_ADDRESS") or None
+    sched = a.scheduler
+    if env and not (a.scheduler or a.scheduler_file):
+        if a.workers:
+            print("gputap fleet: --workers %d: a LocalCluster of %d workers; DASK_SCHEDULER_ADDRESS (%s) is not used"
+                  % (a.workers, a.workers, env), file=sys.stderr)
+        else:
+            sched = env
+            if not a.quiet:
+                print("gputap fleet: the scheduler of DASK_SCHEDULER_ADDRESS: %s" % env, file=sys.stderr)
     try:
         from gputap import fleet
         fleet._require()
@@ -46,8 +58,8 @@ def main(argv=None):
     from gputap.fleet.output import text_summary
     try:
         res = fleet.analyze(a.inputs, out=a.output, scheduler=sched, scheduler_file=a.scheduler_file,
-                            workers=a.workers, gputap=a.gputap, progress=None if a.quiet else sys.stderr)
-    except (OSError, ValueError, TimeoutError) as e:
+                            workers=a.workers, gputap=a.gputap, progress=None if a.quiet else sys.stderr, nvtx=a.nvtx)
+    except (OSError, ValueError, TimeoutError, fleet.FleetError) as e:
         print("gputap fleet: error: %s" % e, file=sys.stderr)
         return 1
     sys.stdout.write(text_summary(res))

@@ -10,10 +10,13 @@ a compute kernel on a second stream, more compute, and a closing AllReduce.  The
 synchronous as NCCL's are: one ends on every rank at the same (true) time, after the last rank
 arrived.  Each machine's clock is off by a known offset.
 
-Planted, unless --no-plants: a slow rank (its compute kernels 30 % longer), a late collective
-(one rank arrives late at one collective), one corrupt rank folder (its trace.gtr overwritten with
-bytes that are not a trace), and one machine whose NCCL is older than 2.23 (no profiler-plugin
-records: its collectives are matched by order).  OUTDIR/truth.json says what was planted.
+Planted, unless --no-plants: a slow rank (its compute kernels 30 % longer: late at every
+collective, cause compute), from 8 ranks on a stalled rank (its host starts every iteration's work
+4 ms late, the GPU idle before it: late at every first AllReduce, cause data loading), a late
+collective (one rank arrives late at one collective, once: --late-ms), one corrupt rank folder (its
+trace.gtr overwritten with bytes that are not a trace), and one machine whose NCCL is older than
+2.23 (no profiler-plugin records: its collectives are matched by order).  OUTDIR/truth.json says
+what was planted.
 """
 import argparse
 import gzip
@@ -29,7 +32,7 @@ T0 = 1_795_000_000 * 1_000_000_000  # ns since the epoch
 WORLD_COMM = 0x5EED_F1EE_7C0A_11ED
 
 
-def _plan(ranks, gpus_per_host, iterations, plants, seed):
+def _plan(ranks, gpus_per_host, iterations, plants, seed, late_ms=8.0, stall_ms=4.0):
     rnd = random.Random(seed)
     hosts = (ranks + gpus_per_host - 1) // gpus_per_host
     truth = {
@@ -40,6 +43,7 @@ def _plan(ranks, gpus_per_host, iterations, plants, seed):
         # host 0 is the reference clock; the others are off by up to +-50 ms
         "clock_offset_ms": [0.0] + [round(rnd.uniform(-50, 50), 3) for _ in range(hosts - 1)],
         "slow_rank": None,
+        "stall": None,
         "late": None,
         "corrupt_rank": None,
         "old_nccl_host": None,
@@ -50,10 +54,15 @@ def _plan(ranks, gpus_per_host, iterations, plants, seed):
         if late_rank == truth["slow_rank"]:
             late_rank = (late_rank + 1) % ranks
         it = min(3, iterations - 1)
-        truth["late"] = {"rank": late_rank, "iteration": it, "seq": it * 2 + 1, "extra_ms": 8.0}
+        truth["late"] = {"rank": late_rank, "iteration": it, "seq": it * 2 + 1, "extra_ms": late_ms}
+        if ranks >= 8 and stall_ms:
+            stall = 9 % ranks
+            while stall in (truth["slow_rank"], late_rank, min(ranks - 1, 50 % ranks)):
+                stall = (stall + 1) % ranks
+            truth["stall"] = {"rank": stall, "ms": stall_ms}
         if ranks > 4:
             corrupt = min(ranks - 1, 50 % ranks)
-            while corrupt in (truth["slow_rank"], late_rank):
+            while corrupt in (truth["slow_rank"], late_rank, (truth["stall"] or {}).get("rank")):
                 corrupt = (corrupt + 1) % ranks
             truth["corrupt_rank"] = corrupt
         if hosts > 1:
@@ -61,9 +70,10 @@ def _plan(ranks, gpus_per_host, iterations, plants, seed):
     return truth
 
 
-def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1):
+def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0):
     """The job in true time: per rank a list of ops, and the truth.  Deterministic for a seed."""
-    truth = _plan(ranks, gpus_per_host, iterations, plants, seed)
+    truth = _plan(ranks, gpus_per_host, iterations, plants, seed, late_ms)
+    stall = (truth["stall"] or {}).get("rank")
     rnd = random.Random(seed + 1)
     slow, late = truth["slow_rank"], truth["late"]
     ops = {r: [] for r in range(ranks)}  # (kind, name, stream, gpu_start, gpu_end, launch, extra)
@@ -76,8 +86,9 @@ def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1):
         phase1, arrive1 = {}, {}
         for r in range(ranks):
             f = 1.3 if r == slow else 1.0
-            g = t
-            launch = cpu_start + 50 * US
+            s0 = int(truth["stall"]["ms"] * MS) if r == stall else 0  # the host late: data loading
+            g = t + s0
+            launch = cpu_start + s0 + 50 * US
             ops[r].append(("memcpy", "h2d", 7, g, g + 300 * US, launch, 4 << 20))
             g += 300 * US
             for k in range(3):
@@ -126,8 +137,8 @@ def _offset_ns(truth, rank, gpus_per_host):
     return int(truth["clock_offset_ms"][rank // gpus_per_host] * MS)
 
 
-def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1):
-    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed)
+def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0):
+    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed, late_ms)
     os.makedirs(outdir, exist_ok=True)
     hosts = truth["hosts"]
     for h in range(hosts):
@@ -186,9 +197,9 @@ def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed
     return truth
 
 
-def write_kineto(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, write_truth=True):
+def write_kineto(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, write_truth=True, late_ms=8.0):
     """One PyTorch-profiler trace per rank (rank<R>.json.gz), readable by gputap and by HTA."""
-    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed)
+    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed, late_ms)
     os.makedirs(outdir, exist_ok=True)
 
     def us(ns):
@@ -240,12 +251,13 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--format", choices=("gtr", "kineto"), default="gtr")
     ap.add_argument("--no-plants", action="store_true", help="no slow rank, late collective or corrupt folder")
+    ap.add_argument("--late-ms", type=float, default=8.0, help="how late the one-off late arrival is (8)")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     if a.ranks < 1 or a.gpus_per_host < 1 or a.iterations < 1:
         ap.error("--ranks, --gpus-per-host and --iterations must be at least 1")
     fn = write_gtr if a.format == "gtr" else write_kineto
-    truth = fn(a.outdir, a.ranks, a.gpus_per_host, a.iterations, not a.no_plants, a.seed)
+    truth = fn(a.outdir, a.ranks, a.gpus_per_host, a.iterations, not a.no_plants, a.seed, late_ms=a.late_ms)
     print(json.dumps(truth))
     return 0
 

@@ -8,7 +8,8 @@ INPUT may be:
     .nsys-rep: one task each;
   * a folder holding any of these (a folder of rank<R>.json.gz, a folder of run folders): each.
 A folder that looks like a rank folder but has no trace is still a task, so that the analysis
-names it as failed instead of skipping it silently.
+names it as failed instead of skipping it silently.  Paths are made absolute here: the workers
+run in other folders, or on other machines with the same shared file system.
 """
 import json
 import os
@@ -119,7 +120,7 @@ def expand(inputs):
 
     for p in inputs:
         n = len(tasks) + len(failed)
-        walk(p, 0)
+        walk(os.path.abspath(p), 0)  # the workers may run elsewhere, in another folder
         if len(tasks) + len(failed) == n:
             failed.append({"path": p, "error": "no trace found (run folders, rank folders, trace.gtr, "
                                                "Kineto .json[.gz], nsys .sqlite/.nsys-rep)"})
@@ -131,3 +132,32 @@ def _listdir(p):
         return sorted(os.listdir(p), key=lambda s: (len(s), s))
     except OSError:
         return []
+
+
+def batches(tasks, workers=1, max_ranks=64, max_bytes=32 << 20):
+    """Tasks grouped for one analyzer run each: ranks of one machine and one format, at most
+    `max_ranks` of them and `max_bytes` of input together (a larger rank is a batch of its own), and
+    at least about four batches per worker so that the workers stay busy to the end."""
+    n = len(tasks)
+    per = max(1, min(max_ranks, -(-n // max(1, 4 * workers))))
+    groups = {}
+    for i, t in enumerate(tasks):
+        t["index"] = i
+        kind = "gtr" if ".gtr" in os.path.basename(t["path"]) else os.path.splitext(t["path"])[1]
+        groups.setdefault((t.get("host") or "", kind), []).append(t)
+    out = []
+    for g in groups.values():
+        cur, size = [], 0
+        for t in g:
+            try:
+                b = os.path.getsize(t["path"])
+            except OSError:
+                b = 0
+            if cur and (len(cur) >= per or size + b > max_bytes):
+                out.append(cur)
+                cur, size = [], 0
+            cur.append(t)
+            size += b
+        if cur:
+            out.append(cur)
+    return out

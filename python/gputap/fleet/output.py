@@ -36,57 +36,115 @@ def _parquet(df, path, schema=None):
 def collectives_schema():
     return pa.schema([
         ("comm", pa.string()), ("seq", pa.int64()), ("iteration", pa.int64()), ("name", pa.string()),
-        ("algo", pa.string()), ("proto", pa.string()), ("match", pa.string()),
+        ("count", pa.int64()), ("algo", pa.string()), ("proto", pa.string()), ("match", pa.string()),
         ("ranks", pa.list_(pa.int64())), ("arrival_ms", pa.list_(pa.float64())), ("skew_ms", pa.float64()),
-        ("wait_ms", pa.float64()), ("late_rank", pa.int64()), ("first_rank", pa.int64()),
+        ("wait_ms", pa.float64()), ("late_rank", pa.int64()), ("first_rank", pa.int64()), ("late_ms", pa.float64()),
+        ("held_ms", pa.float64()), ("is_late", pa.bool_()), ("late_ranks", pa.list_(pa.int64())),
+        ("late_by_ms", pa.list_(pa.float64())), ("cause", pa.string()),
         ("duration_ms", pa.float64()), ("end_spread_ms", pa.float64()), ("start_ns", pa.int64()),
     ])
+
+
+TEXT_ROWS = 20  # rows per table of the text summary; summary.json and the Parquet files hold the rest
+
+
+def _more(n, shown, where):
+    return ["  ... %d more in %s" % (n - shown, where)] if n > shown else []
+
+
+def headline(s):
+    if s["hosts"]:
+        where = "on %d host%s" % (len(s["hosts"]), "" if len(s["hosts"]) == 1 else "s")
+    else:
+        where = "(the traces do not name their machines: each rank is its own clock)"
+    by = s.get("collective_rows_by_match") or {}
+    how = {"nccl": "NCCL's profiler plugin", "trace": "the trace's sequence numbers", "order": "order"}
+    m = ", ".join("%s %d rows" % (how.get(k, k), v) for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
+    return "gputap fleet: %d ranks %s, %d iterations, %d collectives matched across ranks%s" % (
+        s["ranks"], where, s["iterations"], s["collectives"], (" (by %s)" % m) if m else "")
 
 
 def text_summary(res):
     s = res.summary
     r = res.ranks
-    lines = ["gputap fleet: %d ranks on %d hosts, %d iterations, %d collectives matched across ranks" % (
-        s["ranks"], len(s["hosts"]), s["iterations"], s["collectives"])]
+    lines = [headline(s)]
+    if s["collectives"]:
+        lines.append("late = arriving more than %.3f ms after the others (%.0f x their usual scatter of %.3f ms, "
+                     "at least %.1f ms)" % (s["late_threshold_ms"], 6, s["arrival_noise_ms"], 0.1))
+    for w in s.get("warnings") or []:
+        lines.append("warning: " + w)
     if s["failed"]:
-        lines.append("")
-        lines.append("Left out (%d):" % len(s["failed"]))
-        lines += ["  %s: %s" % (f["path"], f["error"]) for f in s["failed"]]
+        lines += ["", "Left out (%d):" % len(s["failed"])]
+        lines += ["  %s: %s" % (f["path"], f["error"]) for f in s["failed"][:TEXT_ROWS]]
+        lines += _more(len(s["failed"]), TEXT_ROWS, "summary.json")
+    if s.get("partial"):
+        lines += ["", "Partial traces, left out of the statistics (%d):" % len(s["partial"])]
+        lines += ["  %s: %s" % (f["path"], f["reason"]) for f in s["partial"][:TEXT_ROWS]]
+        lines += _more(len(s["partial"]), TEXT_ROWS, "summary.json")
+    if s.get("skipped"):
+        lines += ["", "Skipped, no GPU work (a launcher) (%d): %s%s" % (
+            len(s["skipped"]), ", ".join(x["path"] for x in s["skipped"][:5]), " ..." if len(s["skipped"]) > 5 else "")]
+    st = s.get("stragglers") or []
+    if st:
+        lines += ["", "Stragglers, costliest first (cost: time the others waited for the rank alone):",
+                  "  %6s %-14s %11s %13s %11s %10s %-12s %-13s %11s" % (
+                      "rank", "host", "cost ms", "per late it.", "late colls", "late its", "pattern", "cause",
+                      "max late ms")]
+        for x in st[:TEXT_ROWS]:
+            lines.append("  %6d %-14s %11.3f %13.3f %11s %10s %-12s %-13s %11.3f" % (
+                x["rank"], (x["host"] or "-")[:14], x["cost_ms"], x["cost_per_late_iteration_ms"],
+                "%d/%d" % (x["late_collectives"], x["collectives"]), "%d/%d" % (x["iterations_late"], x["iterations"]),
+                x["pattern"] or "-", x["cause"] or "-", x["max_late_ms"]))
+        lines += _more(len(st), TEXT_ROWS, "summary.json (stragglers) and ranks.parquet")
+    lc = s["late_collectives"]
+    if lc:
+        lines += ["", "Late collectives, longest hold first (%d in all; each in collectives.parquet):"
+                  % s.get("late_collectives_total", len(lc)),
+                  "  %5s %-20s %7s %-14s %10s %6s %9s %9s %-13s %s" % (
+                      "iter", "comm", "seq", "collective", "count", "rank", "late ms", "held ms", "cause",
+                      "also late (rank: ms)")]
+        for x in lc[:TEXT_ROWS]:
+            also = " ".join("%d:%.3f" % (a, b) for a, b in x["late_ranks"][1:4])
+            lines.append("  %5d %-20s %7d %-14s %10d %6d %9.3f %9.3f %-13s %s" % (
+                x["iteration"], x["comm"][:20], x["seq"], x["name"][:14], x["count"], x["late_rank"], x["late_ms"],
+                x["held_ms"], x["cause"] or "-", also))
+        lines += _more(s.get("late_collectives_total", len(lc)), TEXT_ROWS, "collectives.parquet (is_late)")
+    pi = s["per_iteration"]
+    if pi:
+        shown = pi
+        if len(pi) > TEXT_ROWS:
+            keep = sorted(pi, key=lambda x: -x["cost_ms"])[:TEXT_ROWS]
+            shown = sorted(keep, key=lambda x: x["iteration"])
+        host = dict(zip(r["rank"], r["host"])) if len(r) else {}
+        lines += ["", "Per iteration (time not waiting for other ranks, ms)%s:" % (
+            "; the %d with the most waiting" % TEXT_ROWS if len(pi) > TEXT_ROWS else ""),
+            "  %5s %6s %-14s %9s %-13s %7s %10s %7s %10s %10s" % (
+                "iter", "late", "host", "late ms", "cause", "slowest", "ms", "fastest", "ms", "spread")]
+        for x in shown:
+            lr = x["late_rank"]
+            lines.append("  %5d %6s %-14s %9.3f %-13s %7d %10.3f %7d %10.3f %10.3f" % (
+                x["iteration"], lr if lr >= 0 else "-", (host.get(lr) or "-")[:14] if lr >= 0 else "-", x["late_ms"],
+                x["cause"] or "-", x["slowest_rank"], x["slowest_ms"], x["fastest_rank"], x["fastest_ms"],
+                x["spread_ms"]))
+        lines += _more(len(pi), len(shown), "summary.json (per_iteration) and iterations.parquet")
     if len(r):
-        lines.append("")
-        lines.append("Per rank (ms)       median        min        max")
+        lines += ["", "Per rank (ms)       median        min        max"]
         for col in ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "wait_ms", "work_ms"):
             lines.append("  %-16s %10.3f %10.3f %10.3f" % (col[:-3], r[col].median(), r[col].min(), r[col].max()))
-    if s["slow_ranks"]:
-        lines.append("")
-        lines.append("Slow ranks, slowest first:")
-        lines += ["  rank %d (%s): %s" % (x["rank"], x["host"] or "?", x["reason"]) for x in s["slow_ranks"][:20]]
-    if s["late_collectives"]:
-        lines.append("")
-        lines.append("Late collectives (arrival skew after clock alignment), largest first:")
-        lines += ["  iteration %d, %s seq %d (%s): rank %d arrived %.3f ms after the first (usual %.3f ms)" % (
-            x["iteration"], x["comm"], x["seq"], x["name"], x["late_rank"], x["skew_ms"], x["typical_skew_ms"])
-            for x in s["late_collectives"][:20]]
-    if s["per_iteration"]:
-        lines.append("")
-        lines.append("Per iteration (time not waiting for other ranks, ms):")
-        lines.append("  iter   slowest rank        fastest rank        spread  phase of the slowest")
-        for x in s["per_iteration"]:
-            lines.append("  %4d   %5d %10.3f   %5d %10.3f  %10.3f  %s" % (
-                x["iteration"], x["slowest_rank"], x["slowest_ms"], x["fastest_rank"], x["fastest_ms"],
-                x["spread_ms"], x["phase"]))
     if s["clock"] and len(s["clock"]) > 1:
-        lines.append("")
-        lines.append("Clocks (offset from %s; fit = residual of the collectives' common completion):" % s["clock"][0]["host"])
-        lines.append("  (a clock is a machine, or a rank when the trace does not name its machine)")
-        for c in s["clock"]:
+        cl = s["clock"]
+        shown = cl[:1] + sorted(cl[1:], key=lambda c: -c.get("rms_us", 0))[:TEXT_ROWS // 2 - 1]
+        lines += ["", "Clocks (offset from %s; fit = residual of the collectives' common completion; worst fits):"
+                  % cl[0]["host"]]
+        for c in shown:
             fit = ("rms %.1f us, p95 %.1f us over %d collective ends" % (c["rms_us"], c["p95_us"], c["collectives"])
                    if "rms_us" in c else c["source"])
             lines.append("  %-20s %+12.3f ms  %s" % (c["host"] or "?", c["offset_ms"], fit))
+        lines += _more(len(cl), len(shown), "summary.json (clock)")
     if s["outliers"]:
-        lines.append("")
-        lines.append("Outliers:")
-        lines += ["  rank %d %s: %s" % (o["rank"], o["gpu"], o["reason"]) for o in s["outliers"][:40]]
+        lines += ["", "Outliers:"]
+        lines += ["  rank %d %s: %s" % (o["rank"], o["gpu"], o["reason"]) for o in s["outliers"][:TEXT_ROWS]]
+        lines += _more(len(s["outliers"]), TEXT_ROWS, "summary.json (outliers)")
     return "\n".join(lines) + "\n"
 
 
@@ -96,7 +154,7 @@ def _bars(ranks, width=760):
         return ""
     n = len(ranks)
     top = max(float((ranks["work_ms"] + ranks["wait_ms"]).max()), 1e-9)
-    bw = max(1.0, (width - 60) / n)
+    bw = (width - 60) / n  # a fraction of a pixel for thousands of ranks: every bar inside the chart
     h = 160
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img">' % (width, h + 30)]
     for i, (_, r) in enumerate(ranks.iterrows()):
@@ -104,9 +162,9 @@ def _bars(ranks, width=760):
         hw = h * float(r["work_ms"]) / top
         hv = h * float(r["wait_ms"]) / top
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#2b6cb0"><title>rank %d: %.3f ms '
-                     'not waiting</title></rect>' % (x, h - hw, max(bw - 1, 0.5), hw, r["rank"], r["work_ms"]))
+                     'not waiting</title></rect>' % (x, h - hw, bw * 0.9, hw, r["rank"], r["work_ms"]))
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#bee3f8"><title>rank %d: %.3f ms '
-                     'waiting</title></rect>' % (x, h - hw - hv, max(bw - 1, 0.5), hv, r["rank"], r["wait_ms"]))
+                     'waiting</title></rect>' % (x, h - hw - hv, bw * 0.9, hv, r["rank"], r["wait_ms"]))
     parts.append('<text x="0" y="12" font-size="11">%.1f ms</text><text x="0" y="%d" font-size="11">0</text>' % (top, h))
     parts.append('<text x="50" y="%d" font-size="11">ranks %d..%d</text></svg>' % (h + 20, ranks["rank"].min(),
                                                                                    ranks["rank"].max()))
@@ -124,24 +182,29 @@ def report_html(res):
         out.append("</table>")
         return "".join(out)
 
-    body = ["<h2>Fleet</h2>", "<p>%d ranks on %d hosts, %d iterations, %d collectives.</p>" % (
-        s["ranks"], len(s["hosts"]), s["iterations"], s["collectives"])]
+    body = ["<h2>Fleet</h2>", "<p>%s</p>" % html.escape(headline(s)[len("gputap fleet: "):])]
     body.append("<h3>Time per rank: not waiting (dark) and waiting in collectives (light)</h3>" + _bars(res.ranks))
-    if s["slow_ranks"]:
-        body.append("<h3>Slow ranks</h3>" + table(s["slow_ranks"], ["rank", "host", "work_ms", "reason"]))
+    if s["stragglers"]:
+        body.append("<h3>Stragglers</h3>" + table(s["stragglers"], ["rank", "host", "cost_ms", "pattern", "cause",
+                                                                     "late_collectives", "iterations_late", "reason"]))
     if s["late_collectives"]:
         body.append("<h3>Late collectives</h3>" + table(s["late_collectives"],
-                                                         ["iteration", "comm", "seq", "name", "late_rank", "skew_ms"]))
+                                                         ["iteration", "comm", "seq", "name", "count", "late_rank",
+                                                          "late_ms", "held_ms", "cause"]))
     if s["per_iteration"]:
-        body.append("<h3>Per iteration</h3>" + table(s["per_iteration"], ["iteration", "slowest_rank", "slowest_ms",
-                                                                         "fastest_rank", "fastest_ms", "spread_ms",
-                                                                         "phase"]))
+        body.append("<h3>Per iteration</h3>" + table(s["per_iteration"][:1000], [
+            "iteration", "late_rank", "late_ms", "cause", "slowest_rank", "slowest_ms", "fastest_rank", "fastest_ms",
+            "spread_ms"]))
     body.append("<h3>Clocks</h3>" + table(s["clock"], ["host", "offset_ms", "source", "rms_us", "p95_us",
                                                        "collectives"]))
     if s["outliers"]:
         body.append("<h3>Outliers</h3>" + table(s["outliers"], ["rank", "gpu", "metric", "value", "median", "reason"]))
     if s["failed"]:
         body.append("<h3>Left out</h3>" + table(s["failed"], ["path", "error"]))
+    if s.get("partial"):
+        body.append("<h3>Partial traces (left out of the statistics)</h3>" + table(s["partial"], ["path", "reason"]))
+    if s.get("warnings"):
+        body.append("<h3>Warnings</h3><ul>%s</ul>" % "".join("<li>%s</li>" % html.escape(w) for w in s["warnings"]))
     return ("<!doctype html><html><head><meta charset=\"utf-8\"><title>gputap fleet</title><style>"
             "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
             "padding:2px 6px;font-size:13px}</style></head><body><section id=\"fleet\">%s</section></body></html>\n"

@@ -1,20 +1,27 @@
-"""The per-rank task: run the C analyzer on one rank's files, on the worker that can read them.
+"""The task: run the C analyzer on a few ranks' files, on the worker that can read them.
 
-The analyzer (`gputap analyze --format json --collectives FILE`) runs as a child process: its memory
-is bounded by one rank (it streams the trace and sorts externally), and the numbers are the
-single-machine analyzer's own.  The task returns a small dict of plain lists, never raises: a rank
-whose files are missing or broken comes back as {"error": ...}.
+`gputap analyze --format json --collectives FILE...` runs as a child process over the ranks of one
+task (inputs.batches() groups small ranks of one machine so that a process start does not cost more
+than the analysis; a large rank is a task of its own): the child's memory is bounded by the largest
+rank of the task (it streams the trace and sorts externally), and the numbers are the
+single-machine analyzer's own.  The task returns three small Arrow tables (one row per rank, per
+rank and iteration, per collective and rank) and never raises: a rank whose files are missing or
+broken comes back with status "failed", a process with no GPU work (a launcher) "skipped", a
+trace the analyzer calls partial "partial".
 """
 import json
 import os
+import resource
 import shutil
 import subprocess
 import time
 
 WINDOW_KEYS = ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "overlap_ms", "exposed_comm_ms",
                "memop_ms", "kernel_sum_ms", "non_compute_ms")
-COLL_KEYS = ("comm", "seq", "name", "algo", "proto", "count", "iteration", "start_ns", "end_ns", "launch_ns",
-             "match", "device")
+COLL_STR = ("comm", "name", "algo", "proto", "match")
+COLL_INT = ("device", "seq", "count", "iteration", "start_ns", "end_ns", "launch_ns")
+NO_GPU = "no GPU activity"
+SKIP_REASON = "no GPU work in this process (e.g. a launcher)"
 
 
 def find_gputap(hint=None):
@@ -33,57 +40,174 @@ def find_gputap(hint=None):
     return None
 
 
-def analyze_rank(task, gputap=None, timeout=3600):
-    """Analyse one rank.  task: a dict from inputs.expand()."""
-    t0 = time.time()
-    out = {"path": task["path"], "label": task["label"], "rank": task.get("rank"), "host": task.get("host"),
-           "anchor_ns": task.get("anchor_ns")}
-    exe = find_gputap(gputap)
-    if not exe:
-        out["error"] = ("the gputap command was not found on this worker (set GPUTAP, put gputap on PATH, "
-                        "or pip install the gputap package there)")
-        return out
-    p = task["path"]
-    if os.path.isdir(p):
-        out["error"] = "no trace.gtr in this rank folder"
-        return out
-    if not os.path.exists(p):
-        out["error"] = "no such file"
-        return out
+def _run(exe, paths, opts, timeout):
+    """(doc, None) or (None, message)."""
     try:
-        cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", p], capture_output=True,
-                            timeout=timeout, check=False)
+        cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", *opts, *paths],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
-        out["error"] = "the analyzer could not run: %s" % e
-        return out
+        return None, "the analyzer could not run: %s" % e
     if cp.returncode != 0:
         msg = cp.stderr.decode("utf-8", "replace").strip().splitlines()
-        msg = [m[len("gputap: error: "):] if m.startswith("gputap: error: ") else m for m in msg]
-        out["error"] = "; ".join(msg[-3:]) or "the analyzer failed with status %d" % cp.returncode
-        return out
+        msg = [m[len("gputap: error: "):] if m.startswith("gputap: error: ") else m for m in msg
+               if not m.startswith("gputap: warning: ")]
+        return None, "; ".join(msg[-3:]) or "the analyzer failed with status %d" % cp.returncode
     try:
-        doc = json.loads(cp.stdout)
-        res = doc["results"][0]
+        return json.loads(cp.stdout)["results"][0], None
     except (ValueError, KeyError, IndexError) as e:
-        out["error"] = "unreadable analyzer output: %s" % e
-        return out
-    tl = res.get("timeline") or {}
-    gpus = []
-    for g in tl.get("gpus") or []:
-        gpus.append({
-            "label": g["label"], "device": g["device"],
-            "total": {k: g["total"][k] for k in WINDOW_KEYS},
-            "first_ns": g["total"]["first_ns"], "last_ns": g["total"]["last_ns"],
-            "iterations": [dict({k: w[k] for k in WINDOW_KEYS}, start_ns=w["start_ns"], first_ns=w["first_ns"],
-                                last_ns=w["last_ns"]) for w in g.get("iterations") or []],
-        })
-    colls = res.get("collectives") or []
-    out["gpus"] = gpus
-    out["iteration_source"] = res.get("iteration_source")
-    out["collectives"] = {k: [c[k] for c in colls] for k in COLL_KEYS}
-    out["notes"] = res.get("notes") or []
-    out["seconds"] = time.time() - t0
-    out["worker_pid"] = os.getpid()
-    if not gpus:
-        out["skipped"] = "no GPU work in this process (e.g. a launcher)"
-    return out
+        return None, "unreadable analyzer output: %s" % e
+
+
+class _Rows:
+    """Columns of one output table, filled row by row."""
+
+    def __init__(self, names):
+        self.cols = {n: [] for n in names}
+
+    def add(self, **kw):
+        for k, v in self.cols.items():
+            v.append(kw[k])
+
+    def extend(self, n, **kw):
+        for k, v in self.cols.items():
+            x = kw[k]
+            v.extend(x if isinstance(x, list) else [x] * n)
+
+
+RANK_FIELDS = ("task", "status", "message", "label", "gpus", "iterations", "first_ns", "last_ns",
+               "iteration_source") + WINDOW_KEYS
+ITER_FIELDS = ("task", "iteration", "start_ns", "first_ns", "last_ns") + WINDOW_KEYS
+COLL_FIELDS = ("task",) + COLL_STR + COLL_INT
+
+
+def _collect(doc, idx, rows, iters, colls):
+    """Split one analyzer result over several inputs into per-task rows.  idx: task number per source."""
+    by_src = {}
+    for g in (doc.get("timeline") or {}).get("gpus") or []:
+        by_src.setdefault(g.get("source", 0), []).append(g)
+    label_src = {}
+    for s, gs in by_src.items():
+        for g in gs:
+            label_src[g["label"].rsplit("/gpu", 1)[0]] = s
+    notes = doc.get("notes") or []
+    for s, task in enumerate(idx):
+        gpus = by_src.get(s, [])
+        status, msg = "ok", ""
+        path = task["path"]
+        part = [n for n in notes if n.startswith(path + ":") and "partial" in n]
+        if part or path.endswith(".partial"):
+            status, msg = "partial", (part[0][len(path) + 2:] if part else "the trace is partial")
+        if not gpus:
+            rows.add(task=task["index"], status="skipped" if status == "ok" else status,
+                     message=msg or SKIP_REASON, label="", gpus=0, iterations=0, first_ns=0, last_ns=0,
+                     iteration_source="", **{k: 0.0 for k in WINDOW_KEYS})
+            continue
+        nit = max(len(g.get("iterations") or []) for g in gpus)
+        rows.add(task=task["index"], status=status, message=msg, label=",".join(g["label"] for g in gpus),
+                 gpus=len(gpus), iterations=nit, first_ns=min(g["total"]["first_ns"] for g in gpus),
+                 last_ns=max(g["total"]["last_ns"] for g in gpus), iteration_source=doc.get("iteration_source") or "",
+                 **{k: float(sum(g["total"][k] for g in gpus)) for k in WINDOW_KEYS})
+        for j in range(nit):
+            ws = [g["iterations"][j] for g in gpus if j < len(g.get("iterations") or [])]
+            iters.add(task=task["index"], iteration=j, start_ns=min(w["start_ns"] for w in ws),
+                      first_ns=min(w["first_ns"] for w in ws), last_ns=max(w["last_ns"] for w in ws),
+                      **{k: float(sum(w[k] for w in ws)) for k in WINDOW_KEYS})
+    for c in doc.get("collectives") or []:
+        s = c.get("source")
+        if s is None:  # an analyzer older than the "source" field: by the label
+            s = label_src.get(c.get("rank"), -1)
+        if not 0 <= s < len(idx):
+            continue
+        colls.add(task=idx[s]["index"], iteration=-1 if c.get("iteration") is None else c["iteration"],
+                  **{k: c.get(k) or "" for k in COLL_STR},
+                  **{k: int(c.get(k) or 0) for k in COLL_INT if k != "iteration"})
+
+
+def _named(msg, tasks):
+    """The task whose path an analyzer error names, else None."""
+    for t in tasks:
+        if msg.startswith(t["path"] + ":") or (" %s:" % t["path"]) in msg:
+            return t
+    return None
+
+
+def analyze_batch(tasks, gputap=None, opts=(), timeout=3600):
+    """Analyse the ranks of one task list (dicts from inputs.expand() with an "index").  Returns
+    {"ranks", "iterations", "collectives": pyarrow Tables, "seconds", "pid", "rss_kib"}."""
+    t0 = time.time()
+    rows, iters, colls = _Rows(RANK_FIELDS), _Rows(ITER_FIELDS), _Rows(COLL_FIELDS)
+
+    def fail(t, status, msg):
+        rows.add(task=t["index"], status=status, message=msg, label="", gpus=0, iterations=0, first_ns=0,
+                 last_ns=0, iteration_source="", **{k: 0.0 for k in WINDOW_KEYS})
+
+    exe = find_gputap(gputap)
+    todo = []
+    for t in tasks:
+        p = t["path"]
+        if not exe:
+            fail(t, "failed", "the gputap command was not found on this worker (set GPUTAP, put gputap on PATH, "
+                              "or pip install the gputap package there)")
+        elif os.path.isdir(p):
+            fail(t, "failed", "no trace.gtr in this rank folder")
+        elif not os.path.exists(p):
+            fail(t, "failed", "no such file")
+        else:
+            todo.append(t)
+    # one analyzer run over the batch; an input it refuses is taken out (named, or found alone) and the
+    # rest run again
+    queue = [todo] if todo else []
+    while queue:
+        part = queue.pop()
+        doc, err = _run(exe, [t["path"] for t in part], opts, timeout)
+        if doc is not None:
+            _collect(doc, part, rows, iters, colls)
+            continue
+        bad = _named(err, part) if len(part) > 1 else part[0]
+        if bad is None:
+            queue += [[t] for t in part]
+            continue
+        m = err[len(bad["path"]) + 2:] if err.startswith(bad["path"] + ":") else err
+        if NO_GPU in m:
+            fail(bad, "skipped", SKIP_REASON)
+        else:
+            fail(bad, "failed", m)
+        rest = [t for t in part if t is not bad]
+        if rest:
+            queue.append(rest)
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"ranks": _table(rows), "iterations": _table(iters), "collectives": _table(colls),
+            "seconds": time.time() - t0, "pid": os.getpid(), "analyzer_rss_kib": ru.ru_maxrss}
+
+
+def _type(name):
+    import pyarrow as pa
+
+    if name in ("status", "message", "label", "iteration_source") + COLL_STR:
+        return pa.string()
+    if name in WINDOW_KEYS:
+        return pa.float64()
+    return pa.int64()
+
+
+def _table(r):
+    import pyarrow as pa
+
+    return pa.table({k: pa.array(v, type=_type(k)) for k, v in r.cols.items()})
+
+
+def failed_batch(tasks, message):
+    """What a task that did not come back stands for: each of its ranks failed with `message`."""
+    rows = _Rows(RANK_FIELDS)
+    for t in tasks:
+        rows.add(task=t["index"], status="failed", message=message, label="", gpus=0, iterations=0, first_ns=0,
+                 last_ns=0, iteration_source="", **{k: 0.0 for k in WINDOW_KEYS})
+    return {"ranks": _table(rows), "iterations": _table(_Rows(ITER_FIELDS)), "collectives": _table(_Rows(COLL_FIELDS)),
+            "seconds": 0.0, "pid": 0, "analyzer_rss_kib": 0}
+
+
+def analyze_rank(task, gputap=None, timeout=3600):
+    """One rank as a batch of one (kept for callers of the per-rank task)."""
+    return analyze_batch([dict(task, index=task.get("index", 0))], gputap, timeout=timeout)
+
