@@ -28,6 +28,14 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang $rt >/dev/null
 fi
+# report.html checked in a real browser (tests/cli/t_report_browser.sh): Debian's chromium, run headless
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+	SUDO=""
+	[ "$(id -u)" -ne 0 ] && SUDO=sudo
+	echo "gputap setup: installing chromium (headless browser for the report test)"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import pytest' 2>/dev/null; then
 	"$PY" -m pip install -q pytest 2>/dev/null || "$PY" -m pip install -q --break-system-packages pytest

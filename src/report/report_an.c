@@ -258,7 +258,7 @@ static void sec_launches(FILE *f, const struct gt_an_result *an, const char *why
 	for (size_t i = 0; i < nb; i++) {
 		bar_label(an, k[i], labels[i], sizeof(labels[i]));
 		/* the bar is the p90: its label says it first, in the tables' unit and decimals */
-		snprintf(notes[i], sizeof(notes[i]), "p90 %.1f us (p50 %.1f us, max %.1f us), %llu launches",
+		snprintf(notes[i], sizeof(notes[i]), "p90 %.1f us (p50 %.1f, max %.1f), %llu launches",
 			 k[i]->delay_p90_ns / 1e3, k[i]->delay_p50_ns / 1e3, k[i]->delay_max_ns / 1e3,
 			 (unsigned long long)k[i]->launched);
 		titles[i] = bar_title(an, k[i]);

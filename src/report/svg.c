@@ -267,7 +267,13 @@ void gt_svg_hbars(FILE *f, const char *title, const struct gt_bar *b, size_t n, 
 	if (mx <= 0)
 		mx = 1;
 	svg_open(f, h, title);
-	int pw = W - lw - 240;
+	/* room for the longest text after a bar (about 6.6 px a character at 11 px), so that it stays in */
+	size_t nl = 12;
+	for (size_t i = 0; i < n; i++)
+		if (b[i].note && strlen(b[i].note) > nl)
+			nl = strlen(b[i].note);
+	double room = fmin(560, fmax(120, (double)nl * 6.6 + 16));
+	int pw = W - lw - (int)room;
 	for (size_t i = 0; i < n; i++) {
 		int y = MT + (int)i * row;
 		double bw = isfinite(b[i].value) && b[i].value > 0 ? b[i].value / mx * pw : 0;
