@@ -1,9 +1,12 @@
 #include "core/csvio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void gt_csv_put(FILE *f, const char *s)
 {
@@ -61,6 +64,41 @@ int gt_csv_split(char *s, char **fields, int max)
 		w = s;
 	}
 	return n;
+}
+
+FILE *gt_fopen_plain(const char *path)
+{
+	/* O_NONBLOCK: opening a FIFO for reading waits for a writer, forever in a damaged run folder */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	int e = 0;
+	if (fstat(fd, &st) < 0)
+		e = errno;
+	else if (S_ISDIR(st.st_mode))
+		e = EISDIR;
+	else if (!S_ISREG(st.st_mode))
+		e = ENODEV;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		e = errno;
+	FILE *f = e ? NULL : fdopen(fd, "rb");
+	if (!f) {
+		if (!e)
+			e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
+const char *gt_plain_error(int e)
+{
+	if (e == EISDIR)
+		return "is a folder, not a file";
+	if (e == ENODEV)
+		return "not a plain file (a FIFO, a device or a socket)";
+	return strerror(e);
 }
 
 char *gt_read_file(const char *path, size_t *len)

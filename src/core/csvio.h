@@ -19,6 +19,13 @@ void gt_csv_put(FILE *f, const char *s);
 /* Split one CSV record in place: fields[] point into `s`.  Returns the number
  * of fields (at most `max`), or -1 on a stray quote. */
 int gt_csv_split(char *s, char **fields, int max);
+/* Open a plain file for reading ("rb", close-on-exec) without ever blocking in open(): a FIFO, a
+ * device or a socket in place of a file is refused with errno ENODEV (which gt_plain_error words),
+ * a folder with EISDIR.  NULL with errno set. */
+FILE *gt_fopen_plain(const char *path);
+/* What gt_fopen_plain's errno means, for messages: "is a folder, not a file", "not a plain file (a
+ * FIFO, a device or a socket)", else strerror(e). */
+const char *gt_plain_error(int e);
 /* Read a whole file into a malloc'd, NUL-terminated buffer; NULL with errno set. */
 char *gt_read_file(const char *path, size_t *len);
 

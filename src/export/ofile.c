@@ -118,7 +118,7 @@ static int gz_close(void *cookie)
 	return 0;
 }
 
-static FILE *gz_open(const char *path, void **sink)
+static FILE *gz_open(const char *path, int direct, void **sink)
 {
 	struct gz_sink *g = calloc(1, sizeof(*g));
 	if (!g)
@@ -129,7 +129,7 @@ static FILE *gz_open(const char *path, void **sink)
 		errno = ENOMEM;
 		return NULL;
 	}
-	g->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	g->fd = direct ? open(path, O_WRONLY | O_CLOEXEC) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (g->fd < 0) {
 		int e = errno;
 		deflateEnd(&g->z);
@@ -157,26 +157,94 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-int gt_ofile_open(struct gt_ofile *o, const char *dir, const char *name, char *err, size_t errlen)
+int gt_ofile_target(const char *path, char *real, size_t reallen, char *err, size_t errlen)
+{
+	struct stat st, lst;
+	snprintf(real, reallen, "%s", path);
+	if (lstat(path, &lst) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (stat(path, &st) < 0) {
+		snprintf(err, errlen, "%s: a symbolic link to nothing (%s): not written through", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a folder, not a file", path);
+		return -1;
+	}
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+		return 1;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s: never written or replaced", path,
+			 S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "not a plain file");
+		return -1;
+	}
+	if (S_ISLNK(lst.st_mode)) {
+		char *r = realpath(path, NULL);
+		if (!r || strlen(r) >= reallen) {
+			snprintf(err, errlen, "%s: cannot resolve the symbolic link: %s", path,
+				 r ? "path too long" : strerror(errno));
+			free(r);
+			return -1;
+		}
+		snprintf(real, reallen, "%s", r);
+		free(r);
+	}
+	return 0;
+}
+
+int gt_ofile_open_path(struct gt_ofile *o, const char *path, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
-	if ((size_t)snprintf(o->path, sizeof(o->path), "%s/%s", dir, name) >= sizeof(o->path)) {
-		snprintf(err, errlen, "%s/%s: path too long", dir, name);
+	if (strlen(path) >= sizeof(o->path)) {
+		snprintf(err, errlen, "%.200s...: path too long", path);
 		return -1;
 	}
-	snprintf(o->tmp, sizeof(o->tmp), "%s.partial", o->path);
-	if (gt_mkdirs(dir) < 0) {
-		snprintf(err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
+	int direct = gt_ofile_target(path, o->path, sizeof(o->path), err, errlen);
+	if (direct < 0)
 		return -1;
+	const char *to = o->path;
+	if (!direct) {
+		snprintf(o->tmp, sizeof(o->tmp), "%s.partial", o->path);
+		to = o->tmp;
 	}
-	o->f = ends_with(name, ".gz") ? gz_open(o->tmp, &o->gz) : fopen(o->tmp, "we");
+	if (ends_with(path, ".gz")) {
+		o->f = gz_open(to, direct, &o->gz);
+	} else if (direct) {
+		/* no O_CREAT, no O_TRUNC: the node is written into, as `> /dev/null` does */
+		int fd = open(to, O_WRONLY | O_CLOEXEC);
+		o->f = fd < 0 ? NULL : fdopen(fd, "w");
+		if (fd >= 0 && !o->f)
+			close(fd);
+	} else {
+		o->f = fopen(to, "we");
+	}
 	if (!o->f) {
-		snprintf(err, errlen, "%s: %s", o->tmp, strerror(errno));
+		snprintf(err, errlen, "%s: %s", to, strerror(errno));
 		return -1;
 	}
 	/* big buffer: the JSON writer makes many small fprintf calls */
 	setvbuf(o->f, NULL, _IOFBF, 1 << 16);
 	return 0;
+}
+
+int gt_ofile_open(struct gt_ofile *o, const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+		memset(o, 0, sizeof(*o));
+		snprintf(err, errlen, "%s/%s: path too long", dir, name);
+		return -1;
+	}
+	if (gt_mkdirs(dir) < 0) {
+		memset(o, 0, sizeof(*o));
+		snprintf(err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
+		return -1;
+	}
+	return gt_ofile_open_path(o, path, err, errlen);
 }
 
 int gt_ofile_commit(struct gt_ofile *o, char *err, size_t errlen)
@@ -196,11 +264,12 @@ int gt_ofile_commit(struct gt_ofile *o, char *err, size_t errlen)
 		e = errno ? errno : EIO;
 	o->f = NULL;
 	o->gz = NULL;
-	if (!e && rename(o->tmp, o->path) < 0)
+	if (!e && o->tmp[0] && rename(o->tmp, o->path) < 0)
 		e = errno;
 	if (e) {
 		snprintf(err, errlen, "%s: write failed: %s", o->path, strerror(e));
-		unlink(o->tmp);
+		if (o->tmp[0])
+			unlink(o->tmp);
 		return -1;
 	}
 	return 0;
@@ -214,6 +283,7 @@ void gt_ofile_abort(struct gt_ofile *o)
 		fclose(o->f);
 		o->f = NULL;
 		o->gz = NULL;
-		unlink(o->tmp);
+		if (o->tmp[0])
+			unlink(o->tmp);
 	}
 }

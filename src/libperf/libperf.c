@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/csvio.h"
+#include "export/ofile.h"
 #include "gpu/probe.h"
 
 #include "liblog/liblog.h"
@@ -709,6 +710,7 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 	}
 	int rc = 0;
 	FILE *f = NULL;
+	struct gt_ofile of = {.f = NULL};
 	cu_stream st = NULL;
 	cu_event *ev = NULL;
 	float *ms = NULL;
@@ -746,14 +748,12 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 			rc = -2;
 			goto done;
 		}
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.partial", out);
-	f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+	/* export/ofile.h: complete or absent, and never renamed over what is not a regular file */
+	if (gt_ofile_open_path(&of, out, err, errlen) < 0) {
 		rc = -1;
 		goto done;
 	}
+	f = of.f;
 	fprintf(f, "%s\n", gt_libperf_header);
 	/* twice the L2 cache: writing it before a run evicts what the previous run left there */
 	int l2 = 0;
@@ -881,19 +881,9 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 					       "column says which\n",
 				nf, nf == 1 ? "" : "s", why);
 	}
-	int bad = ferror(f);
-	if (fclose(f) != 0 || bad) {
-		f = NULL;
-		snprintf(err, errlen, "%s: write failed", tmp);
-		unlink(tmp);
-		rc = -1;
-		goto done;
-	}
 	f = NULL;
-	if (rename(tmp, out) < 0) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+	if (gt_ofile_commit(&of, err, errlen) < 0)
 		rc = -1;
-	}
 done:
 	gt_kact_stop();
 	if (cu.l2_flush)
@@ -901,7 +891,7 @@ done:
 	cu.l2_flush = 0;
 	cu.l2_flush_bytes = 0;
 	if (f)
-		fclose(f);
+		gt_ofile_abort(&of);
 	if (ev) {
 		for (int i = 0; i < opts.iters * 2; i++)
 			if (ev[i])

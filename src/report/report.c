@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "export/holdstat.h"
+#include "export/ofile.h"
 #include "report/page.h"
 
 int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)
@@ -30,27 +31,19 @@ int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *m
 	return gt_report_write_fed(inputs, ninputs, map_path, html_path, NULL, NULL, out, err, errlen);
 }
 
-/* Write the page to `html` through html.partial.  0, or -1 with err. */
+/* Write the page to `html` through html.partial (export/ofile.h: never renamed over what is not a
+ * regular file).  0, or -1 with err. */
 static int write_html(const struct page *p, const char *html, char *err, size_t errlen)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.partial", html);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+	struct gt_ofile o;
+	if (gt_ofile_open_path(&o, html, err, errlen) < 0)
+		return -1;
+	if (gt_rp_write_page(o.f, p) < 0) {
+		snprintf(err, errlen, "%s: write failed: %s", html, strerror(errno));
+		gt_ofile_abort(&o);
 		return -1;
 	}
-	int rc = gt_rp_write_page(f, p);
-	if (fclose(f) != 0 || rc < 0) {
-		snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, html) < 0) {
-		snprintf(err, errlen, "%s: %s", html, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return gt_ofile_commit(&o, err, errlen);
 }
 
 int gt_report_write_fed(const char *const *inputs, int ninputs, const char *map_path, const char *html_path,

@@ -1,4 +1,5 @@
 #include "trace/trace_io.h"
+#include "core/csvio.h"
 #include "core/fdio.h"
 
 #include <errno.h>
@@ -257,28 +258,25 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s", path);
-	r->f = fopen(path, "rbe");
-	if (!r->f) {
+	/* a plain file only: a FIFO in place of a trace would block the reader forever */
+	r->f = gt_fopen_plain(path);
+	if (!r->f && errno == ENOENT) {
 		char alt[4096 + 16];
 		snprintf(alt, sizeof(alt), "%s.partial", path);
-		r->f = fopen(alt, "rbe");
-		if (r->f) {
+		r->f = gt_fopen_plain(alt);
+		if (r->f || errno != ENOENT)
 			snprintf(r->path, sizeof(r->path), "%s", alt);
+		if (r->f)
 			r->partial = 1;
-		}
 	}
 	if (!r->f) {
-		snprintf(r->err, sizeof(r->err), "%s: %s", path, strerror(errno));
+		snprintf(r->err, sizeof(r->err), "%s: %s", r->path,
+			 errno == EISDIR ? "is a folder, not a trace file" : gt_plain_error(errno));
 		return -1;
 	}
 	size_t plen = strlen(r->path);
 	if (plen > 8 && strcmp(r->path + plen - 8, ".partial") == 0)
 		r->partial = 1;
-	struct stat st;
-	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(r->err, sizeof(r->err), "%s: is a folder, not a trace file", r->path);
-		goto fail;
-	}
 	size_t n = fread(&r->hdr, 1, sizeof(r->hdr), r->f);
 	if (n == 0) {
 		snprintf(r->err, sizeof(r->err), "%s: an empty file, not a gputap trace%s", r->path,
@@ -308,7 +306,8 @@ int gt_tr_open(struct gt_trace_reader *r, const char *path)
 			 sizeof(r->hdr));
 		goto fail;
 	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < r->hdr.header_size) {
+	struct stat st;
+	if (fstat(fileno(r->f), &st) == 0 && (uint64_t)st.st_size < r->hdr.header_size) {
 		snprintf(r->err, sizeof(r->err), "%s: byte 12: header size %u is past the end of the file (%llu bytes)",
 			 r->path, r->hdr.header_size, (unsigned long long)st.st_size);
 		goto fail;

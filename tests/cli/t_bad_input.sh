@@ -235,4 +235,39 @@ for f in "$K/range-empty-name.json" "$S/nvtx-empty-name.sqlite"; do
 	bad "empty-range-report-$n" 0 "empty-range.html" "$GPUTAP" report -o "$T/empty-range.html" "$f"
 done
 
+# 14. -o never renames over what is not a regular file: a character device or a FIFO is written
+# into, a folder or a socket refused, a symbolic link's target replaced (the link stays)
+rm -rf "$T/o" && mkdir "$T/o" && cp -r "$B/run/samples-absurd" "$T/o/run"
+if mknod "$T/o/null" c 1 3 2>/dev/null; then dev="$T/o/null"; else dev=/dev/null; fi
+bad out-chardev 0 "" "$GPUTAP" report --quiet -o "$dev" "$T/o/run"
+if [ -c "$dev" ]; then ok out-chardev-kept; else notok out-chardev-kept "$(ls -l "$dev")"; fi
+if [ -e "$dev.partial" ]; then notok out-chardev-no-partial "$(ls -l "$dev.partial")"; else ok out-chardev-no-partial; fi
+mkfifo "$T/o/fifo"
+(timeout 20 cat "$T/o/fifo" >"$T/o/fifo.out") &
+bad out-fifo 0 "" "$GPUTAP" report --quiet -o "$T/o/fifo" "$T/o/run"
+wait
+if [ -p "$T/o/fifo" ] && grep -q '</html>' "$T/o/fifo.out"; then ok out-fifo-written; else notok out-fifo-written "$(ls -l "$T/o")"; fi
+bad out-folder 1 "is a folder, not a file" "$GPUTAP" report -o "$T/o" "$T/o/run"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/o/sock"
+bad out-socket 1 "a socket: never written or replaced" "$GPUTAP" report -o "$T/o/sock" "$T/o/run"
+if [ -S "$T/o/sock" ]; then ok out-socket-kept; else notok out-socket-kept; fi
+echo old >"$T/o/target.html" && ln -s target.html "$T/o/link.html"
+bad out-symlink 0 "" "$GPUTAP" report --quiet -o "$T/o/link.html" "$T/o/run"
+if [ -L "$T/o/link.html" ] && grep -q '</html>' "$T/o/target.html"; then ok out-symlink-kept; else notok out-symlink-kept "$(ls -l "$T/o")"; fi
+mkdir -p "$T/o/conv" && mknod "$T/o/conv/trace.json" c 1 3 2>/dev/null || mkfifo "$T/o/conv/trace.json"
+[ -p "$T/o/conv/trace.json" ] && (timeout 20 cat "$T/o/conv/trace.json" >/dev/null) &
+bad out-convert-node 0 "" "$GPUTAP" convert "$R/name-nul.gtr" -o "$T/o/conv" --format json
+wait
+if [ -c "$T/o/conv/trace.json" ] || [ -p "$T/o/conv/trace.json" ]; then ok out-convert-node-kept; else notok out-convert-node-kept "$(ls -l "$T/o/conv")"; fi
+
+# 15. a FIFO (or any node that is not a plain file) in place of <proc>/trace.gtr: a clear error
+# in bounded time, never a reader blocked on it (git cannot hold a FIFO: made here)
+rm -rf "$T/ff" && mkdir -p "$T/ff/pid1" && mkfifo "$T/ff/pid1/trace.gtr"
+LIMIT_S=10
+bad fifo-trace-analyze 1 "pid1/trace.gtr: not a plain file (a FIFO" "$GPUTAP" analyze "$T/ff"
+bad fifo-trace-diff 1 "pid1/trace.gtr: not a plain file (a FIFO" "$GPUTAP" diff "$T/ff" "$T/ff"
+bad fifo-trace-convert 1 "pid1/trace.gtr: not a plain file (a FIFO" "$GPUTAP" convert "$T/ff" -o "$T/ff-out"
+bad fifo-trace-file 1 "trace.gtr: not a plain file (a FIFO" "$GPUTAP" analyze "$T/ff/pid1/trace.gtr"
+LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
+
 finish
