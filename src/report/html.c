@@ -39,7 +39,8 @@ static const char css[] =
 	"svg .frame{fill:none;stroke:#bbb}svg .grid{stroke:#eee}svg .yt{text-anchor:end;fill:#555}"
 	"svg .xt{text-anchor:middle;fill:#555}svg .xl{text-anchor:middle;fill:#333}svg .yl{text-anchor:middle;"
 	"fill:#333}svg .bl{text-anchor:end;fill:#333}svg .bv{fill:#333}svg .lg{fill:#333}"
-	"svg .ln{fill:none;stroke-width:1.5}svg .lane{fill:#f4f4f4}";
+	"svg .ln{fill:none;stroke-width:1.5}svg .cut{fill:none;stroke:#fff;stroke-width:2}svg .clipped{fill:#333;font-weight:600}"
+	"svg .peak{fill:#333;font-weight:600}svg .pk{fill:#e15759}svg .lane{fill:#f4f4f4}";
 
 /* The inputs of a page of traces: each file, and what the analysis found in them. */
 static void sec_inputs(FILE *f, const struct page *p)
