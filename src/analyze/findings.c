@@ -33,6 +33,7 @@ enum { C_STEP, C_ALLOC, C_SYNCCOPY, C_SYNC, C_LAUNCH, C_HOST, C_N };
 #define FD_HOST_GAP_NS 200000.0 /* a host gap this long is host work, not launch overhead */
 #define FD_MAXAPI 126           /* distinct synchronizing/allocating API names kept */
 #define FD_BIG_MEMSET (1u << 20)
+#define FD_MIN_COPY (64u << 10) /* smaller copies: latency, not bandwidth (nsys's rule skips them too) */
 #define FD_TF32_SPEEDUP 3.0
 
 struct fd_call {
@@ -439,20 +440,22 @@ int gt_fd_memcpy(struct gt_fd *f, int source, int device, uint32_t stream, uint6
 	if (!s || end < start)
 		return s ? 0 : -1;
 	struct fd_stream *st = stream_of(f, source, device, stream);
-	if (st && (kind == GT_COPY_HTOD || kind == GT_COPY_DTOH)) {
+	int host = kind == GT_COPY_HTOD ? src_kind : kind == GT_COPY_DTOH ? dst_kind : 0;
+	/* bulk copies that could overlap compute: not pageable (those cannot), not a few bytes (latency) */
+	if (st && (kind == GT_COPY_HTOD || kind == GT_COPY_DTOH) && host != 1 && bytes >= FD_MIN_COPY) {
 		st->copy_ns += (double)(end - start);
 		st->copies++;
 	}
 	s->copies++;
 	if (kind != GT_COPY_HTOD && kind != GT_COPY_DTOH)
 		return 0;
-	int host = kind == GT_COPY_HTOD ? src_kind : dst_kind;
 	if (!host)
 		return 0;
 	s->copies_kind_known++;
 	int d = kind == GT_COPY_DTOH;
 	if (host == 1) {
-		return flag_op(f, source, corr, d ? FL_PG_D2H : FL_PG_H2D);
+		/* a small pageable copy costs its latency, not bandwidth: pinning does not help it */
+		return bytes >= FD_MIN_COPY ? flag_op(f, source, corr, d ? FL_PG_D2H : FL_PG_H2D) : 0;
 	} else if (host == 2 && bytes >= FD_BIG_MEMSET && end > start) {
 		double gbps = (double)bytes / (double)(end - start);
 		if (gbps > s->pinned_gbps[d])
@@ -639,9 +642,13 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 		double gap = (double)(b - a);
 		int cause = -1;
 		const struct fd_call *c = NULL;
-		if (iter >= 0 && g->last_iter >= 0 && iter != g->last_iter)
-			cause = C_STEP;
-		else if ((c = returned_in(f, source, a, b)))
+		if (iter >= 0 && g->last_iter >= 0 && iter != g->last_iter) {
+			/* between steps; an allocator call that returned in the gap is the cause still */
+			c = returned_in(f, source, a, b);
+			cause = c && c->kind == K_ALLOC ? C_ALLOC : C_STEP;
+			if (cause == C_STEP)
+				c = NULL;
+		} else if ((c = returned_in(f, source, a, b)))
 			cause = c->kind == K_ALLOC ? C_ALLOC : c->kind == K_SYNCCOPY ? C_SYNCCOPY : C_SYNC;
 		else if (l && l->start + l->dur > a)
 			cause = gap >= FD_HOST_GAP_NS ? C_HOST : C_LAUNCH;
@@ -1037,6 +1044,8 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 	snprintf(it->where, sizeof(it->where), "%s%s%s", gl, a >= 0 ? ", " : "", a >= 0 ? f->api[a] : "");
 }
 
+static void pageable_dir(struct gt_fd *f, const struct gt_an_result *r, struct gt_fd_list *L, int d);
+
 static const char *dirname_of(int d)
 {
 	return d ? "DtoH" : "HtoD";
@@ -1044,7 +1053,30 @@ static const char *dirname_of(int d)
 
 static void pageable_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt_fd_list *L)
 {
-	for (int d = 0; d < 2; d++) {
+	size_t first = L->n;
+	pageable_dir(f, r, L, 0);
+	pageable_dir(f, r, L, 1);
+	if (L->n == first + 2) { /* both directions: one finding, the larger first, the gains added */
+		struct gt_fd_item *x = &L->v[first], *y = &L->v[first + 1];
+		if (y->gain_ms > x->gain_ms) {
+			struct gt_fd_item t = *x;
+			*x = *y;
+			*y = t;
+		}
+		evid(x, "also %s: %s; estimated gain %.3f ms per iteration, added to this one", y->where, y->title,
+		     y->gain_ms);
+		x->gain_ms += y->gain_ms;
+		x->gain_pct += y->gain_pct;
+		for (size_t j = 0; j < y->nevidence; j++)
+			free(y->evidence[j]);
+		free(y->evidence);
+		L->n--;
+	}
+}
+
+static void pageable_dir(struct gt_fd *f, const struct gt_an_result *r, struct gt_fd_list *L, int d)
+{
+	{
 		double best = 0, bT = 0;
 		int bsrc = -1, bn = 1;
 		for (size_t s = 0; s < f->nsrc; s++) {
@@ -1072,7 +1104,7 @@ static void pageable_finding(struct gt_fd *f, const struct gt_an_result *r, stru
 			}
 		}
 		if (bsrc < 0)
-			continue;
+			return;
 		struct fd_src *s = &f->src[bsrc];
 		struct fd_agg *a = &s->pageable[d];
 		struct gt_fd_item *it = new_item(L, "pageable-copy");
@@ -1280,6 +1312,8 @@ static void grid_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	unsigned bsms = 0;
 	for (size_t i = 0; i < f->nkx; i++) {
 		struct fd_kname *k = &f->kx[i];
+		if (!k->name || gt_an_is_nccl(k->name))
+			continue; /* NCCL picks its own channel count: few blocks by design */
 		for (int j = 0; j < k->ncfg; j++) {
 			struct fd_kcfg *c = &k->cfg[j];
 			const struct fd_dev *dv = dev_of(f, c->source, c->device);
@@ -1417,8 +1451,8 @@ static void serial_finding(struct gt_fd *f, const struct gt_an_result *r, struct
 
 static void comm_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt_fd_list *L)
 {
-	double best = 0, bT = 0, bcomm = 0, bov = 0;
-	size_t bg = 0;
+	double best = 0, bT = 0, bcomm = 0, bov = 0, worst = 0;
+	size_t bg = 0, wg = 0;
 	int found = 0;
 	for (size_t g = 0; g < r->ngpu; g++) {
 		const struct gt_an_gpu *ag = &r->gpu[g];
@@ -1430,10 +1464,16 @@ static void comm_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 				ex += ag->iters[i].exposed_ns, comm += ag->iters[i].comm_ns, ov += ag->iters[i].overlap_ns;
 		else
 			ex = ag->total.exposed_ns, comm = ag->total.comm_ns, ov = ag->total.overlap_ns;
-		if (ex / n > best)
+		if (comm <= 0)
+			continue;
+		/* the least exposed GPU: what even the last rank to arrive waits (the rest of the others' wait is
+		 * the straggler's) */
+		if (!found || ex / n < best)
 			best = ex / n, bg = g, bT = T, bcomm = comm / n, bov = ov / n, found = 1;
+		if (ex / n > worst)
+			worst = ex / n, wg = g;
 	}
-	if (!found)
+	if (!found || best <= 0)
 		return;
 	struct gt_fd_item *it = new_item(L, "exposed-comm");
 	if (!it)
@@ -1445,12 +1485,16 @@ static void comm_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	evid(it, "on %s per iteration: %.3f ms of NCCL kernels, %.3f ms of them overlapped with compute (%.0f%%), %.3f "
 		 "ms exposed",
 	     r->gpu[bg].label, bcomm / 1e6, bov / 1e6, bcomm > 0 ? 100.0 * bov / bcomm : 0.0, best / 1e6);
+	if (r->ngpu > 1 && wg != bg)
+		evid(it, "the most exposed GPU, %s, has %.3f ms per iteration exposed: the difference is waiting for other "
+			 "ranks (see straggler)",
+		     r->gpu[wg].label, worst / 1e6);
 	for (size_t i = 0; i < r->nnccl && i < 3; i++)
 		evid(it, "%s: %llu calls, %.3f ms per iteration", r->nccl[i].name, (unsigned long long)r->nccl[i].count,
 		     r->nccl[i].time_per_iter_ns / 1e6);
 	snprintf(it->method, sizeof(it->method),
-		 "NCCL kernel time not overlapped with compute kernels, per iteration (upper bound: full overlap; the "
-		 "part spent waiting for a late rank is the straggler finding's)");
+		 "NCCL kernel time not overlapped with compute kernels, per iteration, on the GPU where it is least (the "
+		 "rest of the other GPUs' is waiting for a late rank: the straggler finding's); upper bound: full overlap");
 	snprintf(it->where, sizeof(it->where), "%s", r->gpu[bg].label);
 	fixes(it,
 	      "DDP: let gradient all-reduce overlap backward (default buckets; tune bucket_cap_mb, "
@@ -1501,12 +1545,17 @@ static void straggler_finding(struct gt_fd *f, const struct gt_an_result *r, str
 			sorted[k++] = c[s];
 	if (k < 2)
 		goto out;
-	qsort(sorted, (size_t)k, sizeof(double), dbl_cmp);
-	double med = k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;
 	int slow = 0;
 	for (int s = 0; s < nsrc; s++)
 		if (c[s] > c[slow])
 			slow = s;
+	/* the median of the other ranks (with two ranks: the other one) */
+	k = 0;
+	for (int s = 0; s < nsrc; s++)
+		if (c[s] > 0 && s != slow)
+			sorted[k++] = c[s];
+	qsort(sorted, (size_t)k, sizeof(double), dbl_cmp);
+	double med = k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;
 	double gain = c[slow] - med;
 	/* the others wait for it in their collectives: their exposed communication bounds the gain */
 	double others = 0;
@@ -1528,11 +1577,11 @@ static void straggler_finding(struct gt_fd *f, const struct gt_an_result *r, str
 	char lab[64];
 	gt_an_source_label(r, slow, lab, sizeof(lab));
 	snprintf(it->title, sizeof(it->title), "Straggler rank %s: the other ranks wait for it in their collectives", lab);
-	evid(it, "%s computes %.3f ms per iteration, the median rank %.3f ms (+%.1f%%); the other ranks' exposed "
+	evid(it, "%s computes %.3f ms per iteration, the median of the other ranks %.3f ms (+%.1f%%); the other ranks' exposed "
 		 "communication is %.3f ms per iteration",
 	     lab, c[slow] / 1e6, med / 1e6, med > 0 ? 100.0 * (c[slow] - med) / med : 0.0, others / 1e6);
 	snprintf(it->method, sizeof(it->method),
-		 "min(the slow rank's compute time - the median rank's, the other ranks' exposed communication) per "
+		 "min(the slow rank's compute time - the median of the other ranks', the other ranks' exposed communication) per "
 		 "iteration: what the others would not wait if it were as fast as the median (upper bound)");
 	snprintf(it->where, sizeof(it->where), "%s", lab);
 	fixes(it,

@@ -20,10 +20,12 @@
 #include <zlib.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/findings.h"
 #include "core/csvio.h"
 
 enum fld {
-	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_STREAM, F_BYTES, F_BW
+	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_STREAM, F_BYTES, F_BW,
+	F_GRID, F_BLOCK, F_DP_ID, F_DP_SMS, F_DP_MAJ, F_DP_MIN, F_BPS /* findings: args grid/block, deviceProperties */
 };
 
 /* A name longer than this is cut (at a character boundary); C++ template names of a few KiB are
@@ -63,6 +65,13 @@ struct kst {
 	char pg[64];  /* args "Process Group Name" of an NCCL kernel (PyTorch), "" if none */
 	uint64_t seq; /* args "Seq", GT_SEQ_UNKNOWN if none */
 	long rank; /* distributedInfo.rank, -1 if none */
+	/* for the findings (analyze/findings.h): kernel grid and block, the devices' SM counts */
+	uint32_t grid[3], block[3];
+	int arr, arr_i;    /* the args array being read (F_GRID, F_BLOCK), its next index */
+	int dp_key, in_dp; /* the last root key was deviceProperties; inside its list */
+	uint64_t dp[4];    /* id, numSms, computeMajor, computeMinor of the device being read */
+	double bps;        /* args "blocks per SM" of a kernel: its grid / the SM count */
+	int sms_told;      /* the SM count was derived from it */
 	char err[512];
 	int failed;
 };
@@ -150,6 +159,9 @@ static void reset_event(struct kst *k)
 	k->pg[0] = '\0';
 	k->seq = GT_SEQ_UNKNOWN;
 	k->in_args = 0;
+	memset(k->grid, 0, sizeof(k->grid));
+	memset(k->block, 0, sizeof(k->block));
+	k->bps = 0;
 }
 
 static int k_start_map(void *ctx)
@@ -162,6 +174,8 @@ static int k_start_map(void *ctx)
 		reset_event(k);
 		k->nev++;
 	}
+	if (k->in_dp && k->depth == 3)
+		memset(k->dp, 0, sizeof(k->dp));
 	if (k->fld == F_NONE && k->in_events && k->depth == 4 && k->in_args == -1)
 		k->in_args = 4;
 	k->fld = F_NONE;
@@ -255,6 +269,28 @@ static int handle_event(struct kst *k)
 		if (kind == GT_NK_MEMOP && k->bytes && k->gbps > 0) /* the copy's own ns duration */
 			gt_tl_op_xdur(&c->tl, (uint64_t)llround((double)k->bytes / k->gbps));
 		k->ngpu++;
+		if (c->fd) { /* the findings: grids, copy memory kinds, memset sizes */
+			int dev = (int)(k->has_dev ? k->device : k->pid), ck, sk, dk, frc;
+			if (kind == GT_NK_KERNEL && !k->sms_told && k->bps > 0 && k->grid[0]) {
+				/* no deviceProperties: the SM count from a kernel's grid and its blocks per SM */
+				double b = (double)k->grid[0] * (k->grid[1] ? k->grid[1] : 1) * (k->grid[2] ? k->grid[2] : 1);
+				gt_fd_device(c->fd, k->source, dev, (unsigned)llround(b / k->bps), 0, 0);
+				k->sms_told = 1;
+			}
+			if (kind == GT_NK_KERNEL)
+				frc = gt_fd_kernel(c->fd, k->source, dev, (uint32_t)k->stream, (uint32_t)ni, c->names.v[ni].name,
+						   k->ts, k->ts + k->dur, k->grid, k->block);
+			else if (strncasecmp(k->name, "Memset", 6) == 0)
+				frc = gt_fd_memset(c->fd, k->source, dev, (uint32_t)k->stream, k->ts, k->ts + k->dur, k->bytes,
+						   k->corr);
+			else {
+				gt_fd_kineto_copy(k->name, &ck, &sk, &dk);
+				frc = gt_fd_memcpy(c->fd, k->source, dev, (uint32_t)k->stream, k->ts, k->ts + k->dur, k->bytes,
+						   k->corr, ck, sk, dk);
+			}
+			if (frc < 0)
+				return fail(k, "out of memory");
+		}
 		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
 		    gt_colls_kernel(c->colls, k->source, (int)(k->has_dev ? k->device : k->pid), k->ts, k->ts + k->dur,
 				    k->corr, k->name, k->pg, k->pg[0] ? k->seq : GT_SEQ_UNKNOWN) < 0)
@@ -263,6 +299,10 @@ static int handle_event(struct kst *k)
 			c->has_mem = 1;
 		return 1;
 	}
+	if (c->fd && k->has_ts && (kc == KC_RUNTIME || kc == KC_CPU) &&
+	    (kc == KC_RUNTIME ? gt_fd_api(c->fd, k->source, k->name, k->ts, k->ts + k->dur)
+			      : gt_fd_cpu_op(c->fd, k->source, k->name, k->ts, k->ts + k->dur)) < 0)
+		return fail(k, "out of memory");
 	if (k->corr && kc == KC_RUNTIME) {
 		if (k->has_ts && gt_tl_launch2(&c->tl, k->source, k->ts, k->ts + k->dur, k->corr, k->name) < 0)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
@@ -293,6 +333,8 @@ static int k_end_map(void *ctx)
 		k->in_args = 0;
 	if (k->in_events && k->depth == 3 && !handle_event(k))
 		return 0;
+	if (k->in_dp && k->depth == 3 && k->c->fd)
+		gt_fd_device(k->c->fd, k->source, (int)k->dp[0], (unsigned)k->dp[1], (unsigned)k->dp[2], (unsigned)k->dp[3]);
 	k->depth--;
 	k->fld = F_NONE;
 	return 1;
@@ -306,6 +348,10 @@ static int k_start_array(void *ctx)
 	k->depth++;
 	if (k->depth == 2 && k->events_key)
 		k->in_events = k->saw_events = 1;
+	if (k->depth == 2 && k->dp_key)
+		k->in_dp = 1;
+	k->arr = k->depth == 5 && (k->fld == F_GRID || k->fld == F_BLOCK) ? (int)k->fld : 0;
+	k->arr_i = 0;
 	k->fld = F_NONE;
 	return 1;
 }
@@ -315,6 +361,10 @@ static int k_end_array(void *ctx)
 	struct kst *k = ctx;
 	if (k->depth == 2 && k->in_events)
 		k->in_events = 0;
+	if (k->depth == 2 && k->in_dp)
+		k->in_dp = 0;
+	if (k->depth == 5)
+		k->arr = 0;
 	k->depth--;
 	return 1;
 }
@@ -327,6 +377,13 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 	if (k->depth == 1) {
 		k->events_key = IS("traceEvents");
 		k->dist_key = IS("distributedInfo");
+		k->dp_key = IS("deviceProperties");
+	} else if (k->depth == 3 && k->in_dp) {
+		k->fld = IS("id")	    ? F_DP_ID
+			 : IS("numSms")	    ? F_DP_SMS
+			 : IS("computeMajor") ? F_DP_MAJ
+			 : IS("computeMinor") ? F_DP_MIN
+					      : F_NONE;
 	} else if (k->depth == 2 && k->dist_key && IS("rank")) {
 		k->fld = F_RANK;
 	} else if (k->in_events && k->depth == 3) {
@@ -358,6 +415,12 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 			k->fld = F_BYTES;
 		else if (IS("memory bandwidth (GB/s)"))
 			k->fld = F_BW;
+		else if (IS("grid"))
+			k->fld = F_GRID;
+		else if (IS("block"))
+			k->fld = F_BLOCK;
+		else if (IS("blocks per SM"))
+			k->fld = F_BPS;
 	}
 #undef IS
 	return 1;
@@ -430,11 +493,34 @@ static int k_number(void *ctx, const char *s, size_t len)
 	uint64_t v = 0;
 	if (k->depth == 0)
 		k->root = 's';
+	if (k->arr && k->depth == 5) { /* an element of args.grid / args.block */
+		if (k->arr_i < 3 && gt_an_parse_fixed(s, len, 0, &v) == 0 && v <= UINT32_MAX)
+			(k->arr == F_GRID ? k->grid : k->block)[k->arr_i] = (uint32_t)v;
+		k->arr_i++;
+		return 1;
+	}
 	switch (k->fld) {
 	case F_TS:
 	case F_DUR:
 		if (!k_time(k, s, len))
 			return 0;
+		break;
+	case F_BPS: { /* a plain decimal (strtod needs a terminated copy) */
+		char b[64];
+		if (len < sizeof(b)) {
+			memcpy(b, s, len);
+			b[len] = '\0';
+			double x = strtod(b, NULL);
+			k->bps = isfinite(x) && x > 0 ? x : 0;
+		}
+		break;
+	}
+	case F_DP_ID:
+	case F_DP_SMS:
+	case F_DP_MAJ:
+	case F_DP_MIN:
+		if (gt_an_parse_fixed(s, len, 0, &v) == 0 && v <= UINT32_MAX)
+			k->dp[k->fld - F_DP_ID] = v;
 		break;
 	case F_CORR:
 		if (gt_an_parse_fixed(s, len, 0, &v) < 0)
