@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""gputap fleet on the run folder of tests/gpu/fleet-ddp.sh, checked against the plant.
+
+    python3 tests/gpu/check_fleet_ddp.py RUN_DIR [GPUTAP]
+
+RUN_DIR holds the `gputap run` output and the job's bare.out / traced.out.  Prints "ok NAME" or
+"not ok NAME: why" per check, then the numbers.  Tolerances: the straggler's cost (the time the
+other ranks waited for it alone) within 20 % of the planted sleep times the affected steps; each
+affected step's late collective by the planted rank, late by 75-125 % of the sleep.
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+from gputap import fleet  # noqa: E402
+from gputap.fleet import output  # noqa: E402
+
+COST_TOL = 0.20
+LATE_LO, LATE_HI = 0.75, 1.25
+
+
+def main():
+    run = sys.argv[1]
+    exe = sys.argv[2] if len(sys.argv) > 2 else None
+    results = []
+
+    def check(name, ok, why=""):
+        results.append(ok)
+        print(("ok %s" % name) if ok else ("not ok %s: %s" % (name, why)))
+
+    def text(name):
+        try:
+            return open(os.path.join(run, name)).read()
+        except OSError:
+            return ""
+
+    bare, traced = text("bare.out"), text("traced.out")
+    m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", traced)
+    check("plant-announced", m is not None, "no PLANT line in traced.out")
+    if not m:
+        return 1
+    slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
+    cb = re.findall(r"CHECKSUM (\S+)", bare)
+    ct = re.findall(r"CHECKSUM (\S+)", traced)
+    check("results-unchanged", cb and cb == ct, "bare %s, traced %s" % (cb, ct))
+
+    res = fleet.analyze([run], nvtx=os.environ.get("GT_NVTX", "train_step") or None, workers=2, gputap=exe, progress=None)
+    s = res.summary
+    print(output.text_summary(res))
+    nranks = len([d for d in os.listdir(run) if re.fullmatch(r"rank\d+", d)])
+    check("ranks", s["ranks"] == nranks and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
+    check("launcher-skipped", all("no GPU work" in x["reason"] for x in s["skipped"]) and not s["partial"],
+          "skipped %s partial %s" % (s["skipped"], s["partial"]))
+    by = s["collective_rows_by_match"]
+    check("matched-by-nccl-plugin", by.get("nccl", 0) > 0 and not by.get("order"), "rows by match %s" % by)
+    check("iterations", s["iterations"] == first + steps, "%d iterations" % s["iterations"])
+    st = s["stragglers"]
+    top = st[0] if st else {}
+    check("straggler-is-the-planted-rank", top.get("rank") == slow, "stragglers %s" % [
+        (x["rank"], round(x["cost_ms"], 3)) for x in st])
+    want = sleep * steps
+    check("straggler-consistent-compute", top.get("pattern") == "consistent" and top.get("cause") == "compute",
+          "%s %s" % (top.get("pattern"), top.get("cause")))
+    check("straggler-cost", abs(top.get("cost_ms", 0) - want) <= COST_TOL * want,
+          "cost %.3f ms vs planted %.3f ms (%d x %.3f)" % (top.get("cost_ms", 0), want, steps, sleep))
+    c = res.collectives
+    bad = []
+    for it in range(first, first + steps):
+        rows = c[(c["iteration"] == it) & c["is_late"] & (c["late_rank"] == slow)]
+        if not len(rows) or not (LATE_LO * sleep <= rows["late_ms"].max() <= LATE_HI * sleep):
+            bad.append((it, rows["late_ms"].max() if len(rows) else None))
+    check("late-collective-every-affected-step", not bad, "steps without it, or late by: %s (sleep %.3f ms)" % (
+        bad, sleep))
+    early = c[(c["iteration"] >= 1) & (c["iteration"] < first) & (c["late_rank"] == slow) & (c["late_ms"] > 0.5 * sleep)]
+    check("not-late-before-the-plant", len(early) == 0, "late before step %d: %s" % (first, early[["iteration",
+                                                                                                  "late_ms"]].values))
+    neg = [(n, col) for n, t in (("ranks", res.ranks), ("iterations", res.iterations), ("collectives", c))
+           for col in t.columns if col.endswith("_ms") and col != "clock_offset_ms" and t[col].dtype.kind == "f"
+           and (t[col] < 0).any()]
+    check("no-negative-times", not neg, str(neg))
+    print(json.dumps({"plant": {"rank": slow, "from_step": first, "steps": steps, "sleep_ms": sleep},
+                      "straggler": {k: top.get(k) for k in ("rank", "cost_ms", "cost_per_late_iteration_ms",
+                                                            "pattern", "cause", "late_collectives",
+                                                            "iterations_late", "max_late_ms")},
+                      "late_ms_per_step": {int(i): float(g["late_ms"].max()) for i, g in
+                                           c[c["is_late"] & (c["late_rank"] == slow)].groupby("iteration")},
+                      "rows_by_match": by, "late_threshold_ms": s["late_threshold_ms"],
+                      "fleet_seconds": s["seconds"]}, indent=1))
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
