@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -298,6 +299,24 @@ static uint64_t count_rows(sqlite3 *db, const char *t)
 	return n;
 }
 
+/* The tables read here; nsys writes each as a table, never a view (a view runs a query of the
+ * file's own, which may never end). */
+static const char *const read_tables[] = {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+					  "CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME"};
+
+/* A bound on the engine's work, whatever the file holds: SQLite calls this every PROGRESS_STEP
+ * virtual-machine instructions; past the budget, the statement stops (SQLITE_INTERRUPT). */
+#define PROGRESS_STEP 10000
+struct budget {
+	uint64_t calls, max_calls;
+};
+
+static int over_budget(void *arg)
+{
+	struct budget *b = arg;
+	return ++b->calls > b->max_calls;
+}
+
 int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
@@ -308,10 +327,32 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 	}
 	struct sq q = {c, db, path, 0, err, errlen, 0, 0};
 	int rc = -1;
+	/* every read is bounded: 10^9 instructions (seconds) plus 20,000 per byte of the file, far more
+	 * than reading and sorting the rows of any real export takes */
+	struct stat sb;
+	struct budget bud = {0, 100000};
+	if (stat(path, &sb) == 0 && sb.st_size > 0)
+		bud.max_calls += (uint64_t)sb.st_size * (20000 / PROGRESS_STEP);
+	sqlite3_progress_handler(db, PROGRESS_STEP, over_budget, &bud);
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 24); /* no value (a name) of more than 16 MiB */
 	/* a file that is not a database fails here, on the first read */
 	if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: not an SQLite database: %s", path, sqlite3_errmsg(db));
 		goto out;
+	}
+	for (size_t i = 0; i < sizeof(read_tables) / sizeof(read_tables[0]); i++) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(db, "SELECT type FROM sqlite_master WHERE name = ? AND type <> 'table'", -1, &st,
+				       NULL) != SQLITE_OK)
+			continue;
+		sqlite3_bind_text(st, 1, read_tables[i], -1, SQLITE_STATIC);
+		int other = sqlite3_step(st) == SQLITE_ROW;
+		if (other)
+			snprintf(err, errlen, "%s: %s is a %s, not a table: an nsys export holds only tables; not read", path,
+				 read_tables[i], (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+		if (other)
+			goto out;
 	}
 	int strings = has_table(db, "StringIds");
 	int hk = has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL"), hc = has_table(db, "CUPTI_ACTIVITY_KIND_MEMCPY"),
@@ -367,6 +408,10 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 	}
 	rc = 0;
 out:
+	if (rc < 0 && bud.calls > bud.max_calls)
+		snprintf(err, errlen, "%s: stopped after %llu SQLite instructions without the end of a table (a query "
+				      "of the file that does not end?): not an nsys export",
+			 path, (unsigned long long)bud.max_calls * PROGRESS_STEP);
 	sqlite3_close(db);
 	return rc;
 }

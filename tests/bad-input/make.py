@@ -140,6 +140,18 @@ def sqlite():
     sq("sqlite/string-id-missing.sqlite", [k(name=99)], [(1, "gemm")])
     sq("sqlite/no-name-column.sqlite", [], [], kernel_cols="CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, "
        "end INTEGER, deviceId INTEGER, streamId INTEGER, correlationId INTEGER, a INTEGER, b INTEGER)")
+    # the kernel table a recursive view whose rows never end (nsys writes tables only)
+    f = path("sqlite/kernel-view-recursive.sqlite")
+    if os.path.exists(f):
+        os.unlink(f)
+    db = sqlite3.connect(f)
+    db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO StringIds VALUES (1, 'gemm')")
+    db.execute("CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+               "FROM r) SELECT x AS start, x + 1 AS end, 0 AS deviceId, 7 AS streamId, x AS correlationId, "
+               "1 AS demangledName, 1 AS shortName FROM r")
+    db.commit()
+    db.close()
     write("sqlite/not-a-database.sqlite", "SQLite format 3\x00" + "garbage" * 20)
     with open(path("sqlite/name-nul.sqlite"), "rb") as f:
         write("sqlite/truncated.sqlite", f.read()[:3000])

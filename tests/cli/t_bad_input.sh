@@ -270,4 +270,11 @@ bad fifo-trace-convert 1 "pid1/trace.gtr: not a plain file (a FIFO" "$GPUTAP" co
 bad fifo-trace-file 1 "trace.gtr: not a plain file (a FIFO" "$GPUTAP" analyze "$T/ff/pid1/trace.gtr"
 LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
 
+# 16. an nsys SQLite whose kernel table is a view (here a recursive one whose rows never end):
+# refused at once; every SQLite read is bounded anyway
+LIMIT_S=10
+bad sqlite-view 1 "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table" "$GPUTAP" analyze "$S/kernel-view-recursive.sqlite"
+bad sqlite-view-report 1 "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table" "$GPUTAP" report -o "$T/v.html" "$S/kernel-view-recursive.sqlite"
+LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
+
 finish
