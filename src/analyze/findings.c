@@ -35,6 +35,7 @@ enum { C_STEP, C_ALLOC, C_SYNCCOPY, C_SYNC, C_LAUNCH, C_HOST, C_N };
 #define FD_BIG_MEMSET (1u << 20)
 #define FD_MIN_COPY (64u << 10) /* smaller copies: latency, not bandwidth (nsys's rule skips them too) */
 #define FD_TF32_SPEEDUP 3.0
+#define FD_MIN_GAIN_MS 0.01 /* a finding below 10 us per iteration is not listed */
 
 struct fd_call {
 	uint64_t start, end;
@@ -699,24 +700,41 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 
 /* ---- the findings ---- */
 
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The iteration time of a GPU: the mean over its iterations (the first left out when there are 3 or
+ * more: warm-up) of the longer of the iteration's range on the host and its work's span on the GPU.
+ * *n: the iterations (1 when there are none: the whole input is one). */
 static double iter_time(const struct gt_an_gpu *g, int *n)
 {
-	uint64_t lo = UINT64_MAX, hi = 0;
-	for (size_t i = 0; i < g->niters; i++) {
+	*n = 1;
+	if (!g->niters)
+		return g->total.span_ns;
+	*n = (int)g->niters;
+	double *v = malloc(g->niters * sizeof(double));
+	if (!v)
+		return g->total.span_ns / (double)g->niters;
+	size_t k = 0;
+	for (size_t i = g->niters >= 3 ? 1 : 0; i < g->niters; i++) {
 		const struct gt_an_window *w = &g->iters[i];
 		if (!w->kernels && !w->memops)
 			continue;
-		if (w->first_ns < lo)
-			lo = w->first_ns;
-		if (w->last_ns > hi)
-			hi = w->last_ns;
+		double cpu = w->end_ns > w->start_ns ? (double)(w->end_ns - w->start_ns) : 0;
+		v[k++] = cpu > w->span_ns ? cpu : w->span_ns;
 	}
-	if (g->niters && hi > lo) {
-		*n = (int)g->niters;
-		return (double)(hi - lo) / (double)g->niters;
+	double T = g->total.span_ns / (double)g->niters;
+	if (k) { /* the mean: the gaps' gains are means over the iterations too */
+		double sum = 0;
+		for (size_t i = 0; i < k; i++)
+			sum += v[i];
+		T = sum / (double)k;
 	}
-	*n = 1;
-	return g->total.span_ns;
+	free(v);
+	return T;
 }
 
 static struct gt_fd_item *new_item(struct gt_fd_list *L, const char *id)
@@ -1506,11 +1524,6 @@ static void comm_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	(void)f;
 }
 
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void straggler_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt_fd_list *L)
 {
@@ -1622,8 +1635,8 @@ struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 	}
 	L->iters = r->gpu[0].niters ? (int)r->gpu[0].niters : 0;
 	if (L->iters)
-		snprintf(L->iter_how, sizeof(L->iter_how), "%d iterations (%s); iteration time = the GPU span of the "
-							   "iterations / their number",
+		snprintf(L->iter_how, sizeof(L->iter_how), "%d iterations (%s); iteration time = the mean over them "
+							   "(the first left out of 3 or more) of max(host range, GPU span)",
 			 L->iters, r->iter_source);
 	else
 		snprintf(L->iter_how, sizeof(L->iter_how), "no iterations found: the whole input counts as one iteration "
@@ -1758,28 +1771,47 @@ static void tputs(const char *s, FILE *o)
 	}
 }
 
+/* Listed: at least min_gain % of an iteration and at least FD_MIN_GAIN_MS (microseconds per iteration are
+ * not worth a user's time, whatever their share of a tiny iteration). */
+static int listed(const struct gt_fd_item *it, double min_gain)
+{
+	return it->gain_pct >= min_gain && it->gain_ms >= FD_MIN_GAIN_MS;
+}
+
 static size_t shown(const struct gt_fd_list *L, double min_gain)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < L->n; i++)
-		k += L->v[i].gain_pct >= min_gain && L->v[i].gain_ms > 0;
+		k += listed(&L->v[i], min_gain);
 	return k;
+}
+
+/* A gain in ms, or in us when it is small. */
+static const char *fmt_ms(char *b, size_t cap, double ms)
+{
+	if (ms >= 0.1)
+		snprintf(b, cap, "%.3f ms", ms);
+	else
+		snprintf(b, cap, "%.1f us", ms * 1e3);
+	return b;
 }
 
 void gt_fd_print_text(const struct gt_fd_list *L, double min_gain, int brief, FILE *o)
 {
 	size_t ns = shown(L, min_gain);
-	fprintf(o, "Findings (estimated gain >= %.1f%% of an iteration of %.3f ms): %zu\n", min_gain, L->iter_ms, ns);
+	fprintf(o, "Findings (estimated gain >= %.1f%% of an iteration of %.3f ms, and >= %.0f us): %zu\n", min_gain,
+		L->iter_ms, FD_MIN_GAIN_MS * 1e3, ns);
 	size_t k = 0;
 	for (size_t i = 0; i < L->n; i++) {
 		const struct gt_fd_item *it = &L->v[i];
-		if (!(it->gain_pct >= min_gain && it->gain_ms > 0))
+		if (!(listed(it, min_gain)))
 			continue;
 		k++;
 		fprintf(o, "%s%zu. [%s] ", brief ? "  " : "\n", k, it->id);
 		tputs(it->title, o);
-		fprintf(o, "\n%s   gain: %s%.3f ms per iteration (%.1f%%)\n", brief ? "  " : "", it->upper_bound ? "up to " : "",
-			it->gain_ms, it->gain_pct);
+		char gb[32];
+		fprintf(o, "\n%s   gain: %s%s per iteration (%.1f%%)\n", brief ? "  " : "", it->upper_bound ? "up to " : "",
+			fmt_ms(gb, sizeof(gb), it->gain_ms), it->gain_pct);
 		if (brief)
 			continue;
 		fprintf(o, "   where: ");
@@ -1813,15 +1845,15 @@ void gt_fd_print_text(const struct gt_fd_list *L, double min_gain, int brief, FI
 	size_t below = L->n - ns;
 	if (brief) {
 		if (below)
-			fprintf(o, "  (%zu more below %.1f%%; 'gputap advise' shows the evidence and fixes)\n", below, min_gain);
+			fprintf(o, "  (%zu more below the threshold; 'gputap advise' shows the evidence and fixes)\n", below);
 		else if (ns)
 			fprintf(o, "  ('gputap advise' shows the evidence and fixes)\n");
 		return;
 	}
 	if (below) {
-		fprintf(o, "\nBelow %.1f%% (not listed):", min_gain);
+		fprintf(o, "\nBelow the threshold (not listed):");
 		for (size_t i = 0; i < L->n; i++)
-			if (!(L->v[i].gain_pct >= min_gain && L->v[i].gain_ms > 0))
+			if (!(listed(&L->v[i], min_gain)))
 				fprintf(o, " %s (%.2f%%)", L->v[i].id, L->v[i].gain_pct);
 		fputc('\n', o);
 	}
@@ -1873,7 +1905,7 @@ void gt_fd_json(void *gen, const struct gt_fd_list *L, double min_gain)
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < L->n; i++) {
 		const struct gt_fd_item *it = &L->v[i];
-		if (!(it->gain_pct >= min_gain && it->gain_ms > 0))
+		if (!(listed(it, min_gain)))
 			continue;
 		yajl_gen_map_open(g);
 		jstr(g, "id", it->id);
@@ -1913,7 +1945,7 @@ void gt_fd_json(void *gen, const struct gt_fd_list *L, double min_gain)
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < L->n; i++) {
 		const struct gt_fd_item *it = &L->v[i];
-		if (it->gain_pct >= min_gain && it->gain_ms > 0)
+		if (listed(it, min_gain))
 			continue;
 		yajl_gen_map_open(g);
 		jstr(g, "id", it->id);
@@ -1937,4 +1969,84 @@ void gt_fd_json(void *gen, const struct gt_fd_list *L, double min_gain)
 	}
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
+}
+
+static void hputs(const char *s, FILE *o)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '<')
+			fputs("&lt;", o);
+		else if (ch == '>')
+			fputs("&gt;", o);
+		else if (ch == '&')
+			fputs("&amp;", o);
+		else if (ch == '"')
+			fputs("&quot;", o);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(o, "\\x%02x", ch);
+		else
+			fputc(ch, o);
+	}
+}
+
+void gt_fd_print_html(const struct gt_fd_list *L, double min_gain, FILE *o)
+{
+	size_t ns = shown(L, min_gain);
+	fprintf(o, "<h2 id=\"findings\">Findings</h2>\n<p class=\"sub\">Estimated gain of at least %.1f%% of an iteration "
+		   "(%.3f ms): %zu. <code>gputap advise</code> prints the same with every event; docs/findings.md "
+		   "defines each.</p>\n",
+		min_gain, L->iter_ms, ns);
+	if (ns) {
+		fputs("<ol>\n", o);
+		for (size_t i = 0; i < L->n; i++) {
+			const struct gt_fd_item *it = &L->v[i];
+			if (!(listed(it, min_gain)))
+				continue;
+			fputs("<li><p><b>", o);
+			hputs(it->title, o);
+			char gb[32];
+			fprintf(o, "</b> <code>%s</code><br>gain: %s%s per iteration (%.1f%%) &middot; ", it->id,
+				it->upper_bound ? "up to " : "", fmt_ms(gb, sizeof(gb), it->gain_ms), it->gain_pct);
+			hputs(it->where, o);
+			fputs("</p><ul>", o);
+			for (size_t j = 0; j < it->nevidence; j++) {
+				fputs("<li>", o);
+				hputs(it->evidence[j], o);
+				fputs("</li>", o);
+			}
+			for (int j = 0; j < it->nev; j++) {
+				fprintf(o, "<li>event at %.3f us (%.3f us) on ", it->ev[j].ts_us, (double)it->ev[j].dur_ns / 1e3);
+				hputs(it->ev[j].where, o);
+				fputs(": ", o);
+				hputs(it->ev[j].what, o);
+				fputs("</li>", o);
+			}
+			fputs("<li>how estimated: ", o);
+			hputs(it->method, o);
+			fputs("</li><li>fix (PyTorch): ", o);
+			hputs(it->fix_torch, o);
+			fputs("</li><li>fix (CUDA C): ", o);
+			hputs(it->fix_cuda, o);
+			fputs("</li><li>reference: ", o);
+			hputs(it->reference, o);
+			fputs("</li></ul></li>\n", o);
+		}
+		fputs("</ol>\n", o);
+	}
+	if (L->n > ns) {
+		fputs("<p class=\"note\">Below the threshold:", o);
+		for (size_t i = 0; i < L->n; i++)
+			if (!(listed(&L->v[i], min_gain)))
+				fprintf(o, " %s (%.2f%%)", L->v[i].id, L->v[i].gain_pct);
+		fputs("</p>\n", o);
+	}
+	if (L->nskipped) {
+		fputs("<p class=\"note\">Not checked:", o);
+		for (size_t i = 0; i < L->nskipped; i++) {
+			fprintf(o, "%s %s: ", i ? ";" : "", L->skipped[i].id);
+			hputs(L->skipped[i].why, o);
+		}
+		fputs("</p>\n", o);
+	}
 }

@@ -113,6 +113,8 @@ void gt_fd_list_free(struct gt_fd_list *l);
 /* Text: the ranked list (findings of at least min_gain_pct, then how many were below it, then what
  * was not checked).  `brief`: one line per finding plus its gain (the tops of analyze, report, run). */
 void gt_fd_print_text(const struct gt_fd_list *l, double min_gain_pct, int brief, FILE *f);
+/* HTML: a section for the top of the report page. */
+void gt_fd_print_html(const struct gt_fd_list *l, double min_gain_pct, FILE *f);
 /* JSON: the value of a "findings" member (a yajl_gen). */
 void gt_fd_json(void *gen, const struct gt_fd_list *l, double min_gain_pct);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "analyze/findings.h"
 #include "cli/commands.h"
 #include "core/log.h"
 
@@ -117,6 +118,7 @@ int cmd_analyze(int argc, char **argv)
 	struct gt_an_opts o;
 	memset(&o, 0, sizeof(o));
 	o.progress = isatty(2);
+	o.findings = 1; /* at the top of the output (analyze/findings.h; gputap advise gives the evidence) */
 	optind = 1;
 	opterr = 0;
 	int ch;
@@ -204,8 +206,13 @@ int cmd_analyze(int argc, char **argv)
 		werr = gt_an_print_json((const struct gt_an_result *const *)&r, 1, stdout);
 	else if (strcmp(format, "csv") == 0)
 		werr = gt_an_print_csv(r, stdout);
-	else
+	else {
+		if (r->findings && r->has_timeline) {
+			gt_fd_print_text(r->findings, GT_FD_MIN_GAIN_PCT, 1, stdout);
+			fputc('\n', stdout);
+		}
 		werr = gt_an_print_text(r, stdout);
+	}
 	gt_an_free(r);
 	gt_an_map_free(map);
 	return gt_finish_stdout(werr ? 1 : 0);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyze/findings.h"
 #include "core/sort.h"
 #include "report/report_an.h"
 #include "report/pcstable.h"
@@ -517,6 +518,8 @@ int gt_rp_write_page(FILE *f, const struct page *p)
 		fprintf(f, "<p class=\"absent\">%llu records were lost while recording: numbers below are lower bounds."
 			   "</p>\n",
 			(unsigned long long)p->lost);
+	if (p->an && p->an->findings) /* what is wrong first (analyze/findings.h) */
+		gt_fd_print_html(p->an->findings, GT_FD_MIN_GAIN_PCT, f);
 	sec_run(f, p);
 	sec_timeline(f, p);
 	sec_classes(f, p);

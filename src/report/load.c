@@ -596,6 +596,7 @@ static void load_analysis(struct page *p, const char *map_path, const char *cons
 	memset(&o, 0, sizeof(o));
 	o.map = m;
 	o.buckets = 100; /* the plots over time */
+	o.findings = 1;  /* at the top of the page and of the summaries (analyze/findings.h) */
 	struct gt_an_sink sink = {p, sink_begin, sink_op};
 	o.sink = &sink;
 	if (!p->inputs) { /* a run directory: the report's reader joins the pass over each trace */

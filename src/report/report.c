@@ -49,6 +49,15 @@ static int write_html(const struct page *p, const char *html, char *err, size_t 
 int gt_report_write_fed(const char *const *inputs, int ninputs, const char *map_path, const char *html_path,
 			gt_trace_feed_fn feed, void *feed_arg, FILE *out, char *err, size_t errlen)
 {
+	return gt_report_write_fed_fd(inputs, ninputs, map_path, html_path, feed, feed_arg, out, NULL, err, errlen);
+}
+
+int gt_report_write_fed_fd(const char *const *inputs, int ninputs, const char *map_path, const char *html_path,
+			   gt_trace_feed_fn feed, void *feed_arg, FILE *out, struct gt_fd_list **findings, char *err,
+			   size_t errlen)
+{
+	if (findings)
+		*findings = NULL;
 	struct stat sb;
 	if (ninputs < 1) {
 		snprintf(err, errlen, "no input");
@@ -85,6 +94,10 @@ int gt_report_write_fed(const char *const *inputs, int ninputs, const char *map_
 		rc = write_html(&p, html, err, errlen);
 		if (rc == 0 && out)
 			gt_rp_summary(out, &p, html);
+	}
+	if (findings && p.an) { /* the caller's now */
+		*findings = p.an->findings;
+		p.an->findings = NULL;
 	}
 	gt_rp_free(&p);
 	return rc;

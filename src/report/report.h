@@ -38,5 +38,11 @@ int gt_report_write_inputs(const char *const *inputs, int ninputs, const char *m
  * plainly): gputap run converts the traces in the same pass as the report reads them. */
 int gt_report_write_fed(const char *const *inputs, int ninputs, const char *map_path, const char *html,
 			gt_trace_feed_fn feed, void *feed_arg, FILE *f, char *err, size_t errlen);
+/* The same, handing the findings of the page's analysis (analyze/findings.h) to the caller in
+ * *findings (NULL: none), to free with gt_fd_list_free: gputap run's closing summary shows them. */
+struct gt_fd_list;
+int gt_report_write_fed_fd(const char *const *inputs, int ninputs, const char *map_path, const char *html,
+			   gt_trace_feed_fn feed, void *feed_arg, FILE *f, struct gt_fd_list **findings, char *err,
+			   size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/findings.h"
 #include "core/log.h"
 #include "export/export.h"
 #include "report/report.h"
@@ -131,9 +132,11 @@ int gt_postrun(struct gt_postrun *p)
 	if (p->summary && nproc && !(s.sum = gt_summary_new()))
 		warnf(p, "the summary: out of memory");
 	char err[1200] = "";
+	struct gt_fd_list *fl = NULL; /* the report's findings, for the summary's end */
 	if (p->report) {
 		const char *in[1] = {p->dir};
-		if (gt_report_write_fed(in, 1, NULL, NULL, feed, &s, NULL, err, sizeof(err)) < 0)
+		if (gt_report_write_fed_fd(in, 1, NULL, NULL, feed, &s, NULL, p->summary ? &fl : NULL, err,
+					   sizeof(err)) < 0)
 			report_warn(p, err);
 	}
 	/* what the report's pass did not cover */
@@ -145,6 +148,12 @@ int gt_postrun(struct gt_postrun *p)
 			warnf(p, "%s", err);
 		gt_summary_free(s.sum);
 	}
+	if (fl && p->summary && fl->n) { /* docs/findings.md; `gputap advise DIR` gives the evidence */
+		fputc('\n', p->summary);
+		gt_fd_print_text(fl, GT_FD_MIN_GAIN_PCT, 1, p->summary);
+		fflush(p->summary);
+	}
+	gt_fd_list_free(fl);
 	free(s.rp);
 	return 0;
 }
