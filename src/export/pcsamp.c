@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/csvio.h"
@@ -23,6 +24,7 @@
 
 #define PREFIX "smsp__pcsamp_warps_issue_stalled_"
 #define NOT_ISSUED "_not_issued"
+#define SASS_BUDGET_S 30 /* nvdisasm for at most this long after a run */
 #define FIXED 9 /* kernel,function_index,module_crc,pc_offset,samples,not_issued,file,line,sass */
 
 /* CUPTI's reason (after PREFIX) -> the name Nsight Compute's WarpStateStats section prints. */
@@ -438,10 +440,17 @@ int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm
 	for (size_t i = 0; i < d->nrow; i++)
 		crcs[nc++] = d->row[i].crc;
 	gt_sort(crcs, nc, sizeof(*crcs), gt_cmp_u64);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = 0; i < nc; i++) {
 		uint64_t crc = crcs[i];
 		if (i && crc == crcs[i - 1])
 			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > SASS_BUDGET_S) {
+			d->sass_over_budget = 1; /* the rest keep no SASS: a run's end is not held up for long */
+			break;
+		}
 		char cubin[4400];
 		snprintf(cubin, sizeof(cubin), "%s/pcsamp/%016" PRIx64 ".cubin", procdir, crc);
 		if (access(cubin, R_OK) != 0)
@@ -821,8 +830,15 @@ int gt_pcs_postrun(const char *rundir, void (*warn)(void *arg, const char *msg),
 							   "no SASS; the modules are in %s/pcsamp/",
 					 procs[i].name, GT_PCS_FILE_SAMPLES, procs[i].name);
 				warn(arg, msg);
-			} else if (write_out(dir, GT_PCS_FILE_SAMPLES, gt_pcs_write_samples, &d, err, sizeof(err)) < 0 && warn) {
-				warn(arg, err);
+			} else {
+				if (d.sass_over_budget && warn) {
+					snprintf(msg, sizeof(msg), "PC sampling: nvdisasm stopped after %d s: %llu PCs of %s have no "
+								   "SASS",
+						 SASS_BUDGET_S, (unsigned long long)d.sass_missing, procs[i].name);
+					warn(arg, msg);
+				}
+				if (write_out(dir, GT_PCS_FILE_SAMPLES, gt_pcs_write_samples, &d, err, sizeof(err)) < 0 && warn)
+					warn(arg, err);
 			}
 		}
 		if (gt_pcs_summarize(&d) < 0 ||

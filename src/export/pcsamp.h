@@ -68,6 +68,7 @@ struct gt_pcs_data {
 	size_t nk;
 	uint64_t samples; /* sum over rows */
 	uint64_t sass_found, sass_missing;
+	int sass_over_budget; /* nvdisasm stopped after SASS_BUDGET_S: some modules kept no SASS */
 };
 
 /* Nsight Compute's name for a CUPTI stall reason ("smsp__pcsamp_warps_issue_stalled_long_scoreboard"

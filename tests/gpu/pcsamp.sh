@@ -62,13 +62,16 @@ fi
 if part torch; then
 	echo "== torch"
 	rm -rf "$B/torch"
-	/usr/bin/time -f "wall %e s" timeout 90 "$G" run -o "$B/torch" --pc-sampling -- python3 tests/gpu/pcsamp_torch.py --steps 30 \
+	/usr/bin/time -f "wall %e s" timeout 60 "$G" run -o "$B/torch" --pc-sampling -- python3 tests/gpu/pcsamp_torch.py --steps 30 \
 		>"$B/torch.out" 2>"$B/torch.err"
-	echo "exit $?"
+	rc=$?
+	echo "exit $rc"
+	[ $rc -eq 0 ] && torch_ok=1
 	tail -n 30 "$B/torch.err"
 	cat "$B/torch.out"
 	cat "$B/torch"/*/pc_sampling_totals.csv
 	head -n 12 "$B/torch"/*/pc_kernels.csv | cut -c1-400
+	tar czf "$OUT/torch.tgz" -C "$B" --exclude='trace.json' --exclude='*.gtr' --exclude='*.cubin' torch torch.out torch.err 2>/dev/null
 fi
 
 if part ncu; then
@@ -92,5 +95,81 @@ if part ncu; then
 	done
 fi
 
-tar czf "$OUT/pcsamp.tgz" -C /tmp --exclude='*.gtr' --exclude='*.ncu-rep' --exclude='prog' --exclude='probe' gt-pcs 2>/dev/null
+if part check; then
+	echo "== check: gputap against ncu on the same kernels"
+	echo "bare: $("$B/prog" 40 | tr '\n' ';')"
+	# ncu's --sampling-interval n samples every 2^(5+n) cycles: the same period as --pc-sampling=5+n
+	for p in 17 12; do
+		rm -rf "$B/chk$p"
+		timeout 60 "$G" run -o "$B/chk$p" --pc-sampling=$p -- "$B/prog" 40 >"$B/chk$p.out" 2>"$B/chk$p.err"
+		echo "gputap period $p exit $?: $(tr '\n' ';' <"$B/chk$p.out")"
+		rm -f "$B/ncu$p.ncu-rep"
+		timeout 60 $NCU --section WarpStateStats --section SourceCounters --sampling-interval $((p - 5)) -k regex:k_ -c 9 \
+			-o "$B/ncu$p" "$B/prog" 3 >"$B/ncu$p.out" 2>&1
+		echo "ncu interval $((p - 5)) exit $?"
+		ncu -i "$B/ncu$p.ncu-rep" --page raw --csv >"$B/ncu$p-raw.csv" 2>&1
+		ncu -i "$B/ncu$p.ncu-rep" --page source --csv --print-source=sass >"$B/ncu$p-sass.csv" 2>&1
+	done
+	rm -rf "$B/chk17b"
+	timeout 60 "$G" run -o "$B/chk17b" --pc-sampling -- "$B/prog" 40 >"$B/chk17b.out" 2>"$B/chk17b.err"
+	nvdisasm -g "$(ls "$B"/chk17/pid*/pcsamp/*.cubin | head -1)" >"$B/nvdisasm-g.txt" 2>&1
+	for p in 17 12; do
+		python3 tests/gpu/pcsamp_check.py "$B/chk$p" "$B/ncu$p-raw.csv" "$B/ncu$p-sass.csv" "$B/nvdisasm-g.txt" 0.10 "2^$p"
+	done
+	# run to run: gputap twice at the default period, as if one were the witness
+	python3 - "$B/chk17" "$B/chk17b" <<'PY'
+import glob, json, sys
+a, b = [json.load(open(glob.glob(d + "/*/pc_sampling.json")[0])) for d in sys.argv[1:3]]
+for ka in a["kernels"]:
+    kb = next(k for k in b["kernels"] if k["function"] == ka["function"])
+    ga = {g: v / ka["samples"] for g, v in ka["groups"].items()}
+    gb = {g: v / kb["samples"] for g, v in kb["groups"].items()}
+    print("run-to-run %s: largest share difference %.1f points" % (ka["function"], 100 * max(abs(ga.get(g, 0) - gb.get(g, 0)) for g in set(ga) | set(gb))))
+PY
+	grep -h "PC sampling of\|hottest\|Samples" "$B/chk17.err" | head -12
+	tar czf "$OUT/check.tgz" -C "$B" --exclude='*.ncu-rep' --exclude='trace.json' --exclude='*.cubin' \
+		chk17 chk12 chk17b ncu17-raw.csv ncu17-sass.csv ncu12-raw.csv ncu12-sass.csv nvdisasm-g.txt 2>/dev/null
+fi
+
+if part bench; then
+	echo "== bench: the training loop, interleaved (none, kernel trace, kernel trace + PC sampling)"
+	T="python3 tests/gpu/pcsamp_torch.py --steps 60"
+	now() { date +%s.%N; }
+	dt() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b - a}'; }
+	modes="none trace pcs"
+	[ -n "${torch_ok:-}" ] || { modes="none trace"; echo "not ok torch: no PC sampling in the bench"; }
+	for i in 1 2 3 4 5 6 7; do
+		for m in $modes; do
+			rm -rf "$B/b$m"
+			t0=$(now)
+			case $m in
+			none) timeout 40 $T >"$B/b.out" 2>&1 ;;
+			trace) timeout 40 "$G" run -o "$B/b$m" --tools kernel_trace -- $T >"$B/b.out" 2>"$B/b.err" ;;
+			pcs) timeout 50 "$G" run -o "$B/b$m" --pc-sampling -- $T >"$B/b.out" 2>"$B/b.err" ;;
+			esac
+			rc=$?
+			t1=$(now)
+			cmd=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.3f" % ((r["end_ns"]-r["start_ns"])/1e9))' "$B/b$m/run.json" 2>/dev/null)
+			echo "bench $m run $i rc $rc total_s $(dt "$t0" "$t1") command_s ${cmd:-$(dt "$t0" "$t1")} $(grep -h pcsamp_torch "$B/b.out")"
+		done
+	done
+	head -5 "$B/btrace"/*/trace_cuda_gpu_kern_sum.csv | cut -c1-200
+	cat "$B/bpcs"/*/pc_sampling_totals.csv | tr '\n' ' '; echo
+	head -6 "$B/bpcs"/*/pc_kernels.csv | cut -c1-300
+	grep -A14 "PC sampling of" "$B/b.err" | cut -c1-160
+	S="python3 tests/gpu/pcsamp_torch.py --steps 3 --warmup 1"
+	t0=$(now); timeout 60 $S >/dev/null 2>&1; t1=$(now)
+	echo "bench short-bare total_s $(dt "$t0" "$t1")"
+	t0=$(now)
+	timeout 60 $NCU --section WarpStateStats --section SourceCounters -c 60 $S >"$B/ncu-torch.out" 2>&1
+	rc=$?
+	t1=$(now)
+	echo "bench ncu rc $rc total_s $(dt "$t0" "$t1") kernels_profiled $(grep -c '==PROF== Profiling' "$B/ncu-torch.out")"
+	t0=$(now); timeout 60 "$G" run -o "$B/bshort" --pc-sampling -- $S >/dev/null 2>"$B/bshort.err"; t1=$(now)
+	echo "bench short-pcs total_s $(dt "$t0" "$t1") kernels $(awk -F, 'NR>1{gsub(/"/,"",$3); s+=$3} END{print s}' "$B/bshort"/*/trace_cuda_gpu_kern_sum.csv)"
+fi
+
+# small files only: the CSVs and JSON of the runs, ncu's CSVs, the logs
+find "$B" \( -name trace.json -o -name '*.ncu-rep' -o -name 'trace.json.gz' -o \( -name '*.gtr' -size +2M \) \) -delete
+tar czf "$OUT/pcsamp.tgz" -C /tmp --exclude='*.cubin' --exclude=prog --exclude=probe gt-pcs 2>/dev/null
 ls -la "$OUT"

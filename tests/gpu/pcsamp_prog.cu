@@ -36,21 +36,29 @@ int main(int argc, char **argv)
 		if (!strstr(which, names[k]))
 			continue;
 		nvtxRangePushA(names[k]);
-		CK(cudaEventRecord(e0));
+		float first = 0;
 		for (int i = 0; i < iters; i++) {
+			if (i <= 1)
+				CK(cudaEventRecord(e0)); /* the first launch timed alone, then the others */
 			if (k == 0)
 				k_mem<<<132 * 8, 256>>>(a, b, n);
 			else if (k == 1)
 				k_fma<<<132 * 8, 256>>>(o, 2000, 0.9999f, 0.001f);
 			else
 				k_sync<<<132 * 16, 256>>>(o, 400, 64);
+			if (i == 0) {
+				CK(cudaEventRecord(e1));
+				CK(cudaEventSynchronize(e1));
+				CK(cudaEventElapsedTime(&first, e0, e1));
+			}
 		}
 		CK(cudaEventRecord(e1));
 		CK(cudaEventSynchronize(e1));
 		nvtxRangePop();
 		float ms = 0;
 		CK(cudaEventElapsedTime(&ms, e0, e1));
-		printf("k_%s %d launches, %.3f ms each\n", names[k], iters, ms / iters);
+		printf("k_%s %d launches: the first %.3f ms, the others %.4f ms each\n", names[k], iters, first,
+		       iters > 1 ? ms / (iters - 1) : 0.0);
 	}
 	CK(cudaGetLastError());
 	cudaFree(a);

@@ -9,6 +9,9 @@
  *   clockstep    a cudaMemcpy during which the wall clock steps back 10 s
  *   steps N      N NVTX ranges "step" (through the NVTX injection, the tap), each
  *                250 ms of sleep then 10 launches with their driver callbacks
+ *   pcsamp N     PC sampling: a context is created, a module loaded, then N rounds of samples
+ *                150 ms apart (the writer drains them); the last round is left for the end
+ *   pcsamp-destroy N  the same, then the context is destroyed before the process ends
  *   plain        nothing more
  * It defines clock_gettime (exported) so that `clockstep` can step CLOCK_REALTIME.
  */
@@ -96,6 +99,21 @@ int main(int argc, char **argv)
 			launch(10);
 			nvtxRangePop();
 		}
+		return 0;
+	}
+	if (!strcmp(mode, "pcsamp") || !strcmp(mode, "pcsamp-destroy")) {
+		void (*ctx)(int) = (void (*)(int))fake("fake_cupti_pcs_context");
+		void (*samples)(void) = (void (*)(void))fake("fake_cupti_pcs_samples");
+		ctx(0);
+		((void (*)(void))fake("fake_cupti_pcs_module"))();
+		struct timespec q = {0, 150000000};
+		for (unsigned i = 1; i <= n; i++) {
+			samples();
+			if (i < n)
+				nanosleep(&q, NULL);
+		}
+		if (!strcmp(mode, "pcsamp-destroy"))
+			ctx(1);
 		return 0;
 	}
 	return strcmp(mode, "plain") ? 2 : 0;

@@ -11,6 +11,7 @@
  *                         cuptiSubscribe ("subscribe main=1|0": on the process's
  *                         main thread or not), cuptiUnsubscribe ("unsubscribe")
  *                         and cuptiFinalize ("finalize")
+ * and PC sampling (at the end of this file).
  * The test program drives it through the fake_cupti_* functions.
  */
 #include <cupti.h>
@@ -167,6 +168,8 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CU
 	(void)en, (void)h;
 	if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
 		logf_("runtime-callback %u\n", (unsigned)id);
+	if (d == CUPTI_CB_DOMAIN_RESOURCE)
+		logf_("resource-callback %u\n", (unsigned)id);
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
@@ -258,4 +261,223 @@ EXPORT void fake_cupti_memcpy(void (*between)(void))
 	cudaMemcpy_v3020_params p = {NULL, NULL, 4096, cudaMemcpyHostToDevice};
 	report_call(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &p, 5,
 		    between);
+}
+
+/* ---- PC sampling (cupti_pcsampling.h) ----
+ *   FAKE_CUPTI_PCS_REFUSE=1   cuptiPCSamplingEnable fails (CUPTI_ERROR_NOT_SUPPORTED)
+ *   FAKE_CUPTI_PCS_DROP=N     each round of samples also has N samples dropped by the "hardware"
+ *   FAKE_CUPTI_PCS_MAXPCS=N   GetData hands over at most N PCs a call (the rest: remainingNumPcs)
+ * The log (FAKE_CUPTI_LOG) gets "pcs-enable", "pcs-config PERIOD", "pcs-getdata N" (PCs handed
+ * over), "pcs-disable N" and "resource-callback ID" for each resource callback enabled.
+ * Stall reasons: index 3 long_scoreboard, 7 its not_issued part, 9 barrier, 12 selected; a
+ * round of samples (fake_cupti_pcs_samples) gives PC 0x10*i (i = 1..8) of _Z6kernelv i samples
+ * of long_scoreboard, i/2 of them not issued, and 1 selected; PC 0x40 of _Z5otherv 5 of barrier;
+ * and 2 samples of kernels CUPTI gives no PC for. */
+#include <cupti_pcsampling.h>
+
+#define PCS_N 9
+static const uint32_t pcs_idx[4] = {3, 7, 9, 12};
+static const char *const pcs_names[4] = {
+	"smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+	"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",
+	"smsp__pcsamp_warps_issue_stalled_barrier",
+	"smsp__pcsamp_warps_issue_stalled_selected",
+};
+static struct {
+	uint64_t off;
+	int fn;                /* 0 _Z6kernelv, 1 _Z5otherv */
+	uint32_t cnt[4];       /* per pcs_idx */
+} pcs_pend[PCS_N];
+static int pcs_have[PCS_N];
+static uint64_t pcs_total, pcs_dropped, pcs_nonuser;
+static CUpti_PCSamplingData *pcs_cfgbuf;
+static int pcs_on;
+static char *pcs_fn[2];
+static const char fake_cubin[] = "FAKECUBIN: the stand-in module of _Z6kernelv and _Z5otherv";
+#define FAKE_CRC 0xabcdULL
+#define FAKE_CTX ((CUcontext)0x1234)
+
+EXPORT CUptiResult cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams *p)
+{
+	logf_("pcs-enable%.0u\n", 0);
+	if (getenv("FAKE_CUPTI_PCS_REFUSE"))
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	if (!p || p->ctx != FAKE_CTX)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pcs_on = 1;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPCSamplingGetNumStallReasons(CUpti_PCSamplingGetNumStallReasonsParams *p)
+{
+	*p->numStallReasons = 4;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPCSamplingGetStallReasons(CUpti_PCSamplingGetStallReasonsParams *p)
+{
+	for (size_t i = 0; i < p->numStallReasons && i < 4; i++) {
+		p->stallReasonIndex[i] = pcs_idx[i];
+		snprintf(p->stallReasons[i], CUPTI_STALL_REASON_STRING_SIZE, "%s", pcs_names[i]);
+	}
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams *p)
+{
+	for (size_t i = 0; i < p->numAttributes; i++) {
+		CUpti_PCSamplingConfigurationInfo *c = &p->pPCSamplingConfigurationInfo[i];
+		c->attributeStatus = CUPTI_SUCCESS;
+		if (c->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER)
+			pcs_cfgbuf = c->attributeData.samplingDataBufferData.samplingDataBuffer;
+		if (c->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD) {
+			logf_("pcs-config %u\n", c->attributeData.samplingPeriodData.samplingPeriod);
+			if (c->attributeData.samplingPeriodData.samplingPeriod < 5 ||
+			    c->attributeData.samplingPeriodData.samplingPeriod > 31)
+				c->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
+		}
+		if (c->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE &&
+		    c->attributeData.collectionModeData.collectionMode != CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS)
+			c->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
+		if (c->attributeStatus != CUPTI_SUCCESS)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+	}
+	return CUPTI_SUCCESS;
+}
+
+/* Hand pending PCs over into d (at most FAKE_CUPTI_PCS_MAXPCS, and d's room). */
+static size_t pcs_fill(CUpti_PCSamplingData *d)
+{
+	const char *m = getenv("FAKE_CUPTI_PCS_MAXPCS");
+	size_t max = m ? (size_t)atoi(m) : d->collectNumPcs, n = 0, left = 0;
+	if (max > d->collectNumPcs)
+		max = d->collectNumPcs;
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < PCS_N; i++) {
+		if (!pcs_have[i])
+			continue;
+		if (n >= max) {
+			left++;
+			continue;
+		}
+		CUpti_PCSamplingPCData *r = &d->pPcData[n++];
+		r->cubinCrc = FAKE_CRC;
+		r->pcOffset = pcs_pend[i].off;
+		r->functionIndex = (uint32_t)pcs_pend[i].fn;
+		if (!pcs_fn[pcs_pend[i].fn]) /* CUPTI's strings: one per function, the client frees them */
+			pcs_fn[pcs_pend[i].fn] = strdup(pcs_pend[i].fn ? "_Z5otherv" : "_Z6kernelv");
+		r->functionName = pcs_fn[pcs_pend[i].fn];
+		r->correlationId = 0;
+		size_t k = 0;
+		for (int j = 0; j < 4; j++)
+			if (pcs_pend[i].cnt[j]) {
+				r->stallReason[k].pcSamplingStallReasonIndex = pcs_idx[j];
+				r->stallReason[k].samples = pcs_pend[i].cnt[j];
+				k++;
+			}
+		r->stallReasonCount = k;
+		pcs_have[i] = 0;
+		memset(pcs_pend[i].cnt, 0, sizeof(pcs_pend[i].cnt));
+	}
+	d->totalNumPcs = n;
+	d->remainingNumPcs = left;
+	d->totalSamples = pcs_total;
+	d->droppedSamples = pcs_dropped;
+	d->nonUsrKernelsTotalSamples = pcs_nonuser;
+	d->hardwareBufferFull = 0;
+	d->rangeId = 1;
+	pcs_total = pcs_dropped = pcs_nonuser = 0;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
+EXPORT CUptiResult cuptiPCSamplingGetData(CUpti_PCSamplingGetDataParams *p)
+{
+	if (!pcs_on)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	size_t n = pcs_fill(p->pcSamplingData);
+	if (n)
+		logf_("pcs-getdata %u\n", (unsigned)n);
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams *p)
+{
+	(void)p;
+	size_t n = pcs_on && pcs_cfgbuf ? pcs_fill(pcs_cfgbuf) : 0;
+	logf_("pcs-disable %u\n", (unsigned)n);
+	pcs_on = 0;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPCSamplingStart(CUpti_PCSamplingStartParams *p)
+{
+	(void)p;
+	return CUPTI_ERROR_INVALID_OPERATION;
+}
+EXPORT CUptiResult cuptiPCSamplingStop(CUpti_PCSamplingStopParams *p)
+{
+	(void)p;
+	return CUPTI_ERROR_INVALID_OPERATION;
+}
+EXPORT CUptiResult cuptiGetCubinCrc(CUpti_GetCubinCrcParams *p)
+{
+	if (!p->cubin || !p->cubinSize)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->cubinCrc = memcmp(p->cubin, "FAKECUBIN", 9) == 0 ? FAKE_CRC : 0x9999;
+	return CUPTI_SUCCESS;
+}
+/* The module has line info for _Z6kernelv only: line 10 + offset / 16 of /src/k.cu */
+EXPORT CUptiResult cuptiGetSassToSourceCorrelation(CUpti_GetSassToSourceCorrelationParams *p)
+{
+	if (!p->cubin || memcmp(p->cubin, "FAKECUBIN", 9) != 0 || strcmp(p->functionName, "_Z6kernelv") != 0)
+		return CUPTI_ERROR_UNKNOWN;
+	p->fileName = strdup("k.cu");
+	p->dirName = strdup("/src");
+	p->lineNumber = (uint32_t)(10 + p->pcOffset / 16);
+	return CUPTI_SUCCESS;
+}
+
+/* The context is created: the resource callback, as the driver makes CUPTI call it. */
+EXPORT void fake_cupti_pcs_context(int destroy)
+{
+	CUpti_ResourceData rd;
+	memset(&rd, 0, sizeof(rd));
+	rd.context = FAKE_CTX;
+	if (subscriber)
+		subscriber(NULL, CUPTI_CB_DOMAIN_RESOURCE,
+			   destroy ? CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING : CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+}
+/* The module is loaded (its cubin handed over) */
+EXPORT void fake_cupti_pcs_module(void)
+{
+	CUpti_ModuleResourceData m;
+	memset(&m, 0, sizeof(m));
+	m.moduleId = 1;
+	m.pCubin = fake_cubin;
+	m.cubinSize = sizeof(fake_cubin);
+	CUpti_ResourceData rd;
+	memset(&rd, 0, sizeof(rd));
+	rd.context = FAKE_CTX;
+	rd.resourceDescriptor = &m;
+	if (subscriber)
+		subscriber(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd);
+}
+/* One round of samples (see above) */
+EXPORT void fake_cupti_pcs_samples(void)
+{
+	const char *dr = getenv("FAKE_CUPTI_PCS_DROP");
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < 8; i++) {
+		pcs_pend[i].off = 0x10u * (unsigned)(i + 1);
+		pcs_pend[i].fn = 0;
+		pcs_pend[i].cnt[0] += (uint32_t)(i + 1);
+		pcs_pend[i].cnt[1] += (uint32_t)(i + 1) / 2;
+		pcs_pend[i].cnt[3] += 1;
+		pcs_have[i] = 1;
+		pcs_total += (uint64_t)(i + 1) + 1;
+	}
+	pcs_pend[8].off = 0x40;
+	pcs_pend[8].fn = 1;
+	pcs_pend[8].cnt[2] += 5;
+	pcs_have[8] = 1;
+	pcs_total += 5 + 2;
+	pcs_nonuser += 2;
+	pcs_dropped += dr ? (uint64_t)atoi(dr) : 0;
+	pthread_mutex_unlock(&mu);
 }

@@ -1,0 +1,32 @@
+#!/bin/sh
+# A stand-in for the toolkit's nvdisasm (GPUTAP_NVDISASM) for tests/cli/t_pcsamp.sh: prints, in
+# nvdisasm's layout, the code of the stand-in CUPTI's module (tests/tap/fake_cupti.c).  Its
+# arguments go to $FAKE_NVDISASM_LOG, one call a line.
+[ -n "${FAKE_NVDISASM_LOG:-}" ] && echo "$*" >>"$FAKE_NVDISASM_LOG"
+for a in "$@"; do last=$a; done
+head -c 9 "$last" | grep -q FAKECUBIN || { echo "nvdisasm: not a cubin: $last" >&2; exit 1; }
+cat <<'SASS'
+	.headerflags	@"EF_CUDA_SM90"
+
+//--------------------- .text._Z6kernelv --------------------------
+	.section	.text._Z6kernelv,"ax",@progbits
+	.sectioninfo	@"SHI_REGISTERS=12"
+        .global         _Z6kernelv
+_Z6kernelv:
+.text._Z6kernelv:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R0, SR_TID.X ;
+        /*0020*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0030*/                   FADD R11, R11, R11 ;
+        /*0040*/                   STG.E.128 desc[UR4][R8.64], R4 ;
+        /*0050*/                   IADD3 R2, R2, -0x4, RZ ;
+        /*0060*/                   ISETP.GE.AND P0, PT, R7, 0x1, PT ;
+        /*0070*/               @!P0 BRA `(.L_x_1) ;
+        /*0080*/                   EXIT ;
+.L_x_1:
+//--------------------- .text._Z5otherv --------------------------
+	.section	.text._Z5otherv,"ax",@progbits
+.text._Z5otherv:
+        /*0000*/                   NOP ;
+        /*0040*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+SASS
