@@ -585,6 +585,12 @@ static void command_env(const struct gt_run_opts *o, struct gt_run *r)
 	}
 	if (o->metrics_mode)
 		gt_plan_setenv(&r->plan, "GPUTAP_METRICS_MODE", o->metrics_mode);
+	/* per range with the kernel trace named by the user: the tap keeps kernel records and marks
+	 * every value not exact (otherwise it stops them, for exact counters: docs/range-metrics.md) */
+	if (o->metrics_mode && gt_rm_parse_mode(o->metrics_mode) == GT_RM_RANGE && (o->tools || o->context || o->context_file))
+		for (size_t i = 0; i < r->plan.tools.n; i++)
+			if (strcmp(r->plan.tools.t[i].def->name, "kernel_trace") == 0)
+				gt_plan_setenv(&r->plan, "GPUTAP_METRICS_KERNEL_TRACE", "1");
 	if (o->pcsamp) {
 		gt_plan_setenv(&r->plan, "GPUTAP_PCSAMP", o->pcsamp);
 		if (!r->plan.has_tap)

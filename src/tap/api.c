@@ -625,6 +625,11 @@ static const char *name_of(uint32_t id, uint32_t *len, void *arg)
 
 static void results(struct gt_jbuf *b)
 {
+#ifdef GT_HAVE_RMETRICS
+	/* first: decoding what range metrics hold also counts (and times) the ranges' kernels when
+	 * kernel records are off */
+	char *m = gt_rmetrics_results_json();
+#endif
 	int64_t used = atomic_load(&gt_tap.mem_used);
 	int64_t peak = atomic_load(&mem_peak);
 	int gpu = atomic_load(&gt_cupti_active);
@@ -670,7 +675,6 @@ static void results(struct gt_jbuf *b)
 	gt_ra_json(&ra, b, name_of, NULL, open);
 	free(open);
 #ifdef GT_HAVE_RMETRICS
-	char *m = gt_rmetrics_results_json();
 	if (m) {
 		gt_jb_puts(b, ",\"metrics\":");
 		gt_jb_puts(b, m);

@@ -267,6 +267,10 @@ static void turn_off(const char *msg)
 		gt_warn("range metrics: %s", msg);
 	R.off = 1;
 	atomic_store(&gt_rm_active, 0);
+	if (R.records_off) { /* nothing measures counters any more: the kernel trace goes on */
+		R.records_off = 0;
+		gt_cupti_kernel_records(1);
+	}
 }
 
 static const char *res(CUptiResult r)
@@ -436,14 +440,15 @@ static int configure(CUcontext ctx, char *err, size_t len)
 	}
 	/*
 	 * CUPTI's kernel tracing adds instructions to every kernel (8 per warp and 40 per launch on
-	 * an H100) that the counters would count.  Per kernel, and per range when auto chose it, the
-	 * kernel records stop while counters are measured, so the values are exact; a user who asked
-	 * for per-range mode and the kernel trace together keeps both, and every value says it is not
-	 * exact.  Without kernel records the ranges' kernels are counted (and, per kernel, timed by
+	 * an H100) that the counters would count.  So the kernel records stop while counters are
+	 * measured, and the values are exact; a user who named both per-range mode and the kernel
+	 * trace (GPUTAP_METRICS_KERNEL_TRACE=1, set by `gputap run`) keeps both, and every value says
+	 * it is not exact.  Without kernel records the ranges' kernels are counted (and, per kernel, timed by
 	 * gpu__time_duration.sum) from here.
 	 */
 	int ktrace = (gt_tap.trace & GT_TR_KERNEL) != 0;
-	R.records_off = ktrace && (mode == GT_RM_KERNEL || R.requested == GT_RM_AUTO);
+	const char *keep = getenv("GPUTAP_METRICS_KERNEL_TRACE"); /* `gputap run` sets it when both were named */
+	R.records_off = ktrace && (mode == GT_RM_KERNEL || !keep || strcmp(keep, "1") != 0);
 	R.feed_ra = !ktrace || R.records_off;
 	R.dur_metric = -1;
 	for (int i = 0; i < R.list.n; i++)

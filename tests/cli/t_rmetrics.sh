@@ -20,6 +20,13 @@ expect_status run-no-gpu 0 "$GPUTAP" run -o "$T/r3" --metrics default --metrics-
 contains run-json-metrics "$T/r3/run.json" "gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum"
 contains run-json-mode "$T/r3/run.json" "\"GPUTAP_METRICS_MODE\": \"kernel\""
 contains run-json-nvtx "$T/r3/run.json" "nvtx"
+# per range with the kernel trace named: the tap is told to keep kernel records (values marked not exact);
+# per range without naming it, or the default tools: not told (kernel records stop, values exact)
+expect_status run-range-ktrace 0 "$GPUTAP" run -o "$T/r3k" --tools kernel_trace --metrics default --metrics-mode range -- /bin/true
+contains run-range-ktrace-keeps-records "$T/r3k/run.json" "\"GPUTAP_METRICS_KERNEL_TRACE\": \"1\""
+expect_status run-range-default-tools 0 "$GPUTAP" run -o "$T/r3d" --metrics default --metrics-mode range -- /bin/true
+! grep -q GPUTAP_METRICS_KERNEL_TRACE "$T/r3d/run.json" && ok run-range-default-tools-exact ||
+	notok run-range-default-tools-exact "$(grep -n METRICS "$T/r3d/run.json")"
 expect_status tool-env 0 "$GPUTAP" run -o "$T/r4" --context '{"tools":[{"name":"range_metrics","env_vars":{"GPUTAP_METRICS":"smsp__inst_executed.sum"}}]}' -- /bin/true
 contains tool-env-list "$T/r4/run.json" "\"GPUTAP_METRICS\": \"smsp__inst_executed.sum\""
 expect_status metrics-without-tap 0 "$GPUTAP" run -o "$T/r5" --tools power --metrics default -- /bin/true
