@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# gputap advise (docs/findings.md): every finding on its planted trace, ranked first, with its
+# evidence and a gain near the planted cost; its healthy twin with no finding listed; the JSON
+# schema; --min-gain; what cannot be checked; the same findings at the top of analyze, of the
+# report page; the real traces and recorded runs of tests/fixtures and examples/recorded.
+. "$(dirname "$0")/lib.sh"
+F="$FIX/findings"
+PY=${PYTHON:-python3}
+inputs() { # NAME VARIANT: the trace(s) of one program
+	if [ -f "$F/$1.$2.json.gz" ]; then echo "$F/$1.$2.json.gz"; else echo "$F/$1.$2.rank0.json.gz $F/$1.$2.rank1.json.gz"; fi
+}
+
+# The planted cost of each program, in us per step, as tests/fixtures/findings/make_findings.py plants
+# it (the gain must be within 25 % of it): launch-bound 400 x (8 us launch - 2 us kernel); host-sync and
+# sync-copy: 19 gaps of the host's 30 us plus a launch; alloc-churn: cudaMalloc's 400 us; step-gap 3 ms
+# of data preparation; pageable-copy: 64 MiB at 12 GB/s minus the same at 50 GB/s; copy-compute-serial:
+# 8 copies of 8 MiB at 40 GB/s hidden; small-grid: 2 ms x (1 - 8/132); memset: 1 GiB at 2000 GB/s;
+# fp32-gemm: 4 x 1.2 ms x 2/3; exposed-comm: the 3 ms all-reduce; straggler: 2.4 ms.
+cat >"$T/expect.txt" <<'EOF'
+launch-bound 2400
+host-sync 650
+sync-copy 650
+alloc-churn 400
+step-gap 3000
+pageable-copy 4250
+copy-compute-serial 1680
+small-grid 1879
+memset 537
+fp32-gemm 3200
+exposed-comm 3000
+straggler 2400
+EOF
+while read -r name cost; do
+	# shellcheck disable=SC2046
+	"$GPUTAP" advise --format json $(inputs "$name" planted) >"$T/p.json" 2>"$T/p.err"
+	rc=$?
+	# shellcheck disable=SC2046
+	"$GPUTAP" advise --format json $(inputs "$name" twin) >"$T/t.json" 2>"$T/t.err"
+	rc2=$?
+	if [ $rc -ne 0 ] || [ $rc2 -ne 0 ]; then
+		notok "$name-runs" "exit $rc / $rc2" "$(cat "$T/p.err" "$T/t.err")"
+		continue
+	fi
+	if "$PY" - "$T/p.json" "$T/t.json" "$name" "$cost" >"$T/c.out" 2>&1 <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))["findings"]
+t = json.load(open(sys.argv[2]))["findings"]
+name, cost = sys.argv[3], float(sys.argv[4])
+fs = p["findings"]
+assert fs, "planted: no finding listed"
+top = fs[0]
+assert top["id"] == name, "planted: ranked first is %s, not %s" % (top["id"], name)
+gain_us = top["gain_ms_per_iteration"] * 1e3
+assert abs(gain_us - cost) <= 0.25 * cost, "gain %.1f us, planted %.1f us" % (gain_us, cost)
+assert top["evidence"] and all(isinstance(e, str) and e for e in top["evidence"]), "no evidence"
+assert top["fix"]["pytorch"] and top["fix"]["cuda"] and top["reference"], "no fix or reference"
+assert top["gain_method"], "no method"
+assert t["findings"] == [], "twin: listed %s" % [f["id"] for f in t["findings"]]
+assert name not in [b["id"] for b in t["below_min_gain"] if b["gain_pct"] > 2], "twin: %s" % name
+print("ok", top["id"], round(gain_us, 1), cost)
+PYEOF
+	then ok "$name-planted-first-twin-clean"; else notok "$name-planted-first-twin-clean" "$(cat "$T/c.out")"; fi
+done <"$T/expect.txt"
+
+# Evidence names the API, the PyTorch operator and events that are in the trace (Perfetto finds them)
+"$GPUTAP" advise "$F/host-sync.planted.json.gz" >"$T/hs.txt" 2>&1
+contains host-sync-api "$T/hs.txt" "Host synchronization inside the step (cudaStreamSynchronize)"
+contains host-sync-item "$T/hs.txt" "inside the PyTorch operator aten::item"
+contains host-sync-per-iteration "$T/hs.txt" "19.0 gaps per iteration"
+contains host-sync-not-checked "$T/hs.txt" "Not checked: straggler: one rank"
+"$GPUTAP" advise --format json "$F/host-sync.planted.json.gz" >"$T/hs.json" 2>&1
+if "$PY" - "$T/hs.json" "$F/host-sync.planted.json.gz" >"$T/c.out" 2>&1 <<'PYEOF'
+import gzip, json, sys
+top = json.load(open(sys.argv[1]))["findings"]["findings"][0]
+ev = json.load(gzip.open(sys.argv[2]))["traceEvents"]
+ends = {round(e["ts"] + e["dur"], 3) for e in ev if e.get("cat") == "kernel" or e.get("cat") == "gpu_memcpy"}
+syncs = {round(e["ts"], 3) for e in ev if e.get("name") == "cudaStreamSynchronize"}
+assert top["events"], "no events"
+for x in top["events"]:
+    assert round(x["ts_us"], 3) in ends, "event at %s: no GPU op ends there" % x["ts_us"]
+    assert x["dur_us"] > 0 and "cudaStreamSynchronize" in x["what"], x
+    call = float(x["what"].split("call at ")[1].split(" us")[0])
+    assert round(call, 3) in syncs, "no cudaStreamSynchronize at %s" % call
+print("ok")
+PYEOF
+then ok host-sync-events-in-trace; else notok host-sync-events-in-trace "$(cat "$T/c.out")"; fi
+
+# The JSON schema (docs/findings.md) and --min-gain
+"$GPUTAP" advise --format json --min-gain 50 "$F/memset.planted.json.gz" >"$T/m.json" 2>&1
+if "$PY" - "$T/m.json" >"$T/c.out" 2>&1 <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == 1 and d["tool"] == "gputap advise", d.keys()
+f = d["findings"]
+for k in ("schema_version", "min_gain_pct", "iteration_ms", "iterations", "iterations_how", "findings",
+          "below_min_gain", "checked", "not_checked"):
+    assert k in f, k
+assert f["min_gain_pct"] == 50 and f["findings"] == [], "a finding of 15% listed at --min-gain 50"
+assert [b["id"] for b in f["below_min_gain"]][0] == "memset"
+assert all(set(n) == {"id", "why"} for n in f["not_checked"])
+print("ok")
+PYEOF
+then ok json-schema-min-gain; else notok json-schema-min-gain "$(cat "$T/c.out")"; fi
+"$GPUTAP" advise --format json "$F/memset.planted.json.gz" >"$T/m2.json" 2>&1
+if "$PY" -c '
+import json, sys
+x = json.load(open(sys.argv[1]))["findings"]["findings"][0]
+for k in ("id", "title", "gain_ms_per_iteration", "gain_pct", "gain_is_upper_bound", "gain_method", "where",
+          "evidence", "events", "fix", "reference"):
+    assert k in x, k
+assert set(x["fix"]) == {"pytorch", "cuda"}
+assert x["events"] and {"ts_us", "dur_us", "where", "what"} == set(x["events"][0])
+' "$T/m2.json" >"$T/c.out" 2>&1; then ok json-finding-fields; else notok json-finding-fields "$(cat "$T/c.out")"; fi
+expect_status bad-min-gain 2 "$GPUTAP" advise --min-gain abc "$F/memset.planted.json.gz"
+expect_status bad-format 2 "$GPUTAP" advise --format csv "$F/memset.planted.json.gz"
+expect_status no-input 2 "$GPUTAP" advise
+expect_status missing-input 1 "$GPUTAP" advise "$T/nothing.json"
+
+# What an input cannot show is said, not left out
+expect_status nsys-csv-runs 0 "$GPUTAP" advise "$FIX/nsys-llama2-70b/llama2-70B-GBS512-FSDP256"
+contains nsys-csv-not-checked "$T/.out" "Not checked: launch-bound: the input has no timeline"
+"$GPUTAP" advise "$F/fp32-gemm.planted.json.gz" >"$T/fp.txt" 2>&1
+contains fp32-cc "$T/fp.txt" "compute capability 9.0"
+contains fp32-kernel "$T/fp.txt" "ampere_sgemm_128x64_nn"
+
+# The same findings at the top of analyze and of the report page; analyze of summary CSVs unchanged
+"$GPUTAP" analyze "$F/small-grid.planted.json.gz" >"$T/a.txt" 2>&1
+if head -n 1 "$T/a.txt" | grep -q '^Findings (' && sed -n 2p "$T/a.txt" | grep -q '\[small-grid\]'; then
+	ok analyze-top; else notok analyze-top "$(head -5 "$T/a.txt")"; fi
+"$GPUTAP" analyze --format json "$F/small-grid.planted.json.gz" >"$T/a.json" 2>&1
+if "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; assert r["findings"]["findings"][0]["id"]=="small-grid"' "$T/a.json" 2>"$T/c.out"; then
+	ok analyze-json; else notok analyze-json "$(cat "$T/c.out")"; fi
+"$GPUTAP" analyze "$FIX/nsys-llama2-70b/llama2-70B-GBS512-FSDP256" >"$T/n.txt" 2>/dev/null
+if ! grep -q 'Findings' "$T/n.txt" && head -n 1 "$T/n.txt" | grep -q '^====='; then ok analyze-csv-unchanged; else
+	notok analyze-csv-unchanged "$(head -3 "$T/n.txt")"; fi
+(cd "$T" && "$GPUTAP" report "$F/fp32-gemm.planted.json.gz" >"$T/r.txt" 2>&1)
+contains report-page-findings "$T/report.html" '<h2 id="findings">Findings</h2>'
+contains report-page-fp32 "$T/report.html" '<code>fp32-gemm</code>'
+
+# The real traces and the recorded runs: no crash, and what a performance engineer would say
+expect_status real-2rank 0 "$GPUTAP" advise --format json "$FIX/kineto-2rank-nccl/rank0.json.gz" "$FIX/kineto-2rank-nccl/rank1.json.gz"
+cp "$T/.out" "$T/real.json"
+if "$PY" -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"]
+ids = [x["id"] for x in f["findings"]]
+assert ids[:2] == ["host-gap", "exposed-comm"] and "straggler" in ids, ids
+' "$T/real.json" 2>"$T/c.out"; then ok real-2rank-findings; else notok real-2rank-findings "$(cat "$T/c.out")"; fi
+cp -r "$GT_TEST_SRCDIR/../examples/recorded/torch-train" "$T/tt"
+expect_status recorded-torch 0 "$GPUTAP" advise "$T/tt"
+contains recorded-torch-launch "$T/.out" "1. [launch-bound]"
+contains recorded-torch-fp32 "$T/.out" "fp32-gemm"
+cp -r "$GT_TEST_SRCDIR/../examples/recorded/cuda-example" "$T/ce"
+expect_status recorded-cuda 0 "$GPUTAP" advise "$T/ce"
+contains recorded-cuda-clean "$T/.out" "Findings (estimated gain >= 2.0% of an iteration"
+expect_status trace-v1 0 "$GPUTAP" advise "$FIX/trace-v1/trace.gtr"
+expect_status trace-v2 0 "$GPUTAP" advise "$FIX/trace-v2/trace.gtr"
+finish
