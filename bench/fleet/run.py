@@ -1,12 +1,16 @@
-"""gputap fleet against HTA's multi-rank load, on generated jobs of 8, 64 and 512 ranks.
+"""gputap fleet against one `gputap analyze` of the same inputs, on generated jobs.
 
-    python3 bench/fleet/run.py [--ranks 8,64,512] [--workers 2] [--iterations 6]
+    python3 bench/fleet/run.py [--ranks 16,128,512,1024] [--workers 1,2] [--iterations 6]
+                               [--extra 64x300x0,64x6x2000] [--repeat 2]
 
-Per size: the job is written once as PyTorch-profiler traces (rank<R>.json.gz, what both read);
-then, each in a fresh process, `gputap fleet` (a LocalCluster of --workers processes, one task
-per rank) and HTA's TraceAnalysis(trace_dir=...) followed by get_temporal_breakdown().  Printed:
-wall time, peak memory of the largest process (per worker for gputap fleet: the worker process
-and the largest analyzer it ran; for HTA: the main process and its pool), and the ratios.
+Per job: written once as gputap run folders (8 ranks a machine, no plants); then, each in a fresh
+process and REPEAT times (the best wall time kept): one `gputap analyze --format json
+--collectives` of every rank's trace (what fleet needs of each rank), and `gputap fleet --workers
+W -o DIR` (the C command: Python's start, the analyzer runs, the reduction, the files written).
+Printed: wall times, the peak RSS of the single analyzer, of fleet's client process (the
+client, where the worker threads wait for their analyzer processes) and of one fleet task's
+analyzer (the largest batch of ranks fleet gives one analyzer run, measured alone).  --extra
+RxIxK adds jobs of R ranks, I iterations, K more small kernels per iteration (long and heavy ranks).
 """
 import argparse
 import json
@@ -19,91 +23,67 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
-FLEET = r'''
-import json, resource, sys, time
-from dask.distributed import Client, LocalCluster
-from gputap import fleet
-d, workers, exe = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-client = Client(cluster)
-t0 = time.time()
-res = fleet.analyze([d], client=client, gputap=exe, progress=None)
-t = time.time() - t0
-def rss():
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-w = client.run(rss)
-import os, subprocess
-def hwm(path):  # the analyzer's own peak (VmHWM), polled while it runs
-    p = subprocess.Popen([exe, "analyze", "--format", "json", "--collectives", path], stdout=subprocess.DEVNULL)
-    peak = 0
-    while p.poll() is None:
-        try:
-            for line in open("/proc/%d/status" % p.pid):
-                if line.startswith("VmHWM:"):
-                    peak = max(peak, int(line.split()[1]))
-        except OSError:
-            pass
-        time.sleep(0.001)
-    return peak
-big = max((os.path.join(d, f) for f in os.listdir(d)), key=os.path.getsize)
-an = max(hwm(big) for _ in range(3))
-client.close(); cluster.close()
-print(json.dumps({"seconds": t, "ranks": res.summary["ranks"], "worker_rss_kib": max(v[0] for v in w.values()),
-                  "analyzer_rss_kib": an,
-                  "client_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "slow": res.summary["slow_ranks"][0]["rank"] if res.summary["slow_ranks"] else None}))
-'''
 
-HTA = r'''
-import json, resource, sys, time, logging
-logging.disable(logging.WARNING)
-from hta.trace_analysis import TraceAnalysis
-d = sys.argv[1]
-t0 = time.time()
-a = TraceAnalysis(trace_dir=d)
-tb = a.get_temporal_breakdown(visualize=False)
-t = time.time() - t0
-print(json.dumps({"seconds": t, "ranks": int(len(tb)),
-                  "main_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "pool_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
-'''
-
-
-def run(code, args, env):
-    cp = subprocess.run([sys.executable, "-c", code] + args, capture_output=True, text=True, env=env, timeout=3600)
-    if cp.returncode:
-        return {"error": cp.stderr.strip().splitlines()[-1] if cp.stderr.strip() else "exit %d" % cp.returncode}
-    return json.loads(cp.stdout.strip().splitlines()[-1])
+def run_one(cmd, env):
+    """Each measurement in a fresh wrapper process, so that RUSAGE_CHILDREN is this command's only."""
+    code = ("import json, subprocess, sys, time, resource; t = time.time(); "
+            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE); "
+            "print(json.dumps({'rc': p.returncode, 'wall': time.time() - t, "
+            "'rss': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 'err': p.stderr.decode()[-300:]}))")
+    cp = subprocess.run([sys.executable, "-c", code] + cmd, capture_output=True, text=True, env=env)
+    r = json.loads(cp.stdout)
+    if r["rc"]:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd[:2]), r["rc"], r["err"]))
+    return r
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ranks", default="8,64,512")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--ranks", default="16,128,512,1024")
+    ap.add_argument("--workers", default="1,2")
     ap.add_argument("--iterations", type=int, default=6)
+    ap.add_argument("--extra", default="64x300x0,64x6x2000",
+                    help="RxIxK,...: jobs of R ranks, I iterations, K extra kernels per iteration")
+    ap.add_argument("--repeat", type=int, default=2)
     a = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("DASK_SCHEDULER_ADDRESS", None)
     sys.path.insert(0, os.path.join(REPO, "python"))
-    from gputap.fleet import generate
-    exe = os.environ.get("GPUTAP") or os.path.join(REPO, "build", "gputap")
-    print("%6s %10s %10s %12s %12s %12s %12s %8s %8s" % ("ranks", "MB traces", "fleet s", "worker MiB", "analyzer MiB",
-                                                        "HTA s", "HTA MiB", "time x", "mem x"))
-    for n in [int(x) for x in a.ranks.split(",")]:
+    from gputap.fleet import generate, inputs
+    exe = os.path.abspath(os.environ.get("GPUTAP") or os.path.join(REPO, "build", "gputap"))
+    jobs = [(int(n), a.iterations, 0) for n in a.ranks.split(",") if n]
+    jobs += [tuple(int(x) for x in e.split("x")) for e in a.extra.split(",") if e]
+    workers = [int(w) for w in a.workers.split(",")]
+    print("%6s %6s %6s %10s | %10s %10s | %8s %10s %10s %10s %8s" % (
+        "ranks", "iters", "kern", "MB traces", "analyze s", "MiB", "workers", "fleet s", "client MiB", "task MiB",
+        "fleet/an"))
+    t_all = time.time()
+    for n, iters, kern in jobs:
         with tempfile.TemporaryDirectory() as d:
-            generate.write_kineto(d, ranks=n, gpus_per_host=8, iterations=a.iterations, write_truth=False)
-            size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)) / 1e6
-            f = run(FLEET, [d, str(a.workers), exe], env)
-            h = run(HTA, [d], env)
-            fm = (f.get("worker_rss_kib", 0) + f.get("analyzer_rss_kib", 0)) / 1024  # a worker and its analyzer
-            hm = max(h.get("main_rss_kib", 0), h.get("pool_rss_kib", 0)) / 1024
-            print("%6d %10.1f %10.2f %12.1f %12.1f %12s %12s %8s %8s   %s" % (
-                n, size, f.get("seconds", float("nan")), f.get("worker_rss_kib", 0) / 1024,
-                f.get("analyzer_rss_kib", 0) / 1024, "%.2f" % h["seconds"] if "seconds" in h else "failed",
-                "%.1f" % hm if "seconds" in h else "-",
-                "%.2f" % (h["seconds"] / f["seconds"]) if "seconds" in h and "seconds" in f else "-",
-                "%.2f" % (hm / fm) if "seconds" in h and fm else "-",
-                json.dumps({"fleet": f, "hta": h})), flush=True)
+            job = os.path.join(d, "job")
+            generate.write_gtr(job, ranks=n, gpus_per_host=8, iterations=iters, plants=False, kernels=kern)
+            traces = sorted(os.path.join(dp, "trace.gtr") for dp, _, fs in os.walk(job) if "trace.gtr" in fs)
+            size = sum(os.path.getsize(t) for t in traces) / 1e6
+            an = [run_one([exe, "analyze", "--format", "json", "--collectives"] + traces, env) for _ in range(a.repeat)]
+            best_an = min(x["wall"] for x in an)
+            tasks, _ = inputs.expand([job])
+            for w in workers:
+                big = max(inputs.batches(tasks, w, by_host=False),
+                          key=lambda b: sum(os.path.getsize(t["path"]) for t in b))
+                task = run_one([exe, "analyze", "--format", "json", "--collectives"] + [t["path"] for t in big], env)
+                fl = []
+                for k in range(a.repeat):
+                    out = os.path.join(d, "out%d-%d" % (w, k))
+                    r = run_one([exe, "fleet", "--workers", str(w), "--quiet", "-o", out, job], env)
+                    s = json.load(open(os.path.join(out, "summary.json")))
+                    assert s["ranks"] == n, s["ranks"]
+                    r.update(client=s["memory"]["client_peak_kib"])
+                    fl.append(r)
+                best = min(fl, key=lambda x: x["wall"])
+                print("%6d %6d %6d %10.1f | %10.3f %10.1f | %8d %10.3f %10.1f %10.1f %8.2f" % (
+                    n, iters, kern, size, best_an, max(x["rss"] for x in an) / 1024, w, best["wall"],
+                    max(x["client"] for x in fl) / 1024, task["rss"] / 1024, best["wall"] / best_an), flush=True)
+    print("total bench time %.1f s" % (time.time() - t_all))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@
     res.ranks, res.iterations, res.collectives   # pandas DataFrames
     res.summary                                  # dict, as summary.json
 
-One Dask task per few ranks runs the C analyzer on the worker that can read the ranks' files (a
-`LocalCluster` of `workers` threads by default, each driving one analyzer process at a time, or an
-existing scheduler by address or scheduler file).  The tasks return small Arrow tables; the client
+One task per few ranks runs the C analyzer where the ranks' files can be read: on this machine,
+`workers` analyzer processes at a time, by default; on a Dask cluster given by scheduler address,
+scheduler file or client, on the worker of the ranks' machine.  The tasks return small Arrow tables; the client
 concatenates them and reduces them with column arithmetic; see docs/fleet.md.  Needs the `fleet` extra:
 `pip install 'gputap[fleet]'` (dask.distributed, pyarrow, pandas).
 """
@@ -20,9 +20,18 @@ MISSING_EXTRA = ("gputap fleet needs dask.distributed, pandas and pyarrow: pip i
                  "(or pip install 'dask[distributed]' pandas pyarrow)")
 
 
-def _require():
+def _require(dask=True):
+    """The extra's modules are there (found, not imported: importing dask alone takes half a second)."""
+    import importlib.util
+
+    for m in ("pandas", "pyarrow") + (("dask", "distributed") if dask else ()):
+        try:
+            found = importlib.util.find_spec(m) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ImportError("%s (No module named '%s')" % (MISSING_EXTRA, m))
     try:
-        import dask.distributed  # noqa: F401
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
     except ImportError as e:
@@ -176,14 +185,38 @@ def _close(client, cluster):
         lg.setLevel(was)
 
 
+def _local(batches, n, exe, opts, total, progress, t0):
+    """The batches on this machine, `n` analyzer processes at a time (threads wait for them)."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from gputap.fleet.worker import analyze_batch, failed_batch
+
+    parts, ndone, nfail = [], 0, 0
+    _progress(progress, 0, total, 0, t0)
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        futs = {ex.submit(analyze_batch, b, exe, opts): b for b in batches}
+        for f in as_completed(futs):
+            try:
+                r = f.result()
+            except Exception as e:  # noqa: BLE001 - one batch's failure is its ranks' failure
+                r = failed_batch(futs[f], "task failed: %s" % e)
+            st = r["ranks"].column("status").to_pylist()
+            ndone += len(st)
+            nfail += st.count("failed")
+            parts.append(r)
+            _progress(progress, ndone, total, nfail, t0)
+    _progress(progress, ndone, total, nfail, t0, final=True)
+    return parts
+
+
 def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None, gputap=None, progress=sys.stderr,
             client=None, nvtx=None, lost_after=None):
     """Analyse many ranks.  Returns a FleetResult; writes ranks.parquet, iterations.parquet,
     collectives.parquet, summary.json, summary.txt and report.html into `out` when given.  Raises
     FleetError when the cluster is lost before every rank was analysed."""
-    _require()
+    local = client is None and not scheduler and not scheduler_file
+    _require(dask=not local)
     import pyarrow as pa
-    from dask.distributed import Client, LocalCluster
 
     from gputap.fleet import inputs as inp
     from gputap.fleet import output, reduce
@@ -197,33 +230,30 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     t0 = time.time()
     parts = []
     cluster = {"kind": "none"}
-    if tasks:
-        own = None
+    if tasks and local:
+        # one machine: a Dask scheduler would add a second of start-up and nothing else; threads wait for
+        # `workers` analyzer processes at a time
+        n = workers or min(4, os.cpu_count() or 1)
+        parts = _local(inp.batches(tasks, n, by_host=False), n, exe, opts, len(tasks), progress, t0)
+        cluster = {"kind": "local", "workers": n}
+    elif tasks:
+        from dask.distributed import Client
+
         made = client is None
-        if client is None:
-            if scheduler and scheduler_file:
-                raise ValueError("give a scheduler address or a scheduler file, not both")
-            if scheduler:
-                client = Client(scheduler, timeout=30)
-                cluster = {"kind": "scheduler", "address": scheduler}
-            elif scheduler_file:
-                client = Client(scheduler_file=scheduler_file, timeout=30)
-                cluster = {"kind": "scheduler", "address": client.scheduler.address}
-            else:
-                # the analyzer runs as a child process of the worker: threads are enough to keep N of them
-                # busy, and start in milliseconds where worker processes take a second each
-                n = workers or min(4, os.cpu_count() or 1)
-                own = LocalCluster(n_workers=n, threads_per_worker=1, processes=False, dashboard_address=None)
-                client = Client(own)
-                cluster = {"kind": "local", "workers": n}
-        else:
+        if scheduler and scheduler_file:
+            raise ValueError("give a scheduler address or a scheduler file, not both")
+        if client is not None:
             cluster = {"kind": "client", "address": getattr(client.scheduler, "address", "")}
+        elif scheduler:
+            client = Client(scheduler, timeout=30)
+            cluster = {"kind": "scheduler", "address": scheduler}
+        else:
+            client = Client(scheduler_file=scheduler_file, timeout=30)
+            cluster = {"kind": "scheduler", "address": client.scheduler.address}
         try:
-            nw = max(1, _nworkers(client)) if own is None else workers or min(4, os.cpu_count() or 1)
-            batches = inp.batches(tasks, nw)
-            where = [None] * len(batches) if own is not None else _locality(client, batches)
+            batches = inp.batches(tasks, max(1, _nworkers(client)))
             futs = {}
-            for b, w in zip(batches, where):
+            for b, w in zip(batches, _locality(client, batches)):
                 kw = {"workers": w, "allow_other_workers": True} if w else {}
                 f = client.submit(analyze_batch, [dict(t) for t in b], exe, opts, pure=False,
                                   key="gputap-ranks-%s" % os.urandom(6).hex(), **kw)
@@ -231,7 +261,7 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
             parts = _gather(client, futs, len(tasks), progress, t0, lost_after)
         finally:
             if made:
-                _close(client, own)
+                _close(client, None)
     if not parts:
         parts = [failed_batch([], "")]
 
@@ -244,6 +274,9 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     summary["cluster"] = cluster
     summary["tasks"] = len(parts) if tasks else 0
     summary["seconds"] = time.time() - t0
+    import resource
+
+    summary["memory"] = {"client_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
     res = FleetResult(ranks, iters, colls, summary, out)
     if out:
         output.write_all(res, out)

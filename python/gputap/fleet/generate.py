@@ -70,7 +70,7 @@ def _plan(ranks, gpus_per_host, iterations, plants, seed, late_ms=8.0, stall_ms=
     return truth
 
 
-def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0):
+def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0, kernels=0):
     """The job in true time: per rank a list of ops, and the truth.  Deterministic for a seed."""
     truth = _plan(ranks, gpus_per_host, iterations, plants, seed, late_ms)
     stall = (truth["stall"] or {}).get("rank")
@@ -114,6 +114,10 @@ def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_
             launch += 30 * US
             ops[r].append(("kernel", "vectorized_elementwise_kernel", 7, g, g + d, launch, None))
             g += d
+            for _ in range(kernels):  # many small kernels, as a real step has (heavier traces)
+                launch += 2 * US
+                ops[r].append(("kernel", "elementwise_kernel_small", 7, g, g + 10 * US, launch, None))
+                g += 10 * US
             if late and r == late["rank"] and it == late["iteration"]:
                 d = int(late["extra_ms"] * MS)
                 launch += 30 * US
@@ -137,8 +141,8 @@ def _offset_ns(truth, rank, gpus_per_host):
     return int(truth["clock_offset_ms"][rank // gpus_per_host] * MS)
 
 
-def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0):
-    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed, late_ms)
+def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0, kernels=0):
+    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed, late_ms, kernels)
     os.makedirs(outdir, exist_ok=True)
     hosts = truth["hosts"]
     for h in range(hosts):
@@ -252,12 +256,14 @@ def main(argv=None):
     ap.add_argument("--format", choices=("gtr", "kineto"), default="gtr")
     ap.add_argument("--no-plants", action="store_true", help="no slow rank, late collective or corrupt folder")
     ap.add_argument("--late-ms", type=float, default=8.0, help="how late the one-off late arrival is (8)")
+    ap.add_argument("--kernels", type=int, default=0, help="extra small kernels per iteration (gtr only)")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     if a.ranks < 1 or a.gpus_per_host < 1 or a.iterations < 1:
         ap.error("--ranks, --gpus-per-host and --iterations must be at least 1")
     fn = write_gtr if a.format == "gtr" else write_kineto
-    truth = fn(a.outdir, a.ranks, a.gpus_per_host, a.iterations, not a.no_plants, a.seed, late_ms=a.late_ms)
+    kw = {"kernels": a.kernels} if a.kernels else {}
+    truth = fn(a.outdir, a.ranks, a.gpus_per_host, a.iterations, not a.no_plants, a.seed, late_ms=a.late_ms, **kw)
     print(json.dumps(truth))
     return 0
 

@@ -134,8 +134,9 @@ def _listdir(p):
         return []
 
 
-def batches(tasks, workers=1, max_ranks=64, max_bytes=32 << 20):
-    """Tasks grouped for one analyzer run each: ranks of one machine and one format, at most
+def batches(tasks, workers=1, max_ranks=64, max_bytes=32 << 20, by_host=True):
+    """Tasks grouped for one analyzer run each: ranks of one machine (by_host; a LocalCluster reads
+    every file where it is) and one format, at most
     `max_ranks` of them and `max_bytes` of input together (a larger rank is a batch of its own), and
     at least about four batches per worker so that the workers stay busy to the end."""
     n = len(tasks)
@@ -144,7 +145,7 @@ def batches(tasks, workers=1, max_ranks=64, max_bytes=32 << 20):
     for i, t in enumerate(tasks):
         t["index"] = i
         kind = "gtr" if ".gtr" in os.path.basename(t["path"]) else os.path.splitext(t["path"])[1]
-        groups.setdefault((t.get("host") or "", kind), []).append(t)
+        groups.setdefault((t.get("host") or "" if by_host else "", kind), []).append(t)
     out = []
     for g in groups.values():
         cur, size = [], 0

@@ -11,7 +11,6 @@ trace the analyzer calls partial "partial".
 """
 import json
 import os
-import resource
 import shutil
 import subprocess
 import time
@@ -48,6 +47,8 @@ def _run(exe, paths, opts, timeout):
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, "the analyzer could not run: %s" % e
     if cp.returncode != 0:
+        if cp.returncode < 0:
+            return None, "the analyzer was killed (signal %d)" % -cp.returncode
         msg = cp.stderr.decode("utf-8", "replace").strip().splitlines()
         msg = [m[len("gputap: error: "):] if m.startswith("gputap: error: ") else m for m in msg
                if not m.startswith("gputap: warning: ")]
@@ -107,20 +108,24 @@ def _collect(doc, idx, rows, iters, colls):
                  gpus=len(gpus), iterations=nit, first_ns=min(g["total"]["first_ns"] for g in gpus),
                  last_ns=max(g["total"]["last_ns"] for g in gpus), iteration_source=doc.get("iteration_source") or "",
                  **{k: float(sum(g["total"][k] for g in gpus)) for k in WINDOW_KEYS})
+        if len(gpus) == 1:  # one GPU per rank, the usual case: whole columns at once
+            its = gpus[0].get("iterations") or []
+            iters.extend(len(its), task=task["index"], iteration=list(range(len(its))),
+                         **{k: [w[k] for w in its] for k in ITER_FIELDS[2:]})
+            continue
         for j in range(nit):
             ws = [g["iterations"][j] for g in gpus if j < len(g.get("iterations") or [])]
             iters.add(task=task["index"], iteration=j, start_ns=min(w["start_ns"] for w in ws),
                       first_ns=min(w["first_ns"] for w in ws), last_ns=max(w["last_ns"] for w in ws),
                       **{k: float(sum(w[k] for w in ws)) for k in WINDOW_KEYS})
-    for c in doc.get("collectives") or []:
-        s = c.get("source")
-        if s is None:  # an analyzer older than the "source" field: by the label
-            s = label_src.get(c.get("rank"), -1)
-        if not 0 <= s < len(idx):
-            continue
-        colls.add(task=idx[s]["index"], iteration=-1 if c.get("iteration") is None else c["iteration"],
-                  **{k: c.get(k) or "" for k in COLL_STR},
-                  **{k: int(c.get(k) or 0) for k in COLL_INT if k != "iteration"})
+    cl = doc.get("collectives") or []
+    if cl and "source" not in cl[0]:  # an analyzer older than the "source" field: by the label
+        for c in cl:
+            c["source"] = label_src.get(c.get("rank"), -1)
+    cl = [c for c in cl if 0 <= c["source"] < len(idx)]
+    colls.extend(len(cl), task=[idx[c["source"]]["index"] for c in cl],
+                 iteration=[-1 if c["iteration"] is None else c["iteration"] for c in cl],
+                 **{k: [c[k] for c in cl] for k in COLL_STR + COLL_INT if k != "iteration"})
 
 
 def _named(msg, tasks):
@@ -176,9 +181,8 @@ def analyze_batch(tasks, gputap=None, opts=(), timeout=3600):
         if rest:
             queue.append(rest)
 
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"ranks": _table(rows), "iterations": _table(iters), "collectives": _table(colls),
-            "seconds": time.time() - t0, "pid": os.getpid(), "analyzer_rss_kib": ru.ru_maxrss}
+            "seconds": time.time() - t0, "pid": os.getpid()}
 
 
 def _type(name):
@@ -204,7 +208,7 @@ def failed_batch(tasks, message):
         rows.add(task=t["index"], status="failed", message=message, label="", gpus=0, iterations=0, first_ns=0,
                  last_ns=0, iteration_source="", **{k: 0.0 for k in WINDOW_KEYS})
     return {"ranks": _table(rows), "iterations": _table(_Rows(ITER_FIELDS)), "collectives": _table(_Rows(COLL_FIELDS)),
-            "seconds": 0.0, "pid": 0, "analyzer_rss_kib": 0}
+            "seconds": 0.0, "pid": 0}
 
 
 def analyze_rank(task, gputap=None, timeout=3600):
