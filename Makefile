@@ -49,6 +49,7 @@ TAP_SRC := $(wildcard src/tap/*.c)
 TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c hold.c holdtab.c holdstub.c))
 TAP_PURE += src/tap/rangeagg.c
 TAP_PURE += src/tap/ticks.c
+TAP_PURE += src/tap/pcsamp_agg.c
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
 	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) $(filter-out src/trace/trace_io.c,$(wildcard src/trace/*.c)) src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)

@@ -105,6 +105,9 @@ void gt_pcs_free(struct gt_pcs_data *d)
 		free(d->k[i].reason);
 		free(d->k[i].group);
 	}
+	for (size_t i = 0; i < d->nrr; i++)
+		free(d->rr[i].range);
+	free(d->rr);
 	free(d->reason);
 	free(d->group_of);
 	free(d->row);
@@ -163,6 +166,43 @@ static int load_totals(const char *procdir, struct gt_pcs_data *d)
 	}
 	fclose(f);
 	return 0;
+}
+
+/* pc_ranges.csv written after the run, when there: for the tables (a bad row is skipped). */
+static void load_ranges(const char *procdir, struct gt_pcs_data *d)
+{
+	char p[4400], err[256];
+	snprintf(p, sizeof(p), "%s/" GT_PCS_FILE_RANGES, procdir);
+	struct gt_csv c;
+	if (access(p, R_OK) != 0 || gt_csv_open(&c, p, err, sizeof(err)) < 0)
+		return;
+	int first = 1;
+	while (gt_csv_next(&c, err, sizeof(err)) > 0) {
+		if (first || c.nfields != 5) {
+			first = 0;
+			continue;
+		}
+		const char *kernel = NULL;
+		for (size_t i = 0; i < d->nrow && !kernel; i++)
+			if (strcmp(d->row[i].kernel, c.fields[1]) == 0)
+				kernel = d->row[i].kernel;
+		uint64_t launches = 0, ns = 0;
+		if (!kernel || parse_u64(c.fields[2], &launches) < 0 || parse_u64(c.fields[3], &ns) < 0)
+			continue;
+		struct gt_pcs_range_row *t = realloc(d->rr, (d->nrr + 1) * sizeof(*t));
+		if (!t)
+			break;
+		d->rr = t;
+		d->caprr = d->nrr + 1;
+		if (!(t[d->nrr].range = strdup(c.fields[0])))
+			break;
+		t[d->nrr].kernel = kernel;
+		t[d->nrr].launches = launches;
+		t[d->nrr].gpu_ns = ns;
+		t[d->nrr].samples = strtod(c.fields[4], NULL);
+		d->nrr++;
+	}
+	gt_csv_close(&c);
 }
 
 int gt_pcs_load(const char *procdir, struct gt_pcs_data *d, char *err, size_t errlen)
@@ -247,10 +287,12 @@ int gt_pcs_load(const char *procdir, struct gt_pcs_data *d, char *err, size_t er
 	}
 out:
 	gt_csv_close(&c);
-	if (rc == 0)
+	if (rc == 0) {
 		load_totals(procdir, d);
-	else
+		load_ranges(procdir, d);
+	} else {
 		gt_pcs_free(d);
+	}
 	return rc;
 oom:
 	snprintf(err, errlen, "%s: out of memory", p);
@@ -784,6 +826,17 @@ int gt_pcs_write_json(const struct gt_pcs_data *d, FILE *f)
 		}
 		fputs("]}", f);
 	}
+	fputs("],\"ranges\":[", f);
+	for (size_t i = 0; i < d->nrr; i++) {
+		const struct gt_pcs_range_row *w = &d->rr[i];
+		char dm[2048];
+		fputs(i ? ",\n{\"range\":" : "\n{\"range\":", f);
+		gt_json_str(f, w->range);
+		fputs(",\"kernel\":", f);
+		gt_json_str(f, gt_demangle_to(w->kernel, dm, sizeof(dm)));
+		fprintf(f, ",\"launches\":%" PRIu64 ",\"gpu_time_ns\":%" PRIu64 ",\"samples\":%.1f}", w->launches, w->gpu_ns,
+			w->samples);
+	}
 	fputs("]}\n", f);
 	return ferror(f) ? -1 : 0;
 }
@@ -841,7 +894,22 @@ int gt_pcs_postrun(const char *rundir, void (*warn)(void *arg, const char *msg),
 					warn(arg, err);
 			}
 		}
-		if (gt_pcs_summarize(&d) < 0 ||
+		for (size_t r = 0; r < d.nrr; r++) /* made again from the trace */
+			free(d.rr[r].range);
+		free(d.rr);
+		d.rr = NULL;
+		d.nrr = d.caprr = 0;
+		int sum = gt_pcs_summarize(&d);
+		if (sum == 0 && procs[i].trace[0] && gt_pcs_ranges(&d, procs[i].trace, err, sizeof(err)) < 0 && warn) {
+			snprintf(msg, sizeof(msg), "PC sampling: samples per range of %s: %s", procs[i].name,
+				 err[0] ? err : "out of memory");
+			warn(arg, msg);
+		}
+		err[0] = '\0';
+		if (sum == 0 && d.nrr && write_out(dir, GT_PCS_FILE_RANGES, gt_pcs_write_ranges, &d, err, sizeof(err)) < 0 && warn)
+			warn(arg, err);
+		err[0] = '\0';
+		if (sum < 0 ||
 		    write_out(dir, GT_PCS_FILE_KERNELS, gt_pcs_write_kernels, &d, err, sizeof(err)) < 0 ||
 		    write_out(dir, GT_PCS_FILE_JSON, gt_pcs_write_json, &d, err, sizeof(err)) < 0) {
 			if (warn)

@@ -27,6 +27,7 @@
 #define GT_PCS_FILE_TOTALS "pc_sampling_totals.csv"
 #define GT_PCS_FILE_KERNELS "pc_kernels.csv"
 #define GT_PCS_FILE_JSON "pc_sampling.json"
+#define GT_PCS_FILE_RANGES "pc_ranges.csv"
 #define GT_PCS_TOP 5 /* hottest PCs and lines kept per kernel */
 
 struct gt_pcs_row {
@@ -56,6 +57,15 @@ struct gt_pcs_kernel {
 	size_t ntop_line;
 };
 
+/* A kernel's samples in one NVTX range: its samples split over the ranges it was launched in, by its
+ * GPU time in each (continuous sampling gives no launch id). */
+struct gt_pcs_range_row {
+	char *range;        /* "outer/inner", or "(none)" */
+	const char *kernel; /* a gt_pcs_kernel's name */
+	uint64_t launches, gpu_ns;
+	double samples;
+};
+
 struct gt_pcs_data {
 	char **reason;     /* column headers: CUPTI's names */
 	int *group_of;     /* per reason: group index, -1 for "_not_issued" columns */
@@ -67,6 +77,8 @@ struct gt_pcs_data {
 	struct gt_pcs_kernel *k; /* after gt_pcs_summarize: most samples first */
 	size_t nk;
 	uint64_t samples; /* sum over rows */
+	struct gt_pcs_range_row *rr; /* gt_pcs_ranges, or pc_ranges.csv read back; by range, kernel */
+	size_t nrr, caprr;
 	uint64_t sass_found, sass_missing;
 	int sass_over_budget; /* nvdisasm stopped after SASS_BUDGET_S: some modules kept no SASS */
 };
@@ -93,6 +105,10 @@ int gt_pcs_summarize(struct gt_pcs_data *d);
 int gt_pcs_write_samples(const struct gt_pcs_data *d, FILE *f);
 int gt_pcs_write_kernels(const struct gt_pcs_data *d, FILE *f);
 int gt_pcs_write_json(const struct gt_pcs_data *d, FILE *f);
+
+/* Per NVTX range (after gt_pcs_summarize): one pass over the process's trace.  0, or -1 with err. */
+int gt_pcs_ranges(struct gt_pcs_data *d, const char *trace, char *err, size_t errlen);
+int gt_pcs_write_ranges(const struct gt_pcs_data *d, FILE *f);
 
 /* Every <proc> of a run directory that has pc_samples.csv: SASS, pc_kernels.csv, pc_sampling.json.
  * `warn(arg, msg)` gets one message per problem (may be NULL).  Returns the processes done. */

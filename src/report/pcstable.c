@@ -72,6 +72,23 @@ static void text_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 	}
 	if (d->nk > (size_t)max_k)
 		fprintf(out, "  (%zu more kernels)\n", d->nk - (size_t)max_k);
+	if (d->nrr) {
+		fputs("  by NVTX range (a kernel's samples split by its GPU time in each range):\n", out);
+		size_t shown = 0;
+		for (size_t i = 0; i < d->nrr && shown < (size_t)max_k; i++) {
+			const struct gt_pcs_range_row *w = &d->rr[i];
+			if (w->samples < 0.5)
+				continue;
+			char dm[2048], nm[64], rg[40];
+			gt_out_short_name(nm, sizeof(nm), gt_demangle_to(w->kernel, dm, sizeof(dm)), 30);
+			size_t n = strlen(w->range);
+			snprintf(rg, sizeof(rg), "%s%s", n > 24 ? "..." : "", n > 24 ? w->range + n - 21 : w->range);
+			fprintf(out, "    %-24s %-30s %9.0f\n", rg, nm, w->samples);
+			shown++;
+		}
+		if (d->nrr > shown)
+			fprintf(out, "    (all: %s/" GT_PCS_FILE_RANGES ")\n", proc);
+	}
 	fprintf(out, "  per PC: %s/" GT_PCS_FILE_SAMPLES "; per kernel: " GT_PCS_FILE_KERNELS ", " GT_PCS_FILE_JSON "\n", proc);
 }
 
@@ -126,6 +143,23 @@ static void html_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</table>\n", out);
+	if (d->nrr) {
+		fputs("<p class=\"note\">By NVTX range: a kernel's samples split over the ranges it was launched in, by "
+		      "its GPU time in each (continuous sampling gives no launch id).</p>\n<table><tr><th>range</th>"
+		      "<th>kernel</th><th>launches</th><th>samples</th></tr>\n",
+		      out);
+		for (size_t i = 0; i < d->nrr && (int)i < max_k * 4; i++) {
+			const struct gt_pcs_range_row *w = &d->rr[i];
+			char dm[2048], nm[128];
+			gt_out_short_name(nm, sizeof(nm), gt_demangle_to(w->kernel, dm, sizeof(dm)), 60);
+			fputs("<tr><td>", out);
+			gt_html_esc(out, w->range);
+			fputs("</td><td>", out);
+			gt_html_esc(out, nm);
+			fprintf(out, "</td><td>%" PRIu64 "</td><td>%.0f</td></tr>\n", w->launches, w->samples);
+		}
+		fputs("</table>\n", out);
+	}
 	if (d->nk > (size_t)max_k)
 		fprintf(out, "<p class=\"note\">%zu more kernels in %s/" GT_PCS_FILE_KERNELS "</p>\n", d->nk - (size_t)max_k, proc);
 }

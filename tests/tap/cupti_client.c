@@ -12,6 +12,7 @@
  *   pcsamp N     PC sampling: a context is created, a module loaded, then N rounds of samples
  *                150 ms apart (the writer drains them); the last round is left for the end
  *   pcsamp-destroy N  the same, then the context is destroyed before the process ends
+ *   pcsamp-ranges N  N rounds of: NVTX range "fwd" with 2 launches, "bwd" with 6, then samples
  *   plain        nothing more
  * It defines clock_gettime (exported) so that `clockstep` can step CLOCK_REALTIME.
  */
@@ -114,6 +115,23 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(mode, "pcsamp-destroy"))
 			ctx(1);
+		return 0;
+	}
+	if (!strcmp(mode, "pcsamp-ranges")) {
+		void (*launch)(unsigned) = (void (*)(unsigned))fake("fake_cupti_launch");
+		((void (*)(int))fake("fake_cupti_pcs_context"))(0);
+		((void (*)(void))fake("fake_cupti_pcs_module"))();
+		struct timespec q = {0, 120000000};
+		for (unsigned i = 1; i <= n; i++) {
+			nvtxRangePushA("fwd");
+			launch(2);
+			nvtxRangePop();
+			nvtxRangePushA("bwd");
+			launch(6);
+			nvtxRangePop();
+			((void (*)(void))fake("fake_cupti_pcs_samples"))();
+			nanosleep(&q, NULL);
+		}
 		return 0;
 	}
 	return strcmp(mode, "plain") ? 2 : 0;

@@ -7,6 +7,7 @@
  * was asked for.
  *   FAKE_CUPTI_REFUSE=K   cuptiActivityEnable(K) fails (CUPTI_ERROR_NOT_COMPATIBLE)
  *   FAKE_CUPTI_BUSY=1     cuptiSubscribe fails: another client holds CUPTI
+ *   FAKE_CUPTI_KERNEL_NAME=N  kernel records are named N (default fake_kernel)
  *   FAKE_CUPTI_LOG=FILE   one line per cuptiActivityFlushAll ("flush FLAG"), per
  *                         cuptiSubscribe ("subscribe main=1|0": on the process's
  *                         main thread or not), cuptiUnsubscribe ("unsubscribe")
@@ -118,7 +119,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 		CUpti_ActivityKernel10 k;
 		memset(&k, 0, sizeof(k));
 		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-		k.name = "fake_kernel";
+		k.name = getenv("FAKE_CUPTI_KERNEL_NAME") ? getenv("FAKE_CUPTI_KERNEL_NAME") : "fake_kernel";
 		k.start = t - 2000 + i;
 		k.end = t - 1000 + i;
 		k.streamId = 7;
