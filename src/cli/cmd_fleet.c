@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -115,55 +114,18 @@ static int package_python(const char *exe, char *buf, size_t len)
 	return stat(buf, &st) == 0 ? 0 : -1;
 }
 
-/* Run `python -c CHECK`; 0 when the package and its extra import, else -1 with the last line of
- * Python's complaint in `why`. */
-static int check_python(const char *py, char *why, size_t len)
-{
-	int fd[2];
-	if (pipe(fd) < 0) {
-		snprintf(why, len, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		snprintf(why, len, "fork: %s", strerror(errno));
-		close(fd[0]);
-		close(fd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(fd[1], 2);
-		dup2(fd[1], 1);
-		close(fd[0]);
-		close(fd[1]);
-		/* the package only: its fleet extra (dask, pandas, pyarrow: a second or more to import) is
-		 * checked once, by the command itself, which says what to install */
-		execlp(py, py, "-c", "import gputap.fleet", (char *)NULL);
-		fprintf(stderr, "cannot run %s: %s\n", py, strerror(errno));
-		_exit(127);
-	}
-	close(fd[1]);
-	char out[4096];
-	size_t n = 0;
-	ssize_t k;
-	while ((k = read(fd[0], out + n, sizeof(out) - 1 - n)) > 0 && n < sizeof(out) - 1)
-		n += (size_t)k;
-	char sink[256];
-	while (k > 0) /* drain the rest */
-		k = read(fd[0], sink, sizeof(sink));
-	close(fd[0]);
-	out[n] = '\0';
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
-		out[--n] = '\0';
-	char *last = strrchr(out, '\n');
-	snprintf(why, len, "%s", last ? last + 1 : out[0] ? out : "it failed");
-	return -1;
-}
+/* What the interpreter runs: the command, or what to install when the package does not import (one
+ * interpreter start: importing the fleet extra alone takes a second). */
+static char boot[] =
+	"import sys\n"
+	"try:\n"
+	"    from gputap.fleet.__main__ import main\n"
+	"except ImportError as e:\n"
+	"    sys.stderr.write(\"gputap: error: fleet needs the gputap Python package with its fleet extra \"\n"
+	"                     \"(dask.distributed, pandas, pyarrow): pip install './python[fleet]'.  %s said: %s\\n\"\n"
+	"                     % (sys.executable, e))\n"
+	"    sys.exit(1)\n"
+	"sys.exit(main(sys.argv[1:]))\n";
 
 int cmd_fleet(int argc, char **argv)
 {
@@ -192,28 +154,23 @@ int cmd_fleet(int argc, char **argv)
 			}
 		}
 	}
-	char why[1024];
-	if (check_python(py, why, sizeof(why)) < 0) {
-		gt_error("fleet needs the gputap Python package with its fleet extra (dask.distributed, pandas, "
-			 "pyarrow): pip install './python[fleet]'.  %s said: %s",
-			 py, why);
-		return 1;
-	}
 	char **args = calloc((size_t)argc + 3, sizeof(char *));
 	if (!args) {
 		gt_error("out of memory");
 		return 1;
 	}
-	char a0[PATH_MAX], a1[] = "-m", a2[] = "gputap.fleet";
+	char a0[PATH_MAX], a1[] = "-c";
 	snprintf(a0, sizeof(a0), "%s", py);
 	args[0] = a0;
 	args[1] = a1;
-	args[2] = a2;
+	args[2] = boot;
 	for (int i = 1; i < argc; i++)
 		args[i + 2] = argv[i];
 	fflush(stdout);
 	execvp(py, args);
-	gt_error("cannot run %s: %s", py, strerror(errno));
+	gt_error("fleet needs the gputap Python package with its fleet extra (dask.distributed, pandas, pyarrow): "
+		 "pip install './python[fleet]'.  Cannot run %s: %s",
+		 py, strerror(errno));
 	free(args);
 	return 1;
 }
