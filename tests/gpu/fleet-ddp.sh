@@ -35,7 +35,16 @@ DEVICE=all SAMPLING_RATE=0.01 NCCL_PROFILER_PLUGIN="$B/libgputap.so" NCCL_DEBUG=
 	timeout 150 "$G" run -o "$W" --tools kernel_trace,nccl_trace,power,vram -- \
 	torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py >/tmp/gt-fleet-ddp-bare/traced.out \
 	2>/tmp/gt-fleet-ddp-bare/traced.err
-echo "traced exit $? wall_ms $((($(date +%s%N) - t) / 1000000))" | tee -a "$log"
+rc=$?
+echo "traced exit $rc wall_ms $((($(date +%s%N) - t) / 1000000))" | tee -a "$log"
+if [ $rc -ne 0 ]; then # the job failed with the plugin: once more without it (collectives matched by order)
+	tail -20 /tmp/gt-fleet-ddp-bare/traced.err | tee -a "$log"
+	mv "$W" "$W-plugin-failed" 2>/dev/null
+	DEVICE=all SAMPLING_RATE=0.01 timeout 150 "$G" run -o "$W" --tools kernel_trace,nccl_trace,power,vram -- \
+		torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py >/tmp/gt-fleet-ddp-bare/traced.out \
+		2>/tmp/gt-fleet-ddp-bare/traced.err
+	echo "traced without the plugin: exit $?" | tee -a "$log"
+fi
 cp /tmp/gt-fleet-ddp-bare/* "$W"/ 2>/dev/null
 grep -h -E '^(PLANT|CHECKSUM|STEPS) ' "$W"/bare.out "$W"/traced.out | tee -a "$log"
 grep -h -i -E 'profiler' "$W"/traced.out "$W"/traced.err | sort | uniq -c | head -8 | tee -a "$log"
@@ -47,5 +56,5 @@ else
 	echo "fleet: dask.distributed, pandas or pyarrow missing here: run tests/gpu/check_fleet_ddp.py on the tarball" |
 		tee -a "$log"
 fi
-tar czf "$OUT/fleet-ddp-run.tgz" -C /tmp gt-fleet-ddp 2>/dev/null
+tar czf "$OUT/fleet-ddp-run.tgz" -C /tmp gt-fleet-ddp $(cd /tmp && ls -d gt-fleet-ddp-plugin-failed 2>/dev/null) 2>/dev/null
 ls -la "$OUT"
