@@ -78,6 +78,7 @@ enum { FL_PG_H2D, FL_PG_D2H, FL_MEMSET };
 struct fd_flag {
 	uint32_t source, corr;
 	uint32_t flag;
+	uint64_t bytes; /* the reader's (the sweep's ops carry none from some readers) */
 };
 
 struct fd_stream {
@@ -422,7 +423,7 @@ void gt_fd_kineto_copy(const char *name, int *kind, int *src_kind, int *dst_kind
 	*dst_kind = memkind(arrow + 4, (size_t)(q - arrow - 4));
 }
 
-static int flag_op(struct gt_fd *f, int source, uint64_t corr, int flag)
+static int flag_op(struct gt_fd *f, int source, uint64_t corr, int flag, uint64_t bytes)
 {
 	if (!corr || corr > UINT32_MAX)
 		return 0; /* no launch to find it by */
@@ -430,7 +431,7 @@ static int flag_op(struct gt_fd *f, int source, uint64_t corr, int flag)
 		f->oom = 1;
 		return -1;
 	}
-	f->fl[f->nfl++] = (struct fd_flag){(uint32_t)source, (uint32_t)corr, (uint32_t)flag};
+	f->fl[f->nfl++] = (struct fd_flag){(uint32_t)source, (uint32_t)corr, (uint32_t)flag, bytes};
 	return 0;
 }
 
@@ -456,7 +457,7 @@ int gt_fd_memcpy(struct gt_fd *f, int source, int device, uint32_t stream, uint6
 	int d = kind == GT_COPY_DTOH;
 	if (host == 1) {
 		/* a small pageable copy costs its latency, not bandwidth: pinning does not help it */
-		return bytes >= FD_MIN_COPY ? flag_op(f, source, corr, d ? FL_PG_D2H : FL_PG_H2D) : 0;
+		return bytes >= FD_MIN_COPY ? flag_op(f, source, corr, d ? FL_PG_D2H : FL_PG_H2D, bytes) : 0;
 	} else if (host == 2 && bytes >= FD_BIG_MEMSET && end > start) {
 		double gbps = (double)bytes / (double)(end - start);
 		if (gbps > s->pinned_gbps[d])
@@ -472,7 +473,7 @@ int gt_fd_memset(struct gt_fd *f, int source, int device, uint32_t stream, uint6
 	if (!s || end < start)
 		return s ? 0 : -1;
 	if (bytes >= FD_BIG_MEMSET)
-		return flag_op(f, source, corr, FL_MEMSET);
+		return flag_op(f, source, corr, FL_MEMSET, bytes);
 	return 0;
 }
 
@@ -632,8 +633,9 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 					   : fl->flag == FL_PG_D2H ? "memcpy DtoH to pageable memory"
 								   : "memcpy HtoD from pageable memory";
 			char w[160];
-			snprintf(w, sizeof(w), "%s, %.1f MB, iteration %ld", what, (double)e->bytes / 1e6, iter);
-			agg_add(a, source, f->r->gpu[e->gpu].device, e->stream, e->start, e->end, e->bytes, w);
+			uint64_t by = e->bytes ? e->bytes : fl->bytes;
+			snprintf(w, sizeof(w), "%s, %.1f MB, iteration %ld", what, (double)by / 1e6, iter);
+			agg_add(a, source, f->r->gpu[e->gpu].device, e->stream, e->start, e->end, by, w);
 		}
 	}
 	const int prev_in = nit == 0 || g->prev_iter >= 0;

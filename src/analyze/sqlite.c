@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/findings.h"
 
 static int has_table(sqlite3 *db, const char *t)
 {
@@ -102,6 +103,88 @@ static int col_id(struct sq *q, sqlite3_stmt *st, int i, const char *table, uint
 	return 0;
 }
 
+/* nsys's memory kinds (ENUM_CUDA_MEM_KIND: 0 pageable, 1 pinned, 2 device, 3 array, 4 managed) as
+ * CUPTI's (findings.h: 1 pageable, 2 pinned, 3 device, 4 array, 5 managed; 0 unknown) */
+static int nsys_memkind(sqlite3_stmt *st, int col)
+{
+	if (col < 0 || sqlite3_column_type(st, col) != SQLITE_INTEGER)
+		return 0;
+	sqlite3_int64 v = sqlite3_column_int64(st, col);
+	return v >= 0 && v <= 4 ? (int)v + 1 : 0;
+}
+
+static uint64_t col_or0(sqlite3_stmt *st, int col)
+{
+	if (col < 0 || sqlite3_column_type(st, col) != SQLITE_INTEGER)
+		return 0;
+	sqlite3_int64 v = sqlite3_column_int64(st, col);
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+/* One GPU op for the findings: its grid, stream, bytes and memory kinds (the columns xc names, -1 absent). */
+static int sq_findings(struct sq *q, sqlite3_stmt *st, const int *xc, int kind, int copykind, int dev, uint64_t s,
+		       uint64_t e, uint64_t corr, long ni)
+{
+	struct gt_an_ctx *c = q->c;
+	uint32_t stream = (uint32_t)col_or0(st, xc[6]);
+	uint64_t bytes = col_or0(st, xc[7]);
+	if (copykind)
+		return gt_fd_memcpy(c->fd, q->source, dev, stream, s, e, bytes, corr, (int)col_or0(st, 3),
+				    nsys_memkind(st, xc[8]), nsys_memkind(st, xc[9]));
+	if (kind == GT_NK_MEMOP)
+		return gt_fd_memset(c->fd, q->source, dev, stream, s, e, bytes, corr);
+	uint32_t grid[3], block[3];
+	for (int i = 0; i < 3; i++) {
+		uint64_t g = col_or0(st, xc[i]), b = col_or0(st, xc[3 + i]);
+		grid[i] = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
+		block[i] = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+	}
+	return gt_fd_kernel(c->fd, q->source, dev, stream, (uint32_t)ni, c->names.v[ni].name, s, e,
+			    xc[0] >= 0 ? grid : NULL, xc[3] >= 0 ? block : NULL);
+}
+
+/* The columns of `table` the findings read, as ", a, b" (those it has); "" without findings. */
+static void fd_columns(struct sq *q, const char *table, char *buf, size_t len)
+{
+	static const char *const cols[] = {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+					   "streamId", "bytes", "srcKind", "dstKind"};
+	size_t k = 0;
+	buf[0] = '\0';
+	if (!q->c->fd)
+		return;
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && k < len; i++)
+		if (has_column(q->db, table, cols[i]))
+			k += (size_t)snprintf(buf + k, len - k, ", %s", cols[i]);
+}
+
+/* The GPUs' SM counts and compute capabilities for the findings (TARGET_INFO_GPU, if there). */
+static void sq_devices(struct sq *q)
+{
+	sqlite3_stmt *st;
+	if (!q->c->fd || !has_table(q->db, "TARGET_INFO_GPU") || !has_column(q->db, "TARGET_INFO_GPU", "smCount") ||
+	    sqlite3_prepare_v2(q->db, "SELECT * FROM TARGET_INFO_GPU", -1, &st, NULL) != SQLITE_OK)
+		return;
+	int ci = -1, cs = -1, cma = -1, cmi = -1;
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		const char *n = sqlite3_column_name(st, i);
+		if (!strcmp(n, "id"))
+			ci = i;
+		else if (!strcmp(n, "smCount"))
+			cs = i;
+		else if (!strcmp(n, "computeMajor"))
+			cma = i;
+		else if (!strcmp(n, "computeMinor"))
+			cmi = i;
+	}
+	while (ci >= 0 && sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t id = col_or0(st, ci);
+		if (id <= GT_AN_MAX_ID)
+			gt_fd_device(q->c->fd, q->source, (int)id, (unsigned)col_or0(st, cs), (unsigned)col_or0(st, cma),
+				     (unsigned)col_or0(st, cmi));
+	}
+	sqlite3_finalize(st);
+}
+
 /* SELECT start, end, deviceId, name [, correlationId] */
 static int read_gpu_table(struct sq *q, const char *table, const char *sql, int kind, int copykind)
 {
@@ -115,9 +198,19 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 	uint64_t row = 0;
 	int rc;
 	long last_dev = -1, last_g = -1;
-	for (int i = 0; i < sqlite3_column_count(st); i++)
+	/* for the findings (analyze/findings.h): grid, block, stream, bytes, the copies' memory kinds */
+	static const char *const xnames[] = {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+					     "streamId", "bytes", "srcKind", "dstKind"};
+	int xc[10];
+	for (int i = 0; i < 10; i++)
+		xc[i] = -1;
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
 		if (strcmp(sqlite3_column_name(st, i), "correlationId") == 0)
 			corr_col = i;
+		for (int j = 0; j < 10; j++)
+			if (strcmp(sqlite3_column_name(st, i), xnames[j]) == 0)
+				xc[j] = i;
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		row++;
 		uint64_t s, e;
@@ -157,6 +250,10 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 		if (gt_tl_op(&c->tl, (uint32_t)g, s, e, c->names.v[ni].cat, corr > 0 ? (uint64_t)corr : 0, (uint32_t)ni, 0,
 			     0) < 0) {
 			snprintf(q->err, q->errlen, "%s: %s", q->path, c->tl.err);
+			goto fail;
+		}
+		if (c->fd && sq_findings(q, st, xc, kind, copykind, dev, s, e, corr > 0 ? (uint64_t)corr : 0, ni) < 0) {
+			snprintf(q->err, q->errlen, "%s: out of memory", q->path);
 			goto fail;
 		}
 		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
@@ -255,8 +352,22 @@ static int read_launches(struct sq *q)
 			return 0;
 		}
 	}
-	if (sqlite3_prepare_v2(q->db, "SELECT start, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1, &st, NULL) !=
-	    SQLITE_OK) {
+	/* with findings: each call's end and name (nameId -> StringIds, looked up once per name) */
+	int ends = has_column(q->db, t, "end");
+	int named = q->c->fd && ends && has_column(q->db, t, "nameId") && has_table(q->db, "StringIds");
+	sqlite3_stmt *ns = NULL;
+	if (named && sqlite3_prepare_v2(q->db, "SELECT value FROM StringIds WHERE id = ?", -1, &ns, NULL) != SQLITE_OK)
+		named = 0;
+	struct {
+		sqlite3_int64 id;
+		char name[64];
+	} last = {-1, ""};
+	if (sqlite3_prepare_v2(q->db,
+			       named  ? "SELECT start, correlationId, end, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+			       : ends ? "SELECT start, correlationId, end FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+				      : "SELECT start, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+			       -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(ns);
 		snprintf(q->err, q->errlen, "%s: table %s: %s", q->path, t, sqlite3_errmsg(q->db));
 		return -1;
 	}
@@ -270,13 +381,35 @@ static int read_launches(struct sq *q)
 			return -1;
 		}
 		corr = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? (uint64_t)sqlite3_column_int64(st, 1) : 0;
-		if (gt_tl_launch(&q->c->tl, q->source, s, corr) < 0) {
+		/* the call's end too: when the host was late to launch (launch delays, the findings' gaps) */
+		uint64_t end = ends ? col_or0(st, 2) : 0;
+		if (gt_tl_launch2(&q->c->tl, q->source, s, end > s ? end : s, corr, NULL) < 0) {
 			snprintf(q->err, q->errlen, "%s: %s", q->path, q->c->tl.err[0] ? q->c->tl.err : "out of memory");
 			sqlite3_finalize(st);
+			sqlite3_finalize(ns);
 			return -1;
+		}
+		if (named && sqlite3_column_type(st, 3) == SQLITE_INTEGER) {
+			sqlite3_int64 id = sqlite3_column_int64(st, 3);
+			if (id != last.id) { /* calls of one name come in runs; the findings cache the kind by id */
+				last.id = id;
+				last.name[0] = '\0';
+				sqlite3_reset(ns);
+				sqlite3_bind_int64(ns, 1, id);
+				if (sqlite3_step(ns) == SQLITE_ROW && sqlite3_column_text(ns, 0))
+					snprintf(last.name, sizeof(last.name), "%s", (const char *)sqlite3_column_text(ns, 0));
+			}
+			if (id >= 0 && id <= UINT32_MAX && last.name[0] &&
+			    gt_fd_api_id(q->c->fd, q->source, (uint32_t)id, last.name, s, end > s ? end : s) < 0) {
+				snprintf(q->err, q->errlen, "%s: out of memory", q->path);
+				sqlite3_finalize(st);
+				sqlite3_finalize(ns);
+				return -1;
+			}
 		}
 	}
 	sqlite3_finalize(st);
+	sqlite3_finalize(ns);
 	if (rc != SQLITE_DONE) {
 		snprintf(q->err, q->errlen, "%s: table %s row %llu: %s", q->path, t, (unsigned long long)row + 1,
 			 sqlite3_errmsg(q->db));
@@ -378,22 +511,28 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 			goto out;
 		}
 		name_expr(expr, sizeof(expr), col, strings);
-		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, %s%s FROM CUPTI_ACTIVITY_KIND_KERNEL", expr,
-			 has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "correlationId") ? ", correlationId" : "");
+		char xcols[256];
+		fd_columns(&q, "CUPTI_ACTIVITY_KIND_KERNEL", xcols, sizeof(xcols));
+		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, %s%s%s FROM CUPTI_ACTIVITY_KIND_KERNEL", expr,
+			 has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "correlationId") ? ", correlationId" : "", xcols);
 		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_KERNEL", sql, GT_NK_KERNEL, 0) < 0)
 			goto out;
 	}
 	if (hc) {
 		c->has_mem = 1;
-		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, copyKind%s FROM CUPTI_ACTIVITY_KIND_MEMCPY",
-			 has_column(db, "CUPTI_ACTIVITY_KIND_MEMCPY", "correlationId") ? ", correlationId" : "");
+		char xcols[256];
+		fd_columns(&q, "CUPTI_ACTIVITY_KIND_MEMCPY", xcols, sizeof(xcols));
+		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, copyKind%s%s FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+			 has_column(db, "CUPTI_ACTIVITY_KIND_MEMCPY", "correlationId") ? ", correlationId" : "", xcols);
 		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMCPY", sql, GT_NK_MEMOP, 1) < 0)
 			goto out;
 	}
 	if (hs) {
 		c->has_mem = 1;
-		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, NULL%s FROM CUPTI_ACTIVITY_KIND_MEMSET",
-			 has_column(db, "CUPTI_ACTIVITY_KIND_MEMSET", "correlationId") ? ", correlationId" : "");
+		char xcols[256];
+		fd_columns(&q, "CUPTI_ACTIVITY_KIND_MEMSET", xcols, sizeof(xcols));
+		snprintf(sql, sizeof(sql), "SELECT start, end, deviceId, NULL%s%s FROM CUPTI_ACTIVITY_KIND_MEMSET",
+			 has_column(db, "CUPTI_ACTIVITY_KIND_MEMSET", "correlationId") ? ", correlationId" : "", xcols);
 		if (read_gpu_table(&q, "CUPTI_ACTIVITY_KIND_MEMSET", sql, GT_NK_MEMOP, 0) < 0)
 			goto out;
 	}
@@ -401,6 +540,7 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 		goto out;
 	if (read_launches(&q) < 0)
 		goto out;
+	sq_devices(&q);
 	const char *b = strrchr(path, '/');
 	if (gt_an_label(c, q.source, b && b[1] ? b + 1 : path, path) < 0) {
 		snprintf(err, errlen, "%s: out of memory", path);

@@ -62,6 +62,22 @@ PYEOF
 	then ok "$name-planted-first-twin-clean"; else notok "$name-planted-first-twin-clean" "$(cat "$T/c.out")"; fi
 done <"$T/expect.txt"
 
+# The same programs as nsys SQLite exports (tests/fixtures/findings/to_sqlite.py): the same finding first
+for name in launch-bound host-sync sync-copy alloc-churn step-gap pageable-copy copy-compute-serial small-grid \
+	memset fp32-gemm; do
+	"$PY" "$F/to_sqlite.py" "$F/$name.planted.json.gz" "$T/$name.p.sqlite" &&
+		"$PY" "$F/to_sqlite.py" "$F/$name.twin.json.gz" "$T/$name.t.sqlite" || { notok "sqlite-$name" "conversion"; continue; }
+	"$GPUTAP" advise --format json --nvtx step "$T/$name.p.sqlite" >"$T/p.json" 2>"$T/p.err"
+	"$GPUTAP" advise --format json --nvtx step "$T/$name.t.sqlite" >"$T/t.json" 2>"$T/t.err"
+	if "$PY" -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["findings"]["findings"]
+t = json.load(open(sys.argv[2]))["findings"]["findings"]
+assert p and p[0]["id"] == sys.argv[3], [x["id"] for x in p]
+assert t == [], [x["id"] for x in t]
+' "$T/p.json" "$T/t.json" "$name" >"$T/c.out" 2>&1; then ok "sqlite-$name"; else notok "sqlite-$name" "$(cat "$T/c.out" "$T/p.err")"; fi
+done
+
 # Evidence names the API, the PyTorch operator and events that are in the trace (Perfetto finds them)
 "$GPUTAP" advise "$F/host-sync.planted.json.gz" >"$T/hs.txt" 2>&1
 contains host-sync-api "$T/hs.txt" "Host synchronization inside the step (cudaStreamSynchronize)"
