@@ -7,22 +7,23 @@ usage: ab.py [--runs N] [--args "ARGS"] GPUTAP_A GPUTAP_B TRACE...
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
+import tempfile
 import time
 
 
 def one(binary, args, trace):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.Popen([binary, "analyze"] + args + [trace], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit("%s failed on %s (status %d)" % (binary, trace, status))
-    del r0
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+    """wall s, CPU s (user + system, all threads), peak RSS KB (GNU time's %M: the process's own)"""
+    with tempfile.NamedTemporaryFile("r") as tf:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", tf.name, binary, "analyze"] + args + [trace],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        if status != 0:
+            raise SystemExit("%s failed on %s (status %d)" % (binary, trace, status))
+        return wall, ru.ru_utime + ru.ru_stime, int(tf.read().split()[-1])
 
 
 def main():

@@ -60,8 +60,9 @@ struct kst {
 	int has_stream;
 	uint64_t ngpu;       /* GPU events of this file */
 	char cats[8][24];    /* the first categories seen, for the message when there is no GPU event */
-	char last_cat[32];   /* the last category looked up, and its class */
-	int last_kc;
+	char seen_cat[8][32]; /* the categories looked up, and their classes: a trace has a handful, and */
+	int seen_kc[8];       /* consecutive events alternate between them (kernel, cuda_runtime, cpu_op) */
+	int nseen, last_seen;
 	int ncats;
 	char pg[64];  /* args "Process Group Name" of an NCCL kernel (PyTorch), "" if none */
 	uint64_t seq; /* args "Seq", GT_SEQ_UNKNOWN if none */
@@ -209,11 +210,18 @@ static enum kcat cat_lookup(const char *cat)
 /* Consecutive events mostly share their category: remember the last one. */
 static enum kcat cat_of(struct kst *k)
 {
-	if (strcmp(k->cat, k->last_cat) != 0) {
-		memcpy(k->last_cat, k->cat, sizeof(k->last_cat));
-		k->last_kc = (int)cat_lookup(k->cat);
-	}
-	return (enum kcat)k->last_kc;
+	if (k->nseen && strcmp(k->cat, k->seen_cat[k->last_seen]) == 0)
+		return (enum kcat)k->seen_kc[k->last_seen];
+	for (int i = 0; i < k->nseen; i++)
+		if (strcmp(k->cat, k->seen_cat[i]) == 0) {
+			k->last_seen = i;
+			return (enum kcat)k->seen_kc[i];
+		}
+	int i = k->nseen < 8 ? k->nseen++ : 7; /* more than 8: the last slot is looked up again */
+	memcpy(k->seen_cat[i], k->cat, sizeof(k->seen_cat[i]));
+	k->seen_kc[i] = (int)cat_lookup(k->cat);
+	k->last_seen = i;
+	return (enum kcat)k->seen_kc[i];
 }
 
 static void note_cat(struct kst *k)
