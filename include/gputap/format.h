@@ -337,6 +337,9 @@ enum gt_note {
 	GT_NOTE_STATIC_RUNTIME = 6,    /* a statically linked CUDA runtime, its runtime callbacks off
 				      * (GPUTAP_RUNTIME_CALLBACKS): its cudaMemcpy calls are counted as the
 				      * driver copies they make (cuMemcpy*), not by their own name.  Not a loss. */
+	GT_NOTE_KERNELS_FOR_METRICS = 7, /* kernel records stopped from here on while range metrics measure
+					* counters (kernel tracing would add instructions to them): the
+					* kernels are in range_metrics.csv / kernel_metrics.csv.  Not a loss. */
 };
 struct gt_rec_note {
 	struct gt_rec_hdr h; /* tid: the thread that met it */

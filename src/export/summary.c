@@ -134,8 +134,13 @@ static void print(FILE *f, struct sum *s, const char *rundir, const char *const 
 		  const uint64_t *peaks, char (*procs)[32])
 {
 	char nm[128], a[32];
-	fprintf(f, "gputap summary: %d process%s, %" PRIu64 " kernels, %.3f ms of GPU kernel time%s\n", n,
-		n == 1 ? "" : "es", s->kernel_count, (double)s->kernel_ns / 1e6, s->partial ? " [partial]" : "");
+	if (!s->kernel_count && (s->notes & (1u << GT_NOTE_KERNELS_FOR_METRICS)))
+		fprintf(f, "gputap summary: %d process%s, kernels measured by range metrics (no kernel records: see "
+			"the note and the range-metrics tables below)%s\n",
+			n, n == 1 ? "" : "es", s->partial ? " [partial]" : "");
+	else
+		fprintf(f, "gputap summary: %d process%s, %" PRIu64 " kernels, %.3f ms of GPU kernel time%s\n", n,
+			n == 1 ? "" : "es", s->kernel_count, (double)s->kernel_ns / 1e6, s->partial ? " [partial]" : "");
 	if (s->windows)
 		fprintf(f, "Capture windows: %" PRIu64 " (%.3f ms traced in all; %s); outside them counters only\n",
 			s->windows, (double)s->window_ns / 1e6, s->window_names);

@@ -641,8 +641,14 @@ static void sess_start(struct sess *s)
 		"%.1f, image %.1f, set config and start %.1f)",
 		s->device, mono_ms() - t0, t1 - t0, t2 - t1, t3 - t2, mono_ms() - t3);
 	s->state = 1;
-	if (R.records_off)
+	if (R.records_off) {
+		static int noted;
 		gt_cupti_kernel_records(0);
+		if (!noted && (gt_tap.trace & GT_TR_KERNEL)) { /* the trace says why it has no kernels */
+			noted = 1;
+			gt_tap_note(GT_NOTE_KERNELS_FOR_METRICS, 0, 0);
+		}
+	}
 	gt_debug("range metrics: profiling device %u, %zu ranges per chunk (%zu KiB)", s->device, s->cap,
 		 s->image_size >> 10);
 	if (R.mode == GT_RM_RANGE) {

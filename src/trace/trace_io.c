@@ -229,13 +229,17 @@ const char *gt_note_text(uint32_t what)
 	case GT_NOTE_STATIC_RUNTIME:
 		return "statically linked CUDA runtime: its cudaMemcpy calls are counted as the driver copies they make "
 		       "(cuMemcpy*); GPUTAP_RUNTIME_CALLBACKS=on counts them by name, at a cost on every launch";
+	case GT_NOTE_KERNELS_FOR_METRICS:
+		return "no kernel records while range metrics measured counters (CUPTI's kernel tracing adds "
+		       "instructions they would count): the kernels are counted in range_metrics.csv, per kernel "
+		       "with their gpu__time_duration.sum in kernel_metrics.csv";
 	default: return "a note of a newer gputap";
 	}
 }
 
 int gt_note_is_loss(uint32_t what)
 {
-	return what != GT_NOTE_STATIC_RUNTIME;
+	return what != GT_NOTE_STATIC_RUNTIME && what != GT_NOTE_KERNELS_FOR_METRICS;
 }
 
 int gt_note_gpu_incomplete(uint32_t what)
