@@ -366,6 +366,60 @@ static int read_csv_input(struct gt_an_ctx *c, const char *in, char *err, size_t
 	return rc;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A folder of PyTorch profiler (Kineto) traces, HTA's usual input: every plain *.json and *.json.gz
+ * file in it (not below), by name, one rank each.  How many were read (0: none there), or -1. */
+static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char p[4200];
+		struct stat st;
+		if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".json") || has_suffix(e->d_name, ".json.gz")))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			char **nv = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*nv));
+			if (!nv) {
+				rc = -1;
+				break;
+			}
+			names = nv;
+		}
+		if (!(names[n] = strdup(p))) {
+			rc = -1;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: out of memory", dir);
+	if (n)
+		gt_sort(names, n, sizeof(*names), str_cmp);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = gt_an_read_kineto(c, names[i], err, errlen);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc < 0 ? rc : (int)n;
+}
+
+/* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of Kineto traces. */
 static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
 {
 	struct gt_rundir_proc *procs;
@@ -381,11 +435,22 @@ static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t e
 			rc = gt_an_read_gtr(c, procs[i].trace, procs[i].name, err, errlen);
 		}
 	free(procs);
-	if (rc == 0 && !found) {
-		snprintf(err, errlen, "%s: a folder with no <proc>/trace.gtr in it (not a gputap run directory)", dir);
+	if (rc < 0 || found)
+		return rc;
+	if (gt_rundir_is_run(dir)) {
+		snprintf(err, errlen,
+			 "%s: a gputap run with no <proc>/trace.gtr in it: no process of the command used CUDA, or "
+			 "nothing could be recorded (no NVIDIA driver?): nothing to analyze",
+			 dir);
 		return -1;
 	}
-	return rc;
+	int k = read_kineto_folder(c, dir, err, errlen);
+	if (k == 0)
+		snprintf(err, errlen,
+			 "%s: not a gputap run directory (no run.json, no <proc>/trace.gtr) and no PyTorch profiler "
+			 "traces (*.json, *.json.gz) in it",
+			 dir);
+	return k > 0 ? 0 : -1;
 }
 
 static int run_nsys_export(struct gt_an_ctx *c, const char *rep, char *err, size_t errlen)

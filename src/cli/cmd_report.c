@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/log.h"
 #include "report/report.h"
+#include "trace/rundir.h"
 
 const char cmd_report_help[] =
 	"usage: gputap report [--map FILE] [-o PAGE] [--quiet] DIR\n"
@@ -29,10 +30,12 @@ const char cmd_report_help[] =
 	"  - the most called library configurations (library_trace.csv) with the gains\n"
 	"    measured by 'gputap libperf' (library_perf.csv) when present.\n"
 	"A section whose data are missing says which file it needed; the page is written\n"
-	"whatever subset of files DIR holds.\n"
+	"whatever subset of files DIR holds.  DIR is a run directory as 'gputap analyze' sees\n"
+	"one: it holds run.json or <proc>/trace.gtr.\n"
 	"\n"
-	"TRACE is anything else 'gputap analyze' reads: PyTorch profiler (Kineto) traces, nsys\n"
-	"SQLite exports, trace.gtr files, several run directories (the ranks of one job).  The\n"
+	"TRACE is anything else 'gputap analyze' reads: PyTorch profiler (Kineto) traces or a\n"
+	"folder of them (one rank per file, as HTA reads them), nsys SQLite exports, trace.gtr\n"
+	"files, several run directories (the ranks of one job).  The\n"
 	"page then holds every section drawn from the analysis (streams over time, classes,\n"
 	"iterations, idle, launches, top kernels, bandwidth) and is written to PAGE\n"
 	"(default: report.html in the current folder); an input that cannot be read is an\n"
@@ -44,7 +47,13 @@ const char cmd_report_help[] =
 	"  -o PAGE      write the page to PAGE (default: DIR/report.html, or report.html for traces)\n"
 	"  --quiet      write the page, print only its path\n"
 	"\n"
-	"exit status: 0 done, 1 an input cannot be read or the page cannot be written, 2 usage.\n";
+	"  -o of a character device or a FIFO (/dev/null, a pipe) writes into it; a folder, a\n"
+	"  block device or a socket is refused; a symbolic link's target is replaced.\n"
+	"\n"
+	"exit status: 0 done; 1 an input cannot be read (a folder that is not a run and holds no\n"
+	"traces, a trace that cannot be read), or the page cannot be written; for a run directory\n"
+	"of which a part that is there cannot be read (a damaged trace, run.json), the page is still\n"
+	"written with the rest, the damage named on stderr, and the status is 1; 2 usage.\n";
 
 int cmd_report(int argc, char **argv)
 {
@@ -86,11 +95,12 @@ int cmd_report(int argc, char **argv)
 	struct stat sb;
 	if (page)
 		snprintf(path, sizeof(path), "%s", page);
-	else if (n == 1 && stat(in[0], &sb) == 0 && S_ISDIR(sb.st_mode))
+	else if (n == 1 && stat(in[0], &sb) == 0 && S_ISDIR(sb.st_mode) && gt_rundir_is_run(in[0]))
 		snprintf(path, sizeof(path), "%s/report.html", in[0]);
 	else
 		snprintf(path, sizeof(path), "report.html");
-	if (gt_report_write_inputs(in, n, map, path, quiet ? NULL : stdout, err, sizeof(err)) < 0) {
+	int w = gt_report_write_inputs(in, n, map, path, quiet ? NULL : stdout, err, sizeof(err));
+	if (w < 0) {
 		gt_error("%s", err);
 		rc = 1;
 		goto out;
@@ -98,6 +108,11 @@ int cmd_report(int argc, char **argv)
 	if (quiet)
 		printf("%s\n", path);
 	rc = gt_finish_stdout(0);
+	if (w > 0 && rc == 0) { /* a damaged run: the page holds what could be read */
+		gt_warn("%s", err);
+		gt_error("%s: a part of the run could not be read (above); %s shows the rest", in[0], path);
+		rc = 1;
+	}
 out:
 	free(in);
 	return rc;

@@ -13,6 +13,7 @@
 #include "export/holdstat.h"
 #include "export/ofile.h"
 #include "report/page.h"
+#include "trace/rundir.h"
 
 int gt_report_write(const char *rundir, FILE *out, char *err, size_t errlen)
 {
@@ -46,6 +47,20 @@ static int write_html(const struct page *p, const char *html, char *err, size_t 
 	return gt_ofile_commit(&o, err, errlen);
 }
 
+/* What of a run directory could not be read, the page showing the rest: 1 and err naming it, else 0.
+ * A file that is absent is not damage (a run without samplers has no gpu_samples.csv); one that is
+ * there and cannot be read is. */
+static int damaged(const struct page *p, char *err, size_t errlen)
+{
+	size_t n = 0;
+	err[0] = '\0';
+	if (p->nprocs && !p->an && p->an_err[0])
+		n += (size_t)snprintf(err, errlen, "%s", p->an_err);
+	if (p->run_err[0] && strcmp(p->run_err, "run.json not found") != 0 && n < errlen)
+		n += (size_t)snprintf(err + n, errlen - n, "%s%s/%s", n ? "; " : "", p->dir, p->run_err);
+	return n > 0;
+}
+
 int gt_report_write_fed(const char *const *inputs, int ninputs, const char *map_path, const char *html_path,
 			gt_trace_feed_fn feed, void *feed_arg, FILE *out, char *err, size_t errlen)
 {
@@ -64,7 +79,9 @@ int gt_report_write_fed_fd(const char *const *inputs, int ninputs, const char *m
 		return -1;
 	}
 	const char *rundir = inputs[0];
-	int is_dir = ninputs == 1 && stat(rundir, &sb) == 0 && S_ISDIR(sb.st_mode);
+	/* a run directory (trace/rundir.h); any other folder is an input as analyze reads it (a folder of
+	 * Kineto traces, or an error naming it), with the page in the current folder */
+	int is_dir = ninputs == 1 && stat(rundir, &sb) == 0 && S_ISDIR(sb.st_mode) && gt_rundir_is_run(rundir);
 	struct page p;
 	memset(&p, 0, sizeof(p));
 	gt_holdstat_init(&p.hold);
@@ -94,6 +111,8 @@ int gt_report_write_fed_fd(const char *const *inputs, int ninputs, const char *m
 		rc = write_html(&p, html, err, errlen);
 		if (rc == 0 && out)
 			gt_rp_summary(out, &p, html);
+		if (rc == 0 && is_dir && damaged(&p, err, errlen))
+			rc = 1;
 	}
 	if (findings && p.an) { /* the caller's now */
 		*findings = p.an->findings;

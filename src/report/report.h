@@ -25,9 +25,10 @@ int gt_report_write(const char *rundir, FILE *f, char *err, size_t errlen);
 /* The same with a kernel-name -> class map (analyze's JSON map format) for
  * the "time by kernel class" plot; NULL: the built-in map (docs/report.md). */
 int gt_report_write_opts(const char *rundir, const char *map_path, FILE *f, char *err, size_t errlen);
-/* The page of any inputs 'gputap analyze' reads.  One folder: a run directory, as above, the page
- * written to `html` (NULL: DIR/report.html).  Otherwise traces (PyTorch profiler / Kineto, nsys
- * SQLite, trace.gtr, several run directories): the sections drawn from the analysis (timeline,
+/* The page of any inputs 'gputap analyze' reads.  One run directory (trace/rundir.h): as above, the
+ * page written to `html` (NULL: DIR/report.html); 1 (not 0) when a part of it that is there could
+ * not be read (a trace, run.json), the page written with the rest and `err` naming what.
+ * Otherwise traces (PyTorch profiler / Kineto, nsys SQLite, trace.gtr, several run directories): the sections drawn from the analysis (timeline,
  * classes, iterations, idle, launches, top kernels, bandwidth), the page written to `html` (NULL:
  * report.html in the current folder); an input the analyzer cannot read is an error (-1, `err`
  * naming it, and no page). */

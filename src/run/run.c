@@ -2,6 +2,7 @@
 #include "run/run.h"
 
 #include "core/capture.h"
+#include "gpu/probe.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -619,6 +620,12 @@ static int prepare_command(const struct gt_run_opts *o, struct gt_run *r)
 	for (int i = 0; i < o->argc; i++)
 		r->exec_argv[r->plan.nwrapper + (size_t)i] = o->argv[i];
 	probe_gpus(r);
+	/* said before the command starts: a run without a driver is an empty run folder */
+	if (r->plan.has_tap && !gt_cuda_driver_version()) {
+		r->no_driver = 1;
+		gt_warn("no NVIDIA driver here (libcuda.so.1 cannot be loaded): the command runs, but no GPU work "
+			"can be recorded");
+	}
 	if (make_samplers(r) < 0)
 		return -ENOMEM;
 	write_json(r);
@@ -719,6 +726,7 @@ static void post_run(struct gt_run *r)
 	};
 	gt_postrun(&pr);
 	procs_from_postrun(r, &pr);
+	size_t pr_traces = pr.nprocs;
 	gt_info("post-run: %zu traces, %u opened", pr.nprocs, pr.trace_opens);
 	gt_postrun_free(&pr);
 	gt_rm_tables(stderr, r->outdir, 12, 0);
@@ -728,7 +736,8 @@ static void post_run(struct gt_run *r)
 	snprintf(rel, sizeof(rel), "%s", r->outdir);
 	if (strncmp(r->outdir, r->cwd, strlen(r->cwd)) == 0 && r->outdir[strlen(r->cwd)] == '/')
 		snprintf(rel, sizeof(rel), "%s", r->outdir + strlen(r->cwd) + 1);
-	fprintf(stderr, "gputap: run written to %s (exit status %d)\n", rel, r->exit_code);
+	fprintf(stderr, "gputap: run written to %s (exit status %d)%s\n", rel, r->exit_code,
+		r->no_driver && !pr_traces ? ": no GPU work recorded (no NVIDIA driver)" : "");
 }
 
 int gt_run_execute(const struct gt_run_opts *o)

@@ -96,6 +96,7 @@ struct gt_run {
 	char driver_version[96];
 	char nvml_version[96];
 	int cuda_driver_version;
+	int no_driver; /* libcuda cannot be loaded: the tap records nothing (said at the start and the end) */
 	/* samplers */
 	struct gt_run_sampler *samplers;
 	size_t nsamplers;

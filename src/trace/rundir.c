@@ -121,3 +121,22 @@ int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out)
 	*out = v;
 	return (int)n;
 }
+
+int gt_rundir_is_run(const char *dir)
+{
+	static const char *const marks[] = {GT_RUN_JSON,	   GT_RUN_SAMPLERS,   GT_RUN_LIBS,
+					    "gpu_samples.csv",	   "library_trace.csv", "library_perf.csv",
+					    "gpu_info_power_profiler_output.csv", "gpu_info_vram_profiler_output.csv"};
+	char p[4200];
+	struct stat st;
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, marks[i]);
+		if (lstat(p, &st) == 0)
+			return 1;
+	}
+	struct gt_rundir_proc *v;
+	int n = gt_rundir_procs(dir, &v);
+	if (n > 0)
+		free(v);
+	return n > 0;
+}

@@ -38,6 +38,13 @@ struct gt_rundir_proc {
  * (dir unreadable, ENOMEM). */
 int gt_rundir_procs(const char *dir, struct gt_rundir_proc **out);
 
+/* Whether `dir` is a gputap run directory: it holds run.json (written before the command starts, so
+ * a run that recorded nothing is one too), a <proc> folder as gt_rundir_procs lists them, samplers/,
+ * libs/, or a file the run's tools write (gpu_samples.csv, library_trace.csv, library_perf.csv,
+ * madengine's gpu_info_power_profiler_output.csv / gpu_info_vram_profiler_output.csv).  The one
+ * definition run, analyze and report share.  1 or 0. */
+int gt_rundir_is_run(const char *dir);
+
 /* The live process folders of `dir`, the ones `gputap trigger` talks to:
  * `dir` itself when it holds GT_PROC_CONTROL, else each folder of `dir`
  * (hidden ones skipped) that holds one, in name order.  fn(procdir,

@@ -183,7 +183,7 @@ bad msg-iters-max 2 "--iters is at most 1000000, not '100000000'" "$GPUTAP" anal
 bad msg-gpus-max 2 "--gpus is at most 1000000, not '100000000'" "$GPUTAP" analyze --gpus 100000000 "$B/csv/ok"
 bad msg-iters-word 2 "--iters wants a positive integer, not 'ten'" "$GPUTAP" analyze --iters ten "$B/csv/ok"
 rm -rf "$T/rj" && cp -r "$B/run/run-json-folder" "$T/rj"
-bad msg-run-json-folder 0 "run.json: is a folder, not a file" "$GPUTAP" report "$T/rj"
+bad msg-run-json-folder 1 "run.json: is a folder, not a file" "$GPUTAP" report "$T/rj"
 ln -s "$T/nowhere/at/all" "$T/dangling"
 bad msg-run-dangling 2 "is a symbolic link to" "$GPUTAP" run -o "$T/dangling" -- true
 
@@ -218,13 +218,13 @@ bad config-null-paths 0 "Kernel total instances: 2" "$GPUTAP" analyze --config "
 bad deep-config 1 "deep.json:1: JSON nested deeper than 512 levels" "$GPUTAP" analyze --config "$C/deep.json"
 bad deep-map 1 "deep.json:1: JSON nested deeper than 512 levels" "$GPUTAP" analyze --map "$C/deep.json" "$B/csv/ok"
 rm -rf "$T/rd" && cp -r "$B/run/run-json-deep" "$T/rd"
-bad deep-run-json 0 "run.json:1: nested deeper than 512 levels" "$GPUTAP" report "$T/rd"
+bad deep-run-json 1 "run.json:1: nested deeper than 512 levels" "$GPUTAP" report "$T/rd"
 python3 -c 'import sys; n = 300000; sys.stdout.write("{\"tools\":\n" + "[" * n + "]" * n + "}")' >"$T/deep.json"
 bad deep-context-file 2 "deep.json:2: JSON nested deeper than 512 levels" "$GPUTAP" run --context-file "$T/deep.json" -o "$T/rdeep" -- true
 python3 -c 'import sys; n = 300000; sys.stdout.write("{\"gemm\":\n" + "[" * n + "]" * n + "}")' >"$T/deepmap.json"
 bad deep-map-huge 1 "deepmap.json:2: JSON nested deeper" "$GPUTAP" analyze --map "$T/deepmap.json" "$B/csv/ok"
 mkdir -p "$T/rd2" && cp -r "$B/run/run-json-deep/pid1" "$T/rd2/" && cp "$T/deep.json" "$T/rd2/run.json"
-bad deep-run-json-huge 0 "run.json:2: nested deeper than 512 levels" "$GPUTAP" report "$T/rd2"
+bad deep-run-json-huge 1 "run.json:2: nested deeper than 512 levels" "$GPUTAP" report "$T/rd2"
 
 # 13. an empty range name that repeats (record_function(""), empty NVTX text) is never the
 # iteration range: analyze, diff and report read it as no iterations
@@ -276,5 +276,42 @@ LIMIT_S=10
 bad sqlite-view 1 "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table" "$GPUTAP" analyze "$S/kernel-view-recursive.sqlite"
 bad sqlite-view-report 1 "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table" "$GPUTAP" report -o "$T/v.html" "$S/kernel-view-recursive.sqlite"
 LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
+
+# 17. report and analyze agree on what a run directory is (run.json or <proc>/trace.gtr): any
+# other folder is read as a folder of PyTorch profiler traces (one rank per file, as HTA reads
+# it), else refused with no page dropped into it; a damaged run gets its page, the damage named
+# on stderr and exit status 1
+rm -rf "$T/nr" && mkdir -p "$T/nr" && echo hello >"$T/nr/notes.txt"
+bad not-a-run-report 1 "not a gputap run directory (no run.json, no <proc>/trace.gtr)" "$GPUTAP" report "$T/nr"
+if [ -e "$T/nr/report.html" ]; then notok not-a-run-report-no-page; else ok not-a-run-report-no-page; fi
+bad not-a-run-analyze 1 "not a gputap run directory (no run.json, no <proc>/trace.gtr)" "$GPUTAP" analyze "$T/nr"
+rm -rf "$T/kf" && mkdir -p "$T/kf" && cp "$FIX"/kineto-2rank-nccl/rank*.json.gz "$T/kf/"
+"$GPUTAP" analyze --format json "$FIX"/kineto-2rank-nccl/rank0.json.gz "$FIX"/kineto-2rank-nccl/rank1.json.gz |
+	grep -v '"title"' >"$T/kf-files.json"
+bad kineto-folder-analyze 0 "" "$GPUTAP" analyze --format json "$T/kf"
+grep -v '"title"' "$T/b.out" >"$T/kf-dir.json"
+if [ -s "$T/kf-dir.json" ] && cmp -s "$T/kf-files.json" "$T/kf-dir.json"; then ok kineto-folder-as-files; else notok kineto-folder-as-files "$(diff "$T/kf-files.json" "$T/kf-dir.json" | head -5)"; fi
+(cd "$T" && bad kineto-folder-report 0 "rank1" "$GPUTAP" report "$T/kf")
+if [ -e "$T/kf/report.html" ] || [ ! -s "$T/report.html" ]; then notok kineto-folder-report-page "$(ls "$T/kf" "$T")"; else ok kineto-folder-report-page; fi
+rm -rf "$T/ff2" && mkdir -p "$T/ff2/pid1" && mkfifo "$T/ff2/pid1/trace.gtr"
+bad damaged-run-report 1 "gputap: warning: $T/ff2/pid1/trace.gtr: not a plain file" "$GPUTAP" report "$T/ff2"
+if [ -s "$T/ff2/report.html" ]; then ok damaged-run-report-page; else notok damaged-run-report-page; fi
+# a run that recorded nothing (no process used CUDA, or no driver): a run to both commands
+rm -rf "$T/er" && mkdir -p "$T/er" && echo '{"command": ["true"], "exit_code": 0}' >"$T/er/run.json"
+bad empty-run-analyze 1 "a gputap run with no <proc>/trace.gtr in it" "$GPUTAP" analyze "$T/er"
+bad empty-run-report 0 "$T/er/report.html" "$GPUTAP" report "$T/er"
+
+# 18. gputap run with no NVIDIA driver says so before the command starts and at its end; the run
+# folder it leaves is a run to analyze and report
+GPUTAP_CUDA_LIB="$T/no-libcuda.so" "$GPUTAP" run -o "$T/nodrv" -- sh -c 'echo command-ran' >"$T/nodrv.out" 2>&1
+if grep -q "no NVIDIA driver here (libcuda.so.1 cannot be loaded): the command runs, but no GPU work can be recorded" "$T/nodrv.out" &&
+	[ "$(grep -n 'no NVIDIA driver here' "$T/nodrv.out" | cut -d: -f1)" -lt "$(grep -n command-ran "$T/nodrv.out" | cut -d: -f1)" ]; then
+	ok no-driver-said-first
+else
+	notok no-driver-said-first "$(cat "$T/nodrv.out")"
+fi
+contains no-driver-said-last "$T/nodrv.out" "no GPU work recorded (no NVIDIA driver)"
+bad no-driver-analyze 1 "a gputap run with no <proc>/trace.gtr in it" "$GPUTAP" analyze "$T/nodrv"
+bad no-driver-report 0 "$T/nodrv/report.html" "$GPUTAP" report "$T/nodrv"
 
 finish

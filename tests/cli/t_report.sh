@@ -6,11 +6,17 @@ expect_status usage-no-dir 2 "$GPUTAP" report
 expect_status not-a-dir 1 "$GPUTAP" report "$T/none"
 contains not-a-dir-named "$T/.out" "$T/none"
 
+# an empty folder is not a run (nor a folder of traces): refused, no page dropped into it
 mkdir -p "$T/empty"
-check empty-dir "$GPUTAP" report "$T/empty"
-contains empty-summary-names-page "$T/.out" "$T/empty/report.html"
-contains empty-page-says-missing "$T/empty/report.html" "run.json not found"
-if grep -q "<svg" "$T/empty/report.html"; then notok empty-no-plots; else ok empty-no-plots; fi
+expect_status empty-dir 1 "$GPUTAP" report "$T/empty"
+contains empty-dir-says-not-a-run "$T/.out" "not a gputap run directory"
+[ ! -e "$T/empty/report.html" ] && ok empty-dir-no-page || notok empty-dir-no-page
+# a run that holds only run.json: its page says what is missing
+mkdir -p "$T/empty-run" && echo '{"command": ["true"]}' >"$T/empty-run/run.json"
+check empty-run "$GPUTAP" report "$T/empty-run"
+contains empty-summary-names-page "$T/.out" "$T/empty-run/report.html"
+contains empty-page-says-missing "$T/empty-run/report.html" "no &lt;proc&gt;/trace.gtr in the run directory"
+if grep -q "<svg" "$T/empty-run/report.html"; then notok empty-no-plots; else ok empty-no-plots; fi
 
 mkdir -p "$T/lib"
 printf 'jobid,created_date,model,library,config,calls\nj,d,m,cublasLt,op=gemm m=<script>x</script>,7\n' >"$T/lib/library_trace.csv"
