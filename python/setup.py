@@ -18,6 +18,12 @@ Settings (environment):
                    to package instead of building (e.g. `make gpu-bundle`'s
                    .carry/build on a machine without the CLI's headers)
   GPUTAP_MAKE      make program (default: make); MAKEFLAGS is honoured
+  GPUTAP_STATIC_DEPS  1 (the default when the static archives libyajl_s.a, libsqlite3.a and
+                   libz.a are installed, as libyajl-dev, libsqlite3-dev and zlib1g-dev do): the
+                   gputap command is linked with yajl, SQLite and zlib inside (the Makefile's
+                   STATIC_DEPS=1, as `make gpu-bundle`), so a wheel runs on a machine without
+                   those packages; 0: linked against the system's shared libraries.
+                   libgputap.so needs only the C library and libz.so.1 either way.
 """
 import os
 import shutil
@@ -80,13 +86,15 @@ class BuildNative(build_ext):
                 "gputap: the C sources were not found in %s: install from the repository "
                 "(pip install ./python from its root) or set GPUTAP_SRC to the repository root" % root
             )
-        # one build folder per source tree (not per build command): the wheel, an
+        static = self._static_deps()
+        # one build folder per source tree and linking (not per build command): the wheel, an
         # install and an editable install of the same tree share make's objects
-        out = os.path.join(HERE, "build", "gputap-native")
+        out = os.path.join(HERE, "build", "gputap-native" + ("-static" if static else ""))
         os.makedirs(out, exist_ok=True)
         make = os.environ.get("GPUTAP_MAKE", "make")
         jobs = "-j%d" % max(1, min(8, os.cpu_count() or 1))
-        cmd = [make, "-C", root, jobs, "O=" + out, out + "/gputap", out + "/libgputap.so"]
+        cmd = [make, "-C", root, jobs, "O=" + out] + (["STATIC_DEPS=1"] if static else []) + [
+            out + "/gputap", out + "/libgputap.so"]
         print("gputap: " + " ".join(cmd), flush=True)
         try:
             subprocess.check_call(cmd)
@@ -97,6 +105,25 @@ class BuildNative(build_ext):
                 "headers, libyajl-dev, libsqlite3-dev, zlib1g-dev)" % e
             )
         return out
+
+    @staticmethod
+    def _static_deps():
+        """GPUTAP_STATIC_DEPS, else whether the compiler finds the three static archives."""
+        v = os.environ.get("GPUTAP_STATIC_DEPS")
+        if v is not None:
+            return v not in ("", "0")
+        cc = os.environ.get("CC", "cc")
+        for a in ("libyajl_s.a", "libsqlite3.a", "libz.a"):
+            try:
+                p = subprocess.run([cc, "-print-file-name=" + a], stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True, timeout=60).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                return False
+            if not os.path.isabs(p) or not os.path.isfile(p):  # not found: the name comes back as is
+                print("gputap: %s not found: the gputap command is linked against the system's "
+                      "shared libraries (GPUTAP_STATIC_DEPS)" % a, flush=True)
+                return False
+        return True
 
 
 setup(

@@ -1,6 +1,12 @@
 """Shared helpers: the package is imported from this source tree; the library is
-$GPUTAP_LIB (make check sets it) or the repository's build/libgputap.so."""
+$GPUTAP_LIB (make check sets it) or the repository's build/libgputap.so.
+
+A test module that needs an optional extra (pyproject.toml's fleet: dask, pyarrow, pandas, numpy;
+duckdb to read the Parquet back) that is not installed is skipped as a whole, reported as skipped
+(never a collection error, never a pass): `pip install './python[fleet]' duckdb` runs it."""
+import ast
 import ctypes
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,6 +20,48 @@ ROOT = os.path.dirname(PKG)
 DATA = os.path.join(HERE, "data")
 if PKG not in sys.path:
     sys.path.insert(0, PKG)
+
+
+# import name -> the extra that brings it
+EXTRAS = {"dask": "fleet", "distributed": "fleet", "pyarrow": "fleet", "pandas": "fleet", "numpy": "fleet",
+          "duckdb": "test"}
+# modules that need the whole fleet extra though they import it only through the package
+FLEET_MODULES = ("test_fleet",)
+
+
+def _missing_extras(path):
+    """The extras' modules that `path` needs (imported anywhere in it, or the whole fleet extra for a
+    fleet test) and that cannot be imported here."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    if os.path.basename(str(path)).startswith(FLEET_MODULES):
+        names.update(n for n, e in EXTRAS.items() if e == "fleet")
+    return sorted(n for n in names if n in EXTRAS and importlib.util.find_spec(n) is None)
+
+
+class _ExtraMissing(pytest.Module):
+    """A test module whose extra is not installed: its collection is one skip."""
+
+    missing = ()
+
+    def collect(self):
+        pytest.skip("needs %s, not installed: pip install './python[fleet]' duckdb" % ", ".join(self.missing))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path, parent):
+    missing = _missing_extras(module_path)
+    if missing:
+        m = _ExtraMissing.from_parent(parent, path=module_path)
+        m.missing = missing
+        return m
+    return None
 
 
 def lib_path():

@@ -21,24 +21,53 @@ def sh(cmd, cwd=None, env=None, timeout=900):
     return p.stdout
 
 
-def clean_copy(dst):
-    """The repository's tracked and unignored files (what a clean clone has, with local edits)."""
+def _ignore_built(d, names):
+    """What a release tarball does not hold: build folders, git, egg-info, the native files built
+    into gputap/_bin/ (the package itself, its __init__.py, is kept: setup.py places them in it)."""
+    skip = set(shutil.ignore_patterns("build", "build-*", ".git", ".carry", "*.egg-info", "__pycache__",
+                                      "_speedups*.so")(d, names))
+    if os.path.basename(d) == "_bin":
+        skip.update(n for n in names if n in ("gputap", "libgputap.so"))
+    return skip
+
+
+def clean_copy(dst, root=ROOT):
+    """The repository's tracked and unignored files (what a clean clone has, with local edits); in a
+    source tree without .git (a release tarball), the tree less what a build made."""
     try:
-        out = subprocess.run(["git", "-C", ROOT, "ls-files", "-co", "--exclude-standard", "-z"],
-                             stdout=subprocess.PIPE, check=True).stdout.decode()
+        out = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout.decode()
         files = [f for f in out.split("\0") if f]
     except (OSError, subprocess.CalledProcessError):
         files = None
     if not files:
-        shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns("build", ".git", "*.egg-info", "_bin", "_speedups*.so"))
+        shutil.copytree(root, dst, ignore=_ignore_built)
         return
     for f in files:
-        src = os.path.join(ROOT, f)
+        src = os.path.join(root, f)
         if not os.path.isfile(src):
             continue
         d = os.path.join(dst, f)
         os.makedirs(os.path.dirname(d), exist_ok=True)
         shutil.copy2(src, d)
+
+
+def test_clean_copy_without_git_keeps_bin_package(tmp_path):
+    # a source tree without .git: the copy keeps gputap/_bin/ (the editable install places
+    # libgputap.so in it) and leaves out only what a build made
+    tree = tmp_path / "tarball"
+    for f in ("python/gputap/__init__.py", "python/gputap/_bin/__init__.py", "python/gputap/_bin/gputap",
+              "python/gputap/_bin/libgputap.so", "src/tap/a.c", "build/gputap", "build-x/gputap",
+              "python/gputap.egg-info/PKG-INFO"):
+        (tree / f).parent.mkdir(parents=True, exist_ok=True)
+        (tree / f).write_text("x")
+    dst = tmp_path / "copy"
+    clean_copy(str(dst), root=str(tree))
+    assert (dst / "python/gputap/_bin/__init__.py").is_file()
+    assert (dst / "python/gputap/__init__.py").is_file() and (dst / "src/tap/a.c").is_file()
+    for gone in ("python/gputap/_bin/gputap", "python/gputap/_bin/libgputap.so", "build", "build-x",
+                 "python/gputap.egg-info"):
+        assert not (dst / gone).exists(), gone
 
 
 def env_clean():
@@ -109,6 +138,14 @@ def test_wheel_and_editable(repo, tmp_path):
         assert n in names, n
     assert any(n.startswith("gputap/_speedups.") and n.endswith(".so") for n in names), names
     assert any(n.endswith("entry_points.txt") for n in names)
+    # the wheel runs where yajl and SQLite are not installed: both linked into the command
+    # (setup.py's GPUTAP_STATIC_DEPS: the archives are there, tools/setup-deps.sh installs them)
+    z = zipfile.ZipFile(os.path.join(dist, wheels[0]))
+    z.extract("gputap/_bin/gputap", str(tmp_path / "whl"))
+    z.extract("gputap/_bin/libgputap.so", str(tmp_path / "whl"))
+    for n in ("gputap", "libgputap.so"):
+        needed = sh(["readelf", "-d", str(tmp_path / "whl" / "gputap" / "_bin" / n)], env=env)
+        assert "NEEDED" in needed and not any(lib in needed for lib in ("libyajl", "libsqlite3")), needed
     bindir = venv(str(tmp_path / "venv-e"))
     sh([os.path.join(bindir, "pip"), "install", "-q", "--no-build-isolation", "-e", "./python"], cwd=repo, env=env)
     out = sh([os.path.join(bindir, "python"), "-c",
