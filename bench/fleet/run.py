@@ -9,7 +9,9 @@ process and REPEAT times (the best wall time kept): one `gputap analyze --format
 W -o DIR` (the C command: Python's start, the analyzer runs, the reduction, the files written).
 Printed: wall times, the peak RSS of the single analyzer, of fleet's client process (the
 client, where the worker threads wait for their analyzer processes) and of one fleet task's
-analyzer (the largest batch of ranks fleet gives one analyzer run, measured alone).  --extra
+analyzer (the largest batch of ranks fleet gives one analyzer run, measured alone); "start s" is
+the start of a Python that imports numpy, pandas and pyarrow, measured beside each fleet run: the
+fixed cost in fleet's time on a loaded machine.  --extra
 RxIxK adds jobs of R ranks, I iterations, K more small kernels per iteration (long and heavy ranks).
 """
 import argparse
@@ -54,9 +56,10 @@ def main():
     jobs = [(int(n), a.iterations, 0) for n in a.ranks.split(",") if n]
     jobs += [tuple(int(x) for x in e.split("x")) for e in a.extra.split(",") if e]
     workers = [int(w) for w in a.workers.split(",")]
-    print("%6s %6s %6s %10s | %10s %10s | %8s %10s %10s %10s %8s" % (
-        "ranks", "iters", "kern", "MB traces", "analyze s", "MiB", "workers", "fleet s", "client MiB", "task MiB",
-        "fleet/an"))
+    print("%6s %6s %6s %10s | %10s %10s | %8s %10s %8s %10s %10s %8s" % (
+        "ranks", "iters", "kern", "MB traces", "analyze s", "MiB", "workers", "fleet s", "start s", "client MiB",
+        "task MiB", "fleet/an"))
+    floor_cmd = [sys.executable, "-c", "import numpy, pandas, pyarrow, pyarrow.parquet"]
     t_all = time.time()
     for n, iters, kern in jobs:
         with tempfile.TemporaryDirectory() as d:
@@ -80,8 +83,10 @@ def main():
                     r.update(client=s["memory"]["client_peak_kib"])
                     fl.append(r)
                 best = min(fl, key=lambda x: x["wall"])
-                print("%6d %6d %6d %10.1f | %10.3f %10.1f | %8d %10.3f %10.1f %10.1f %8.2f" % (
-                    n, iters, kern, size, best_an, max(x["rss"] for x in an) / 1024, w, best["wall"],
+                # what any Python command that reads with pandas and writes Parquet pays first, measured now
+                floor = min(run_one(floor_cmd, env)["wall"] for _ in range(a.repeat))
+                print("%6d %6d %6d %10.1f | %10.3f %10.1f | %8d %10.3f %8.3f %10.1f %10.1f %8.2f" % (
+                    n, iters, kern, size, best_an, max(x["rss"] for x in an) / 1024, w, best["wall"], floor,
                     max(x["client"] for x in fl) / 1024, task["rss"] / 1024, best["wall"] / best_an), flush=True)
     print("total bench time %.1f s" % (time.time() - t_all))
 

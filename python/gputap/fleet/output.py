@@ -7,7 +7,6 @@ import math
 import os
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 
 def _clean(o):
@@ -29,6 +28,8 @@ def _atomic(path, write):
 
 
 def _parquet(df, path, schema=None):
+    import pyarrow.parquet as pq  # only when files are written: a tenth of a second to import
+
     table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
     _atomic(path, lambda p: pq.write_table(table, p))
 
