@@ -42,7 +42,14 @@ def _missing_extras(path):
             names.add(node.module.split(".")[0])
     if os.path.basename(str(path)).startswith(FLEET_MODULES):
         names.update(n for n, e in EXTRAS.items() if e == "fleet")
-    return sorted(n for n in names if n in EXTRAS and importlib.util.find_spec(n) is None)
+    return sorted(n for n in names if n in EXTRAS and not _importable(n))
+
+
+def _importable(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 class _ExtraMissing(pytest.Module):
