@@ -345,8 +345,9 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     else:
         ranks["cause"] = ""
     nit = int(iters["iteration"].nunique()) if len(iters) else 0
-    with_it = (lt["iteration"] >= 0).all() if len(lt) else True
-    ranks["pattern"] = [_pattern(k, nit) if with_it and nit else _pattern(m, n)
+    # by iterations when there are some (a collective outside them, at start-up say, does not count);
+    # by collectives otherwise, or for a rank late only outside the iterations
+    ranks["pattern"] = [_pattern(k, nit) if nit and k else _pattern(m, n)
                         for k, m, n in zip(ranks["iterations_late"], ranks["late_count"], ranks["collectives"])]
     ranks["clock_offset_ms"] = ranks["clock"].map(off).fillna(0.0) / 1e6
 
