@@ -233,6 +233,21 @@ results pr 'r["r"]["kernels"] == 5 and r["r"]["timed_kernels"] == 5 and r["r"]["
 	ok results-kernels-records || notok results-kernels-records "$(head -c 1500 "$T/pr.json")"
 results pn 'r["r"]["kernels"] == 5 and m["r"]["kernels"] == 5' &&
 	ok results-kernels-no-kernel-trace || notok results-kernels-no-kernel-trace "$(head -c 1500 "$T/pn.json")"
+# 6. CUDA graphs: per kernel a graph launch of 3 kernels (100 inst, 20 ns each) between two launches of k
+# (10 inst, 10 ns) is one kernel_metrics.csv row with its nodes' sums, and the range counts its 3 kernels,
+# in range_metrics.csv and in gputap_results_json alike; per range a graph launch counts as one launch
+run gk graph GPUTAP_METRICS_MODE=kernel RM_API=gputap
+k=$(cat "$T"/gk/pid*/kernel_metrics.csv 2>/dev/null)
+row gk g all $I kernels=5 sum=320 max=300 min=10 && row gk g all $D kernels=5 sum=80 &&
+	printf '%s\n' "$k" | grep -q '^2,"(CUDA graph, 3 kernels)",g,.*,300,60$' &&
+	ok graph-per-kernel || notok graph-per-kernel "$k" "$(why gk)"
+results gk 'm["g"]["kernels"] == 5 and r["g"]["gpu_ns"] == 80' && ok graph-results-metrics ||
+	notok graph-results-metrics "ranges: $(ranges gk)" "$(head -c 1500 "$T/gk.json")"
+results gk 'r["g"]["kernels"] == 5' && ok graph-results-range-kernels-per-kernel ||
+	notok graph-results-range-kernels-per-kernel "ranges: $(ranges gk)"
+run gr graph GPUTAP_METRICS_MODE=range RM_API=gputap
+row gr g all $I kernels=3 sum=320 && row gr g all $D sum=80 && ok graph-per-range || notok graph-per-range "$(why gr)"
+
 # every run of the program ended normally (the library is a guest: no crash, no change of exit status)
 [ ! -s "$T/exits" ] && ok client-exit-status || notok client-exit-status "$(cat "$T/exits")"
 # the stand-in saw no misuse of the Range Profiler API (push without start, stop with a range pushed, ...)

@@ -25,7 +25,10 @@
  * enabled at that moment.  Ranges live in a table keyed by the counter data
  * image's address; a user range pushed with the name of one already in the
  * image adds to it (CUPTI merges ranges of equal names); ranges beyond
- * maxRangesPerPass are dropped and counted.
+ * maxRangesPerPass are dropped and counted.  fake_rp_graph(n, nodes, inst,
+ * ns) makes n CUDA graph launches (cuGraphLaunch callbacks) of `nodes`
+ * kernels each: every node is a kernel as above (its own auto range, its own
+ * kernel record with the launch's correlation id).
  *   FAKE_RP_PASSES=N   the config image needs N passes (default 1)
  *   FAKE_RP_LOG=FILE   one line per activity enable/disable ("enable K",
  *                      "disable K"), per profiler configuration ("config auto
@@ -62,6 +65,7 @@ void fake_cupti_launch(unsigned n);
 /* driven by the test program */
 EXPORT void fake_rp_kernel(double inst, double ns);
 EXPORT void fake_rp_launch(const char *kernel, unsigned n, double inst, double ns);
+EXPORT void fake_rp_graph(unsigned n, unsigned nodes, double inst, double ns);
 
 #define FAKE_CTX ((CUcontext)(uintptr_t)0xC0)
 #define FAKE_FUNC ((CUfunction)(uintptr_t)0x1000)
@@ -264,6 +268,7 @@ EXPORT void fake_rp_kernel(double inst, double ns)
 static CUpti_CallbackFunc tap_cb; /* the subscriber's own callback */
 static __thread struct {
 	int on;
+	unsigned nodes; /* a graph launch of this many kernels, or 0 */
 	const char *kernel;
 	double inst, ns;
 } cur;
@@ -281,6 +286,7 @@ static void CUPTIAPI tramp(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId 
 		return;
 	}
 	const CUpti_CallbackData *cb = data;
+	cuGraphLaunch_params g = {(CUgraphExec)(uintptr_t)0x2000, NULL};
 	cuLaunchKernel_params p;
 	memset(&p, 0, sizeof(p));
 	p.f = FAKE_FUNC;
@@ -292,14 +298,22 @@ static void CUPTIAPI tramp(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId 
 	d.contextUid = 1;
 	d.functionParams = &p;
 	d.symbolName = cur.kernel;
+	if (cur.nodes) {
+		id = CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch;
+		d.functionName = "cuGraphLaunch";
+		d.functionParams = &g;
+		d.symbolName = NULL;
+	}
 	f(ud, dom, id, &d);
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
-	/* the kernel runs now: after the enter callback (which may have stopped kernel records) */
+	/* the kernels run now: after the enter callback (which may have stopped kernel records) */
 	pthread_mutex_lock(&mu);
-	kernel_ran(cur.inst, cur.ns);
-	if (kact && nrecs < MAX_RECS)
-		recs[nrecs++] = (struct krec){cb->correlationId, cur.kernel, (uint64_t)cur.ns};
+	for (unsigned k = 0; k < (cur.nodes ? cur.nodes : 1); k++) {
+		kernel_ran(cur.inst, cur.ns);
+		if (kact && nrecs < MAX_RECS)
+			recs[nrecs++] = (struct krec){cb->correlationId, cur.kernel, (uint64_t)cur.ns};
+	}
 	pthread_mutex_unlock(&mu);
 }
 
@@ -313,6 +327,21 @@ EXPORT void fake_rp_launch(const char *kernel, unsigned n, double inst, double n
 		cur.on = 1;
 		fake_cupti_launch(1);
 		cur.on = 0;
+	}
+}
+
+/* n CUDA graph launches of `nodes` kernels each, every kernel adding inst and ns */
+EXPORT void fake_rp_graph(unsigned n, unsigned nodes, double inst, double ns)
+{
+	cur.kernel = "graph_node";
+	cur.inst = inst;
+	cur.ns = ns;
+	for (unsigned i = 0; i < n; i++) {
+		cur.on = 1;
+		cur.nodes = nodes ? nodes : 1;
+		fake_cupti_launch(1);
+		cur.on = 0;
+		cur.nodes = 0;
 	}
 }
 

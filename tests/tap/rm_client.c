@@ -18,6 +18,8 @@
  *             threads, at the same time, twice: A step/a1: ka 2 x 1, 10, then in
  *             step: ka 1 x 2, 10; B b/b1/b2: kb 3 x 10, 100
  *   plain     inside "r": k 5 x 100, 1000
+ *   graph     inside "g": k 1 x 10, 10; a CUDA graph launch of 3 kernels x 100, 20;
+ *             k 1 x 10, 10
  * Ranges are NVTX's, or with RM_API=gputap gputap_range_push/pop (which the
  * per-range results of gputap_results_json follow too).  With RM_LIBCUDA=PATH
  * a stand-in libcuda (tests/fakecuda) is loaded first: a current context for
@@ -261,6 +263,17 @@ int main(int argc, char **argv)
 		return autograd();
 	if (!strcmp(mode, "threads"))
 		return threads();
+	if (!strcmp(mode, "graph")) {
+		start_cuda();
+		void (*graph)(unsigned, unsigned, double, double) =
+			(void (*)(unsigned, unsigned, double, double))fake("fake_rp_graph");
+		push("g");
+		launch("k", 1, 10, 10);
+		graph(1, 3, 100, 20);
+		launch("k", 1, 10, 10);
+		pop();
+		return results();
+	}
 	if (!strcmp(mode, "plain")) {
 		start_cuda();
 		push("r");
