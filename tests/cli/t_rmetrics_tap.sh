@@ -248,6 +248,15 @@ results gk 'r["g"]["kernels"] == 5' && ok graph-results-range-kernels-per-kernel
 run gr graph GPUTAP_METRICS_MODE=range RM_API=gputap
 row gr g all $I kernels=3 sum=320 && row gr g all $D sum=80 && ok graph-per-range || notok graph-per-range "$(why gr)"
 
+# 7. the context destroyed and made again inside a range: what was measured before is decoded, the new
+# context is profiled from its first launch, the range gets both
+for m in kernel auto; do
+	run "d$m" destroy GPUTAP_METRICS_MODE=$m RM_API=gputap
+	row "d$m" r all $I kernels=5 sum=320 && row "d$m" r all $D sum=3100 && [ "$(grep -c '^config' "$T/d$m.log")" -ge 2 ] &&
+		results "d$m" 'r["r"]["kernels"] == 5 and m["r"]["kernels"] == 5' &&
+		ok "context-destroyed-$m" || notok "context-destroyed-$m" "$(why "d$m")"
+done
+
 # every run of the program ended normally (the library is a guest: no crash, no change of exit status)
 [ ! -s "$T/exits" ] && ok client-exit-status || notok client-exit-status "$(cat "$T/exits")"
 # the stand-in saw no misuse of the Range Profiler API (push without start, stop with a range pushed, ...)

@@ -28,7 +28,9 @@
  * maxRangesPerPass are dropped and counted.  fake_rp_graph(n, nodes, inst,
  * ns) makes n CUDA graph launches (cuGraphLaunch callbacks) of `nodes`
  * kernels each: every node is a kernel as above (its own auto range, its own
- * kernel record with the launch's correlation id).
+ * kernel record with the launch's correlation id).  fake_rp_context(destroy)
+ * reports the context being created or destroyed (resource callbacks); a
+ * context made after a destroyed one gets the same handle.
  *   FAKE_RP_PASSES=N   the config image needs N passes (default 1)
  *   FAKE_RP_LOG=FILE   one line per activity enable/disable ("enable K",
  *                      "disable K"), per profiler configuration ("config auto
@@ -66,6 +68,7 @@ void fake_cupti_launch(unsigned n);
 EXPORT void fake_rp_kernel(double inst, double ns);
 EXPORT void fake_rp_launch(const char *kernel, unsigned n, double inst, double ns);
 EXPORT void fake_rp_graph(unsigned n, unsigned nodes, double inst, double ns);
+EXPORT void fake_rp_context(int destroy);
 
 #define FAKE_CTX ((CUcontext)(uintptr_t)0xC0)
 #define FAKE_FUNC ((CUfunction)(uintptr_t)0x1000)
@@ -343,6 +346,20 @@ EXPORT void fake_rp_graph(unsigned n, unsigned nodes, double inst, double ns)
 		cur.on = 0;
 		cur.nodes = 0;
 	}
+}
+
+/* The context is created (0) or about to be destroyed (1): the resource callback */
+EXPORT void fake_rp_context(int destroy)
+{
+	pthread_mutex_lock(&mu);
+	CUpti_CallbackFunc f = tap_cb;
+	pthread_mutex_unlock(&mu);
+	CUpti_ResourceData rd;
+	memset(&rd, 0, sizeof(rd));
+	rd.context = FAKE_CTX;
+	if (f)
+		f(NULL, CUPTI_CB_DOMAIN_RESOURCE,
+		  destroy ? CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING : CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
 }
 
 /* ---- fake_cupti's functions wrapped ---- */

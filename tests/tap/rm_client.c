@@ -20,6 +20,8 @@
  *   plain     inside "r": k 5 x 100, 1000
  *   graph     inside "g": k 1 x 10, 10; a CUDA graph launch of 3 kernels x 100, 20;
  *             k 1 x 10, 10
+ *   destroy   inside "r": k 3 x 100, 1000; the context is destroyed and made again;
+ *             k 2 x 10, 50
  * Ranges are NVTX's, or with RM_API=gputap gputap_range_push/pop (which the
  * per-range results of gputap_results_json follow too).  With RM_LIBCUDA=PATH
  * a stand-in libcuda (tests/fakecuda) is loaded first: a current context for
@@ -271,6 +273,17 @@ int main(int argc, char **argv)
 		launch("k", 1, 10, 10);
 		graph(1, 3, 100, 20);
 		launch("k", 1, 10, 10);
+		pop();
+		return results();
+	}
+	if (!strcmp(mode, "destroy")) {
+		start_cuda();
+		void (*context)(int) = (void (*)(int))fake("fake_rp_context");
+		push("r");
+		launch("k", 3, 100, 1000);
+		context(1);
+		context(0);
+		launch("k", 2, 10, 50);
 		pop();
 		return results();
 	}
