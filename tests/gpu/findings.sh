@@ -3,8 +3,9 @@
 #   tests/gpu/findings.sh OUTDIR [FINDINGS_BIN]
 # runs tests/gpu/findings.cu (built beforehand: FINDINGS_BIN) and tests/gpu/findings_torch.py plain
 # (the step times), under `gputap run` (the traces advise reads) and, for PyTorch, under torch.profiler
-# (Kineto traces), then tars what was recorded into OUTDIR/findings.tgz.  Every MODE.VARIANT is an
-# NVTX range: `gputap advise --nvtx MODE.VARIANT RUN` looks at one of them.
+# (Kineto traces).  Every MODE.VARIANT is an NVTX range: `gputap advise --nvtx MODE.VARIANT RUN` looks
+# at one of them.  What was recorded is tarred into OUTDIR/findings.tgz after each stage, so that a
+# stage cut short by the time limit still leaves the others.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -15,29 +16,31 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 W=/tmp/gt-findings
 rm -rf "$W"
 mkdir -p "$W/kineto" "$OUT"
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$W/device.txt" 2>&1
-t() { echo "== $* $(date -u +%T)" >>"$W/log.txt"; }
-t cuda-plain
-timeout 60 "$BIN" --steps 12 >"$W/cuda-plain.jsonl" 2>>"$W/log.txt"
-t cuda-run
-timeout 60 "$GPUTAP" run -o "$W/cuda-run" -- "$BIN" --steps 12 >"$W/cuda-run.jsonl" 2>>"$W/log.txt"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; } >"$W/device.txt" 2>&1
+save() { # the derived files (trace.json, CSVs, report) are made again from the traces
+	tar czf "$OUT/findings.tgz.part" -C /tmp --exclude='trace.json' --exclude='*_sum.csv' --exclude='*_trace.csv' \
+		--exclude='report.html' gt-findings && mv "$OUT/findings.tgz.part" "$OUT/findings.tgz"
+}
+stage() { echo "== $1 $(date -u +%T)" >>"$W/log.txt"; }
+stage cuda-plain
+timeout 40 "$BIN" --steps 12 >"$W/cuda-plain.jsonl" 2>>"$W/log.txt"
 echo "status $?" >>"$W/log.txt"
-t torch-plain
-timeout 60 python3 tests/gpu/findings_torch.py --steps 10 >"$W/torch-plain.jsonl" 2>>"$W/log.txt"
-t torch-profiler
+stage cuda-run
+timeout 50 "$GPUTAP" run -o "$W/cuda-run" -- "$BIN" --steps 12 >"$W/cuda-run.jsonl" 2>>"$W/log.txt"
+echo "status $?" >>"$W/log.txt"
+save
+stage torch-plain
+timeout 50 python3 tests/gpu/findings_torch.py --steps 10 >"$W/torch-plain.jsonl" 2>>"$W/log.txt"
+echo "status $?" >>"$W/log.txt"
+save
+stage torch-profiler
 timeout 60 python3 tests/gpu/findings_torch.py --steps 8 --profile "$W/kineto" >"$W/torch-prof.jsonl" 2>>"$W/log.txt"
-t torch-run
+echo "status $?" >>"$W/log.txt"
+gzip -q "$W"/kineto/*.json 2>/dev/null
+save
+stage torch-run
 timeout 60 "$GPUTAP" run -o "$W/torch-run" -- python3 tests/gpu/findings_torch.py --steps 10 >"$W/torch-run.jsonl" 2>>"$W/log.txt"
 echo "status $?" >>"$W/log.txt"
-t advise
-for r in cuda-run torch-run; do
-	for m in $(sed -n 's/.*"mode": "\([a-z0-9]*\)".*"variant": "\([a-z]*\)".*/\1.\2/p' "$W/${r%-run}-plain.jsonl"); do
-		echo "### $r $m"
-		timeout 20 "$GPUTAP" advise --nvtx "$m" "$W/$r" 2>&1 | head -12
-	done
-done >"$W/advise.txt" 2>&1
-t done
-# the traces and what was measured; the derived files (trace.json, CSVs, report) are made again here
-tar czf "$OUT/findings.tgz" -C /tmp --exclude='trace.json' --exclude='*_sum.csv' --exclude='*_trace.csv' \
-	--exclude='report.html' gt-findings
+stage done
+save
 ls -la "$OUT"
