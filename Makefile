@@ -52,6 +52,8 @@ TAP_PURE += src/tap/ticks.c
 TAP_PURE += src/tap/pcsamp_agg.c
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
 	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) $(filter-out src/trace/trace_io.c,$(wildcard src/trace/*.c)) src/cli/*.c)
+# the tap's reading of its environment: gputap run refuses (usage) what the library would only warn about
+CLI_SRC += src/tap/env.c
 UNIT_SRC := $(wildcard tests/unit/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
@@ -93,7 +95,7 @@ endif
 $(LIBTAP): $(call pic,$(CORE_SRC) $(TAP_SRC))
 	$(CC) $(filter-out -fsanitize=%,$(LDSAN)) -o $@ $^ $(LIB_LDFLAGS) -lz -ldl -lpthread -lm
 
-UNIT_OBJ := $(call obj,$(UNIT_SRC) $(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)) $(TAP_PURE))
+UNIT_OBJ := $(call obj,$(sort $(UNIT_SRC) $(CORE_SRC) $(filter-out src/cli/main.c,$(CLI_SRC)) $(TAP_PURE)))
 $(UNIT): $(UNIT_OBJ)
 	$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 

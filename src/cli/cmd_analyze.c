@@ -146,12 +146,16 @@ int cmd_analyze(int argc, char **argv)
 			if (parse_count("--top", optarg, &o.top))
 				return 2;
 			break;
-		case 'B':
-			if (parse_count("--buckets", optarg, &o.buckets) || o.buckets > 10000) {
+		case 'B': {
+			char *e;
+			long v = strtol(optarg, &e, 10);
+			if (!*optarg || *e || v < 1 || v > 10000) { /* one message, whatever is wrong */
 				gt_error("--buckets wants an integer from 1 to 10000, not '%s'", optarg);
 				return 2;
 			}
+			o.buckets = (int)v;
 			break;
+		}
 		case 'K': {
 			char *e;
 			double v = strtod(optarg, &e);

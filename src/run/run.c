@@ -3,6 +3,7 @@
 
 #include "core/capture.h"
 #include "gpu/probe.h"
+#include "tap/env.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -501,6 +502,22 @@ static int check_opts(const struct gt_run_opts *o, struct gt_tool_list *tl)
 			gt_error("%s '%s': expected a whole number", num_opts[i][0], num_opts[i][1]);
 			st = 2;
 		}
+	/* what the tap would only warn about in the command (and then record everything) is a usage
+	 * error here, as --tools is */
+	unsigned tbits;
+	int tmetrics;
+	if (!st && o->trace && gt_tap_parse_trace(o->trace, &tbits, &tmetrics) < 0) {
+		gt_error("--trace '%s': expected a comma list of api, kernel, memcpy, memset, memory, nvtx, or all, "
+			 "or metrics",
+			 o->trace);
+		st = 2;
+	}
+	if (!st && o->buffer_mb && (strtoull(o->buffer_mb, NULL, 10) < 1 ||
+				    strtoull(o->buffer_mb, NULL, 10) > GT_TAP_MAX_BUFFER_MB)) {
+		gt_error("--buffer-mb '%s': expected a whole number of MiB from 1 to %u", o->buffer_mb,
+			 GT_TAP_MAX_BUFFER_MB);
+		st = 2;
+	}
 	if (!st && check_metrics_opts(o) < 0)
 		st = 2;
 	unsigned jf;

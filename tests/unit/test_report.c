@@ -259,8 +259,12 @@ TEST(report_escapes_kernel_names_in_trace)
 
 TEST(report_partial_dirs_say_what_is_missing)
 {
-	/* an empty run directory: every section present, each says it has no data */
+	/* a run directory with nothing in it but an empty libs/ (an empty folder is not a run:
+	 * trace/rundir.h): every section present, each says it has no data */
 	const char *dir = gt_test_tmpdir();
+	char libs[4200];
+	snprintf(libs, sizeof(libs), "%s/libs", dir);
+	mkdir(libs, 0755);
 	char *html = report(dir, 0);
 	ASSERT(html);
 	const char *secs[] = {"run", "timeline", "classes", "iterations", "power", "library"};
