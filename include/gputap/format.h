@@ -20,7 +20,7 @@
  *    holds whole records, so a torn file reads up to its last whole block;
  *  - a new field is appended to the end of a record and bumps
  *    GT_TRACE_VERSION; readers accept records longer than they know, and
- *    records as short as version 1 wrote them (GT_REC_V1_SIZES), reading
+ *    records as short as version 1 wrote them (GT_REC_TYPES' v1), reading
  *    the fields appended since as 0.
  */
 #ifndef GPUTAP_FORMAT_H
@@ -53,23 +53,47 @@ struct gt_file_header {
 	char host[64];          /* NUL-terminated */
 };
 
+/*
+ * Every record type, once (as Darshan's DARSHAN_MODULE_IDS): the enum below, the frozen
+ * version-1 sizes, trace/visit.h's callbacks and their dispatch, and the tap's test for records
+ * without a thread are made from this list; a new type is one line here.  Columns:
+ *   X(TYPE, number, name, v1, thread)
+ *   number  the type on disk; never reused;
+ *   name    its struct (struct gt_rec_<name>) and its callback in struct gt_trace_ops;
+ *   v1      its size as trace format version 1 wrote it.  Frozen: a reader accepts a record of
+ *           a known type when it is at least this long, and reads fields appended since then as
+ *           0.  Never change a number here; a new record type is given its size when added;
+ *   thread  1: h.tid is the thread that recorded it (the tap fills it in when 0); 0: no thread
+ *           (GPU activity, facts of the process), h.tid stays 0.
+ * The Python package restates the layouts (python/gputap/readtrace.py, fleet/gtrwrite.py);
+ * python/tests/test_format_layout.py holds them against this header (tests/format/layout.c).
+ */
+#define GT_REC_TYPES(X)                                                                            \
+	X(GT_REC_STRING, 1, string, 16, 1)                                                         \
+	X(GT_REC_API, 2, api, 64, 1)                                                               \
+	X(GT_REC_KERNEL, 3, kernel, 96, 0)                                                         \
+	X(GT_REC_MEMCPY, 4, memcpy, 64, 0)                                                         \
+	X(GT_REC_MEMSET, 5, memset, 64, 0)                                                         \
+	X(GT_REC_MEMORY, 6, memory, 56, 0)                                                         \
+	X(GT_REC_RANGE, 7, range, 56, 1)                                                           \
+	X(GT_REC_COUNTER, 8, counter, 32, 1)                                                       \
+	X(GT_REC_DROPPED, 9, dropped, 24, 0)                                                       \
+	X(GT_REC_DEVICE, 10, device, 40, 0)                                                        \
+	X(GT_REC_THREAD, 11, thread, 16, 1)                                                        \
+	X(GT_REC_NCCL_COLL, 12, nccl_coll, 80, 1)                                                  \
+	X(GT_REC_HOLD, 13, hold, 64, 1)                                                            \
+	X(GT_REC_NOTE, 14, note, 32, 1)
+
+#define GT_REC_ENUM_(T, num, name, v1, thread) T = num,
 enum gt_rec_type {
-	GT_REC_STRING = 1,
-	GT_REC_API = 2,
-	GT_REC_KERNEL = 3,
-	GT_REC_MEMCPY = 4,
-	GT_REC_MEMSET = 5,
-	GT_REC_MEMORY = 6,
-	GT_REC_RANGE = 7,
-	GT_REC_COUNTER = 8,
-	GT_REC_DROPPED = 9,
-	GT_REC_DEVICE = 10,
-	GT_REC_THREAD = 11,
-	GT_REC_NCCL_COLL = 12,
-	GT_REC_HOLD = 13,
-	GT_REC_NOTE = 14,
-	GT_REC_TYPE_MAX
+	GT_REC_TYPES(GT_REC_ENUM_)
+	GT_REC_TYPE_MAX /* one past the last: the numbers run from 1 without a gap */
 };
+#undef GT_REC_ENUM_
+
+/* Bit t set: records of type t (< 32) have no thread (the `thread` column is 0). */
+#define GT_REC_NO_THREAD_(T, num, name, v1, thread) | ((thread) ? 0u : 1u << (num))
+#define GT_REC_THREADLESS_MASK (0u GT_REC_TYPES(GT_REC_NO_THREAD_))
 
 struct gt_rec_hdr {
 	uint16_t type; /* enum gt_rec_type */
@@ -301,28 +325,6 @@ struct gt_rec_hold {
 	uint32_t api_id;     /* RELEASE: the driver call that released (interned name), 0 if none */
 	uint32_t pad2;
 };
-
-/*
- * Record sizes as trace format version 1 wrote them.  Frozen: a reader
- * accepts a record of a known type when it is at least this long, and reads
- * fields appended since then as 0.  Never change a number here; a new record
- * type gets its line when it is added.
- */
-#define GT_REC_V1_SIZES(X)                                                                         \
-	X(GT_REC_STRING, 16)                                                                       \
-	X(GT_REC_API, 64)                                                                          \
-	X(GT_REC_KERNEL, 96)                                                                       \
-	X(GT_REC_MEMCPY, 64)                                                                       \
-	X(GT_REC_MEMSET, 64)                                                                       \
-	X(GT_REC_MEMORY, 56)                                                                       \
-	X(GT_REC_RANGE, 56)                                                                        \
-	X(GT_REC_COUNTER, 32)                                                                      \
-	X(GT_REC_DROPPED, 24)                                                                      \
-	X(GT_REC_DEVICE, 40)                                                                       \
-	X(GT_REC_THREAD, 16)                                                                       \
-	X(GT_REC_NCCL_COLL, 80)                                                                    \
-	X(GT_REC_HOLD, 64)                                                                      \
-	X(GT_REC_NOTE, 32)
 
 /* Something the tap itself did or met that changes what the trace holds from ts_ns on. */
 enum gt_note {

@@ -63,8 +63,7 @@ void gt_tap_put(void *rec, uint32_t size)
 		return;
 	}
 	struct gt_rec_hdr *h = rec;
-	if (h->tid == 0 && h->type != GT_REC_KERNEL && h->type != GT_REC_MEMCPY && h->type != GT_REC_MEMSET &&
-	    h->type != GT_REC_MEMORY && h->type != GT_REC_DROPPED && h->type != GT_REC_DEVICE)
+	if (h->tid == 0 && !(h->type < 32 && (GT_REC_THREADLESS_MASK >> h->type) & 1u))
 		h->tid = s->tid;
 	gt_ring_append(&gt_tap.pool, &s->cur, rec, size);
 }

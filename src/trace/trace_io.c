@@ -200,21 +200,18 @@ void gt_tw_discard(struct gt_trace_writer *w)
 
 /* ---- reader ---- */
 
-/* The frozen version-1 sizes must fit the structs of today (fields are only appended). */
-#define GT_V1_FITS(type, size) _Static_assert((size) <= GT_REC_ZERO_FILL, "record larger than the zero fill");
-GT_REC_V1_SIZES(GT_V1_FITS)
+/* Each type's frozen version-1 size fits the zero fill, and its struct of today (fields are
+ * only appended) is at least that long and covered by the zero fill too. */
+#define GT_V1_FITS(T, num, name, v1, thread)                                                       \
+	_Static_assert((v1) <= GT_REC_ZERO_FILL && sizeof(struct gt_rec_##name) >= (v1) &&          \
+			       sizeof(struct gt_rec_##name) <= GT_REC_ZERO_FILL,                        \
+		       #T ": shrank below its version-1 size, or is larger than the zero fill");
+GT_REC_TYPES(GT_V1_FITS)
 #undef GT_V1_FITS
-_Static_assert(sizeof(struct gt_rec_api) >= 64 && sizeof(struct gt_rec_kernel) >= 96 &&
-		       sizeof(struct gt_rec_memcpy) >= 64 && sizeof(struct gt_rec_memset) >= 64 &&
-		       sizeof(struct gt_rec_memory) >= 56 && sizeof(struct gt_rec_range) >= 56 &&
-		       sizeof(struct gt_rec_counter) >= 32 && sizeof(struct gt_rec_dropped) >= 24 &&
-		       sizeof(struct gt_rec_device) >= 40 && sizeof(struct gt_rec_thread) >= 16 &&
-		       sizeof(struct gt_rec_nccl_coll) >= 80 && sizeof(struct gt_rec_string) >= 16 &&
-		       sizeof(struct gt_rec_hold) >= 64 &&
-		       sizeof(struct gt_rec_note) >= 32,
-	       "a record shrank below its version-1 size");
-_Static_assert(sizeof(struct gt_rec_kernel) <= GT_REC_ZERO_FILL && sizeof(struct gt_rec_nccl_coll) <= GT_REC_ZERO_FILL,
-	       "GT_REC_ZERO_FILL must cover the largest fixed record");
+#define GT_REC_ONE_(T, num, name, v1, thread) +1
+_Static_assert((0 GT_REC_TYPES(GT_REC_ONE_)) == GT_REC_TYPE_MAX - 1 && GT_REC_TYPE_MAX <= 32,
+	       "record types are numbered from 1 without a gap, below 32 (GT_REC_THREADLESS_MASK)");
+#undef GT_REC_ONE_
 
 const char *gt_note_text(uint32_t what)
 {
@@ -250,9 +247,9 @@ int gt_note_gpu_incomplete(uint32_t what)
 size_t gt_rec_min_size(unsigned type)
 {
 	switch (type) {
-#define GT_V1_CASE(t, size)                                                                        \
-	case t: return (size);
-		GT_REC_V1_SIZES(GT_V1_CASE)
+#define GT_V1_CASE(T, num, name, v1, thread)                                                        \
+	case T: return (v1);
+		GT_REC_TYPES(GT_V1_CASE)
 #undef GT_V1_CASE
 	default: return 0;
 	}

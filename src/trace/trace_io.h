@@ -121,7 +121,7 @@ int gt_note_is_loss(uint32_t what);
 int gt_note_gpu_incomplete(uint32_t what);
 
 /* Minimum size of each record type: its frozen version-1 size
- * (GT_REC_V1_SIZES), 0 for unknown types. */
+ * (GT_REC_TYPES' v1 column), 0 for unknown types. */
 size_t gt_rec_min_size(unsigned type);
 /* A record returned by gt_tr_next is followed by this many zero bytes, so
  * a struct of today laid over a shorter, older record reads 0 past its end. */

@@ -9,22 +9,9 @@ static int one(const struct gt_trace_visitor *v, const struct gt_trace_reader *r
 	if (o->any && o->any(v->ctx, r, h) < 0)
 		return -1;
 	switch (h->type) {
-#define GT_VISIT(T, f, S)                                                                          \
-	case T:                                                                                    \
-		return o->f ? o->f(v->ctx, r, (const S *)(const void *)h) : 0;
-		GT_VISIT(GT_REC_API, api, struct gt_rec_api)
-		GT_VISIT(GT_REC_KERNEL, kernel, struct gt_rec_kernel)
-		GT_VISIT(GT_REC_MEMCPY, memcpy, struct gt_rec_memcpy)
-		GT_VISIT(GT_REC_MEMSET, memset, struct gt_rec_memset)
-		GT_VISIT(GT_REC_MEMORY, memory, struct gt_rec_memory)
-		GT_VISIT(GT_REC_RANGE, range, struct gt_rec_range)
-		GT_VISIT(GT_REC_COUNTER, counter, struct gt_rec_counter)
-		GT_VISIT(GT_REC_DROPPED, dropped, struct gt_rec_dropped)
-		GT_VISIT(GT_REC_DEVICE, device, struct gt_rec_device)
-		GT_VISIT(GT_REC_THREAD, thread, struct gt_rec_thread)
-		GT_VISIT(GT_REC_NCCL_COLL, nccl_coll, struct gt_rec_nccl_coll)
-		GT_VISIT(GT_REC_HOLD, hold, struct gt_rec_hold)
-		GT_VISIT(GT_REC_NOTE, note, struct gt_rec_note)
+#define GT_VISIT(T, num, name, v1, thread)                                                         \
+	case T: return o->name ? o->name(v->ctx, r, (const struct gt_rec_##name *)(const void *)h) : 0;
+		GT_REC_TYPES(GT_VISIT)
 #undef GT_VISIT
 	default: return 0;
 	}

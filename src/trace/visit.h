@@ -10,7 +10,9 @@
  * string table are valid only during the callback; a callback returning < 0
  * stops the pass (out of memory, or bad input it has explained in its own
  * error); `any` is called before the typed callback for every record,
- * string records included (readers that switch on the type themselves).
+ * string records included (readers that switch on the type themselves);
+ * a string record's typed callback (`string`) sees it after the reader
+ * has interned it.
  */
 #ifndef GT_TRACE_VISIT_H
 #define GT_TRACE_VISIT_H
@@ -21,19 +23,11 @@
 
 struct gt_trace_ops {
 	int (*any)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hdr *h);
-	int (*api)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_api *a);
-	int (*kernel)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_kernel *k);
-	int (*memcpy)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memcpy *m);
-	int (*memset)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memset *m);
-	int (*memory)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_memory *m);
-	int (*range)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_range *g);
-	int (*counter)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_counter *c);
-	int (*dropped)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_dropped *d);
-	int (*device)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_device *d);
-	int (*thread)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_thread *t);
-	int (*nccl_coll)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_nccl_coll *n);
-	int (*hold)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_hold *x);
-	int (*note)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_note *n);
+	/* one per record type, named as in GT_REC_TYPES: int (*kernel)(ctx, r, const struct gt_rec_kernel *) */
+#define GT_VISIT_FIELD_(T, num, name, v1, thread)                                                  \
+	int (*name)(void *ctx, const struct gt_trace_reader *r, const struct gt_rec_##name *rec);
+	GT_REC_TYPES(GT_VISIT_FIELD_)
+#undef GT_VISIT_FIELD_
 	/* after the last record (not called when the pass failed) */
 	int (*end)(void *ctx, const struct gt_trace_reader *r);
 	/* instead of `end` when the pass failed or never started (damage, a

@@ -82,6 +82,7 @@ static int seen(void *ctx, const struct gt_rec_hdr *h, unsigned want)
 		(void)r;                                                                           \
 		return seen(ctx, &x->h, T);                                                        \
 	}
+CB(string, struct gt_rec_string, GT_REC_STRING)
 CB(api, struct gt_rec_api, GT_REC_API)
 CB(kernel, struct gt_rec_kernel, GT_REC_KERNEL)
 CB(memcpy, struct gt_rec_memcpy, GT_REC_MEMCPY)
@@ -118,6 +119,7 @@ static void cb_release(void *ctx)
 
 static const struct gt_trace_ops all_ops = {
 	.any = cb_any,
+	.string = cb_string,
 	.api = cb_api,
 	.kernel = cb_kernel,
 	.memcpy = cb_memcpy,
@@ -150,6 +152,7 @@ TEST(trace_visit_one_callback_per_type)
 	ASSERT_EQ_INT(gt_trace_visit(&r, v, 2, err, sizeof(err)), 0);
 	gt_tr_close(&r);
 	ASSERT_EQ_INT(a.any, (int)NTYPES + 1); /* the string record too */
+	ASSERT_EQ_INT(a.by_type[GT_REC_STRING], 1);
 	for (size_t i = 0; i < NTYPES; i++) {
 		unsigned t = every_type[i].type;
 		ASSERT_EQ_INT(a.by_type[t], 1);
@@ -160,6 +163,19 @@ TEST(trace_visit_one_callback_per_type)
 	ASSERT_EQ_INT(a.release, 0);
 	ASSERT_EQ_INT(k.end, 1);
 	ASSERT_EQ_INT(k.release, 0);
+}
+
+/* GT_REC_TYPES' thread column, restated: the records that have no thread keep tid 0 in the tap */
+TEST(trace_format_threadless_types)
+{
+	uint32_t want = 1u << GT_REC_KERNEL | 1u << GT_REC_MEMCPY | 1u << GT_REC_MEMSET | 1u << GT_REC_MEMORY |
+			1u << GT_REC_DROPPED | 1u << GT_REC_DEVICE;
+	ASSERT_EQ_U64(GT_REC_THREADLESS_MASK, want);
+	ASSERT_EQ_INT(GT_REC_TYPE_MAX, GT_REC_NOTE + 1);
+	ASSERT_EQ_U64(gt_rec_min_size(GT_REC_STRING), 16);
+	ASSERT_EQ_U64(gt_rec_min_size(GT_REC_KERNEL), 96);
+	ASSERT_EQ_U64(gt_rec_min_size(GT_REC_NOTE), 32);
+	ASSERT_EQ_U64(gt_rec_min_size(GT_REC_TYPE_MAX), 0);
 }
 
 TEST(trace_visit_stop_releases_every_visitor)
