@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -397,22 +398,16 @@ static int find_nvdisasm(char *out, size_t cap)
 	return -1;
 }
 
-/* nvdisasm [-fun F1,F2,...] CUBIN, its output parsed as it comes (no shell: argv as given). */
-static int disasm_one(struct gt_pcs_data *d, uint64_t crc, const char *tool, const char *cubin, const char *funs)
+/* Start nvdisasm [-fun F1,F2,...] CUBIN with its output into `out` (no shell: argv as given).
+ * The child's pid, or -1. */
+static pid_t disasm_start(const char *tool, const char *cubin, const char *funs, const char *out)
 {
-	int fds[2];
-	if (pipe(fds) < 0)
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -1;
 	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
 	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
+		dup2(fd, 1);
 		int devnull = open("/dev/null", O_WRONLY);
 		if (devnull >= 0)
 			dup2(devnull, 2);
@@ -422,19 +417,8 @@ static int disasm_one(struct gt_pcs_data *d, uint64_t crc, const char *tool, con
 			execl(tool, tool, "-c", cubin, (char *)NULL);
 		_exit(127);
 	}
-	close(fds[1]);
-	FILE *in = fdopen(fds[0], "r");
-	int n = 0;
-	if (in) {
-		n = gt_pcs_sass_parse(d, crc, in);
-		fclose(in);
-	} else {
-		close(fds[0]);
-	}
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-	}
-	return n;
+	close(fd);
+	return pid;
 }
 
 static int by_str(const void *x, const void *y)
@@ -467,6 +451,45 @@ static char *module_funs(const struct gt_pcs_data *d, uint64_t crc)
 	return s;
 }
 
+/* One module to disassemble: with -fun first, then (when that filled nothing) whole. */
+struct sjob {
+	uint64_t crc;
+	char *funs;
+	int tries; /* runs started */
+	pid_t pid;
+	int done;
+};
+
+static double mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void sass_path(char *buf, size_t cap, const char *procdir, uint64_t crc, int out)
+{
+	if (out)
+		snprintf(buf, cap, "%s/pcsamp/.%016" PRIx64 ".sass.%d", procdir, crc, (int)getpid());
+	else
+		snprintf(buf, cap, "%s/pcsamp/%016" PRIx64 ".cubin", procdir, crc);
+}
+
+/* A finished run of job j: parse its output; 1 when it is to run again without -fun. */
+static int sass_collect(struct gt_pcs_data *d, const char *procdir, struct sjob *j, int *filled)
+{
+	char out[4400];
+	sass_path(out, sizeof(out), procdir, j->crc, 1);
+	FILE *f = fopen(out, "r");
+	int n = f ? gt_pcs_sass_parse(d, j->crc, f) : 0;
+	if (f)
+		fclose(f);
+	unlink(out);
+	if (n > 0)
+		*filled += n;
+	return n <= 0 && j->funs && j->tries == 1;
+}
+
 int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm)
 {
 	char tool[4096];
@@ -474,39 +497,96 @@ int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm
 		snprintf(tool, sizeof(tool), "%s", nvdisasm);
 	else if (find_nvdisasm(tool, sizeof(tool)) < 0)
 		return -1;
-	int filled = 0;
 	uint64_t *crcs = malloc((d->nrow ? d->nrow : 1) * sizeof(*crcs));
-	if (!crcs)
+	struct sjob *jobs = calloc(d->nrow ? d->nrow : 1, sizeof(*jobs));
+	if (!crcs || !jobs) {
+		free(crcs);
+		free(jobs);
 		return -1;
-	size_t nc = 0;
+	}
+	size_t nc = 0, nj = 0;
 	for (size_t i = 0; i < d->nrow; i++)
 		crcs[nc++] = d->row[i].crc;
 	gt_sort(crcs, nc, sizeof(*crcs), gt_cmp_u64);
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = 0; i < nc; i++) {
-		uint64_t crc = crcs[i];
-		if (i && crc == crcs[i - 1])
+		char cubin[4400];
+		sass_path(cubin, sizeof(cubin), procdir, crcs[i], 0);
+		if ((i && crcs[i] == crcs[i - 1]) || access(cubin, R_OK) != 0)
 			continue;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > SASS_BUDGET_S) {
-			d->sass_over_budget = 1; /* the rest keep no SASS: a run's end is not held up for long */
+		/* only the sampled functions (a framework's module holds thousands) */
+		jobs[nj].crc = crcs[i];
+		jobs[nj].funs = module_funs(d, crcs[i]);
+		jobs[nj].pid = -1;
+		nj++;
+	}
+	/* several at once (one a core, at most 8), for at most SASS_BUDGET_S */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int par = cpus > 8 ? 8 : cpus < 1 ? 1 : (int)cpus, running = 0, filled = 0;
+	double t0 = mono_s();
+	size_t next = 0;
+	for (;;) {
+		int over = mono_s() - t0 > SASS_BUDGET_S;
+		for (; !over && running < par && next < nj; next++) {
+			struct sjob *j = &jobs[next];
+			if (j->done || j->pid > 0)
+				continue;
+			char cubin[4400], out[4400];
+			sass_path(cubin, sizeof(cubin), procdir, j->crc, 0);
+			sass_path(out, sizeof(out), procdir, j->crc, 1);
+			j->pid = disasm_start(tool, cubin, j->tries == 0 ? j->funs : NULL, out);
+			j->tries++;
+			if (j->pid > 0)
+				running++;
+			else
+				j->done = 1;
+		}
+		if (!running)
+			break;
+		if (over) { /* over the budget: stop the rest, their modules keep no SASS */
+			d->sass_over_budget = 1;
+			for (size_t i = 0; i < nj; i++) {
+				if (jobs[i].pid <= 0)
+					continue;
+				kill(jobs[i].pid, SIGKILL);
+				while (waitpid(jobs[i].pid, NULL, 0) < 0 && errno == EINTR) {
+				}
+				char out[4400];
+				sass_path(out, sizeof(out), procdir, jobs[i].crc, 1);
+				unlink(out);
+				jobs[i].pid = -1;
+			}
 			break;
 		}
-		char cubin[4400];
-		snprintf(cubin, sizeof(cubin), "%s/pcsamp/%016" PRIx64 ".cubin", procdir, crc);
-		if (access(cubin, R_OK) != 0)
-			continue;
-		/* only the sampled functions (a framework's module holds thousands); all of it when that
-		 * finds nothing (an nvdisasm without -fun) */
-		char *funs = module_funs(d, crc);
-		int n = funs ? disasm_one(d, crc, tool, cubin, funs) : 0;
-		if (n <= 0)
-			n = disasm_one(d, crc, tool, cubin, NULL);
-		free(funs);
-		if (n > 0)
-			filled += n;
+		/* our children only (gputap may have others): each polled, a short sleep when none ended */
+		int ended = 0;
+		for (size_t i = 0; i < nj; i++) {
+			struct sjob *j = &jobs[i];
+			if (j->pid <= 0)
+				continue;
+			int st = 0;
+			pid_t r = waitpid(j->pid, &st, WNOHANG);
+			if (r == 0 || (r < 0 && errno == EINTR))
+				continue;
+			ended++;
+			j->pid = -1;
+			running--;
+			if (r > 0 && sass_collect(d, procdir, j, &filled)) {
+				if (next > i)
+					next = i; /* again, whole (an nvdisasm without -fun) */
+			} else {
+				j->done = 1;
+			}
+		}
+		if (!ended) {
+			struct timespec q = {0, 5000000};
+			nanosleep(&q, NULL);
+		}
+		if (mono_s() - t0 > SASS_BUDGET_S && next < nj)
+			d->sass_over_budget = 1;
 	}
+	for (size_t i = 0; i < nj; i++)
+		free(jobs[i].funs);
+	free(jobs);
 	free(crcs);
 	d->sass_found = 0;
 	for (size_t i = 0; i < d->nrow; i++)

@@ -158,6 +158,38 @@ static const struct rg *innermost(const struct rctx *c, uint32_t tid, uint64_t t
 	return NULL;
 }
 
+/* The innermost range of any other thread open at t (a framework that launches from worker threads:
+ * PyTorch's backward pass runs on its autograd thread while the step's range is open on the main
+ * thread), or NULL. */
+static const struct rg *innermost_other(const struct rctx *c, uint32_t tid, uint64_t t)
+{
+	const struct rg *best = NULL;
+	int depth = -1;
+	for (size_t i = 0; i < c->nrg;) {
+		uint32_t u = c->rg[i].tid;
+		size_t j = i;
+		while (j < c->nrg && c->rg[j].tid == u)
+			j++;
+		if (u != tid) {
+			const struct rg *m = innermost(c, u, t);
+			int dpt = 0;
+			for (const struct rg *x = m; x && x->parent && dpt < 64; dpt++) {
+				const struct rg *p = NULL;
+				for (size_t k = i; k < j && !p; k++)
+					if (c->rg[k].id == x->parent)
+						p = &c->rg[k];
+				x = p;
+			}
+			if (m && dpt > depth) {
+				best = m;
+				depth = dpt;
+			}
+		}
+		i = j;
+	}
+	return best;
+}
+
 /* "outer/inner" of range m (its parents found by id). */
 static void path_of(const struct rctx *c, const struct gt_map *by_id, const struct rg *m, char *buf, size_t cap)
 {
@@ -211,11 +243,17 @@ static int on_end(void *ctx, const struct gt_trace_reader *r)
 			continue; /* no samples */
 		uint64_t *li = k->corr ? gt_map_get(&c->corr_ln, k->corr) : NULL;
 		const struct rg *m = li ? innermost(c, c->ln[*li - 1].tid, c->ln[*li - 1].t) : NULL;
+		const struct rg *o = li && !m ? innermost_other(c, c->ln[*li - 1].tid, c->ln[*li - 1].t) : NULL;
 		char path[1024];
-		if (m)
+		if (m) {
 			path_of(c, &by_id, m, path, sizeof(path));
-		else
+		} else if (o) {
+			path_of(c, &by_id, o, path, sizeof(path) - 16);
+			size_t n = strlen(path);
+			snprintf(path + n, sizeof(path) - n, " (other thread)");
+		} else {
 			snprintf(path, sizeof(path), "(none)");
+		}
 		struct gt_pcs_range_row *w = NULL;
 		for (size_t j = d->nrr; j-- > 0 && !w;)
 			if (strcmp(d->rr[j].kernel, kn) == 0 && strcmp(d->rr[j].range, path) == 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/demangle.h"
+#include "core/sort.h"
 #include "export/pcsamp.h"
 #include "export/writers.h"
 #include "report/svg.h"
@@ -14,6 +15,18 @@
 /* One colour per stall group (index as gt_pcs_group_name), cycling. */
 static const char *const colours[] = {"#d62728", "#9467bd", "#1f77b4", "#ff7f0e", "#8c564b", "#e377c2",
 				      "#bcbd22", "#7f7f7f", "#2ca02c", "#17becf", "#aec7e8", "#ffbb78"};
+
+struct rsum {
+	const char *range, *top;
+	double samples, top_samples;
+};
+static int by_rsum(const void *x, const void *y)
+{
+	const struct rsum *a = x, *b = y;
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return strcmp(a->range, b->range);
+}
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -73,21 +86,38 @@ static void text_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 	if (d->nk > (size_t)max_k)
 		fprintf(out, "  (%zu more kernels)\n", d->nk - (size_t)max_k);
 	if (d->nrr) {
-		fputs("  by NVTX range (a kernel's samples split by its GPU time in each range):\n", out);
-		size_t shown = 0;
-		for (size_t i = 0; i < d->nrr && shown < (size_t)max_k; i++) {
+		/* per range: its samples (every kernel's share) and its hottest kernel, most samples first */
+		struct rsum *v = calloc(d->nrr, sizeof(*v));
+		size_t n = 0;
+		for (size_t i = 0; v && i < d->nrr; i++) {
 			const struct gt_pcs_range_row *w = &d->rr[i];
-			if (w->samples < 0.5)
-				continue;
-			char dm[2048], nm[64], rg[40];
-			gt_out_short_name(nm, sizeof(nm), gt_demangle_to(w->kernel, dm, sizeof(dm)), 30);
-			size_t n = strlen(w->range);
-			snprintf(rg, sizeof(rg), "%s%s", n > 24 ? "..." : "", n > 24 ? w->range + n - 21 : w->range);
-			fprintf(out, "    %-24s %-30s %9.0f\n", rg, nm, w->samples);
-			shown++;
+			struct rsum *x = NULL;
+			for (size_t j = 0; j < n && !x; j++)
+				if (strcmp(v[j].range, w->range) == 0)
+					x = &v[j];
+			if (!x) {
+				x = &v[n++];
+				x->range = w->range;
+			}
+			x->samples += w->samples;
+			if (!x->top || w->samples > x->top_samples) {
+				x->top = w->kernel;
+				x->top_samples = w->samples;
+			}
 		}
-		if (d->nrr > shown)
-			fprintf(out, "    (all: %s/" GT_PCS_FILE_RANGES ")\n", proc);
+		gt_sort(v, n, sizeof(*v), by_rsum);
+		fputs("  by NVTX range (a kernel's samples split by its GPU time in each range):\n", out);
+		for (size_t i = 0; i < n && i < (size_t)max_k; i++) {
+			char dm[2048], nm[64], rg[40];
+			gt_out_short_name(nm, sizeof(nm), gt_demangle_to(v[i].top, dm, sizeof(dm)), 30);
+			size_t len = strlen(v[i].range);
+			snprintf(rg, sizeof(rg), "%s%s", len > 30 ? "..." : "", len > 30 ? v[i].range + len - 27 : v[i].range);
+			fprintf(out, "    %-30s %9.0f %5.1f%%  top: %s %.0f%%\n", rg, v[i].samples, pct((uint64_t)v[i].samples, d->samples),
+				nm, v[i].samples > 0 ? 100.0 * v[i].top_samples / v[i].samples : 0.0);
+		}
+		if (n > (size_t)max_k)
+			fprintf(out, "    (%zu more ranges in %s/" GT_PCS_FILE_RANGES ")\n", n - (size_t)max_k, proc);
+		free(v);
 	}
 	fprintf(out, "  per PC: %s/" GT_PCS_FILE_SAMPLES "; per kernel: " GT_PCS_FILE_KERNELS ", " GT_PCS_FILE_JSON "\n", proc);
 }
@@ -150,6 +180,8 @@ static void html_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 		      out);
 		for (size_t i = 0; i < d->nrr && (int)i < max_k * 4; i++) {
 			const struct gt_pcs_range_row *w = &d->rr[i];
+			if (w->samples < 0.5)
+				continue;
 			char dm[2048], nm[128];
 			gt_out_short_name(nm, sizeof(nm), gt_demangle_to(w->kernel, dm, sizeof(dm)), 60);
 			fputs("<tr><td>", out);

@@ -118,6 +118,12 @@ grep -q '<h2 id="pc-sampling">PC sampling</h2>' "$T/run/report.html" && grep -q 
 "$GPUTAP" report "$T/run" >"$T/rep.out" 2>&1
 grep -q 'PC sampling of pid' "$T/rep.out" && ok report-table || notok report-table "$(cat "$T/rep.out")"
 
+# an nvdisasm that refuses -fun: the whole module is disassembled instead
+GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" FAKE_NVDISASM_NOFUN=1 FAKE_NVDISASM_LOG="$T/nv5.log" "$GPUTAP" run -o "$T/run5" \
+	--pc-sampling -- "$T/client" pcsamp 1 >/dev/null 2>&1
+grep -q ',0x80,.*,EXIT,' "$T"/run5/pid*/pc_samples.csv && [ "$(wc -l <"$T/nv5.log")" = 2 ] &&
+	grep -qx -- '-c .*abcd.cubin' "$T/nv5.log" && ok run-sass-without-fun || notok run-sass-without-fun "$(cat "$T/nv5.log")"
+
 # no nvdisasm: one warning, the per-kernel files all the same
 GPUTAP_NVDISASM=/nonexistent "$GPUTAP" run -o "$T/run2" --pc-sampling -- "$T/client" pcsamp 1 >/dev/null 2>"$T/run2.err"
 grep -q 'nvdisasm not found' "$T/run2.err" && ls "$T"/run2/pid*/pc_kernels.csv >/dev/null 2>&1 && ok run-no-nvdisasm ||

@@ -1,8 +1,10 @@
 #!/bin/sh
 # A stand-in for the toolkit's nvdisasm (GPUTAP_NVDISASM) for tests/cli/t_pcsamp.sh: prints, in
 # nvdisasm's layout, the code of the stand-in CUPTI's module (tests/tap/fake_cupti.c).  Its
-# arguments go to $FAKE_NVDISASM_LOG, one call a line.
+# arguments go to $FAKE_NVDISASM_LOG, one call a line; FAKE_NVDISASM_NOFUN=1 refuses -fun (an
+# nvdisasm without it).
 [ -n "${FAKE_NVDISASM_LOG:-}" ] && echo "$*" >>"$FAKE_NVDISASM_LOG"
+[ -n "${FAKE_NVDISASM_NOFUN:-}" ] && [ "$2" = -fun ] && { echo "nvdisasm: unknown option -fun" >&2; exit 1; }
 for a in "$@"; do last=$a; done
 head -c 9 "$last" | grep -q FAKECUBIN || { echo "nvdisasm: not a cubin: $last" >&2; exit 1; }
 cat <<'SASS'

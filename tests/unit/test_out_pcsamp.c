@@ -194,6 +194,15 @@ static void write_trace(const char *path)
 		k.end_ns = 2000 + ln[i][4];
 		gt_tw_write(&w, &k, sizeof(k), 1);
 	}
+	struct gt_rec_kernel k; /* a kernel whose launch was not recorded */
+	memset(&k, 0, sizeof(k));
+	k.h.type = GT_REC_KERNEL;
+	k.h.size = sizeof(k);
+	k.name_id = 4;
+	k.corr_id = 99;
+	k.start_ns = 2500;
+	k.end_ns = 2600;
+	gt_tw_write(&w, &k, sizeof(k), 1);
 	gt_tw_close(&w, 3000, 0, 0, 0);
 }
 
@@ -207,17 +216,19 @@ TEST(out_pcsamp_ranges)
 	ASSERT_EQ_INT(gt_pcs_load(write_run(gt_test_tmpdir()), &d, err, sizeof(err)), 0);
 	ASSERT_EQ_INT(gt_pcs_summarize(&d), 0);
 	ASSERT_EQ_INT(gt_pcs_ranges(&d, trace, err, sizeof(err)), 0);
-	/* _Z1av: 600 ns, 50 samples: (none) 100 ns, step/bwd 400 ns (two launches), step/fwd 100 ns; _Z1bv in step */
+	/* _Z1av: 700 ns, 50 samples: 100 ns of a launch not recorded, step/bwd 400 ns (two launches), step/fwd 100 ns, and 100 ns launched by
+	 * thread 8 (no range of its own) while step/fwd was open on thread 7; _Z1bv in step */
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	ASSERT_EQ_INT(gt_pcs_write_ranges(&d, f), 0);
 	fclose(f);
 	ASSERT_EQ_STR(text, "range,kernel,launches,gpu_time_ns,samples\n"
-			    "(none),_Z1av,1,100,8.3\n"
+			    "(none),_Z1av,1,100,7.1\n"
 			    "step,_Z1bv,1,50,10.0\n"
-			    "step/bwd,_Z1av,2,400,33.3\n"
-			    "step/fwd,_Z1av,1,100,8.3\n");
+			    "step/bwd,_Z1av,2,400,28.6\n"
+			    "step/fwd,_Z1av,1,100,7.1\n"
+			    "step/fwd (other thread),_Z1av,1,100,7.1\n");
 	free(text);
 	/* read back with the samples: the tables' source */
 	gt_test_write_file(gt_test_tmpdir(), "pc_ranges.csv", "range,kernel,launches,gpu_time_ns,samples\nstep,_Z1bv,1,50,10.0\n",
