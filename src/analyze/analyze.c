@@ -848,6 +848,7 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 		c.tl.hta.cpu_stream_events = c.hta_cpu_stream;
 		r->hta = c.tl.hta;
 		r->launched_only = o->launched_only;
+		r->all_rows = o->all_rows;
 		r->without_last_step = o->without_last_step;
 		r->has_timeline = 1;
 		r->ops_by_launch = c.tl.by_launch;

@@ -188,6 +188,7 @@ struct gt_an_result {
 	struct gt_an_kernel *kernels; /* by source, then kind, then time (largest first) */
 	size_t nkernels;
 	int top;                      /* rows per kind and rank in the text's top-kernel table */
+	int all_rows;                 /* opts.all_rows: the text's per-iteration table is not capped */
 	double kernel_wait_ns, runtime_cutoff_ns, delay_cutoff_ns;
 	struct gt_an_membw *membw;    /* by GPU, then kind */
 	size_t nmembw;
@@ -219,6 +220,10 @@ struct gt_an_map;
 /* GPU operations sorted in memory at once before a sorted run is written to a temporary file
  * (default 2^20, 24 MiB).  Fuzz targets make it small: quick runs, and the spill path exercised. */
 extern size_t gt_an_sort_chunk;
+
+/* Rows of the text's per-iteration table without --all-rows (as the report's 200); JSON and CSV
+ * always hold every row. */
+#define GT_AN_TEXT_ROWS 200
 
 /* The largest --iters / --gpus (and num_of_iters / num_of_gpus of a config). */
 #define GT_AN_MAX_COUNT 1000000
@@ -256,6 +261,7 @@ struct gt_an_opts {
 	double runtime_cutoff_ns, delay_cutoff_ns; /* launch statistics (0: 50 µs, 100 µs) */
 	int buckets;           /* time buckets of the series (0: 20) */
 	int per_iter_kernels;  /* keep per-iteration rows per kernel name (gputap diff) */
+	int all_rows;          /* text: every per-iteration row (default: the first GT_AN_TEXT_ROWS) */
 	const struct gt_an_sink *sink; /* every GPU op of the timelines, NULL: none */
 	int findings;          /* also find what is wrong (analyze/findings.h): result.findings */
 	/* gputap trace inputs read by the caller, so that the analysis shares one pass over each trace with

@@ -171,12 +171,22 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 			else
 				fprintf(f, "\nMeasured per iteration (%s):\n", r->iter_source);
 			window_header(f, lw, "Iteration/GPU");
+			size_t rows = 0, left = 0; /* capped as the report's tables are (--all-rows) */
 			for (size_t i = 0; i < r->ngpu; i++)
 				for (size_t j = 0; j < r->gpu[i].niters; j++) {
 					char lab[96];
+					if (!r->all_rows && rows >= GT_AN_TEXT_ROWS) {
+						left++;
+						continue;
+					}
+					rows++;
 					snprintf(lab, sizeof(lab), "%zu %s", j, r->gpu[i].label);
 					print_window(f, lw, lab, &r->gpu[i].iters[j]);
 				}
+			if (left)
+				fprintf(f, "... %zu more rows left out (%zu shown); --all-rows shows them (JSON and CSV hold "
+					   "every row)\n",
+					left, rows);
 		}
 		gt_an_text_detail(r, f);
 	}

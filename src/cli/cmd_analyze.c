@@ -16,14 +16,15 @@ const char cmd_analyze_help[] =
     "       gputap analyze [--map F] [--iters N] [--gpus N] [--nvtx TAG] [--format text|json|csv]\n"
     "                      [--title T] [--progress] [--collectives] [--launched-only]\n"
     "                      [--without-last-step] [--hta-view] [--top N] [--kernel-wait-us X]\n"
-    "                      [--buckets N] INPUT...\n"
+    "                      [--buckets N] [--all-rows] INPUT...\n"
     "\n"
     "Summarise where GPU time goes: kernel time by class, NCCL time by collective, memory\n"
     "operations, NVTX iterations, and, for inputs with a timeline, the measured overlap of\n"
     "communication with compute, exposed communication and idle time, per GPU and per iteration.\n"
     "\n"
     "INPUT is one of:\n"
-    "  DIR                a gputap run directory (every DIR/<proc>/trace.gtr; one rank per <proc>)\n"
+    "  DIR                a gputap run directory (every DIR/<proc>/trace.gtr; one rank per <proc>), or\n"
+    "                     a folder of PyTorch profiler traces (every *.json[.gz] in it; one rank each)\n"
     "  FILE.gtr           one gputap trace\n"
     "  PREFIX             nsys summary CSVs PREFIX_cuda_gpu_kern_sum.csv (required),\n"
     "                     PREFIX_cuda_gpu_mem_time_sum.csv, PREFIX_nvtx_gpu_proj_trace.csv (optional;\n"
@@ -65,6 +66,8 @@ const char cmd_analyze_help[] =
     "  --kernel-wait-us X idle gaps on a stream under X us that are not host wait are kernel wait (30,\n"
     "                     as HTA 0.5 applies its default to its microsecond timestamps)\n"
     "  --buckets N        time buckets of the queue-length and bandwidth series in JSON/CSV (20)\n"
+    "  --all-rows         text: every row of the per-iteration table (default: the first 200 and a\n"
+    "                     line saying how many were left out; JSON and CSV hold every row)\n"
     "  -h, --help         this help\n"
     "\n"
     "Definitions (docs/analyze.md): busy = |union of kernel, memcpy and memset intervals| of a GPU;\n"
@@ -112,6 +115,7 @@ int cmd_analyze(int argc, char **argv)
 	    {"launched-only", no_argument, 0, 'L'}, {"without-last-step", no_argument, 0, 'W'},
 	    {"hta-view", no_argument, 0, 'H'},      {"top", required_argument, 0, 'T'},
 	    {"kernel-wait-us", required_argument, 0, 'K'}, {"buckets", required_argument, 0, 'B'},
+	    {"all-rows", no_argument, 0, 'A'},
 	    {0, 0, 0, 0},
 	};
 	const char *config = NULL, *mapf = NULL, *format = "text";
@@ -138,6 +142,7 @@ int cmd_analyze(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 't': o.title = optarg; break;
 		case 'p': o.progress = 1; break;
+		case 'A': o.all_rows = 1; break;
 		case 'C': o.collectives = 1; break;
 		case 'L': o.launched_only = 1; break;
 		case 'W': o.without_last_step = 1; break;

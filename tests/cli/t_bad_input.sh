@@ -322,4 +322,22 @@ if [ -e "$T/ub1" ] || [ -e "$T/ub2" ] || [ -e "$T/ub3" ]; then notok usage-no-ru
 bad usage-buckets-0 2 "--buckets wants an integer from 1 to 10000, not '0'" "$GPUTAP" analyze --buckets 0 "$B/csv/ok"
 if [ "$(grep -c 'error' "$T/b.all")" -eq 1 ]; then ok usage-buckets-0-one-message; else notok usage-buckets-0-one-message "$(cat "$T/b.all")"; fi
 
+# 20. the text's per-iteration table is capped at 200 rows (as the report's tables), saying how
+# many were left out; --all-rows shows them all
+python3 - "$T/steps.json" <<'PY'
+import json, sys
+ev = []
+for i in range(300):
+    t = 1000 + i * 100
+    ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1, "tid": 1, "ts": t, "dur": 90})
+    ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": t + 10, "dur": 5,
+               "args": {"device": 0, "stream": 7}})
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+bad rows-capped 0 "... 100 more rows left out (200 shown); --all-rows shows them" "$GPUTAP" analyze "$T/steps.json"
+n=$(grep -c '^[0-9][0-9]* steps.json/gpu0 ' "$T/b.out")
+[ "$n" -eq 200 ] && ok rows-capped-200 || notok rows-capped-200 "$n rows"
+bad rows-all 0 "299 steps.json/gpu0" "$GPUTAP" analyze --all-rows "$T/steps.json"
+lacks rows-all-nothing-left-out "more rows left out"
+
 finish
