@@ -2,8 +2,9 @@
 #
 # Sources are found by folder, so adding a file needs no edit here:
 #   src/core/*.c      compiled into both the CLI and libgputap.so (which links libz.so.1)
-#   src/gpu/probe.c   (where libcuda and CUPTI are found) both, too
-#   src/trace/trace_io.c  (the binary trace, written by the tap, read by the CLI) both, too
+#   BOTH_SRC          files of other folders compiled into both, too: in gpu/, where libcuda
+#                     and CUPTI are found (probe.c) and CUPTI's profiler API (cuprof.c); in
+#                     trace/, the binary trace (written by the tap, read by the CLI)
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
 #   src/{analyze,run,export,report,liblog,libperf,gpu,cli}/*.c   the gputap CLI
@@ -44,14 +45,15 @@ ifeq ($(STATIC_DEPS),1)
 LIBS := -Wl,-Bstatic -lyajl_s -lsqlite3 -lz -Wl,-Bdynamic -ldl -lpthread -lm
 endif
 
-CORE_SRC := $(wildcard src/core/*.c) src/gpu/probe.c src/trace/trace_io.c
+BOTH_SRC := src/gpu/probe.c src/gpu/cuprof.c src/trace/trace_io.c
+CORE_SRC := $(wildcard src/core/*.c) $(BOTH_SRC)
 TAP_SRC := $(wildcard src/tap/*.c)
 TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c hold.c holdtab.c holdstub.c))
 TAP_PURE += src/tap/rangeagg.c
 TAP_PURE += src/tap/ticks.c
 TAP_PURE += src/tap/pcsamp_agg.c
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
-	$(filter-out src/gpu/probe.c,$(wildcard src/gpu/*.c)) $(filter-out src/trace/trace_io.c,$(wildcard src/trace/*.c)) src/cli/*.c)
+	$(filter-out $(BOTH_SRC),$(wildcard src/gpu/*.c src/trace/*.c)) src/cli/*.c)
 # the tap's reading of its environment: gputap run refuses (usage) what the library would only warn about
 CLI_SRC += src/tap/env.c
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -148,8 +150,11 @@ lint:
 gpu-bundle:
 	$(MAKE) O=.carry/build STATIC_DEPS=1 .carry/build/gputap .carry/build/libgputap.so
 
-demo: all
-	tools/demo.sh
+# a headline, then the build without its command lines (make -s), then the demo
+demo:
+	@echo "gputap demo: gputap's analyses on real GPU work (building gputap first: make -s)"
+	@$(MAKE) -s --no-print-directory all
+	@GPUTAP=$(abspath $(GPUTAP)) tools/demo.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -35,17 +35,17 @@ fi
 cd "$top"
 map=examples/kernel-classes.json
 k=tests/fixtures/kineto-2rank-nccl
-echo "gputap demo: no GPU here; analysing recorded work:"
+echo "gputap demo: no GPU here; what gputap finds in recorded work:"
 echo "  1. two ranks of a real NCCL training job (PyTorch profiler traces in $k/)"
 echo "  2. examples/recorded/torch-train: a PyTorch training run recorded with gputap on an H100"
 echo "  3. examples/recorded/cuda-example: the bundled CUDA example recorded with gputap on an H200"
 echo
-echo "=== 1. gputap analyze --map $map $k/rank0.json.gz $k/rank1.json.gz"
+# each input: the report's summary on the terminal (a screenful), the page and the full analysis
+# (gputap analyze: every table) in files
+echo "=== 1. two ranks of a real NCCL job: gputap report --map $map $k/rank0.json.gz $k/rank1.json.gz"
 mkdir -p "$outabs/nccl-2rank"
-"$gputap" analyze --map "$map" "$k/rank0.json.gz" "$k/rank1.json.gz" | tee "$outabs/nccl-2rank/analysis.txt"
+"$gputap" analyze --map "$map" "$k/rank0.json.gz" "$k/rank1.json.gz" >"$outabs/nccl-2rank/analysis.txt"
 "$gputap" analyze --map "$map" --format json "$k/rank0.json.gz" "$k/rank1.json.gz" >"$outabs/nccl-2rank/analysis.json"
-echo
-echo "=== gputap report --map $map -o $out/nccl-2rank/report.html $k/rank0.json.gz $k/rank1.json.gz"
 "$gputap" report --map "$map" -o "$outabs/nccl-2rank/report.html" "$k/rank0.json.gz" "$k/rank1.json.gz"
 n=2
 for run in torch-train cuda-example; do
@@ -53,10 +53,11 @@ for run in torch-train cuda-example; do
 	echo "=== $n. examples/recorded/$run: gputap convert, analyze, report (copied to $out/$run)"
 	cp -r "examples/recorded/$run" "$outabs/$run"
 	"$gputap" convert "$outabs/$run" >/dev/null
-	"$gputap" analyze --map "$map" "$outabs/$run" >"$outabs/$run/analysis.txt"
+	"$gputap" analyze --map "$map" "$outabs/$run" >"$outabs/$run/analysis.txt" 2>/dev/null # its notes: below
 	"$gputap" report --map "$map" "$outabs/$run"
 	n=$((n + 1))
 done
 echo
 echo "gputap demo: files in $out/: nccl-2rank/report.html, torch-train/report.html, cuda-example/report.html"
-echo "  (the analyses in */analysis.txt; load */*/trace.json of the recorded runs in ui.perfetto.dev)"
+echo "  every table of each: gputap analyze (in */analysis.txt); the timelines: */*/trace.json of the"
+echo "  recorded runs in ui.perfetto.dev"

@@ -9,9 +9,9 @@
 #include <yajl/yajl_gen.h>
 
 #include "cli/commands.h"
-#include "core/cuprof.h"
 #include "core/log.h"
 #include "core/rmagg.h"
+#include "gpu/cuprof.h"
 #include "gpu/nvml.h"
 #include "gpu/probe.h"
 

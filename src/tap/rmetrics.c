@@ -43,10 +43,10 @@
 #include <cuda.h>
 #include <cupti.h>
 
-#include "core/cuprof.h"
 #include "core/log.h"
 #include "core/rmagg.h"
 #include "core/rmcache.h"
+#include "gpu/cuprof.h"
 #include "gputap.h"
 #include "tap/api.h"
 #include "tap/rmetrics.h"

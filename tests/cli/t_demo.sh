@@ -14,18 +14,29 @@ demo "$T/d" >"$T/demo.out" 2>"$T/demo.err"
 rc=$?
 [ $rc -eq 0 ] && ok exit-0 || notok exit-0 "exit $rc" "$(tail -20 "$T/demo.err")"
 O="$T/demo.out"
+A="$T/d/nccl-2rank/analysis.txt" # every table; the terminal gets each input's summary
 contains says-no-gpu "$O" "gputap demo: no GPU here"
-contains iterations-per-rank "$O" "Measured per iteration (profiler-step"
+contains iterations-per-rank "$A" "Measured per iteration (profiler-step"
 contains iterations-two-ranks "$O" "iterations   2 (profiler-step) on 2 GPUs"
 contains iterations-torch-train "$O" "iterations   10 (profiler-step) on 1 GPU"
-contains nccl-table "$O" "NCCL Statistic:"
+contains nccl-table "$A" "NCCL Statistic:"
 contains nccl-sendrecv "$O" "SendRecv"
 contains nccl-overlap "$O" "overlap      communication 775 ms, 17.4% of it hidden by compute"
 contains classes "$O" "embedding "
 contains classes-gemm "$O" "gemm "
-contains idle-by-cause "$O" "Idle time per stream by cause"
+contains idle-by-cause "$A" "Idle time per stream by cause"
 contains top-kernels "$O" "top comm     ncclKernel_SendRecv"
 contains library "$O" "library      5 configs"
+# a screenful per input, not every table: at most 25 lines from one "===" to the next
+awk '/^===/ { if (n > m) m = n; n = 0 } { n++ } END { if (n > m) m = n; print m }' "$O" >"$T/maxlines"
+[ "$(cat "$T/maxlines")" -le 25 ] && ok lines-per-input || notok lines-per-input "$(cat "$T/maxlines") lines in one part"
+# make demo opens with its headline, not the build's command lines
+make -n -s -C "$top" demo O="$T/nobuild" 2>/dev/null | head -3 >"$T/make-n"
+if head -1 "$T/make-n" | grep -q '^echo "gputap demo: ' && ! grep -q '^cc \|^gcc ' "$T/make-n"; then
+	ok make-demo-headline-first
+else
+	notok make-demo-headline-first "$(cat "$T/make-n")"
+fi
 # no error, and the demo's class map is unambiguous on its inputs
 if grep -q "error\|match keys of two classes" "$T/demo.err" "$O"; then
 	notok no-errors "$(grep "error\|match keys" "$T/demo.err" "$O" | head -5)"; else ok no-errors; fi

@@ -5,9 +5,9 @@
 
 #include <yajl/yajl_tree.h>
 
-#include "core/cuprof.h"
-#include "gpu/probe.h"
 #include "core/rmagg.h"
+#include "gpu/cuprof.h"
+#include "gpu/probe.h"
 
 static const char *const M2[] = {"gpu__time_duration.sum", "smsp__inst_executed.sum"};
 static const char *const U2[] = {"nsecond", "inst"};

@@ -1,5 +1,5 @@
-/* core/cuprof.c — CUPTI Profiler Host and Range Profiler, loaded at run time.  See cuprof.h. */
-#include "core/cuprof.h"
+/* gpu/cuprof.c — CUPTI Profiler Host and Range Profiler, loaded at run time.  See cuprof.h. */
+#include "gpu/cuprof.h"
 
 #include "gpu/probe.h"
 

@@ -1,5 +1,5 @@
 /*
- * core/cuprof.h — CUPTI's Profiler Host and Range Profiler APIs, loaded at
+ * gpu/cuprof.h — CUPTI's Profiler Host and Range Profiler APIs, loaded at
  * run time from libcupti (never linked), for the library's range metrics
  * and for `gputap info --metrics`.
  *
@@ -13,8 +13,8 @@
  * sentence into err.  GT_CUPROF_EPERM is CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
  * gt_cuprof_perm_help() is the one message that names the fix.
  */
-#ifndef GT_CORE_CUPROF_H
-#define GT_CORE_CUPROF_H
+#ifndef GT_GPU_CUPROF_H
+#define GT_GPU_CUPROF_H
 
 #include <stddef.h>
 #include <stdint.h>
