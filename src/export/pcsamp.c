@@ -337,6 +337,7 @@ int gt_pcs_sass_parse(struct gt_pcs_data *d, uint64_t crc, FILE *in)
 		/* a function's code: ".section .text.NAME,..." or the label ".text.NAME:" */
 		if (strncmp(s, ".section", 8) == 0 || strncmp(s, ".text.", 6) == 0) {
 			char *t = strstr(s, ".text.");
+			fn[0] = '\0'; /* a data section (.debug_frame, .nv.info): no instructions */
 			if (t) {
 				t += 6;
 				size_t n = strcspn(t, ",: \t\r\n");

@@ -93,7 +93,9 @@ TEST(out_pcsamp_sass_parse)
 				  "        /*0010*/                   NOP ;\n"
 				  "        /*0020*/                   LDG.E R2, desc[UR4][R2.64] ;   /* 0x0000000402027981 */\n"
 				  "        /*0030*/               @!P0 BRA `(.L_x_1) ;\n"
-				  "        /*0040*/                   EXIT ;\n";
+				  "        /*0040*/                   EXIT ;\n"
+				  "\t.section\t.debug_frame,\"\",@progbits\n"
+				  "        /*0020*/ \t.byte\t0xff, 0xff\n";
 	FILE *f = fmemopen(dis, sizeof(dis) - 1, "r");
 	ASSERT_EQ_INT(gt_pcs_sass_parse(&d, 0xfeed, f), 4);
 	fclose(f);
