@@ -38,11 +38,12 @@ cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat
 	"$top/src/core/blockz.c" "$top/src/core/csvio.c" -lz 2>"$T/cc.err" && ok build-trace-stat ||
 	notok build-trace-stat "$(cat "$T/cc.err")"
 
-# run NAME SCENARIO ENV...: the client under the tap; its folder, stand-in log, results and output under $T/NAME*
+# run NAME SCENARIO ENV...: the client under the tap (at most 15 s: exit status 124 when it hangs); its
+# folder, stand-in log, results and output under $T/NAME*
 run() {
 	local n=$1 sc=$2
 	shift 2
-	env LD_PRELOAD="$LIBGPUTAP" NVTX_INJECTION64_PATH="$LIBGPUTAP" GPUTAP_OUT="$T/$n" GPUTAP_CUPTI_LIB="$T/libfakerp.so" \
+	timeout -k 3 15 env LD_PRELOAD="$LIBGPUTAP" NVTX_INJECTION64_PATH="$LIBGPUTAP" GPUTAP_OUT="$T/$n" GPUTAP_CUPTI_LIB="$T/libfakerp.so" \
 		GPUTAP_METRICS=smsp__inst_executed.sum,gpu__time_duration.sum GPUTAP_METRICS_CACHE=0 \
 		RM_LIBCUDA="$T/libcuda.so.1" FAKE_RP_LOG="$T/$n.log" RM_RESULTS="$T/$n.json" "$@" \
 		"$T/client" "$sc" >"$T/$n.out" 2>&1
@@ -255,6 +256,24 @@ for m in kernel auto; do
 	row "d$m" r all $I kernels=5 sum=320 && row "d$m" r all $D sum=3100 && [ "$(grep -c '^config' "$T/d$m.log")" -ge 2 ] &&
 		results "d$m" 'r["r"]["kernels"] == 5 and m["r"]["kernels"] == 5' &&
 		ok "context-destroyed-$m" || notok "context-destroyed-$m" "$(why "d$m")"
+done
+
+# 8. counters restricted to administrators, found by CUPTI at the counter availability, at the range
+# profiler's enable or at its start: one message naming the fix, range metrics off, the program and the
+# recording go on and end normally (no hang, the trace complete)
+for e in availability enable start; do
+	for m in kernel range; do
+		n="x$e$m"
+		run "$n" plain GPUTAP_METRICS_MODE=$m FAKE_RP_EPERM=$e RM_API=gputap
+		rc=$?
+		[ $rc -eq 0 ] && [ "$(grep -c 'restricted to administrators' "$T/$n.out")" -eq 1 ] &&
+			case "$(trace_of "$n")" in *.gtr) true ;; *) false ;; esac &&
+			ok "restricted-counters-$e-$m" ||
+			notok "restricted-counters-$e-$m" "exit status $rc (124: hung, killed after 15 s), trace $(trace_of "$n")" "$(why "$n")"
+		# nothing says a launch ran on another device: there is one
+		! grep -q 'other devices' "$T/$n.out" && ok "restricted-counters-no-device-warning-$e-$m" ||
+			notok "restricted-counters-no-device-warning-$e-$m" "$(cat "$T/$n.out")"
+	done
 done
 
 # every run of the program ended normally (the library is a guest: no crash, no change of exit status)

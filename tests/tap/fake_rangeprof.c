@@ -32,6 +32,9 @@
  * reports the context being created or destroyed (resource callbacks); a
  * context made after a destroyed one gets the same handle.
  *   FAKE_RP_PASSES=N   the config image needs N passes (default 1)
+ *   FAKE_RP_EPERM=F    F (availability, enable or start) fails with
+ *                      CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: counters restricted
+ *                      to administrators
  *   FAKE_RP_LOG=FILE   one line per activity enable/disable ("enable K",
  *                      "disable K"), per profiler configuration ("config auto
  *                      REPLAY" or "config user REPLAY"), per decode ("decode
@@ -71,6 +74,13 @@ EXPORT void fake_rp_graph(unsigned n, unsigned nodes, double inst, double ns);
 EXPORT void fake_rp_context(int destroy);
 
 #define FAKE_CTX ((CUcontext)(uintptr_t)0xC0)
+
+/* FAKE_RP_EPERM names `what`: counters are restricted to administrators there */
+static int eperm(const char *what)
+{
+	const char *v = getenv("FAKE_RP_EPERM");
+	return v && strcmp(v, what) == 0;
+}
 #define FAKE_FUNC ((CUfunction)(uintptr_t)0x1000)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -487,6 +497,8 @@ EXPORT_WEAK CUptiResult cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCo
 {
 	if (!p || !p->ctx)
 		return CUPTI_ERROR_INVALID_CONTEXT;
+	if (eperm("availability"))
+		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
 	if (p->pCounterAvailabilityImage)
 		memset(p->pCounterAvailabilityImage, 0xA5,
 		       p->counterAvailabilityImageSize < AVAIL_SIZE ? p->counterAvailabilityImageSize : AVAIL_SIZE);
@@ -614,6 +626,8 @@ EXPORT_WEAK CUptiResult cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Para
 {
 	if (!p || p->ctx != FAKE_CTX)
 		return CUPTI_ERROR_INVALID_CONTEXT;
+	if (eperm("enable"))
+		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
 	struct CUpti_RangeProfiler_Object *o = calloc(1, sizeof(*o));
 	if (!o)
 		return CUPTI_ERROR_OUT_OF_MEMORY;
@@ -703,6 +717,8 @@ EXPORT_WEAK CUptiResult cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params
 	struct CUpti_RangeProfiler_Object *o = p ? p->pRangeProfilerObject : NULL;
 	if (!live_obj(o) || !o->configured || o->started)
 		r = CUPTI_ERROR_INVALID_OPERATION;
+	else if (eperm("start"))
+		r = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
 	else {
 		o->started = 1;
 		o->depth = 0;
