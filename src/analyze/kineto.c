@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/jscan.h"
 #include "analyze/findings.h"
 #include "core/csvio.h"
 
@@ -757,7 +758,9 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 	struct kst *k = calloc(1, sizeof(*k));
 	if (k && (k->name = malloc(1024)))
 		k->name_cap = 1024;
-	yajl_handle h = k && k->name ? yajl_alloc(&kcb, NULL, k) : NULL;
+	/* jscan (yajl's callbacks, a faster lexer); strings are not checked as UTF-8 there: names (the
+	 * only strings kept) are checked in handle_event */
+	struct gt_js *h = k && k->name ? gt_js_new(&kcb, k) : NULL;
 	if (!h) {
 		if (k)
 			free(k->name);
@@ -765,9 +768,6 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 		snprintf(err, errlen, "%s: out of memory", label);
 		return -1;
 	}
-	/* yajl's UTF-8 check of every string costs ~15 %: names (the only strings kept) are checked
-	 * in k_string instead */
-	yajl_config(h, yajl_dont_validate_strings, 1);
 	k->c = c;
 	k->path = label;
 	k->rank = -1;
@@ -785,18 +785,13 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 		if (first && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf)
 			skip = 3;
 		first = 0;
-		yajl_status st = yajl_parse(h, buf + skip, (size_t)n - skip);
-		if (st != yajl_status_ok) {
-			size_t at = yajl_get_bytes_consumed(h) + skip;
+		if (gt_js_feed(h, buf + skip, (size_t)n - skip) < 0) {
+			size_t at = gt_js_consumed(h) + skip;
 			long line = line_at(src, label, done + (at < (size_t)n ? at : (size_t)n));
-			if (k->failed) {
+			if (k->failed)
 				snprintf(err, errlen, "%s (line %ld)", k->err, line);
-			} else {
-				unsigned char *m = yajl_get_error(h, 0, buf + skip, (size_t)n - skip);
-				snprintf(err, errlen, "%s:%ld: invalid JSON: %s", label, line, m ? (char *)m : "?");
-				if (m)
-					yajl_free_error(h, m);
-			}
+			else
+				snprintf(err, errlen, "%s:%ld: invalid JSON: %s", label, line, gt_js_error(h));
 			rc = -1;
 			ksrc_done(src);
 			break;
@@ -809,11 +804,12 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 		snprintf(err, errlen, "%s:%ld: read error: %s", label, line_at(src, label, done), src->rerr);
 		rc = -1;
 	}
-	if (rc == 0 && yajl_complete_parse(h) != yajl_status_ok) {
+	if (rc == 0 && gt_js_finish(h) < 0) {
 		if (k->failed)
 			snprintf(err, errlen, "%s", k->err);
 		else
-			snprintf(err, errlen, "%s:%ld: invalid JSON: truncated or empty", label, line_at(src, label, done));
+			snprintf(err, errlen, "%s:%ld: invalid JSON: truncated or empty (%s)", label, line_at(src, label, done),
+				 gt_js_error(h));
 		rc = -1;
 	}
 	if (rc == 0 && (k->root != 'o' || !k->saw_events)) {
@@ -844,7 +840,7 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 			rc = -1;
 		}
 	}
-	yajl_free(h);
+	gt_js_free(h);
 	free(k->name);
 	free(k);
 	return rc;
