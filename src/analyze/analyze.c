@@ -883,6 +883,8 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	if (r->findings && ninputs == 1) /* a run's per-kernel counters (findings_counters.c) */
+		gt_fd_counters(r->findings, r, inputs[0]);
 	r->notes = c.notes;
 	r->nnotes = c.nnotes;
 	c.notes = NULL;

@@ -1719,10 +1719,11 @@ struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 		skip(L, "straggler", ranks < 2 ? "one rank: give the traces of every rank to compare them"
 					       : "no communication: the ranks do not wait for each other");
 	}
-	skip(L, "uncoalesced", "needs per-kernel memory counters (sectors per request), which analyze's inputs do not "
-			       "carry; see gputap run --metrics and kernel_metrics.csv");
-	skip(L, "low-occupancy", "needs achieved-occupancy counters per kernel, which analyze's inputs do not carry; "
-				 "see gputap run --metrics and kernel_metrics.csv");
+	/* a gputap run's kernel_metrics.csv can show these (gt_fd_counters replaces the reasons) */
+	skip(L, "uncoalesced", "needs per-kernel memory counters (sectors per request): only a gputap run made with "
+			       "--metrics has them (kernel_metrics.csv)");
+	skip(L, "low-occupancy", "needs per-kernel achieved-occupancy counters: only a gputap run made with --metrics "
+				 "has them (kernel_metrics.csv)");
 	if (L->n)
 		qsort(L->v, L->n, sizeof(*L->v), item_cmp);
 	return L;

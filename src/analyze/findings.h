@@ -105,6 +105,9 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 
 /* After the analysis: the findings, from the collector and the result.  NULL: out of memory. */
 struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r);
+/* The findings that need a run's per-kernel counters (DIR/<proc>/kernel_metrics.csv): uncoalesced
+ * loads, low achieved occupancy; added to `l` (findings_counters.c).  Nothing for other inputs. */
+void gt_fd_counters(struct gt_fd_list *l, const struct gt_an_result *r, const char *dir);
 /* The findings of an input with no timeline (nsys summary CSVs): everything not checked. */
 struct gt_fd_list *gt_fd_none(const char *why);
 void gt_fd_list_free(struct gt_fd_list *l);

@@ -169,6 +169,31 @@ contains recorded-torch-fp32 "$T/.out" "fp32-gemm"
 cp -r "$GT_TEST_SRCDIR/../examples/recorded/cuda-example" "$T/ce"
 expect_status recorded-cuda 0 "$GPUTAP" advise "$T/ce"
 contains recorded-cuda-clean "$T/.out" "Findings (estimated gain >= 2.0% of an iteration"
+# Counters per kernel (a run with --metrics: kernel_metrics.csv): uncoalesced loads, low occupancy
+expect_status counters-absent 0 "$GPUTAP" advise "$T/tt"
+contains counters-absent-why "$T/.out" "Not checked: uncoalesced: no kernel_metrics.csv in the run"
+cp "$F/counters/kernel_metrics.planted.csv" "$T/tt/pid591/kernel_metrics.csv"
+"$GPUTAP" advise --format json "$T/tt" >"$T/k.json" 2>&1
+cp "$F/counters/kernel_metrics.twin.csv" "$T/tt/pid591/kernel_metrics.csv"
+"$GPUTAP" advise --format json "$T/tt" >"$T/k2.json" 2>&1
+if "$PY" - "$T/k.json" "$T/k2.json" >"$T/c.out" 2>&1 <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))["findings"]
+t = json.load(open(sys.argv[2]))["findings"]
+g = {f["id"]: f for f in p["findings"]}
+# 10 launches of 0.4 ms at 16 sectors per request over 10 iterations: 0.4 x (1 - 4/16) = 0.3 ms
+assert abs(g["uncoalesced"]["gain_ms_per_iteration"] - 0.3) < 1e-6, g["uncoalesced"]
+assert "transpose_naive" in g["uncoalesced"]["title"] and "16.0 per request" in g["uncoalesced"]["evidence"][0]
+# 0.3 ms at 9.5 % occupancy: 0.3 x (1 - 9.5/50) = 0.243 ms
+assert abs(g["low-occupancy"]["gain_ms_per_iteration"] - 0.243) < 1e-6, g["low-occupancy"]
+ids = [f["id"] for f in t["findings"]] + [b["id"] for b in t["below_min_gain"]]
+assert "uncoalesced" not in ids and "low-occupancy" not in ids, ids
+assert "uncoalesced" in t["checked"] and "low-occupancy" in t["checked"]
+assert not [n for n in t["not_checked"] if n["id"] in ("uncoalesced", "low-occupancy")]
+print("ok")
+PYEOF
+then ok counters-planted-twin; else notok counters-planted-twin "$(cat "$T/c.out")"; fi
+
 expect_status trace-v1 0 "$GPUTAP" advise "$FIX/trace-v1/trace.gtr"
 expect_status trace-v2 0 "$GPUTAP" advise "$FIX/trace-v2/trace.gtr"
 finish
