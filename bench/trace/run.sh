@@ -19,7 +19,7 @@ make -C "$top" -s build/gputap >/dev/null
 G="$top/build/gputap"
 cc -O2 -I"$top/include" -o "$WORK/gen" "$top/bench/analyze/gen.c" -lsqlite3
 cc -O2 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$WORK/tracebench" "$top/bench/trace/tracebench.c" \
-	"$top/src/trace/trace_io.c" "$top/src/core/blockz.c" -lz
+	"$top/src/trace/trace_io.c" "$top/src/trace/blockz.c" "$top/src/core/csvio.c" -lz
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 size() { stat -c %s "$1"; }

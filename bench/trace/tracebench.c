@@ -6,7 +6,7 @@
  *                                      tap writes them (blocks, zlib LEVEL): CPU ns per record
  *                                      and per kernel, output bytes per kernel
  *
- * Built by bench/trace/run.sh against src/trace/trace_io.c and src/core/blockz.c.
+ * Built by bench/trace/run.sh against src/trace/trace_io.c, src/trace/blockz.c and src/core/csvio.c.
  */
 #include <stdio.h>
 #include <stdlib.h>

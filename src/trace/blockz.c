@@ -1,4 +1,4 @@
-#include "core/blockz.h"
+#include "trace/blockz.h"
 
 #include <errno.h>
 #include <stdio.h>

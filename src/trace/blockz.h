@@ -1,5 +1,5 @@
 /*
- * core/blockz.h — the blocks of a trace (format version 2): records gathered,
+ * trace/blockz.h — the blocks of a trace (format version 2): records gathered,
  * delta-coded and compressed on their own, and decoded back.
  *
  * Owns: the block layout of include/gputap/format.h (struct gt_block_hdr):
@@ -13,8 +13,8 @@
  * The encoder runs on the tap's writer thread only, never in a program's
  * thread; its memory is allocated once, at init.
  */
-#ifndef GT_BLOCKZ_H
-#define GT_BLOCKZ_H
+#ifndef GT_TRACE_BLOCKZ_H
+#define GT_TRACE_BLOCKZ_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  *
  * The writer is used by the tap's writer thread only (never in a hot path)
  * and by tests and gputap's own rewrites; it gathers whole records into
- * blocks (core/blockz.h: delta-coded, compressed) and write(2)s each block
+ * blocks (trace/blockz.h: delta-coded, compressed) and write(2)s each block
  * whole.  The reader reads every version (1: plain records; 2 on: blocks),
  * keeps the string table (id -> text) and hands out one record at a time; it
  * never trusts sizes from the file and reports the byte offset of any damage.
@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/blockz.h"
 #include "gputap/format.h"
+#include "trace/blockz.h"
 
 struct gt_trace_writer {
 	int fd;

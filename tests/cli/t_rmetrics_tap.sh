@@ -35,7 +35,7 @@ else
 fi
 # what the trace holds (tests/tap/trace_stat.c)
 cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat.c" "$top/src/trace/trace_io.c" \
-	"$top/src/core/blockz.c" "$top/src/core/csvio.c" -lz 2>"$T/cc.err" && ok build-trace-stat ||
+	"$top/src/trace/blockz.c" "$top/src/core/csvio.c" -lz 2>"$T/cc.err" && ok build-trace-stat ||
 	notok build-trace-stat "$(cat "$T/cc.err")"
 
 # run NAME SCENARIO ENV...: the client under the tap (at most 15 s: exit status 124 when it hangs); its

@@ -16,7 +16,7 @@ fi
 if cc -O1 -shared -fPIC -I"$cuda/include" -o "$T/libfakecupti.so" "$src/fake_cupti.c" -lpthread 2>"$T/cc.err" &&
 	cc -O1 -rdynamic -I"$cuda/include" -o "$T/client" "$src/cupti_client.c" -ldl 2>>"$T/cc.err" &&
 	cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat.c" "$top/src/trace/trace_io.c" \
-		"$top/src/core/blockz.c" -lz 2>>"$T/cc.err" &&
+		"$top/src/trace/blockz.c" "$top/src/core/csvio.c" -lz 2>>"$T/cc.err" &&
 	cc -O1 -o "$T/fsize" "$src/fsize_exec.c" 2>>"$T/cc.err"; then
 	ok build
 else
