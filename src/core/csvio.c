@@ -66,6 +66,46 @@ int gt_csv_split(char *s, char **fields, int max)
 	return n;
 }
 
+ssize_t gt_getline_max(char **line, size_t *cap, FILE *f, size_t max, int *cut)
+{
+	size_t n = 0;
+	int c = EOF;
+	*cut = 0;
+	if (max < 1)
+		max = 1;
+	flockfile(f);
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (n >= max) { /* over the limit: the rest of the line is dropped */
+			*cut = 1;
+			if (c != '\n')
+				while ((c = getc_unlocked(f)) != EOF && c != '\n')
+					;
+			break;
+		}
+		if (n + 2 > *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+			if (nc > max + 2)
+				nc = max + 2;
+			char *nl = realloc(*line, nc);
+			if (!nl) {
+				funlockfile(f);
+				errno = ENOMEM;
+				return -1;
+			}
+			*line = nl;
+			*cap = nc;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	funlockfile(f);
+	if (n == 0 && !*cut)
+		return -1;
+	(*line)[n] = '\0';
+	return (ssize_t)n;
+}
+
 FILE *gt_fopen_plain(const char *path)
 {
 	/* O_NONBLOCK: opening a FIFO for reading waits for a writer, forever in a damaged run folder */

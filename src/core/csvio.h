@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Write `s` as one CSV field: quoted (with doubled quotes) only when it holds
  * a comma, a quote, CR or LF.  NULL writes an empty field. */
@@ -26,6 +27,10 @@ FILE *gt_fopen_plain(const char *path);
 /* What gt_fopen_plain's errno means, for messages: "is a folder, not a file", "not a plain file (a
  * FIFO, a device or a socket)", else strerror(e). */
 const char *gt_plain_error(int e);
+/* getline(3) that keeps at most `max` bytes of a line: the rest of a longer one is read and dropped
+ * (*cut set), so that a file with a 1 GB line costs `max` bytes of memory, not 1 GB.  The length
+ * kept (the '\n' included when kept), or -1 at the end of the file or on an error (errno). */
+ssize_t gt_getline_max(char **line, size_t *cap, FILE *f, size_t max, int *cut);
 /* Read a whole file into a malloc'd, NUL-terminated buffer; NULL with errno set. */
 char *gt_read_file(const char *path, size_t *len);
 

@@ -23,6 +23,9 @@ int gt_liblog_verbose = 1;
 #define BAD_LINES_SHOWN 5
 /* Lines read without a recognised one before a file is called unknown. */
 #define DETECT_LINES 20000
+/* The longest line kept: far beyond any call's (cuDNN's longest are a few KiB); a longer one is
+ * skipped as a bad line, read without being held in memory. */
+#define LINE_MAX_BYTES (1 << 20)
 
 static const char *const lib_names[GT_LIB_COUNT] = {"unknown", "cublas", "cublasLt", "cudnn", "nccl"};
 
@@ -333,7 +336,16 @@ int gt_liblog_parse_file(const char *path, struct gt_libcalls *t, struct gt_libl
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	int cut;
+	/* bounded memory whatever the file: a line longer than any call's is read and dropped */
+	while ((n = gt_getline_max(&line, &cap, f, LINE_MAX_BYTES, &cut)) >= 0) {
+		if (cut) {
+			st->lines++;
+			if (st->bad++ < BAD_LINES_SHOWN && gt_liblog_verbose)
+				gt_warn("%s:%llu: a line of more than %d MiB; skipped", path, (unsigned long long)st->lines,
+					LINE_MAX_BYTES >> 20);
+			continue;
+		}
 		driver_line(&d, line, (size_t)n);
 		if (!d.ops && st->lines >= DETECT_LINES)
 			break;
@@ -528,9 +540,15 @@ int gt_libcalls_read_csv(const char *path, struct gt_libcalls *t, char *err, siz
 	size_t cap = 0;
 	ssize_t n;
 	uint64_t no = 0;
-	int col_lib = -1, col_cfg = -1, col_calls = -1, rc = 0;
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	int col_lib = -1, col_cfg = -1, col_calls = -1, rc = 0, cut;
+	while ((n = gt_getline_max(&line, &cap, f, LINE_MAX_BYTES, &cut)) >= 0) {
 		no++;
+		if (cut) {
+			snprintf(err, errlen, "%s:%llu: a line of more than %d MiB", path, (unsigned long long)no,
+				 LINE_MAX_BYTES >> 20);
+			rc = -1;
+			break;
+		}
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
 		if (n == 0)

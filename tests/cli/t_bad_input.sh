@@ -340,4 +340,14 @@ n=$(grep -c '^[0-9][0-9]* steps.json/gpu0 ' "$T/b.out")
 bad rows-all 0 "299 steps.json/gpu0" "$GPUTAP" analyze --all-rows "$T/steps.json"
 lacks rows-all-nothing-left-out "more rows left out"
 
+# 21. a library log with a 100 MB line: read in bounded memory and linear time, the line skipped
+# as a bad one and the lines after it read (libperf collects the logs before it needs a GPU)
+mkdir -p "$T/ll"
+{ cat "$B/liblog/cublaslt-ldd-0.log"; head -c 100000000 /dev/zero | tr '\0' x; echo; cat "$B/liblog/cublaslt-ldd-0.log"; } >"$T/ll/b.log"
+LIMIT_KB=120000 LIMIT_S=10
+bad longline-log 1 "b.log:2: a line of more than 1 MiB; skipped" "$GPUTAP" libperf "$T/ll" -o "$T/ll-out/library_perf.csv"
+contains longline-log-read-on "$T/b.all" "b.log:3: cuBLASLt matmul"
+LIMIT_KB=400000 LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
+rm -f "$T/ll/b.log"
+
 finish

@@ -63,3 +63,34 @@ TEST(utf8_valid_accepts_and_rejects)
 	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"\xff", 1), 0);
 	ASSERT_EQ_INT(gt_utf8_valid((const unsigned char *)"a\x80", 2), 0); /* stray continuation */
 }
+
+TEST(getline_max_keeps_memory_bounded)
+{
+	/* a 4 MiB line between two short ones, read with a 64 KiB limit: the long one comes back cut
+	 * and the buffer never grows past the limit; the lines around it are whole */
+	size_t big = 4u << 20;
+	char *data = malloc(big + 32);
+	ASSERT(data);
+	memcpy(data, "first\n", 6);
+	memset(data + 6, 'x', big);
+	memcpy(data + 6 + big, "\nlast", 5);
+	const char *p = gt_test_write_file(gt_test_tmpdir(), "long.log", data, big + 11);
+	free(data);
+	FILE *f = fopen(p, "r");
+	ASSERT(f);
+	char *line = NULL;
+	size_t cap = 0;
+	int cut = -1;
+	ASSERT_EQ_INT((int)gt_getline_max(&line, &cap, f, 65536, &cut), 6);
+	ASSERT_EQ_STR(line, "first\n");
+	ASSERT_EQ_INT(cut, 0);
+	ASSERT_EQ_INT((int)gt_getline_max(&line, &cap, f, 65536, &cut), 65536);
+	ASSERT_EQ_INT(cut, 1);
+	ASSERT(cap <= 65536 + 2);
+	ASSERT_EQ_INT((int)gt_getline_max(&line, &cap, f, 65536, &cut), 4);
+	ASSERT_EQ_STR(line, "last");
+	ASSERT_EQ_INT(cut, 0);
+	ASSERT_EQ_INT((int)gt_getline_max(&line, &cap, f, 65536, &cut), -1);
+	free(line);
+	fclose(f);
+}
