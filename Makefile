@@ -4,7 +4,8 @@
 #   src/core/*.c      compiled into both the CLI and libgputap.so (which links libz.so.1)
 #   BOTH_SRC          files of other folders compiled into both, too: in gpu/, where libcuda
 #                     and CUPTI are found (probe.c) and CUPTI's profiler API (cuprof.c); in
-#                     trace/, the binary trace and its blocks (written by the tap, read by the CLI)
+#                     trace/, the formats the tap writes and the CLI reads: the binary trace,
+#                     its blocks and the launch-hold words it carries, the alnair interposer's logs
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
 #   src/{analyze,run,export,report,liblog,libperf,gpu,cli}/*.c   the gputap CLI
@@ -45,7 +46,7 @@ ifeq ($(STATIC_DEPS),1)
 LIBS := -Wl,-Bstatic -lyajl_s -lsqlite3 -lz -Wl,-Bdynamic -ldl -lpthread -lm
 endif
 
-BOTH_SRC := src/gpu/probe.c src/gpu/cuprof.c src/trace/trace_io.c src/trace/blockz.c
+BOTH_SRC := src/gpu/probe.c src/gpu/cuprof.c $(addprefix src/trace/,trace_io.c blockz.c holdnames.c alnair_log.c)
 CORE_SRC := $(wildcard src/core/*.c) $(BOTH_SRC)
 TAP_SRC := $(wildcard src/tap/*.c)
 TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c hold.c holdtab.c holdstub.c))

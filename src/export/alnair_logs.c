@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alnair_log.h"
+#include "trace/alnair_log.h"
 #include "export/writers.h"
 #include "core/sort.h"
 

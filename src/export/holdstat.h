@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/holdnames.h"
+#include "trace/holdnames.h"
 #include "trace/trace_io.h"
 #include "trace/visit.h"
 #include "export/model.h"

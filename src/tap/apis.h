@@ -3,7 +3,7 @@
  *
  * Owns: the metric names of metrics.log and timeline.log and the name_id of
  * GT_REC_API records.  The alnair interposer's names come first, in its order
- * (core/alnair_log.h); several driver entry points map to one name (cuMemAlloc
+ * (trace/alnair_log.h); several driver entry points map to one name (cuMemAlloc
  * and cuMemAlloc_v2, the _ptds/_ptsz variants, cuCtxSynchronize and its
  * CUDA 13 _v2), and copies are named by direction as the interposer does
  * (cuMemcpyH2D, cuMemcpyD2H_ASYNC, ...).
@@ -11,7 +11,7 @@
 #ifndef GT_TAP_APIS_H
 #define GT_TAP_APIS_H
 
-#include "core/alnair_log.h"
+#include "trace/alnair_log.h"
 
 #define GT_TAP_EXTRA_APIS(X)                                                                       \
 	X(cuMemcpyD2H_ASYNC)                                                                       \

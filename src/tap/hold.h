@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/holdnames.h"
+#include "trace/holdnames.h"
 
 /* ---- the trigger table (holdtab.c) ---- */
 /* Class of a driver entry point by its name as cuGetProcAddress knows it

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/alnair_log.h"
+#include "trace/alnair_log.h"
 #include "core/log.h"
 #include "core/sort.h"
 #include "trace/trace_io.h"

@@ -1,9 +1,9 @@
-/* The alnair interposer's timeline.log line (core/alnair_log.h), built without snprintf: the same
+/* The alnair interposer's timeline.log line (trace/alnair_log.h), built without snprintf: the same
  * bytes and the same return value as snprintf's "name:%s, start:%llu, burst:%llu, bytes:%llu, kind:%d\n". */
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/alnair_log.h"
+#include "trace/alnair_log.h"
 #include "test.h"
 
 static void same_as_printf(const char *name, uint64_t start, uint64_t burst, uint64_t bytes, int kind, size_t cap)

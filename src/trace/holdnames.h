@@ -1,5 +1,5 @@
 /*
- * core/holdnames.h — the words of launch hold that the trace carries and the
+ * trace/holdnames.h — the words of launch hold that the trace carries and the
  * readers show: why the queue was released, why a launch was not held.
  *
  * Owns: the two lists, their keys (the words in trace.gtr: the reason of a
@@ -8,8 +8,8 @@
  * and the readers (export/holdstat.h) use these same lists; docs/hold.md
  * explains each.
  */
-#ifndef GT_CORE_HOLDNAMES_H
-#define GT_CORE_HOLDNAMES_H
+#ifndef GT_TRACE_HOLDNAMES_H
+#define GT_TRACE_HOLDNAMES_H
 
 /* Why the queue was released: X(ENUM, key, name).  The first entries are
  * releases no driver call makes; the rest are the classes of driver calls

@@ -1,4 +1,4 @@
-#include "core/alnair_log.h"
+#include "trace/alnair_log.h"
 
 #include <stdio.h>
 #include <string.h>

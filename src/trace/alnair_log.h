@@ -1,5 +1,5 @@
 /*
- * core/alnair_log.h — the alnair interposer's line formats of metrics.log and timeline.log.
+ * trace/alnair_log.h — the alnair interposer's line formats of metrics.log and timeline.log.
  *
  * Owns: the exact text of one line of each file and the order of the
  * interposer's names.  Used by the tap (live files) and by `gputap convert` (from a
@@ -7,8 +7,8 @@
  * in microseconds, `start` in nanoseconds since the epoch, `count` of calls;
  * the `mem_used` line's count is bytes allocated now.
  */
-#ifndef GT_CORE_ALNAIR_LOG_H
-#define GT_CORE_ALNAIR_LOG_H
+#ifndef GT_TRACE_ALNAIR_LOG_H
+#define GT_TRACE_ALNAIR_LOG_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "core/holdnames.h"
+#include "trace/holdnames.h"
 
 #include <string.h>
 
