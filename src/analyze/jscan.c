@@ -398,7 +398,11 @@ static int feed(struct gt_js *j, const unsigned char **qp, const unsigned char *
 		case ' ':
 		case '\t':
 		case '\n':
-		case '\r': q++; continue;
+		case '\r': /* pretty-printed traces: runs of indentation */
+			q++;
+			while (q < end && (*q == ' ' || *q == '\n'))
+				q++;
+			continue;
 		case '{':
 		case '[':
 			if (j->expect != E_VALUE && j->expect != E_VALUE_OR_CLOSE)

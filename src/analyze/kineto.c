@@ -255,7 +255,8 @@ static int handle_event(struct kst *k)
 			c->hta_cpu_stream++;
 	}
 	if (kind) {
-		if (!gt_utf8_valid((const unsigned char *)k->name, k->name_len))
+		/* a kernel's name is checked as UTF-8 when it is new to the name table (below), a copy's here */
+		if (kind == GT_NK_MEMOP && !gt_utf8_valid((const unsigned char *)k->name, k->name_len))
 			return fail(k, "\"name\" is not valid UTF-8");
 		if (!k->has_ts || !k->has_dur)
 			return fail(k, "a GPU event without \"ts\" or \"dur\"");
@@ -267,7 +268,10 @@ static int handle_event(struct kst *k)
 			gt_an_memop_name(k->name, mn, sizeof(mn));
 			nm = mn;
 		}
+		size_t nnames = c->names.n;
 		long ni = gt_names_get(&c->names, kind, nm, strlen(nm));
+		if (ni >= 0 && c->names.n > nnames && !gt_utf8_valid((const unsigned char *)k->name, k->name_len))
+			return fail(k, "\"name\" is not valid UTF-8");
 		long g = gt_tl_gpu(&c->tl, k->source, (int)(k->has_dev ? k->device : k->pid));
 		if (ni < 0 || g < 0)
 			return fail(k, "out of memory");
