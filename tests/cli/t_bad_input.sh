@@ -350,4 +350,15 @@ contains longline-log-read-on "$T/b.all" "b.log:3: cuBLASLt matmul"
 LIMIT_KB=400000 LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
 rm -f "$T/ll/b.log"
 
+# 22. a Kineto trace holding a 100 MB string: linear time (yajl's lexer took 36 s; analyze/jscan
+# hands a long string over once); memory about the string's size
+python3 -c 'import sys; sys.stdout.write("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1000, \"dur\": 5, \"args\": {\"device\": 0}}], \"big\": \"" + "x" * 100000000 + "\"}")' >"$T/bigstr.json"
+LIMIT_S=8
+s0=$(date +%s%N)
+bad bigstring-kineto 0 "Kernel total instances: 1" "$GPUTAP" analyze "$T/bigstr.json"
+ms=$(( ($(date +%s%N) - s0) / 1000000 ))
+[ "$ms" -lt 4000 ] && ok bigstring-kineto-linear || notok bigstring-kineto-linear "100 MB string took $ms ms"
+LIMIT_S=${GT_BAD_INPUT_TIMEOUT:-20}
+rm -f "$T/bigstr.json"
+
 finish
