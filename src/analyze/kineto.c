@@ -1,6 +1,7 @@
 /*
- * analyze/kineto.c — PyTorch profiler / Kineto Chrome traces (.json or .json.gz), streamed with
- * yajl_parse callbacks: only the fields of the current event are held, never the document.
+ * analyze/kineto.c — PyTorch profiler / Kineto Chrome traces (.json or .json.gz), streamed through
+ * analyze/jscan (yajl's callback interface) while a thread of its own decompresses the file: only the
+ * fields of the current event are held, never the document.
  *
  * Used: traceEvents[] with cat "kernel" (GPU kernels), "gpu_memcpy", "gpu_memset" (memory
  * operations), and ProfilerStep#N (or the --nvtx tag) on cat "user_annotation"/"cpu_op" as the
