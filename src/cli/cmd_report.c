@@ -91,7 +91,7 @@ int cmd_report(int argc, char **argv)
 		gt_error("report: no DIR; usage: gputap report DIR, or gputap report TRACE...");
 		goto out;
 	}
-	char err[1024], path[4200];
+	char err[1024] = "", path[4200];
 	struct stat sb;
 	if (page)
 		snprintf(path, sizeof(path), "%s", page);
@@ -101,6 +101,8 @@ int cmd_report(int argc, char **argv)
 		snprintf(path, sizeof(path), "report.html");
 	int w = gt_report_write_inputs(in, n, map, path, quiet ? NULL : stdout, err, sizeof(err));
 	if (w < 0) {
+		if (!err[0]) /* never an empty message */
+			snprintf(err, sizeof(err), "%s: the report could not be made", in[0]);
 		gt_error("%s", err);
 		rc = 1;
 		goto out;
