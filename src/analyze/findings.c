@@ -564,11 +564,11 @@ void gt_fd_begin(struct gt_fd *f, const struct gt_an_result *r)
 			f->gpu[g].last_it[c] = -2;
 	}
 	if (f->ncalls)
-		qsort(f->calls, f->ncalls, sizeof(*f->calls), call_end_cmp);
+		gt_sort(f->calls, f->ncalls, sizeof(*f->calls), call_end_cmp);
 	if (f->ncpuops)
-		qsort(f->cpuops, f->ncpuops, sizeof(*f->cpuops), call_start_cmp);
+		gt_sort(f->cpuops, f->ncpuops, sizeof(*f->cpuops), call_start_cmp);
 	if (f->nfl)
-		qsort(f->fl, f->nfl, sizeof(*f->fl), flag_cmp);
+		gt_sort(f->fl, f->nfl, sizeof(*f->fl), flag_cmp);
 	size_t nsrc = f->nsrc + 1;
 	for (size_t i = 0; i < r->ngpu; i++)
 		if ((size_t)r->gpu[i].source + 1 > nsrc)
@@ -681,15 +681,15 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 				struct gt_fd_event *ev = &g->ev[cause][k];
 				ev->ts_ns = a;
 				ev->dur_ns = b - a;
-				if (c)
-					snprintf(ev->what, sizeof(ev->what), "GPU idle after %s returned (call at %.3f ms, %.3f ms long)",
-						 f->api[c->api], 0.0, (double)(c->end - c->start) / 1e6);
+				if (c) /* the call's time is added when the finding is made (view_us, the operator) */
+					snprintf(ev->what, sizeof(ev->what), "GPU idle after %s returned", f->api[c->api]);
 				else if (cause == C_STEP)
 					snprintf(ev->what, sizeof(ev->what), "GPU idle between iteration %ld and %ld",
 						 g->last_iter, iter);
 				else
 					snprintf(ev->what, sizeof(ev->what), "GPU idle until the next launch call returned");
 				ev->call_ns = c ? c->start : 0;
+				ev->call_dur_ns = c ? c->end - c->start : 0;
 			}
 		}
 	}
@@ -1044,10 +1044,9 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 		if (o->call_ns && (cause == C_SYNC || cause == C_SYNCCOPY || cause == C_ALLOC)) {
 			uint64_t cs = o->call_ns;
 			const char *op = cpuop_around(f, src, cs);
-			char *p = strstr(ev->what, "(call at");
-			if (p)
-				snprintf(p, sizeof(ev->what) - (size_t)(p - ev->what), "(call at %.3f us%s%s)",
-					 view_us(f, src, cs), op ? ", inside " : "", op ? op : "");
+			size_t len = strlen(ev->what);
+			snprintf(ev->what + len, sizeof(ev->what) - len, " (call at %.3f us, %.3f ms long%s%s)",
+				 view_us(f, src, cs), (double)o->call_dur_ns / 1e6, op ? ", inside " : "", op ? op : "");
 		}
 	}
 	if (cause == C_SYNC && it->nev) {
@@ -1569,7 +1568,7 @@ static void straggler_finding(struct gt_fd *f, const struct gt_an_result *r, str
 	for (int s = 0; s < nsrc; s++)
 		if (c[s] > 0 && s != slow)
 			sorted[k++] = c[s];
-	qsort(sorted, (size_t)k, sizeof(double), dbl_cmp);
+	gt_sort(sorted, (size_t)k, sizeof(double), dbl_cmp);
 	double med = k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;
 	double gain = c[slow] - med;
 	/* the others wait for it in their collectives: their exposed communication bounds the gain */
@@ -1725,7 +1724,7 @@ struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 	skip(L, "low-occupancy", "needs per-kernel achieved-occupancy counters: only a gputap run made with --metrics "
 				 "has them (kernel_metrics.csv)");
 	if (L->n)
-		qsort(L->v, L->n, sizeof(*L->v), item_cmp);
+		gt_sort(L->v, L->n, sizeof(*L->v), item_cmp);
 	return L;
 }
 

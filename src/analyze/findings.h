@@ -34,7 +34,7 @@ struct gt_fd_event {
 	double ts_us;           /* the time as the input's Perfetto view shows it (µs) */
 	char what[160];
 	char where[96];
-	uint64_t call_ns; /* the start of the host call behind it, 0 none */
+	uint64_t call_ns, call_dur_ns; /* the host call behind it: start and duration (0: none) */
 };
 
 struct gt_fd_item {

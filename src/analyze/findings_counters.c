@@ -12,6 +12,7 @@
 #include "analyze/analyze.h"
 #include "analyze/findings.h"
 #include "core/csvio.h"
+#include "core/sort.h"
 #include "trace/rundir.h"
 
 #define M_SECTORS "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
@@ -282,5 +283,5 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 		free(a.v[i].name);
 	free(a.v);
 	if (L->n)
-		qsort(L->v, L->n, sizeof(*L->v), item_cmp);
+		gt_sort(L->v, L->n, sizeof(*L->v), item_cmp);
 }

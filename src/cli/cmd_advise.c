@@ -137,7 +137,8 @@ int cmd_advise(int argc, char **argv)
 			werr = 1;
 		yajl_gen_free(g);
 	} else {
-		printf("===== %s =====\n", r->title);
+		char esc[1024];
+		printf("===== %s =====\n", gt_term_str(r->title, esc, sizeof(esc)));
 		gt_fd_print_text(r->findings, min_gain, 0, stdout);
 	}
 	gt_an_free(r);
