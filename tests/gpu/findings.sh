@@ -23,23 +23,23 @@ save() { # the derived files (trace.json, CSVs, report) are made again from the 
 }
 stage() { echo "== $1 $(date -u +%T)" >>"$W/log.txt"; }
 stage cuda-plain
-timeout 40 "$BIN" --steps 12 >"$W/cuda-plain.jsonl" 2>>"$W/log.txt"
+timeout 25 "$BIN" --steps 12 >"$W/cuda-plain.jsonl" 2>>"$W/log.txt"
 echo "status $?" >>"$W/log.txt"
 stage cuda-run
-timeout 50 "$GPUTAP" run -o "$W/cuda-run" -- "$BIN" --steps 12 >"$W/cuda-run.jsonl" 2>>"$W/log.txt"
+timeout 35 "$GPUTAP" run -o "$W/cuda-run" -- "$BIN" --steps 12 >"$W/cuda-run.jsonl" 2>>"$W/log.txt"
 echo "status $?" >>"$W/log.txt"
 save
 stage torch-plain
-timeout 50 python3 tests/gpu/findings_torch.py --steps 10 >"$W/torch-plain.jsonl" 2>>"$W/log.txt"
+timeout 40 python3 tests/gpu/findings_torch.py --steps 10 >"$W/torch-plain.jsonl" 2>>"$W/log.txt"
 echo "status $?" >>"$W/log.txt"
 save
 stage torch-profiler
-timeout 60 python3 tests/gpu/findings_torch.py --steps 8 --profile "$W/kineto" >"$W/torch-prof.jsonl" 2>>"$W/log.txt"
+timeout 45 python3 tests/gpu/findings_torch.py --steps 8 --profile "$W/kineto" >"$W/torch-prof.jsonl" 2>>"$W/log.txt"
 echo "status $?" >>"$W/log.txt"
 gzip -q "$W"/kineto/*.json 2>/dev/null
 save
 stage torch-run
-timeout 60 "$GPUTAP" run -o "$W/torch-run" -- python3 tests/gpu/findings_torch.py --steps 10 >"$W/torch-run.jsonl" 2>>"$W/log.txt"
+timeout 45 "$GPUTAP" run -o "$W/torch-run" -- python3 tests/gpu/findings_torch.py --steps 10 >"$W/torch-run.jsonl" 2>>"$W/log.txt"
 echo "status $?" >>"$W/log.txt"
 stage done
 save

@@ -78,7 +78,7 @@ def step_pageable(v, st):
 
 
 def setup_fp32(v):
-    torch.backends.cuda.matmul.allow_tf32 = v == "twin"
+    torch.set_float32_matmul_precision("high" if v == "twin" else "highest")  # TF32 allowed or not
     torch.manual_seed(0)
     return {"a": torch.randn(4096, 4096, device=dev), "b": torch.randn(4096, 4096, device=dev),
             "acc": torch.zeros((), device=dev)}
@@ -168,9 +168,11 @@ def run(mode, v, steps, prof_dir):
     times = []
     prof = None
     if prof_dir:
+        path = f"{prof_dir}/{mode}.{v}.json"
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                   torch.profiler.ProfilerActivity.CUDA],
-                                      schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps - 1))
+                                      schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps - 1, repeat=1),
+                                      on_trace_ready=lambda p: p.export_chrome_trace(path))
         prof.start()
     # no synchronization between steps (a training loop has none; the host runs ahead), but for the
     # step that reads its loss back (datapre): the time per step is the whole loop's over the steps
@@ -185,10 +187,9 @@ def run(mode, v, steps, prof_dir):
     times.append((time.perf_counter() - t0) * 1e3 / steps)
     if prof:
         prof.stop()
-        prof.export_chrome_trace(f"{prof_dir}/{mode}.{v}.json")
     if st.get("thread") is not None and st["thread"].is_alive():
         st["thread"].join()
-    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
     acc = st.get("acc")
     cs = (float(acc) if acc is not None else float(st["x"].sum())) + st.get("log", 0.0)
     if mode == "launch":
