@@ -33,9 +33,10 @@ else
 	notok build "$(cat "$T/cc.err")"
 	exit 0
 fi
-# what the trace holds (tests/tap/trace_stat.c)
+# what the trace holds (tests/tap/trace_stat.c; the trace reader's codec and file opening, wherever they are)
+# shellcheck disable=SC2046
 cc -O1 -D_GNU_SOURCE -I"$top/include" -I"$top/src" -o "$T/stat" "$src/trace_stat.c" "$top/src/trace/trace_io.c" \
-	"$top/src/trace/blockz.c" "$top/src/core/csvio.c" -lz 2>"$T/cc.err" && ok build-trace-stat ||
+	$(ls "$top"/src/*/blockz.c "$top"/src/*/csvio.c 2>/dev/null) -lz 2>"$T/cc.err" && ok build-trace-stat ||
 	notok build-trace-stat "$(cat "$T/cc.err")"
 
 # run NAME SCENARIO ENV...: the client under the tap (at most 15 s: exit status 124 when it hangs); its
@@ -275,6 +276,24 @@ for e in availability enable start; do
 			notok "restricted-counters-no-device-warning-$e-$m" "$(cat "$T/$n.out")"
 	done
 done
+
+# 9. the mode auto picks: per kernel with kernel replay for a list of two passes, per kernel (one pass, no
+# replay) for a metric that does not add up, gpu__time_duration.sum added to a per-kernel list for the
+# kernels' times; per range refused for two passes and an unknown metric refused, each with one message,
+# the program going on
+run m2 early FAKE_RP_PASSES=2
+row m2 outer/inner all $I mode=per-kernel kernels=3 sum=300 && [ "$(grep -c '^config auto kernel$' "$T/m2.log")" -ge 1 ] &&
+	! grep -q '^config auto user' "$T/m2.log" && ok auto-two-passes-kernel-replay || notok auto-two-passes-kernel-replay "$(why m2)"
+P=sm__throughput.avg.pct_of_peak_sustained_elapsed
+run mp early GPUTAP_METRICS=$P,$I
+row mp outer/inner all $P mode=per-kernel kernels=3 max=50 mean=50 min=50 && row mp outer all $D kernels=5 sum=3100 &&
+	[ "$(grep -c '^config auto user$' "$T/mp.log")" -ge 1 ] && ok auto-ratio-per-kernel || notok auto-ratio-per-kernel "$(why mp)"
+run mr early GPUTAP_METRICS_MODE=range FAKE_RP_PASSES=2
+[ "$(grep -c 'per-range mode measures in one pass and this list needs 2' "$T/mr.out")" -eq 1 ] && [ ! -s "$T/mr.rows" ] &&
+	ok range-two-passes-refused || notok range-two-passes-refused "$(why mr)"
+run mu early GPUTAP_METRICS=smsp__no_such_metric.sum
+[ "$(grep -c "unknown metric 'smsp__no_such_metric.sum' for this GPU" "$T/mu.out")" -eq 1 ] && [ ! -s "$T/mu.rows" ] &&
+	ok unknown-metric-refused || notok unknown-metric-refused "$(why mu)"
 
 # every run of the program ended normally (the library is a guest: no crash, no change of exit status)
 [ ! -s "$T/exits" ] && ok client-exit-status || notok client-exit-status "$(cat "$T/exits")"
