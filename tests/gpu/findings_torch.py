@@ -141,7 +141,7 @@ def step_datapre(v, st):
     h = b.to(dev, non_blocking=True).bfloat16()
     for _ in range(6):
         h = torch.tanh(h @ st["w"])
-    torch.cuda._sleep(SLEEP_4MS)  # the rest of a 4 ms step on the GPU
+    torch.cuda._sleep(SLEEP_8MS)  # the rest of an 8 ms step on the GPU
     st["acc"] += h.float().mean()
     if v == "twin":
         st["thread"].start()
@@ -149,7 +149,7 @@ def step_datapre(v, st):
     st["i"] = i + 1
 
 
-SLEEP_4MS = 7_000_000  # GPU clock cycles: about 4 ms at 1.75 GHz
+SLEEP_8MS = 14_000_000  # GPU clock cycles: about 8 ms at 1.75 GHz
 
 MODES = ["launch", "item", "pageable", "fp32", "zero", "datapre"]
 
