@@ -66,6 +66,7 @@ struct cubin {
 static struct {
 	pthread_mutex_t mu; /* CUPTI's PC sampling calls, the contexts, the aggregate */
 	int read, wanted, loaded, finished;
+	pid_t pid; /* the process that started sampling: a fork child inherits this state, never CUPTI */
 	uint32_t period;
 	size_t hwbuf, scratch;
 	GT_PCS_FNS(GT_PCS_PTR)
@@ -167,6 +168,7 @@ int gt_pcs_start(void *lib)
 		return -1;
 	}
 	P.loaded = 1;
+	P.pid = getpid();
 	gt_info("PC sampling: period 2^%u cycles, hardware buffer %zu MiB, scratch %zu MiB", P.period, P.hwbuf >> 20,
 		P.scratch >> 20);
 	atomic_store(&gt_pcs_active, 1);
@@ -444,7 +446,7 @@ out:
 void gt_pcs_resource(CUpti_CallbackId cbid, const void *data)
 {
 	const CUpti_ResourceData *rd = data;
-	if (!atomic_load(&gt_pcs_active) || !rd)
+	if (!atomic_load(&gt_pcs_active) || !rd || getpid() != P.pid)
 		return;
 	int saved = gt_tls.guard;
 	gt_tls.guard++;
@@ -481,7 +483,7 @@ void gt_pcs_resource(CUpti_CallbackId cbid, const void *data)
 void gt_pcs_tick(void)
 {
 	static uint64_t last; /* the writer thread's only */
-	if (!atomic_load(&gt_pcs_active))
+	if (!atomic_load(&gt_pcs_active) || getpid() != P.pid)
 		return;
 	uint64_t now = gt_now_ns();
 	if (now - last < 100000000ull)
@@ -621,7 +623,7 @@ static void write_files(uint64_t found, uint64_t none, uint64_t no_cubin, uint64
 
 void gt_pcs_finish(void)
 {
-	if (!P.wanted)
+	if (!P.wanted || (P.loaded && getpid() != P.pid)) /* a fork child: the parent's sampling, not ours */
 		return;
 	int saved = gt_tls.guard;
 	gt_tls.guard++;
