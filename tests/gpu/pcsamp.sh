@@ -71,6 +71,7 @@ if part torch; then
 	cat "$B/torch.out"
 	cat "$B/torch"/*/pc_sampling_totals.csv
 	head -n 12 "$B/torch"/*/pc_kernels.csv | cut -c1-400
+	head -n 5 "$B/torch"/*/pc_ranges.csv | cut -c1-300
 	tar czf "$OUT/torch.tgz" -C "$B" --exclude='trace.json' --exclude='*.gtr' --exclude='*.cubin' torch torch.out torch.err 2>/dev/null
 fi
 
@@ -98,14 +99,14 @@ fi
 if part check; then
 	echo "== check: gputap against ncu on the same kernels"
 	echo "bare: $("$B/prog" 40 | tr '\n' ';')"
-	# ncu's --sampling-interval n samples every 2^(5+n) cycles: the same period as --pc-sampling=5+n
+	# ncu's --warp-sampling-interval n samples every 2^(5+n) cycles: the same period as --pc-sampling=5+n
 	for p in 17 12; do
 		rm -rf "$B/chk$p"
 		timeout 60 "$G" run -o "$B/chk$p" --pc-sampling=$p -- "$B/prog" 40 >"$B/chk$p.out" 2>"$B/chk$p.err"
 		echo "gputap period $p exit $?: $(tr '\n' ';' <"$B/chk$p.out")"
 		rm -f "$B/ncu$p.ncu-rep"
-		timeout 60 $NCU --section WarpStateStats --section SourceCounters --sampling-interval $((p - 5)) -k regex:k_ -c 9 \
-			-o "$B/ncu$p" "$B/prog" 3 >"$B/ncu$p.out" 2>&1
+		timeout 60 $NCU --section WarpStateStats --section SourceCounters --warp-sampling-interval $((p - 5)) -k regex:k_ -c 6 \
+			-o "$B/ncu$p" "$B/prog" 2 >"$B/ncu$p.out" 2>&1
 		echo "ncu interval $((p - 5)) exit $?"
 		ncu -i "$B/ncu$p.ncu-rep" --page raw --csv >"$B/ncu$p-raw.csv" 2>&1
 		ncu -i "$B/ncu$p.ncu-rep" --page source --csv --print-source=sass >"$B/ncu$p-sass.csv" 2>&1
@@ -126,9 +127,10 @@ for ka in a["kernels"]:
     gb = {g: v / kb["samples"] for g, v in kb["groups"].items()}
     print("run-to-run %s: largest share difference %.1f points" % (ka["function"], 100 * max(abs(ga.get(g, 0) - gb.get(g, 0)) for g in set(ga) | set(gb))))
 PY
-	grep -h "PC sampling of\|hottest\|Samples" "$B/chk17.err" | head -12
+	grep -A16 "PC sampling of" "$B/chk17.err" | cut -c1-160
+	cat "$B"/chk17/pid*/pc_ranges.csv
 	tar czf "$OUT/check.tgz" -C "$B" --exclude='*.ncu-rep' --exclude='trace.json' --exclude='*.cubin' \
-		chk17 chk12 chk17b ncu17-raw.csv ncu17-sass.csv ncu12-raw.csv ncu12-sass.csv nvdisasm-g.txt 2>/dev/null
+		chk17 chk12 chk17b ncu17.out ncu12.out ncu17-raw.csv ncu17-sass.csv ncu12-raw.csv ncu12-sass.csv nvdisasm-g.txt 2>/dev/null
 fi
 
 if part bench; then
@@ -136,6 +138,14 @@ if part bench; then
 	T="python3 tests/gpu/pcsamp_torch.py --steps 60"
 	now() { date +%s.%N; }
 	dt() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b - a}'; }
+	S="python3 tests/gpu/pcsamp_torch.py --steps 3 --warmup 1"
+	t0=$(now); timeout 60 $S >/dev/null 2>&1; t1=$(now)
+	echo "bench short-bare total_s $(dt "$t0" "$t1")"
+	t0=$(now)
+	timeout 45 $NCU --section WarpStateStats --section SourceCounters -c 40 $S >"$B/ncu-torch.out" 2>&1
+	rc=$?
+	t1=$(now)
+	echo "bench ncu rc $rc total_s $(dt "$t0" "$t1") kernels_profiled $(grep -c '==PROF== Profiling' "$B/ncu-torch.out")"
 	modes="none trace pcs"
 	[ -n "${torch_ok:-}" ] || { modes="none trace"; echo "not ok torch: no PC sampling in the bench"; }
 	for i in 1 2 3 4 5 6 7; do
@@ -157,14 +167,6 @@ if part bench; then
 	cat "$B/bpcs"/*/pc_sampling_totals.csv | tr '\n' ' '; echo
 	head -6 "$B/bpcs"/*/pc_kernels.csv | cut -c1-300
 	grep -A14 "PC sampling of" "$B/b.err" | cut -c1-160
-	S="python3 tests/gpu/pcsamp_torch.py --steps 3 --warmup 1"
-	t0=$(now); timeout 60 $S >/dev/null 2>&1; t1=$(now)
-	echo "bench short-bare total_s $(dt "$t0" "$t1")"
-	t0=$(now)
-	timeout 60 $NCU --section WarpStateStats --section SourceCounters -c 60 $S >"$B/ncu-torch.out" 2>&1
-	rc=$?
-	t1=$(now)
-	echo "bench ncu rc $rc total_s $(dt "$t0" "$t1") kernels_profiled $(grep -c '==PROF== Profiling' "$B/ncu-torch.out")"
 	t0=$(now); timeout 60 "$G" run -o "$B/bshort" --pc-sampling -- $S >/dev/null 2>"$B/bshort.err"; t1=$(now)
 	echo "bench short-pcs total_s $(dt "$t0" "$t1") kernels $(awk -F, 'NR>1{gsub(/"/,"",$3); s+=$3} END{print s}' "$B/bshort"/*/trace_cuda_gpu_kern_sum.csv)"
 fi
