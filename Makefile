@@ -144,6 +144,7 @@ lint:
 		--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -Iinclude -Isrc src
 	tests/lint/banned-in-tap.sh
 	tests/lint/banned-in-src.sh
+	tests/lint/architecture.sh
 	$(CC) -std=gnu11 $(WARN) -Werror -fsyntax-only -isystem $(PY_INC) python/gputap/_speedups.c
 	@echo "lint: clean"
 
