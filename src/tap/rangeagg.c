@@ -167,7 +167,7 @@ static void kernel_add(struct gt_ra *a, uint64_t corr, uint64_t ns, int timed)
 		return;
 	}
 	/* several ranges: the union of their paths, each node once */
-	uint32_t seen[GT_RA_SET_MAX * GT_RA_MAX_DEPTH];
+	uint32_t seen[GT_RA_SET_MAX * GT_RA_MAX_DEPTH] = {0}; /* (only the first nseen are read) */
 	int nseen = 0;
 	for (int i = 0; i < GT_RA_SET_MAX; i++) {
 		uint32_t x = atomic_load_explicit(&a->sets[node & (GT_RA_SETS - 1)][i], memory_order_relaxed);
