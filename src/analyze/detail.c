@@ -666,7 +666,7 @@ int gt_dt_finish(struct gt_dt *d, struct gt_an_result *r, const struct gt_names 
 		o->launched = k->launched;
 		o->cpu_ns = k->cpu;
 		if (k->delays)
-			qsort(k->delays, k->launched, sizeof(*k->delays), u64_cmp);
+			gt_sort(k->delays, k->launched, sizeof(*k->delays), u64_cmp);
 		/* no launch call in the trace: the delays cannot be known (NAN: "-" and null) */
 		o->delay_ns = k->delay;
 		o->delay_max_ns = k->launched ? k->delay_max : NAN;

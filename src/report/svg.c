@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sort.h"
+
 const char *const gt_palette[GT_PALETTE_N] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
 					      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
@@ -329,7 +331,7 @@ static double stacked_scale(const double *tot, size_t n)
 	if (!v)
 		return mx;
 	memcpy(v, tot, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), dbl_cmp);
+	gt_sort(v, n, sizeof(*v), dbl_cmp);
 	double med = v[n / 2], rest = 0;
 	for (size_t i = 0; i < n; i++)
 		if (v[i] <= 3 * med)
