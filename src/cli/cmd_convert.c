@@ -79,17 +79,17 @@ static int parse_format(const char *s, unsigned *what)
 	char *save = NULL;
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (strcmp(t, "json") == 0)
-			*what |= GT_OUT_JSON;
+			*what |= GT_EXPORT_JSON;
 		else if (strcmp(t, "json.gz") == 0)
-			*what |= GT_OUT_JSON_GZ;
+			*what |= GT_EXPORT_JSON_GZ;
 		else if (strcmp(t, "csv") == 0)
-			*what |= GT_OUT_CSV;
+			*what |= GT_EXPORT_CSV;
 		else if (strcmp(t, "logs") == 0)
-			*what |= GT_OUT_LOGS;
+			*what |= GT_EXPORT_LOGS;
 		else if (strcmp(t, "all") == 0)
-			*what |= GT_OUT_ALL;
+			*what |= GT_EXPORT_ALL;
 		else if (strcmp(t, "gtr") == 0)
-			*what |= GT_OUT_GTR;
+			*what |= GT_EXPORT_GTR;
 		else
 			return -1;
 	}
@@ -135,24 +135,24 @@ static void warn_lost(const char *trace, uint64_t lost, uint64_t dropped)
 
 static void print_done(const char *trace, const char *outdir, unsigned what)
 {
-	printf("%s -> %s/%s%s%s%s\n", trace, outdir, (what & GT_OUT_GTR) ? "trace.gtr " : "",
-	       (what & GT_OUT_BY_WINDOW) ? ((what & GT_OUT_JSON_GZ) ? "trace.window*.json.gz " : "trace.window*.json ")
-	       : (what & GT_OUT_JSON_GZ) ? "trace.json.gz "
-	       : (what & GT_OUT_JSON)    ? "trace.json "
+	printf("%s -> %s/%s%s%s%s\n", trace, outdir, (what & GT_EXPORT_GTR) ? "trace.gtr " : "",
+	       (what & GT_EXPORT_BY_WINDOW) ? ((what & GT_EXPORT_JSON_GZ) ? "trace.window*.json.gz " : "trace.window*.json ")
+	       : (what & GT_EXPORT_JSON_GZ) ? "trace.json.gz "
+	       : (what & GT_EXPORT_JSON)    ? "trace.json "
 					 : "",
-	       (what & GT_OUT_CSV) ? "trace_*.csv " : "",
-	       (what & GT_OUT_LOGS) ? "metrics.log timeline.log" : "");
+	       (what & GT_EXPORT_CSV) ? "trace_*.csv " : "",
+	       (what & GT_EXPORT_LOGS) ? "metrics.log timeline.log" : "");
 }
 
 static int convert_one(const char *trace, const char *outdir, unsigned what)
 {
 	char err[1024] = "";
-	struct gt_out_info info;
-	if (gt_out_convert(trace, outdir, what, &info, err, sizeof(err)) < 0) {
+	struct gt_export_info info;
+	if (gt_export_convert(trace, outdir, what, &info, err, sizeof(err)) < 0) {
 		gt_error("%s", err);
 		return 1;
 	}
-	gt_out_warn(&info);
+	gt_export_warn(&info);
 	warn_lost(info.trace_path, info.lost, info.cupti_dropped);
 	print_done(info.trace_path, outdir, what);
 	return 0;
@@ -196,7 +196,7 @@ static int convert_run_dir(const char *dir, const char *out, unsigned what)
 int cmd_convert(int argc, char **argv)
 {
 	const char *input = NULL, *out = NULL;
-	unsigned what = GT_OUT_JSON | GT_OUT_CSV;
+	unsigned what = GT_EXPORT_JSON | GT_EXPORT_CSV;
 	int by_window = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -238,12 +238,12 @@ int cmd_convert(int argc, char **argv)
 		gt_error("no INPUT; usage: gputap convert INPUT [-o OUT] [--format LIST]");
 		return 2;
 	}
-	if (by_window && !(what & (GT_OUT_JSON | GT_OUT_JSON_GZ))) {
+	if (by_window && !(what & (GT_EXPORT_JSON | GT_EXPORT_JSON_GZ))) {
 		gt_error("--by-window splits the timeline: --format needs json or json.gz");
 		return 2;
 	}
 	if (by_window)
-		what |= GT_OUT_BY_WINDOW;
+		what |= GT_EXPORT_BY_WINDOW;
 	struct stat st;
 	char trace[4300];
 	int status;

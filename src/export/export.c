@@ -52,25 +52,25 @@ static long window_starts(const char *path, uint64_t **out, char *err, size_t er
 	return (long)n;
 }
 
-int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
+int gt_export_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_export_info *info, char *err,
 		   size_t errlen)
 {
-	return gt_out_convert_ex(trace_path, outdir, what, NULL, NULL, NULL, info, err, errlen);
+	return gt_export_convert_ex(trace_path, outdir, what, NULL, NULL, NULL, info, err, errlen);
 }
 
-int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what, gt_trace_join_fn join, void *join_arg,
-		      struct gt_summary *sum, struct gt_out_info *info, char *err, size_t errlen)
+int gt_export_convert_ex(const char *trace_path, const char *outdir, unsigned what, gt_trace_join_fn join, void *join_arg,
+		      struct gt_summary *sum, struct gt_export_info *info, char *err, size_t errlen)
 {
 	struct gt_model m;
 	struct gt_ofile json = {0}, tl = {0}, met = {0};
-	struct gt_ofile *wins = NULL; /* one per capture window (GT_OUT_BY_WINDOW) */
+	struct gt_ofile *wins = NULL; /* one per capture window (GT_EXPORT_BY_WINDOW) */
 	uint64_t *lo = NULL;
 	long nwin = 0;
 	struct gt_json *j = NULL;
 	int rc = -1;
 	if (info)
 		memset(info, 0, sizeof(*info));
-	if (what & GT_OUT_GTR) {
+	if (what & GT_EXPORT_GTR) {
 		char out[4200];
 		struct gt_tr_rewrite_info ri;
 		snprintf(out, sizeof(out), "%s/" GT_PROC_TRACE, outdir);
@@ -88,10 +88,10 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 			snprintf(info->proc, sizeof(info->proc), "%s", ri.hdr.proc);
 			snprintf(info->trace_path, sizeof(info->trace_path), "%s", ri.path);
 		}
-		if (!(what & ~GT_OUT_GTR))
+		if (!(what & ~GT_EXPORT_GTR))
 			return 0;
 	}
-	if ((what & GT_OUT_BY_WINDOW) && (what & (GT_OUT_JSON | GT_OUT_JSON_GZ))) {
+	if ((what & GT_EXPORT_BY_WINDOW) && (what & (GT_EXPORT_JSON | GT_EXPORT_JSON_GZ))) {
 		if (errlen)
 			err[0] = '\0';
 		nwin = window_starts(trace_path, &lo, err, errlen);
@@ -99,7 +99,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 			return -1;
 		if (nwin == 0)
 			gt_warn("%s: no capture window in the trace: one %s", trace_path,
-				what & GT_OUT_JSON_GZ ? GT_OUT_JSON_GZ_NAME : GT_OUT_JSON_NAME);
+				what & GT_EXPORT_JSON_GZ ? GT_EXPORT_JSON_GZ_NAME : GT_EXPORT_JSON_NAME);
 	}
 	if (gt_model_open(&m, trace_path, err, errlen) < 0) {
 		free(lo);
@@ -115,7 +115,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 		}
 		for (long k = 0; k < nwin; k++) {
 			char name[64];
-			snprintf(name, sizeof(name), "trace.window%ld.json%s", k + 1, what & GT_OUT_JSON_GZ ? ".gz" : "");
+			snprintf(name, sizeof(name), "trace.window%ld.json%s", k + 1, what & GT_EXPORT_JSON_GZ ? ".gz" : "");
 			if (gt_ofile_open(&wins[k], outdir, name, err, errlen) < 0) {
 				free(fs);
 				goto out;
@@ -128,8 +128,8 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 			snprintf(err, errlen, "%s: out of memory", trace_path);
 			goto out;
 		}
-	} else if (what & (GT_OUT_JSON | GT_OUT_JSON_GZ)) {
-		if (gt_ofile_open(&json, outdir, what & GT_OUT_JSON_GZ ? GT_OUT_JSON_GZ_NAME : GT_OUT_JSON_NAME, err,
+	} else if (what & (GT_EXPORT_JSON | GT_EXPORT_JSON_GZ)) {
+		if (gt_ofile_open(&json, outdir, what & GT_EXPORT_JSON_GZ ? GT_EXPORT_JSON_GZ_NAME : GT_EXPORT_JSON_NAME, err,
 				  errlen) < 0)
 			goto out;
 		j = gt_json_begin(json.f, &m, 0);
@@ -138,7 +138,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 			goto out;
 		}
 	}
-	if (what & GT_OUT_LOGS) {
+	if (what & GT_EXPORT_LOGS) {
 		if (gt_ofile_open(&tl, outdir, GT_PROC_TIMELINE, err, errlen) < 0)
 			goto out;
 		gt_alnair_timeline_hook(&m, tl.f, 1);
@@ -172,7 +172,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 		if (nwin == 0 && gt_ofile_commit(&json, err, errlen) < 0)
 			goto out;
 	}
-	if (what & GT_OUT_LOGS) {
+	if (what & GT_EXPORT_LOGS) {
 		if (gt_ofile_commit(&tl, err, errlen) < 0)
 			goto out;
 		if (gt_ofile_open(&met, outdir, "metrics.log", err, errlen) < 0)
@@ -184,7 +184,7 @@ int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what,
 		if (gt_ofile_commit(&met, err, errlen) < 0)
 			goto out;
 	}
-	if ((what & GT_OUT_CSV) && gt_csv_write_all(&m, outdir, GT_OUT_CSV_PREFIX, err, errlen) < 0)
+	if ((what & GT_EXPORT_CSV) && gt_csv_write_all(&m, outdir, GT_EXPORT_CSV_PREFIX, err, errlen) < 0)
 		goto out;
 	rc = 0;
 	if (info) {
@@ -212,7 +212,7 @@ out:
 	return rc;
 }
 
-void gt_out_warn(const struct gt_out_info *info)
+void gt_export_warn(const struct gt_export_info *info)
 {
 	if (info->partial)
 		gt_warn("%s: the trace is partial (the process did not finish writing it): its outputs cover the "
@@ -227,11 +227,11 @@ void gt_out_warn(const struct gt_out_info *info)
 			info->trace_path, (unsigned long long)info->cupti_no_buffer);
 }
 
-int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, char *err, size_t errlen)
+int gt_export_write_all(const char *trace_path, const char *outdir, unsigned what, char *err, size_t errlen)
 {
-	struct gt_out_info info;
-	int rc = gt_out_convert(trace_path, outdir, what, &info, err, errlen);
+	struct gt_export_info info;
+	int rc = gt_export_convert(trace_path, outdir, what, &info, err, errlen);
 	if (rc == 0)
-		gt_out_warn(&info);
+		gt_export_warn(&info);
 	return rc;
 }

@@ -10,8 +10,8 @@
  * call is left behind as if it were complete.  docs/outputs.md describes
  * every file and column.
  */
-#ifndef GT_OUT_H
-#define GT_OUT_H
+#ifndef GT_EXPORT_H
+#define GT_EXPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,30 +19,37 @@
 
 #include "trace/visit.h"
 
-/* Which outputs gt_out_write_all makes. */
-#define GT_OUT_JSON 0x1u
-#define GT_OUT_CSV 0x2u
-#define GT_OUT_LOGS 0x4u /* the alnair interposer's metrics.log + timeline.log (convert only; the tap writes its own) */
-#define GT_OUT_ALL (GT_OUT_JSON | GT_OUT_CSV | GT_OUT_LOGS)
-#define GT_OUT_GTR 0x8u /* the trace itself rewritten in today's compact format (convert only; not in "all") */
-#define GT_OUT_JSON_GZ 0x10u /* trace.json gzip-compressed as trace.json.gz (instead of trace.json when both are asked) */
-#define GT_OUT_BY_WINDOW 0x20u /* with JSON/JSON_GZ: one trace.window<N>.json[.gz] per capture window (convert only) */
+/* Which outputs gt_export_write_all makes. */
+#define GT_EXPORT_JSON 0x1u
+#define GT_EXPORT_CSV 0x2u
+#define GT_EXPORT_LOGS 0x4u /* the alnair interposer's metrics.log + timeline.log (convert only; the tap writes its own) */
+#define GT_EXPORT_ALL (GT_EXPORT_JSON | GT_EXPORT_CSV | GT_EXPORT_LOGS)
+#define GT_EXPORT_GTR 0x8u /* the trace itself rewritten in today's compact format (convert only; not in "all") */
+#define GT_EXPORT_JSON_GZ 0x10u /* trace.json gzip-compressed as trace.json.gz (instead of trace.json when both are asked) */
+#define GT_EXPORT_BY_WINDOW 0x20u /* with JSON/JSON_GZ: one trace.window<N>.json[.gz] per capture window (convert only) */
 
 /* File names inside the output directory.  The CSVs are
- * GT_OUT_CSV_PREFIX "_<report>.csv", so "<outdir>/trace" is an nsys CSV
+ * GT_EXPORT_CSV_PREFIX "_<report>.csv", so "<outdir>/trace" is an nsys CSV
  * prefix for `gputap analyze`. */
-#define GT_OUT_JSON_NAME "trace.json"
-#define GT_OUT_JSON_GZ_NAME "trace.json.gz"
-#define GT_OUT_CSV_PREFIX "trace"
+#define GT_EXPORT_JSON_NAME "trace.json"
+#define GT_EXPORT_JSON_GZ_NAME "trace.json.gz"
+#define GT_EXPORT_CSV_PREFIX "trace"
+
+/* The names from when this folder was called `out`, kept for run/run.c only until it is renamed
+ * there; nothing new uses them. */
+#define GT_OUT_JSON GT_EXPORT_JSON
+#define GT_OUT_JSON_GZ GT_EXPORT_JSON_GZ
+#define GT_OUT_CSV GT_EXPORT_CSV
+#define gt_out_write_all gt_export_write_all
 
 /* Read `trace_path` once and write the outputs selected by `what` into
  * `outdir` (created if missing).  0, or -1 with `err` naming the file.
  * A partial trace (torn tail, .partial file, partial flag) is converted as
  * far as it goes, with one warning on stderr. */
-int gt_out_write_all(const char *trace_path, const char *outdir, unsigned what, char *err, size_t errlen);
+int gt_export_write_all(const char *trace_path, const char *outdir, unsigned what, char *err, size_t errlen);
 
 /* What a conversion saw. */
-struct gt_out_info {
+struct gt_export_info {
 	int partial;             /* the trace was partial */
 	uint64_t records;        /* records read */
 	uint64_t lost;           /* records lost by the tap */
@@ -58,17 +65,17 @@ struct gt_out_info {
 /* The warnings a conversion's outcome calls for, each naming the trace: a
  * partial trace, the notes it carries (GT_REC_NOTE), CUPTI's refused
  * buffers.  gputap run and convert print the same. */
-void gt_out_warn(const struct gt_out_info *info);
+void gt_export_warn(const struct gt_export_info *info);
 
-/* gt_out_write_all without the warning: fills `info` (may be NULL). */
-int gt_out_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_out_info *info, char *err,
+/* gt_export_write_all without the warning: fills `info` (may be NULL). */
+int gt_export_convert(const char *trace_path, const char *outdir, unsigned what, struct gt_export_info *info, char *err,
 		   size_t errlen);
 struct gt_summary;
-/* gt_out_convert with other readers in the same pass (`join`, may be NULL:
+/* gt_export_convert with other readers in the same pass (`join`, may be NULL:
  * the analysis and the report) and the summary gathered from it (`sum`, may
  * be NULL): the trace is read once for all of them. */
-int gt_out_convert_ex(const char *trace_path, const char *outdir, unsigned what, gt_trace_join_fn join, void *join_arg,
-		      struct gt_summary *sum, struct gt_out_info *info, char *err, size_t errlen);
+int gt_export_convert_ex(const char *trace_path, const char *outdir, unsigned what, gt_trace_join_fn join, void *join_arg,
+		      struct gt_summary *sum, struct gt_export_info *info, char *err, size_t errlen);
 
 /* The summary built while the traces are converted (no pass of its own):
  * attach before a model's pass (launch-hold figures are gathered in it),
@@ -84,7 +91,7 @@ void gt_summary_free(struct gt_summary *s);
 /* Print the end-of-run summary of one or more traces (several processes):
  * top kernels by GPU time, API time, bytes per copy direction, peak memory,
  * lost records, and where the files are (`rundir`). 0 or -1 with err. */
-int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, int ntraces, char *err,
+int gt_export_summary(FILE *f, const char *rundir, const char *const *trace_paths, int ntraces, char *err,
 		   size_t errlen);
 
 #endif

@@ -14,8 +14,8 @@
  * pool and lives as long as the model; statistics groups are keyed by text
  * (not string id), so two ids with the same text are one group.
  */
-#ifndef GT_OUT_MODEL_H
-#define GT_OUT_MODEL_H
+#ifndef GT_EXPORT_MODEL_H
+#define GT_EXPORT_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>

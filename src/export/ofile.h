@@ -15,8 +15,8 @@
  * redirection would; a folder, a block device or a socket is refused.  A
  * symbolic link is followed: its target is replaced, the link stays.
  */
-#ifndef GT_OUT_OFILE_H
-#define GT_OUT_OFILE_H
+#ifndef GT_EXPORT_OFILE_H
+#define GT_EXPORT_OFILE_H
 
 #include <stddef.h>
 #include <stdio.h>

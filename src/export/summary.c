@@ -45,7 +45,7 @@ static int merge(struct sum *s, struct gt_stattab *dst, const struct gt_stattab 
 	return 0;
 }
 
-void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width)
+void gt_export_short_name(char *buf, size_t cap, const char *name, size_t width)
 {
 	char *c = gt_utf8_clean(name);
 	const char *s = c ? c : name;
@@ -149,7 +149,7 @@ static void print(FILE *f, struct sum *s, const char *rundir, const char *const 
 		fprintf(f, "\nTop kernels by GPU time\n  %6s %10s %8s %9s  %s\n", "Time%", "Total(ms)", "Calls",
 			"Avg(us)", "Name");
 		for (size_t i = 0; i < s->kern.n && i < 10; i++) {
-			gt_out_short_name(nm, sizeof(nm), v[i]->name, NAME_W);
+			gt_export_short_name(nm, sizeof(nm), v[i]->name, NAME_W);
 			double pct = s->kernel_ns ? 100.0 * (double)v[i]->total / (double)s->kernel_ns : 0;
 			fprintf(f, "  %6.1f %10.3f %8" PRIu64 " %9.1f  %s\n", pct, (double)v[i]->total / 1e6,
 				v[i]->count, (double)v[i]->total / 1e3 / (double)v[i]->count, nm);
@@ -163,7 +163,7 @@ static void print(FILE *f, struct sum *s, const char *rundir, const char *const 
 		fprintf(f, "\nCUDA API calls by host time\n  %10s %8s %9s  %s\n", "Total(ms)", "Calls", "Avg(us)",
 			"Name");
 		for (size_t i = 0; i < s->api.n && i < 5; i++) {
-			gt_out_short_name(nm, sizeof(nm), v[i]->name, 50);
+			gt_export_short_name(nm, sizeof(nm), v[i]->name, 50);
 			fprintf(f, "  %10.3f %8" PRIu64 " %9.1f  %s\n", (double)v[i]->total / 1e6, v[i]->count,
 				(double)v[i]->total / 1e3 / (double)v[i]->count, nm);
 		}
@@ -331,7 +331,7 @@ void gt_summary_free(struct gt_summary *sp)
 	free(s);
 }
 
-int gt_out_summary(FILE *f, const char *rundir, const char *const *trace_paths, int ntraces, char *err,
+int gt_export_summary(FILE *f, const char *rundir, const char *const *trace_paths, int ntraces, char *err,
 		   size_t errlen)
 {
 	struct gt_summary *s = gt_summary_new();

@@ -1,13 +1,13 @@
 /*
- * export/writers.h — the writers behind gt_out_write_all, one per format.
+ * export/writers.h — the writers behind gt_export_write_all, one per format.
  *
  * Owns: the text of each output (nsys CSVs, trace.json, the alnair interposer's logs, the
  * terminal summary) given a model built by export/model.h.  Writers that take a
  * FILE * only format; the caller owns the file (export/ofile.h) and turns a
  * write error into a failed commit.
  */
-#ifndef GT_OUT_WRITERS_H
-#define GT_OUT_WRITERS_H
+#ifndef GT_EXPORT_WRITERS_H
+#define GT_EXPORT_WRITERS_H
 
 #include <stdio.h>
 
@@ -55,6 +55,6 @@ int gt_alnair_metrics(FILE *f, const struct gt_model *m); /* -1 on ENOMEM */
 
 /* A kernel name for a `width`-column table: without "void ", then without
  * its parameter list when too long, then with its middle cut ("..."). */
-void gt_out_short_name(char *buf, size_t cap, const char *name, size_t width);
+void gt_export_short_name(char *buf, size_t cap, const char *name, size_t width);
 
 #endif

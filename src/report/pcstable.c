@@ -64,7 +64,7 @@ static void text_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 	for (size_t i = 0; i < d->nk && (int)i < max_k; i++) {
 		const struct gt_pcs_kernel *k = &d->k[i];
 		char dm[2048], nm[64], a[64] = "-", b[64] = "";
-		gt_out_short_name(nm, sizeof(nm), gt_demangle_to(k->name, dm, sizeof(dm)), 30);
+		gt_export_short_name(nm, sizeof(nm), gt_demangle_to(k->name, dm, sizeof(dm)), 30);
 		int g1, g2;
 		top2(k, &g1, &g2);
 		if (g1 >= 0)
@@ -109,7 +109,7 @@ static void text_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 		fputs("  by NVTX range (a kernel's samples split by its GPU time in each range):\n", out);
 		for (size_t i = 0; i < n && i < (size_t)max_k; i++) {
 			char dm[2048], nm[64], rg[40];
-			gt_out_short_name(nm, sizeof(nm), gt_demangle_to(v[i].top, dm, sizeof(dm)), 30);
+			gt_export_short_name(nm, sizeof(nm), gt_demangle_to(v[i].top, dm, sizeof(dm)), 30);
 			size_t len = strlen(v[i].range);
 			snprintf(rg, sizeof(rg), "%s%s", len > 30 ? "..." : "", len > 30 ? v[i].range + len - 27 : v[i].range);
 			fprintf(out, "    %-30s %9.0f %5.1f%%  top: %s %.0f%%\n", rg, v[i].samples, pct((uint64_t)v[i].samples, d->samples),
@@ -135,7 +135,7 @@ static void html_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 	for (size_t i = 0; i < d->nk && (int)i < max_k; i++) {
 		const struct gt_pcs_kernel *k = &d->k[i];
 		char dm[2048], nm[128];
-		gt_out_short_name(nm, sizeof(nm), gt_demangle_to(k->name, dm, sizeof(dm)), 60);
+		gt_export_short_name(nm, sizeof(nm), gt_demangle_to(k->name, dm, sizeof(dm)), 60);
 		fputs("<tr><td>", out);
 		gt_html_esc(out, nm);
 		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.1f%%</td><td><div style=\"display:flex;width:320px;height:14px\">",
@@ -183,7 +183,7 @@ static void html_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 			if (w->samples < 0.5)
 				continue;
 			char dm[2048], nm[128];
-			gt_out_short_name(nm, sizeof(nm), gt_demangle_to(w->kernel, dm, sizeof(dm)), 60);
+			gt_export_short_name(nm, sizeof(nm), gt_demangle_to(w->kernel, dm, sizeof(dm)), 60);
 			fputs("<tr><td>", out);
 			gt_html_esc(out, w->range);
 			fputs("</td><td>", out);

@@ -46,11 +46,11 @@ static int convert(struct state *s, int i, gt_trace_join_fn join, void *join_arg
 {
 	struct gt_postrun *p = s->p;
 	struct gt_postrun_proc *pp = &p->procs[i];
-	struct gt_out_info info;
+	struct gt_export_info info;
 	p->trace_opens++;
 	pp->converted = 1; /* tried: never twice */
 	pp->failed = 1;
-	int rc = gt_out_convert_ex(s->rp[i].trace, pp->outdir, p->formats, join, join_arg,
+	int rc = gt_export_convert_ex(s->rp[i].trace, pp->outdir, p->formats, join, join_arg,
 				   pp->is_samplers ? NULL : s->sum, &info, err, errlen);
 	if (rc < 0)
 		return -1;
@@ -61,7 +61,7 @@ static int convert(struct state *s, int i, gt_trace_join_fn join, void *join_arg
 	pp->lost = info.lost;
 	pp->cupti_dropped = info.cupti_dropped;
 	snprintf(pp->trace, sizeof(pp->trace), "%s", info.trace_path);
-	gt_out_warn(&info);
+	gt_export_warn(&info);
 	return 0;
 }
 

@@ -31,7 +31,7 @@ struct gt_postrun_proc {
 struct gt_postrun {
 	const char *dir;     /* the run directory */
 	const char *outdir;  /* where OUT/<proc>/ go; NULL: dir (gputap convert -o OUT) */
-	unsigned formats;    /* GT_OUT_* made for each <proc> trace; 0: none */
+	unsigned formats;    /* GT_EXPORT_* made for each <proc> trace; 0: none */
 	int samplers;        /* convert DIR/samplers/trace.gtr too (into OUT/samplers/; not in the summary) */
 	int report;          /* write DIR/report.html */
 	FILE *summary;       /* print the summary here; NULL: none */

@@ -107,10 +107,10 @@ struct gt_run {
 	size_t nactions_done;
 	char *warnings[GT_RUN_MAX_WARN];
 	size_t nwarnings;
-	unsigned json_format; /* GT_OUT_JSON, GT_OUT_JSON_GZ or 0 (--trace-json) */
+	unsigned json_format; /* GT_EXPORT_JSON, GT_EXPORT_JSON_GZ or 0 (--trace-json) */
 };
 
-/* --trace-json's value as GT_OUT_JSON / GT_OUT_JSON_GZ / 0 (NULL: the default, json); -1 if unknown. */
+/* --trace-json's value as GT_EXPORT_JSON / GT_EXPORT_JSON_GZ / 0 (NULL: the default, json); -1 if unknown. */
 int gt_run_json_format(const char *v, unsigned *out);
 
 /* Write DIR/run.json for the state in `r`.  0 or -1 with err. */

@@ -24,11 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fwrite(data, 1, size, f);
 		fclose(f);
 		char err[1024];
-		gt_out_convert(trace, out, GT_OUT_ALL, NULL, err, sizeof(err));
+		gt_export_convert(trace, out, GT_EXPORT_ALL, NULL, err, sizeof(err));
 		FILE *devnull = fopen("/dev/null", "w");
 		if (devnull) {
 			const char *paths[1] = {trace};
-			gt_out_summary(devnull, dir, paths, 1, err, sizeof(err));
+			gt_export_summary(devnull, dir, paths, 1, err, sizeof(err));
 			fclose(devnull);
 		}
 	}

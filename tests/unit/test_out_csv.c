@@ -50,7 +50,7 @@ TEST(out_csv_golden)
 	char err[512] = "";
 	char od[4200];
 	snprintf(od, sizeof(od), "%s/out", d);
-	ASSERT_EQ_INT(gt_out_write_all(t, od, GT_OUT_CSV | GT_OUT_LOGS, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_export_write_all(t, od, GT_EXPORT_CSV | GT_EXPORT_LOGS, err, sizeof(err)), 0);
 	if (getenv("GT_UPDATE_GOLDEN")) { /* the CLI tests and the fuzz corpus use this trace */
 		size_t n = 0;
 		char *b = gt_test_read_file(t, &n), g[4300];
@@ -126,7 +126,7 @@ TEST(out_csv_percentages_sum_to_100)
 	const char *d = gt_test_tmpdir();
 	const char *t = gt_test_out_sample(d, 1);
 	char err[512];
-	ASSERT_EQ_INT(gt_out_write_all(t, d, GT_OUT_CSV, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_export_write_all(t, d, GT_EXPORT_CSV, err, sizeof(err)), 0);
 	static const char *const reps[] = {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum",
 					   "nvtx_sum"};
 	for (size_t i = 0; i < sizeof(reps) / sizeof(reps[0]); i++) {
@@ -178,8 +178,8 @@ TEST(out_partial_trace_converts)
 	const char *t = gt_test_out_sample(d, 0); /* only trace.gtr.partial exists */
 	char err[512] = "", od[4200];
 	snprintf(od, sizeof(od), "%s/o", d);
-	struct gt_out_info info;
-	ASSERT_EQ_INT(gt_out_convert(t, od, GT_OUT_ALL, &info, err, sizeof(err)), 0);
+	struct gt_export_info info;
+	ASSERT_EQ_INT(gt_export_convert(t, od, GT_EXPORT_ALL, &info, err, sizeof(err)), 0);
 	ASSERT_EQ_INT(info.partial, 1);
 	ASSERT_CONTAINS(info.trace_path, ".partial");
 	char p[4300];
@@ -210,7 +210,7 @@ TEST(out_damaged_trace_fails_with_offset)
 	fclose(f);
 	char err[512] = "", od[4200], want[64];
 	snprintf(od, sizeof(od), "%s/o", d);
-	ASSERT_EQ_INT(gt_out_write_all(t, od, GT_OUT_ALL, err, sizeof(err)), -1);
+	ASSERT_EQ_INT(gt_export_write_all(t, od, GT_EXPORT_ALL, err, sizeof(err)), -1);
 	ASSERT_CONTAINS(err, "trace.gtr");
 	snprintf(want, sizeof(want), "byte %ld", off2);
 	ASSERT_CONTAINS(err, want);
@@ -253,7 +253,7 @@ TEST(out_ofile_full_disk_is_an_error)
 TEST(out_missing_trace)
 {
 	char err[512] = "";
-	ASSERT_EQ_INT(gt_out_write_all("/nonexistent/trace.gtr", gt_test_tmpdir(), GT_OUT_ALL, err, sizeof(err)), -1);
+	ASSERT_EQ_INT(gt_export_write_all("/nonexistent/trace.gtr", gt_test_tmpdir(), GT_EXPORT_ALL, err, sizeof(err)), -1);
 	ASSERT_CONTAINS(err, "/nonexistent/trace.gtr");
 }
 
@@ -267,7 +267,7 @@ TEST(out_empty_trace)
 	ASSERT_EQ_INT(gt_tw_open(&w, path, "pid1", "h", 1, 5, 0), 0);
 	ASSERT_EQ_INT(gt_tw_close(&w, 6, 0, 0, 0), 0);
 	char err[512];
-	ASSERT_EQ_INT(gt_out_write_all(path, d, GT_OUT_ALL, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_export_write_all(path, d, GT_EXPORT_ALL, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/trace_cuda_gpu_kern_sum.csv", d);
 	char *s = gt_test_read_file(path, NULL);
 	ASSERT(s);
@@ -323,7 +323,7 @@ TEST(out_memory_records_preferred)
 	ASSERT_EQ_U64(m.mem_peak, 5100);  /* 100 + 5000, before the free */
 	ASSERT_EQ_U64(m.mem_final, 5007); /* the free took back the 100 of its allocation */
 	gt_model_free(&m);
-	ASSERT_EQ_INT(gt_out_write_all(path, d, GT_OUT_LOGS, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_export_write_all(path, d, GT_EXPORT_LOGS, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/metrics.log", d);
 	char *s = gt_test_read_file(path, NULL);
 	ASSERT(s);

@@ -121,7 +121,7 @@ static char *summary_of(const char *rundir, const char *path)
 	size_t len = 0;
 	FILE *f = open_memstream(&mem, &len);
 	const char *paths[] = {path};
-	int rc = gt_out_summary(f, rundir, paths, 1, err, sizeof(err));
+	int rc = gt_export_summary(f, rundir, paths, 1, err, sizeof(err));
 	fclose(f);
 	if (rc < 0) {
 		fprintf(stderr, "%s\n", err);
@@ -220,7 +220,7 @@ TEST(out_json_shows_held_spans_and_releases)
 	const char *d = gt_test_tmpdir();
 	const char *t = write_trace(d);
 	char err[512];
-	ASSERT_EQ_INT(gt_out_write_all(t, d, GT_OUT_JSON, err, sizeof(err)), 0);
+	ASSERT_EQ_INT(gt_export_write_all(t, d, GT_EXPORT_JSON, err, sizeof(err)), 0);
 	char p[4300];
 	snprintf(p, sizeof(p), "%s/trace.json", d);
 	char *s = gt_test_read_file(p, NULL);

@@ -16,7 +16,7 @@ void gt_test_out_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t strea
 static yajl_val load_json(const char *trace, const char *dir)
 {
 	char err[512];
-	if (gt_out_write_all(trace, dir, GT_OUT_JSON, err, sizeof(err)) < 0) {
+	if (gt_export_write_all(trace, dir, GT_EXPORT_JSON, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return NULL;
 	}

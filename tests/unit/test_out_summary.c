@@ -20,7 +20,7 @@ static char *summary(const char *rundir, const char *const *paths, int n)
 	FILE *f = open_memstream(&mem, &len);
 	if (!f)
 		return NULL;
-	int rc = gt_out_summary(f, rundir, paths, n, err, sizeof(err));
+	int rc = gt_export_summary(f, rundir, paths, n, err, sizeof(err));
 	fclose(f);
 	if (rc < 0) {
 		fprintf(stderr, "%s\n", err);
@@ -127,9 +127,9 @@ TEST(out_summary_long_names_fit_80_columns)
 	free(s);
 
 	char buf[64];
-	gt_out_short_name(buf, sizeof(buf), "void f<int>(float*, int)", 39);
+	gt_export_short_name(buf, sizeof(buf), "void f<int>(float*, int)", 39);
 	ASSERT_EQ_STR(buf, "f<int>(float*, int)"); /* short enough: unchanged but for "void " */
-	gt_out_short_name(buf, sizeof(buf), "ampere_sgemm_128x64_nn_with_a_very_long_suffix_that_goes_on", 20);
+	gt_export_short_name(buf, sizeof(buf), "ampere_sgemm_128x64_nn_with_a_very_long_suffix_that_goes_on", 20);
 	ASSERT_EQ_INT(strlen(buf), 20);
 	ASSERT(strncmp(buf, "ampere_sgemm", 12) == 0);
 }
@@ -140,7 +140,7 @@ TEST(out_summary_bad_trace_is_an_error)
 	char err[512] = "";
 	FILE *f = fopen("/dev/null", "w");
 	ASSERT(f);
-	ASSERT_EQ_INT(gt_out_summary(f, "x", paths, 1, err, sizeof(err)), -1);
+	ASSERT_EQ_INT(gt_export_summary(f, "x", paths, 1, err, sizeof(err)), -1);
 	fclose(f);
 	ASSERT_CONTAINS(err, "/nonexistent/trace.gtr");
 }

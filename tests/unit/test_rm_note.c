@@ -43,7 +43,7 @@ TEST(rm_note_kernels_for_metrics_is_said_not_a_loss)
 	size_t len = 0;
 	FILE *f = open_memstream(&mem, &len);
 	ASSERT(f);
-	int rc = gt_out_summary(f, "run", paths, 1, err, sizeof(err));
+	int rc = gt_export_summary(f, "run", paths, 1, err, sizeof(err));
 	fclose(f);
 	ASSERT(rc == 0 && mem);
 	ASSERT_CONTAINS(mem, "kernels measured by range metrics");

@@ -393,7 +393,7 @@ TEST(postrun_reads_each_trace_once)
 	struct warns w = {0};
 	struct gt_postrun pr = {
 		.dir = d,
-		.formats = GT_OUT_JSON | GT_OUT_CSV,
+		.formats = GT_EXPORT_JSON | GT_EXPORT_CSV,
 		.report = 1,
 		.summary = sum,
 		.warn = collect_warn,
@@ -431,7 +431,7 @@ TEST(postrun_damaged_trace_is_one_warning_rest_goes_on)
 	snprintf(pb, sizeof(pb), "%s/b", d);
 	ASSERT(gt_test_out_sample(pb, 1));
 	struct warns w = {0};
-	struct gt_postrun pr = {.dir = d, .formats = GT_OUT_JSON, .report = 0, .warn = collect_warn, .warn_arg = &w};
+	struct gt_postrun pr = {.dir = d, .formats = GT_EXPORT_JSON, .report = 0, .warn = collect_warn, .warn_arg = &w};
 	ASSERT_EQ_INT(gt_postrun(&pr), 0);
 	ASSERT_EQ_INT(w.n, 1);
 	ASSERT_CONTAINS(w.last, "a/trace.gtr");
@@ -452,7 +452,7 @@ TEST(postrun_iteration_search_reads_once)
 	snprintf(p0, sizeof(p0), "%s/rank0", d);
 	ASSERT(gt_test_out_sample(p0, 1)); /* "step" repeats */
 	struct warns w = {0};
-	struct gt_postrun pr = {.dir = d, .formats = GT_OUT_JSON, .report = 1, .warn = collect_warn, .warn_arg = &w};
+	struct gt_postrun pr = {.dir = d, .formats = GT_EXPORT_JSON, .report = 1, .warn = collect_warn, .warn_arg = &w};
 	ASSERT_EQ_INT(gt_postrun(&pr), 0);
 	ASSERT_EQ_INT(w.n, 0);
 	ASSERT_EQ_INT(pr.trace_opens, 1);
@@ -480,7 +480,7 @@ TEST(postrun_convert_into_other_folder_with_samplers)
 	ASSERT(write_every_type(p0, 1));
 	ASSERT(write_every_type(ps, 1));
 	struct warns w = {0};
-	struct gt_postrun pr = {.dir = run, .outdir = out, .formats = GT_OUT_CSV, .samplers = 1, .warn = collect_warn,
+	struct gt_postrun pr = {.dir = run, .outdir = out, .formats = GT_EXPORT_CSV, .samplers = 1, .warn = collect_warn,
 				.warn_arg = &w};
 	ASSERT_EQ_INT(gt_postrun(&pr), 0);
 	ASSERT_EQ_INT(w.n, 0);
