@@ -21,7 +21,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	return h;
 }
 
-const char *gt_pool_intern(struct gt_pool *p, const char *s, size_t len)
+const char *gt_strpool_intern(struct gt_strpool *p, const char *s, size_t len)
 {
 	if ((p->n + 1) * 2 > p->cap) {
 		size_t nc = p->cap ? p->cap * 2 : 256;
@@ -55,7 +55,7 @@ const char *gt_pool_intern(struct gt_pool *p, const char *s, size_t len)
 	return c;
 }
 
-void gt_pool_free(struct gt_pool *p)
+void gt_strpool_free(struct gt_strpool *p)
 {
 	for (size_t i = 0; i < p->cap; i++)
 		free(p->items[i]);
@@ -333,7 +333,7 @@ static int see_stream(struct gt_model *m, uint32_t dev, uint32_t stream)
 static const char *str_of(struct gt_model *m, uint32_t id)
 {
 	const char *s = gt_tr_str(&m->r, id);
-	return gt_pool_intern(&m->pool, s, strlen(s));
+	return gt_strpool_intern(&m->pool, s, strlen(s));
 }
 
 const char *gt_model_kernel_name(struct gt_model *m, uint32_t id)
@@ -343,7 +343,7 @@ const char *gt_model_kernel_name(struct gt_model *m, uint32_t id)
 		return (const char *)(uintptr_t)*v;
 	const char *s = gt_tr_str(&m->r, id);
 	char *d = gt_demangle(s);
-	const char *p = d ? gt_pool_intern(&m->pool, d, strlen(d)) : gt_pool_intern(&m->pool, s, strlen(s));
+	const char *p = d ? gt_strpool_intern(&m->pool, d, strlen(d)) : gt_strpool_intern(&m->pool, s, strlen(s));
 	free(d);
 	if (!p || !(v = gt_map_put(&m->kname, (uint64_t)id + 1, NULL)))
 		return NULL;
@@ -480,7 +480,7 @@ static int on_range(struct gt_model *m, const struct gt_rec_range *r)
 	memcpy(full, dom, dl);
 	full[dl] = ':';
 	memcpy(full + dl + 1, text, tl + 1);
-	const char *name = gt_pool_intern(&m->pool, full, dl + tl + 1);
+	const char *name = gt_strpool_intern(&m->pool, full, dl + tl + 1);
 	free(full);
 	if (!name)
 		return -1;
@@ -531,7 +531,7 @@ static int v_memcpy(void *ctx, const struct gt_trace_reader *r, const struct gt_
 	(void)r;
 	struct gt_model *m = ctx;
 	unsigned kind = c->copy_kind < GT_COPY_KIND_MAX ? c->copy_kind : GT_COPY_UNKNOWN;
-	const char *op = gt_pool_intern(&m->pool, gt_copy_op_name(kind), strlen(gt_copy_op_name(kind)));
+	const char *op = gt_strpool_intern(&m->pool, gt_copy_op_name(kind), strlen(gt_copy_op_name(kind)));
 	uint64_t d = dur(c->start_ns, c->end_ns);
 	if (!op || !gt_stat_add(&m->memtime, op, NULL, d) || !gt_stat_add(&m->memsize, op, NULL, c->bytes))
 		return -1;
@@ -545,7 +545,7 @@ static int v_memset(void *ctx, const struct gt_trace_reader *r, const struct gt_
 {
 	(void)r;
 	struct gt_model *m = ctx;
-	const char *op = gt_pool_intern(&m->pool, "[CUDA memset]", 13);
+	const char *op = gt_strpool_intern(&m->pool, "[CUDA memset]", 13);
 	uint64_t d = dur(s->start_ns, s->end_ns);
 	if (!op || !gt_stat_add(&m->memtime, op, NULL, d) || !gt_stat_add(&m->memsize, op, NULL, s->bytes))
 		return -1;
@@ -748,5 +748,5 @@ void gt_model_free(struct gt_model *m)
 	struct gt_map *ms[] = {&m->corr, &m->ptr_api, &m->ptr_rec, &m->stream_seen, &m->tid_seen, &m->thread_name, &m->device_name, &m->kname};
 	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
 		gt_map_free(ms[i]);
-	gt_pool_free(&m->pool);
+	gt_strpool_free(&m->pool);
 }

@@ -26,12 +26,12 @@
 #include "trace/visit.h"
 
 /* interned text, owned by the pool */
-struct gt_pool {
+struct gt_strpool {
 	char **items; /* hash slots */
 	size_t n, cap;
 };
-const char *gt_pool_intern(struct gt_pool *p, const char *s, size_t len);
-void gt_pool_free(struct gt_pool *p);
+const char *gt_strpool_intern(struct gt_strpool *p, const char *s, size_t len);
+void gt_strpool_free(struct gt_strpool *p);
 
 /* ---- statistics per name ---- */
 
@@ -54,7 +54,7 @@ struct gt_stattab {
 };
 
 /* Add value `v` to group `name` (+ `style`, which is part of the key:
- * NULL, "PushPop" or "StartEnd"); `name` must come from a gt_pool.
+ * NULL, "PushPop" or "StartEnd"); `name` must come from a gt_strpool.
  * NULL on ENOMEM. */
 struct gt_stat *gt_stat_add(struct gt_stattab *t, const char *name, const char *style, uint64_t v);
 /* Sort the values and compute avg, median (mean of the two middle values
@@ -113,7 +113,7 @@ struct gt_model {
 	int keep_links; /* keep launches and GPU work per correlation id (flows,
 			 * NVTX projection); 1 by default, the summary sets 0 */
 
-	struct gt_pool pool;
+	struct gt_strpool pool;
 	struct gt_stattab kern, memtime, memsize, nvtx;
 	struct gt_stattab api;    /* CUDA driver + runtime calls (cuda_api_sum) */
 	struct gt_stattab apiall; /* every API record, sums only (metrics.log) */

@@ -13,7 +13,7 @@
 #define NAME_W 39 /* the name column of the kernel table, so that lines stay < 80 */
 
 struct sum {
-	struct gt_pool pool;
+	struct gt_strpool pool;
 	struct gt_stattab kern, api;
 	uint64_t copy_bytes[GT_COPY_KIND_MAX], copy_ns[GT_COPY_KIND_MAX], copy_count[GT_COPY_KIND_MAX];
 	uint64_t memset_bytes, memset_ns, memset_count;
@@ -35,7 +35,7 @@ static int merge(struct sum *s, struct gt_stattab *dst, const struct gt_stattab 
 {
 	for (size_t i = 0; i < src->n; i++) {
 		const struct gt_stat *a = &src->s[i];
-		const char *name = gt_pool_intern(&s->pool, a->name, strlen(a->name));
+		const char *name = gt_strpool_intern(&s->pool, a->name, strlen(a->name));
 		struct gt_stat *b = name ? gt_stat_add(dst, name, NULL, 0) : NULL;
 		if (!b)
 			return -1;
@@ -326,7 +326,7 @@ void gt_summary_free(struct gt_summary *sp)
 	free(s->procs);
 	gt_stattab_free(&s->kern);
 	gt_stattab_free(&s->api);
-	gt_pool_free(&s->pool);
+	gt_strpool_free(&s->pool);
 	gt_holdstat_free(&s->hold);
 	free(s);
 }
