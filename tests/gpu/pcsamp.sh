@@ -9,6 +9,9 @@
 # check: gputap against ncu: dominant stall group, group shares, hottest source line (pcsamp_check.py)
 # bench: interleaved runs of the training loop: no tool, kernel trace, kernel trace + PC sampling,
 #        and ncu's source-level collection of the same kernels
+# Times on an H100 (2026-11-27): probe+tool+torch+ncu about 115 s; check about 60 s; bench about
+# 45 s for ncu then 66 s a round (10 + 10 + 46 s) with the one-at-a-time SASS step: give it its own
+# call of about 8 minutes for its 7 rounds.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
