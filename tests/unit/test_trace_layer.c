@@ -12,7 +12,7 @@
 #include "trace/trace_io.h"
 #include "trace/visit.h"
 
-const char *gt_test_out_sample(const char *dir, int close_it);
+const char *gt_test_export_sample(const char *dir, int close_it);
 
 /* One record of every type the format knows, in type order (a string first). */
 static const struct {
@@ -429,7 +429,7 @@ TEST(postrun_damaged_trace_is_one_warning_rest_goes_on)
 	touch(d, "a/trace.gtr"); /* empty: not a trace */
 	char pb[4300];
 	snprintf(pb, sizeof(pb), "%s/b", d);
-	ASSERT(gt_test_out_sample(pb, 1));
+	ASSERT(gt_test_export_sample(pb, 1));
 	struct warns w = {0};
 	struct gt_postrun pr = {.dir = d, .formats = GT_EXPORT_JSON, .report = 0, .warn = collect_warn, .warn_arg = &w};
 	ASSERT_EQ_INT(gt_postrun(&pr), 0);
@@ -450,7 +450,7 @@ TEST(postrun_iteration_search_reads_once)
 	mkd(d, "rank0");
 	char p0[4300];
 	snprintf(p0, sizeof(p0), "%s/rank0", d);
-	ASSERT(gt_test_out_sample(p0, 1)); /* "step" repeats */
+	ASSERT(gt_test_export_sample(p0, 1)); /* "step" repeats */
 	struct warns w = {0};
 	struct gt_postrun pr = {.dir = d, .formats = GT_EXPORT_JSON, .report = 1, .warn = collect_warn, .warn_arg = &w};
 	ASSERT_EQ_INT(gt_postrun(&pr), 0);

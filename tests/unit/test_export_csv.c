@@ -1,6 +1,6 @@
 /* The nsys-compatible CSVs and the alnair interposer's logs against golden files, and the
  * statistics by construction.  GT_UPDATE_GOLDEN=1 rewrites the golden files
- * (then check them by hand against the numbers in test_out_sample.c). */
+ * (then check them by hand against the numbers in test_export_sample.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include "export/writers.h"
 #include "test.h"
 
-const char *gt_test_out_sample(const char *dir, int close_it);
+const char *gt_test_export_sample(const char *dir, int close_it);
 
 /* 1 if `dir/name` equals tests/golden/out/<golden> byte for byte */
 static int same_as_golden(const char *dir, const char *name, const char *golden)
@@ -45,7 +45,7 @@ static int same_as_golden(const char *dir, const char *name, const char *golden)
 TEST(out_csv_golden)
 {
 	const char *d = gt_test_tmpdir();
-	const char *t = gt_test_out_sample(d, 1);
+	const char *t = gt_test_export_sample(d, 1);
 	ASSERT(t);
 	char err[512] = "";
 	char od[4200];
@@ -82,7 +82,7 @@ TEST(out_csv_golden)
 /* The statistics, computed independently of the golden files. */
 TEST(out_stats_by_construction)
 {
-	const char *t = gt_test_out_sample(gt_test_tmpdir(), 1);
+	const char *t = gt_test_export_sample(gt_test_tmpdir(), 1);
 	struct gt_model m;
 	char err[512];
 	ASSERT_EQ_INT(gt_model_open(&m, t, err, sizeof(err)), 0);
@@ -124,7 +124,7 @@ TEST(out_stats_by_construction)
 TEST(out_csv_percentages_sum_to_100)
 {
 	const char *d = gt_test_tmpdir();
-	const char *t = gt_test_out_sample(d, 1);
+	const char *t = gt_test_export_sample(d, 1);
 	char err[512];
 	ASSERT_EQ_INT(gt_export_write_all(t, d, GT_EXPORT_CSV, err, sizeof(err)), 0);
 	static const char *const reps[] = {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum",
@@ -175,7 +175,7 @@ TEST(out_csv_quoting_and_rounding)
 TEST(out_partial_trace_converts)
 {
 	const char *d = gt_test_tmpdir();
-	const char *t = gt_test_out_sample(d, 0); /* only trace.gtr.partial exists */
+	const char *t = gt_test_export_sample(d, 0); /* only trace.gtr.partial exists */
 	char err[512] = "", od[4200];
 	snprintf(od, sizeof(od), "%s/o", d);
 	struct gt_export_info info;
@@ -195,7 +195,7 @@ TEST(out_partial_trace_converts)
 TEST(out_damaged_trace_fails_with_offset)
 {
 	const char *d = gt_test_tmpdir();
-	const char *t = gt_test_out_sample(d, 1);
+	const char *t = gt_test_export_sample(d, 1);
 	/* damage a byte of the first block's data (the block starts at the header end) */
 	FILE *f = fopen(t, "r+b");
 	ASSERT(f);

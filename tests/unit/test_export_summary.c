@@ -8,9 +8,9 @@
 #include "export/writers.h"
 #include "test.h"
 
-const char *gt_test_out_sample(const char *dir, int close_it);
-void gt_test_out_string(struct gt_trace_writer *w, uint32_t id, const char *s);
-void gt_test_out_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
+const char *gt_test_export_sample(const char *dir, int close_it);
+void gt_test_export_string(struct gt_trace_writer *w, uint32_t id, const char *s);
+void gt_test_export_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
 			uint64_t corr);
 
 static char *summary(const char *rundir, const char *const *paths, int n)
@@ -52,7 +52,7 @@ TEST(out_summary_content)
 	ASSERT(chdir(gt_test_tmpdir()) == 0);
 	const char *run = "myrun", *proc = "myrun/rank0";
 	ASSERT(mkdir(run, 0755) == 0 && mkdir(proc, 0755) == 0);
-	const char *t = gt_test_out_sample(proc, 1);
+	const char *t = gt_test_export_sample(proc, 1);
 	const char *paths[] = {t};
 	char *s = summary(run, paths, 1);
 	ASSERT(s);
@@ -82,8 +82,8 @@ TEST(out_summary_several_processes_and_partial)
 	snprintf(d2, sizeof(d2), "%s/b", gt_test_tmpdir());
 	ASSERT(mkdir(d1, 0755) == 0 && mkdir(d2, 0755) == 0);
 	char t1[4300], t2[4300];
-	snprintf(t1, sizeof(t1), "%s", gt_test_out_sample(d1, 1));
-	snprintf(t2, sizeof(t2), "%s", gt_test_out_sample(d2, 0));
+	snprintf(t1, sizeof(t1), "%s", gt_test_export_sample(d1, 1));
+	snprintf(t2, sizeof(t2), "%s", gt_test_export_sample(d2, 0));
 	const char *paths[] = {t1, t2};
 	char *s = summary("", paths, 2);
 	ASSERT(s);
@@ -107,15 +107,15 @@ TEST(out_summary_long_names_fit_80_columns)
 	memcpy(longname, "void cutlass::Kernel<", 21);
 	memcpy(longname + sizeof(longname) - 12, "_tile128x64", 11);
 	longname[sizeof(longname) - 1] = '\0';
-	gt_test_out_string(&w, 1, longname);
-	gt_test_out_string(&w, 2, "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+	gt_test_export_string(&w, 1, longname);
+	gt_test_export_string(&w, 2, "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 				  "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 				  "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 				  "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
 	for (int i = 0; i < 12; i++) /* more than 10 names: the rest are counted */
-		gt_test_out_string(&w, (uint32_t)(3 + i), i % 2 ? "k_odd" : "k_even");
-	gt_test_out_kernel(&w, 1, 1, 100, 900, 0);
-	gt_test_out_kernel(&w, 2, 1, 1000, 1500, 0);
+		gt_test_export_string(&w, (uint32_t)(3 + i), i % 2 ? "k_odd" : "k_even");
+	gt_test_export_kernel(&w, 1, 1, 100, 900, 0);
+	gt_test_export_kernel(&w, 2, 1, 1000, 1500, 0);
 	ASSERT_EQ_INT(gt_tw_close(&w, 5000, 0, 0, 0), 0);
 	const char *paths[] = {path};
 	char *s = summary("r", paths, 1);

@@ -6,9 +6,9 @@
 #include "export/export.h"
 #include "test.h"
 
-const char *gt_test_out_sample(const char *dir, int close_it);
-void gt_test_out_string(struct gt_trace_writer *w, uint32_t id, const char *s);
-void gt_test_out_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
+const char *gt_test_export_sample(const char *dir, int close_it);
+void gt_test_export_string(struct gt_trace_writer *w, uint32_t id, const char *s);
+void gt_test_export_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
 			uint64_t corr);
 
 #define GPU0_PID ((1u << 30) | 4242u) /* GPU 0 of pid 4242, see json.c */
@@ -88,7 +88,7 @@ static size_t count(yajl_val evs, const char *ph, const char *cat)
 TEST(out_json_events_tracks_flows)
 {
 	const char *d = gt_test_tmpdir();
-	yajl_val root = load_json(gt_test_out_sample(d, 1), d);
+	yajl_val root = load_json(gt_test_export_sample(d, 1), d);
 	ASSERT(root);
 	yajl_val evs = get(root, "traceEvents");
 	ASSERT(evs && YAJL_IS_ARRAY(evs));
@@ -208,10 +208,10 @@ TEST(out_json_hostile_names)
 	snprintf(path, sizeof(path), "%s/trace.gtr", d);
 	struct gt_trace_writer w;
 	ASSERT_EQ_INT(gt_tw_open(&w, path, "p\"1\\", "h\xc3\x28", 7, 1000, 0), 0);
-	gt_test_out_string(&w, 1, "k\"q\\b\x01\xff\xc0\xafz<T, U>\xe2\x82\xac");
-	gt_test_out_string(&w, 2, "");
-	gt_test_out_kernel(&w, 1, 3, 10, 20, 0);
-	gt_test_out_kernel(&w, 2, 3, 30, 40, 0);
+	gt_test_export_string(&w, 1, "k\"q\\b\x01\xff\xc0\xafz<T, U>\xe2\x82\xac");
+	gt_test_export_string(&w, 2, "");
+	gt_test_export_kernel(&w, 1, 3, 10, 20, 0);
+	gt_test_export_kernel(&w, 2, 3, 30, 40, 0);
 	ASSERT_EQ_INT(gt_tw_close(&w, 2000, 0, 0, 0), 0);
 	yajl_val root = load_json(path, d);
 	ASSERT(root);
@@ -230,7 +230,7 @@ TEST(out_json_hostile_names)
 TEST(out_json_partial_mark)
 {
 	const char *d = gt_test_tmpdir();
-	yajl_val root = load_json(gt_test_out_sample(d, 0), d);
+	yajl_val root = load_json(gt_test_export_sample(d, 0), d);
 	ASSERT(root);
 	ASSERT(YAJL_IS_TRUE(get(get(root, "otherData"), "partial")));
 	yajl_tree_free(root);

@@ -1,6 +1,6 @@
 /*
  * A small trace whose every statistic is known by construction, shared by
- * the tests of src/out (test_out_*.c).  Times are ns after T0.
+ * the tests of src/export (test_export_*.c).  Times are ns after T0.
  *
  * thread 100: cuInit; two cuMemAlloc (1 MiB at 0xA000, 4 KiB at 0xB000);
  *   range "step" (id 1) holding range "forward" (id 2) with three
@@ -20,19 +20,19 @@
 
 #define T0 1000000000000ULL
 
-const char *gt_test_out_sample(const char *dir, int close_it);
-void gt_test_out_string(struct gt_trace_writer *w, uint32_t id, const char *s);
-void gt_test_out_api(struct gt_trace_writer *w, uint32_t tid, uint32_t name, int dom, uint64_t s, uint64_t e,
+const char *gt_test_export_sample(const char *dir, int close_it);
+void gt_test_export_string(struct gt_trace_writer *w, uint32_t id, const char *s);
+void gt_test_export_api(struct gt_trace_writer *w, uint32_t tid, uint32_t name, int dom, uint64_t s, uint64_t e,
 		     uint64_t corr, uint64_t bytes, uint64_t ptr, int kind);
-void gt_test_out_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
+void gt_test_export_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
 			uint64_t corr);
 
-void gt_test_out_string(struct gt_trace_writer *w, uint32_t id, const char *s)
+void gt_test_export_string(struct gt_trace_writer *w, uint32_t id, const char *s)
 {
 	gt_tw_string(w, id, s, strlen(s));
 }
 
-void gt_test_out_api(struct gt_trace_writer *w, uint32_t tid, uint32_t name, int dom, uint64_t s, uint64_t e,
+void gt_test_export_api(struct gt_trace_writer *w, uint32_t tid, uint32_t name, int dom, uint64_t s, uint64_t e,
 		     uint64_t corr, uint64_t bytes, uint64_t ptr, int kind)
 {
 	struct gt_rec_api a;
@@ -51,7 +51,7 @@ void gt_test_out_api(struct gt_trace_writer *w, uint32_t tid, uint32_t name, int
 	gt_tw_write(w, &a, sizeof(a), 1);
 }
 
-void gt_test_out_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
+void gt_test_export_kernel(struct gt_trace_writer *w, uint32_t name, uint32_t stream, uint64_t s, uint64_t e,
 			uint64_t corr)
 {
 	struct gt_rec_kernel k;
@@ -127,7 +127,7 @@ static void counter(struct gt_trace_writer *w, uint32_t name, uint64_t t, double
 enum { S_LAUNCH = 1, S_MEMCPYA, S_ALLOC, S_FREE, S_GEMM, S_RELU, S_STEP, S_FORWARD, S_INIT, S_TMAIN, S_POWER,
        S_MARK, S_H100, S_MEMSETA, S_LOAD };
 
-const char *gt_test_out_sample(const char *dir, int close_it)
+const char *gt_test_export_sample(const char *dir, int close_it)
 {
 	static char path[4200];
 	snprintf(path, sizeof(path), "%s/trace.gtr", dir);
@@ -143,7 +143,7 @@ const char *gt_test_out_sample(const char *dir, int close_it)
 					   "marker",	  "H100",
 					   "cudaMemsetAsync", "load"};
 	for (uint32_t i = 1; i < sizeof(strs) / sizeof(strs[0]); i++)
-		gt_test_out_string(&w, i, strs[i]);
+		gt_test_export_string(&w, i, strs[i]);
 	struct gt_rec_thread th = {{GT_REC_THREAD, sizeof(th), 100}, S_TMAIN, 0};
 	gt_tw_write(&w, &th, sizeof(th), 1);
 	struct gt_rec_device dv;
@@ -154,28 +154,28 @@ const char *gt_test_out_sample(const char *dir, int close_it)
 	dv.global_memory_bytes = 80ull << 30;
 	gt_tw_write(&w, &dv, sizeof(dv), 1);
 
-	gt_test_out_api(&w, 100, S_INIT, GT_DOM_DRIVER, 0, 5000, 0, 0, 0, -1);
-	gt_test_out_api(&w, 100, S_ALLOC, GT_DOM_DRIVER, 6000, 7000, 0, 1048576, 0xA000, -1);
-	gt_test_out_api(&w, 100, S_ALLOC, GT_DOM_DRIVER, 7500, 8000, 0, 4096, 0xB000, -1);
-	gt_test_out_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 12000, 13000, 1, 0, 0, -1);
-	gt_test_out_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 14000, 15000, 2, 0, 0, -1);
-	gt_test_out_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 16000, 17000, 3, 0, 0, -1);
+	gt_test_export_api(&w, 100, S_INIT, GT_DOM_DRIVER, 0, 5000, 0, 0, 0, -1);
+	gt_test_export_api(&w, 100, S_ALLOC, GT_DOM_DRIVER, 6000, 7000, 0, 1048576, 0xA000, -1);
+	gt_test_export_api(&w, 100, S_ALLOC, GT_DOM_DRIVER, 7500, 8000, 0, 4096, 0xB000, -1);
+	gt_test_export_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 12000, 13000, 1, 0, 0, -1);
+	gt_test_export_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 14000, 15000, 2, 0, 0, -1);
+	gt_test_export_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 16000, 17000, 3, 0, 0, -1);
 	range(&w, 100, S_FORWARD, GT_RANGE_PUSHPOP, 1, 2, 1, 11000, 50000);
-	gt_test_out_api(&w, 100, S_MEMCPYA, GT_DOM_RUNTIME, 60000, 61000, 4, 1000000, 0, GT_HCOPY_H2D);
-	gt_test_out_api(&w, 100, S_MEMCPYA, GT_DOM_RUNTIME, 73000, 74000, 5, 500000, 0, GT_HCOPY_D2H);
-	gt_test_out_api(&w, 100, S_MEMSETA, GT_DOM_RUNTIME, 81000, 81500, 6, 4096, 0, -1);
+	gt_test_export_api(&w, 100, S_MEMCPYA, GT_DOM_RUNTIME, 60000, 61000, 4, 1000000, 0, GT_HCOPY_H2D);
+	gt_test_export_api(&w, 100, S_MEMCPYA, GT_DOM_RUNTIME, 73000, 74000, 5, 500000, 0, GT_HCOPY_D2H);
+	gt_test_export_api(&w, 100, S_MEMSETA, GT_DOM_RUNTIME, 81000, 81500, 6, 4096, 0, -1);
 	range(&w, 100, S_STEP, GT_RANGE_PUSHPOP, 0, 1, 0, 10000, 100000);
 	range(&w, 100, S_MARK, GT_RANGE_MARK, 0, 6, 0, 105000, 105000);
-	gt_test_out_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 111000, 112000, 7, 0, 0, -1);
+	gt_test_export_api(&w, 100, S_LAUNCH, GT_DOM_DRIVER, 111000, 112000, 7, 0, 0, -1);
 	range(&w, 100, S_FORWARD, GT_RANGE_PUSHPOP, 0, 3, 0, 110000, 130000);
-	gt_test_out_api(&w, 100, S_FREE, GT_DOM_DRIVER, 140000, 141000, 0, 0, 0xB000, -1);
-	gt_test_out_api(&w, 200, S_LAUNCH, GT_DOM_DRIVER, 21000, 22000, 8, 0, 0, -1);
+	gt_test_export_api(&w, 100, S_FREE, GT_DOM_DRIVER, 140000, 141000, 0, 0, 0xB000, -1);
+	gt_test_export_api(&w, 200, S_LAUNCH, GT_DOM_DRIVER, 21000, 22000, 8, 0, 0, -1);
 	range(&w, 200, S_LOAD, GT_RANGE_STARTEND, 0, 4, 0, 20000, 40000);
 	range(&w, 200, S_STEP, GT_RANGE_PUSHPOP, 0, 5, 0, 150000, 160000);
 
-	gt_test_out_kernel(&w, S_GEMM, 7, 20000, 30000, 1);
-	gt_test_out_kernel(&w, S_RELU, 7, 30000, 32000, 2);
-	gt_test_out_kernel(&w, S_GEMM, 8, 31000, 45000, 3);
+	gt_test_export_kernel(&w, S_GEMM, 7, 20000, 30000, 1);
+	gt_test_export_kernel(&w, S_RELU, 7, 30000, 32000, 2);
+	gt_test_export_kernel(&w, S_GEMM, 8, 31000, 45000, 3);
 	memcpy_rec(&w, GT_COPY_HTOD, 7, 62000, 72000, 1000000, 4);
 	memcpy_rec(&w, GT_COPY_DTOH, 7, 75000, 80000, 500000, 5);
 	struct gt_rec_memset ms;
@@ -190,8 +190,8 @@ const char *gt_test_out_sample(const char *dir, int close_it)
 	gt_tw_write(&w, &ms, sizeof(ms), 1);
 	memcpy_rec(&w, GT_COPY_DTOD, 8, 90000, 93000, 2000000, 0);
 	memcpy_rec(&w, GT_COPY_PTOP, 8, 94000, 96000, 3000000, 0);
-	gt_test_out_kernel(&w, S_GEMM, 7, 115000, 120000, 7);
-	gt_test_out_kernel(&w, S_RELU, 8, 50000, 53000, 8);
+	gt_test_export_kernel(&w, S_GEMM, 7, 115000, 120000, 7);
+	gt_test_export_kernel(&w, S_RELU, 8, 50000, 53000, 8);
 	counter(&w, S_POWER, 50000, 312.5);
 	counter(&w, S_POWER, 100000, 320.25);
 	struct gt_rec_dropped dr = {{GT_REC_DROPPED, sizeof(dr), 0}, GT_DROP_CUPTI, 0, 3};
