@@ -42,7 +42,7 @@ static int same_as_golden(const char *dir, const char *name, const char *golden)
 	return ok;
 }
 
-TEST(out_csv_golden)
+TEST(export_csv_golden)
 {
 	const char *d = gt_test_tmpdir();
 	const char *t = gt_test_export_sample(d, 1);
@@ -80,7 +80,7 @@ TEST(out_csv_golden)
 }
 
 /* The statistics, computed independently of the golden files. */
-TEST(out_stats_by_construction)
+TEST(export_stats_by_construction)
 {
 	const char *t = gt_test_export_sample(gt_test_tmpdir(), 1);
 	struct gt_model m;
@@ -121,7 +121,7 @@ TEST(out_stats_by_construction)
 }
 
 /* The Time (%) column of every summary adds up to ~100. */
-TEST(out_csv_percentages_sum_to_100)
+TEST(export_csv_percentages_sum_to_100)
 {
 	const char *d = gt_test_tmpdir();
 	const char *t = gt_test_export_sample(d, 1);
@@ -147,7 +147,7 @@ TEST(out_csv_percentages_sum_to_100)
 	}
 }
 
-TEST(out_csv_quoting_and_rounding)
+TEST(export_csv_quoting_and_rounding)
 {
 	char buf[64];
 	gt_fmt1(buf, sizeof(buf), 0.25); /* SQLite round(): half away from zero */
@@ -172,7 +172,7 @@ TEST(out_csv_quoting_and_rounding)
 	free(mem);
 }
 
-TEST(out_partial_trace_converts)
+TEST(export_partial_trace_converts)
 {
 	const char *d = gt_test_tmpdir();
 	const char *t = gt_test_export_sample(d, 0); /* only trace.gtr.partial exists */
@@ -192,7 +192,7 @@ TEST(out_partial_trace_converts)
 	ASSERT(same_as_golden(od, "trace_cuda_gpu_kern_sum.csv", "trace_cuda_gpu_kern_sum.csv"));
 }
 
-TEST(out_damaged_trace_fails_with_offset)
+TEST(export_damaged_trace_fails_with_offset)
 {
 	const char *d = gt_test_tmpdir();
 	const char *t = gt_test_export_sample(d, 1);
@@ -224,7 +224,7 @@ TEST(out_damaged_trace_fails_with_offset)
 	ASSERT(access(p, F_OK) != 0);
 }
 
-TEST(out_ofile_full_disk_is_an_error)
+TEST(export_ofile_full_disk_is_an_error)
 {
 	if (access("/dev/full", W_OK) != 0) {
 		/* no /dev/full: check the ordinary path only */
@@ -250,7 +250,7 @@ TEST(out_ofile_full_disk_is_an_error)
 	ASSERT(access(o.path, F_OK) != 0);
 }
 
-TEST(out_missing_trace)
+TEST(export_missing_trace)
 {
 	char err[512] = "";
 	ASSERT_EQ_INT(gt_export_write_all("/nonexistent/trace.gtr", gt_test_tmpdir(), GT_EXPORT_ALL, err, sizeof(err)), -1);
@@ -258,7 +258,7 @@ TEST(out_missing_trace)
 }
 
 /* An empty trace gives header-only CSVs and the interposer's names at zero. */
-TEST(out_empty_trace)
+TEST(export_empty_trace)
 {
 	const char *d = gt_test_tmpdir();
 	char path[4300];
@@ -283,7 +283,7 @@ TEST(out_empty_trace)
 /* CUPTI memory records, when present, are the source of memory in use
  * (they also see allocations the API records miss); frees of 0 bytes take
  * the size of their allocation. */
-TEST(out_memory_records_preferred)
+TEST(export_memory_records_preferred)
 {
 	const char *d = gt_test_tmpdir();
 	char path[4300];

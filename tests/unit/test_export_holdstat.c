@@ -131,7 +131,7 @@ static char *summary_of(const char *rundir, const char *path)
 	return mem;
 }
 
-TEST(out_holdstat_from_a_trace)
+TEST(export_holdstat_from_a_trace)
 {
 	const char *t = write_trace(gt_test_tmpdir());
 	ASSERT(t);
@@ -169,7 +169,7 @@ TEST(out_holdstat_from_a_trace)
 	gt_holdstat_free(&s);
 }
 
-TEST(out_summary_shows_launch_hold)
+TEST(export_summary_shows_launch_hold)
 {
 	ASSERT(chdir(gt_test_tmpdir()) == 0);
 	ASSERT(mkdir("run", 0755) == 0 && mkdir("run/rank0", 0755) == 0);
@@ -191,7 +191,7 @@ TEST(out_summary_shows_launch_hold)
 	free(s);
 }
 
-TEST(out_summary_without_hold_says_nothing_of_it)
+TEST(export_summary_without_hold_says_nothing_of_it)
 {
 	ASSERT(chdir(gt_test_tmpdir()) == 0);
 	struct gt_trace_writer w;
@@ -215,7 +215,7 @@ static int occurrences(const char *s, const char *needle)
 	return n;
 }
 
-TEST(out_json_shows_held_spans_and_releases)
+TEST(export_json_shows_held_spans_and_releases)
 {
 	const char *d = gt_test_tmpdir();
 	const char *t = write_trace(d);

@@ -85,7 +85,7 @@ static size_t count(yajl_val evs, const char *ph, const char *cat)
 	return n;
 }
 
-TEST(out_json_events_tracks_flows)
+TEST(export_json_events_tracks_flows)
 {
 	const char *d = gt_test_tmpdir();
 	yajl_val root = load_json(gt_test_export_sample(d, 1), d);
@@ -201,7 +201,7 @@ TEST(out_json_events_tracks_flows)
 }
 
 /* Names with quotes, backslashes, control bytes and invalid UTF-8 still give valid JSON. */
-TEST(out_json_hostile_names)
+TEST(export_json_hostile_names)
 {
 	const char *d = gt_test_tmpdir();
 	char path[4300];
@@ -227,7 +227,7 @@ TEST(out_json_hostile_names)
 	yajl_tree_free(root);
 }
 
-TEST(out_json_partial_mark)
+TEST(export_json_partial_mark)
 {
 	const char *d = gt_test_tmpdir();
 	yajl_val root = load_json(gt_test_export_sample(d, 0), d);

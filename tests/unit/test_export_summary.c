@@ -46,7 +46,7 @@ static int max_width(const char *s)
 	return w;
 }
 
-TEST(out_summary_content)
+TEST(export_summary_content)
 {
 	/* a short relative run path, so that every line must fit 80 columns */
 	ASSERT(chdir(gt_test_tmpdir()) == 0);
@@ -75,7 +75,7 @@ TEST(out_summary_content)
 	free(s);
 }
 
-TEST(out_summary_several_processes_and_partial)
+TEST(export_summary_several_processes_and_partial)
 {
 	char d1[4200], d2[4200];
 	snprintf(d1, sizeof(d1), "%s/a", gt_test_tmpdir());
@@ -95,7 +95,7 @@ TEST(out_summary_several_processes_and_partial)
 	free(s);
 }
 
-TEST(out_summary_long_names_fit_80_columns)
+TEST(export_summary_long_names_fit_80_columns)
 {
 	const char *d = gt_test_tmpdir();
 	char path[4300];
@@ -134,7 +134,7 @@ TEST(out_summary_long_names_fit_80_columns)
 	ASSERT(strncmp(buf, "ampere_sgemm", 12) == 0);
 }
 
-TEST(out_summary_bad_trace_is_an_error)
+TEST(export_summary_bad_trace_is_an_error)
 {
 	const char *paths[] = {"/nonexistent/trace.gtr"};
 	char err[512] = "";
