@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "liblog/liblog.h"
 #include "core/sort.h"
+#include "export/ofile.h"
 
 int gt_liblog_verbose = 1;
 
@@ -493,13 +494,11 @@ int gt_libcalls_write_csv(struct gt_libcalls *t, const char *path, const char *j
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		created = when;
 	}
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.partial", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+	/* export/ofile.h: complete or absent, never renamed over what is not a regular file */
+	struct gt_ofile o;
+	if (gt_ofile_open_path(&o, path, err, errlen) < 0)
 		return -1;
-	}
+	FILE *f = o.f;
 	fputs("jobid,created_date,model,library,config,calls\n", f);
 	const struct gt_libcall_row *rows;
 	size_t n = gt_libcalls_rows(t, &rows);
@@ -515,18 +514,7 @@ int gt_libcalls_write_csv(struct gt_libcalls *t, const char *path, const char *j
 		gt_csv_put(f, rows[i].config);
 		fprintf(f, ",%llu\n", (unsigned long long)rows[i].calls);
 	}
-	int bad = ferror(f);
-	if (fclose(f) != 0 || bad) {
-		snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return gt_ofile_commit(&o, err, errlen);
 }
 
 int gt_libcalls_read_csv(const char *path, struct gt_libcalls *t, char *err, size_t errlen)

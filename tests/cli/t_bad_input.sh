@@ -259,6 +259,13 @@ mkdir -p "$T/o/conv" && mknod "$T/o/conv/trace.json" c 1 3 2>/dev/null || mkfifo
 bad out-convert-node 0 "" "$GPUTAP" convert "$R/name-nul.gtr" -o "$T/o/conv" --format json
 wait
 if [ -c "$T/o/conv/trace.json" ] || [ -p "$T/o/conv/trace.json" ]; then ok out-convert-node-kept; else notok out-convert-node-kept "$(ls -l "$T/o/conv")"; fi
+# libperf writes library_trace.csv beside its -o: a node there is written into, never replaced
+mkdir -p "$T/o/lp/logs" "$T/o/lp/out" && cp "$B/liblog/cublaslt-ldd-0.log" "$T/o/lp/logs/"
+mknod "$T/o/lp/out/library_trace.csv" c 1 3 2>/dev/null || mkfifo "$T/o/lp/out/library_trace.csv"
+[ -p "$T/o/lp/out/library_trace.csv" ] && (timeout 20 cat "$T/o/lp/out/library_trace.csv" >/dev/null) &
+"$GPUTAP" libperf "$T/o/lp/logs" -o "$T/o/lp/out/library_perf.csv" >/dev/null 2>&1
+wait
+if [ -c "$T/o/lp/out/library_trace.csv" ] || [ -p "$T/o/lp/out/library_trace.csv" ]; then ok out-libtrace-node-kept; else notok out-libtrace-node-kept "$(ls -l "$T/o/lp/out")"; fi
 
 # 15. a FIFO (or any node that is not a plain file) in place of <proc>/trace.gtr: a clear error
 # in bounded time, never a reader blocked on it (git cannot hold a FIFO: made here)
