@@ -8,6 +8,16 @@
  * Commands return the process exit status: 0 ok, 1 bad input (the message
  * names the file and line), 2 usage; `run` returns the child's status.
  * Only the command layer prints errors and decides exit codes.
+ *
+ * What a command holds: its options, its help, what it prints, and calls into the module that
+ * does the work.  Work shared with another command, the report or the tap lives in that module
+ * (the requests of `gputap trigger`, which the tap answers: trace/control.h).  Two commands keep
+ * logic that serves them alone, because no module owns what it works on:
+ *  - cmd_diff.c: the comparison of two analyses (kernels matched by name, per-iteration sums,
+ *    threshold, text/JSON/CSV), over analyze/analyze.h's results; nothing else compares runs;
+ *  - cmd_info.c: the questions to NVML, the driver and CUPTI in the order the answer is printed,
+ *    and the check of a metric list (each step a call into gpu/ and core/rmagg.h).
+ * When a second user of either appears, that logic moves to a module first.
  */
 #ifndef GT_COMMANDS_H
 #define GT_COMMANDS_H
