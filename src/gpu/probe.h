@@ -1,7 +1,7 @@
 /*
  * gpu/probe.h — where the CUDA driver, its runtime and CUPTI are found: one
  * list, used by the tap's loader (libgputap.so), the range-metrics engine
- * (core/cuprof.c) and `gputap info`, so that `info` names the CUPTI the tap
+ * (gpu/cuprof.c) and `gputap info`, so that `info` names the CUPTI the tap
  * loads.
  *
  * Owns: the search order of libcuda (GPUTAP_CUDA_LIB, then libcuda.so.1) and
