@@ -1,6 +1,6 @@
 /*
  * A stand-in for CUPTI's Profiler Host and Range Profiler APIs (the functions
- * of src/core/cuprof.h), for CPU tests of range metrics through the real
+ * of src/gpu/cuprof.h), for CPU tests of range metrics through the real
  * library (tests/cli/t_rmetrics_tap.sh).  It is linked into one stand-in
  * libcupti together with tests/tap/fake_cupti.c, which is compiled with five
  * of its functions renamed so that this file can wrap them:
