@@ -615,6 +615,8 @@ struct ksrc {
 	unsigned head, count; /* the next full slot, and how many are full (the one parsed included) */
 	int stop;
 	char rerr[256];
+	int unseekable; /* not a regular file (a pipe): cannot be read again, so its lines are counted */
+	long lines;     /* newlines in the pieces parsed so far (unseekable only) */
 };
 
 static void *ksrc_thread(void *arg)
@@ -736,6 +738,8 @@ static void ksrc_done(struct ksrc *s)
 static long line_at(const struct ksrc *s, const char *path, uint64_t upto)
 {
 	long line = 1;
+	if (s->unseekable)
+		return s->lines + 1;
 	if (s->is_mem) {
 		for (size_t i = 0; i < upto && i < s->memlen; i++)
 			line += s->mem[i] == '\n';
@@ -793,6 +797,8 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 		if (gt_js_feed(h, buf + skip, (size_t)n - skip) < 0) {
 			size_t at = gt_js_consumed(h) + skip;
 			long line = line_at(src, label, done + (at < (size_t)n ? at : (size_t)n));
+			for (size_t i = 0; src->unseekable && i < at && i < (size_t)n; i++)
+				line += buf[i] == '\n';
 			if (k->failed)
 				snprintf(err, errlen, "%s (line %ld)", k->err, line);
 			else
@@ -802,6 +808,8 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 			break;
 		}
 		done += (uint64_t)n;
+		for (const unsigned char *q = buf, *e = buf + n; src->unseekable && (q = memchr(q, '\n', (size_t)(e - q))); q++)
+			src->lines++;
 		ksrc_done(src);
 		gt_an_progress(c, label, off, total);
 	}
@@ -862,6 +870,7 @@ int gt_an_read_kineto(struct gt_an_ctx *c, const char *path, char *err, size_t e
 	gzbuffer(s.gz, 1 << 17);
 	struct stat st;
 	uint64_t total = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	s.unseekable = stat(path, &st) != 0 || !S_ISREG(st.st_mode); /* a pipe is read once */
 	if (ksrc_start(&s) < 0 && !s.rb[0]) { /* no thread: read in place (slot 0 is enough) */
 		gzclose(s.gz);
 		snprintf(err, errlen, "%s: out of memory", path);
