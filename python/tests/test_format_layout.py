@@ -1,5 +1,6 @@
 """The package's two restatements of the binary trace's layout (gputap/readtrace.py's tables, which
-read traces, and gputap/fleet/gtrwrite.py, which writes them) held against the C header itself:
+read traces, and gputap/fleet/gtrwrite.py, which writes them), and the GPU tests' reader
+(tests/gpu/gtr.py), held against the C header itself:
 tests/format/layout.c, built here with the C compiler, prints include/gputap/format.h's sizes and
 offsets, and every table entry must agree with it."""
 import os
@@ -57,7 +58,7 @@ def _struct_items(fmt):
             i += 1
         code = fmt[i]
         i += 1
-        reps = [(n or "1", code)] if code == "s" else [("1", code)] * int(n or 1)
+        reps = [(n or "1", code)] if code == "s" else [("1", code)] * int(n or 1)  # 'x': a pad byte each
         for k, c in reps:
             size = struct.calcsize("<" + k + c)
             items.append((off, size, c))
@@ -65,9 +66,10 @@ def _struct_items(fmt):
     return items
 
 
-def _check_struct_format(fmt, fields):
-    """A struct module format lays out `fields` (C's) item for item: offsets, sizes, signedness."""
-    items = _struct_items(fmt)
+def _check_struct_format(fmt, fields, base=0):
+    """A struct module format lays out `fields` (C's, from offset `base` on) item for item: offsets,
+    sizes, signedness."""
+    items = [(base + o, size, c) for o, size, c in _struct_items(fmt)]
     flat = []
     for name, off, size, kind, count in fields:
         if kind == "s":
@@ -76,7 +78,7 @@ def _check_struct_format(fmt, fields):
             flat += [(off + k * (size // count), size // count, kind) for k in range(count)]
     assert [(o, s) for o, s, _ in items] == [(o, s) for o, s, _ in flat]
     for (_, _, c), (_, _, kind) in zip(items, flat):
-        want = {"s": "s", "u": "BHIQ", "i": "bhiq", "f": "d"}[kind]
+        want = {"s": "s", "u": "BHIQx", "i": "bhiq", "f": "d"}[kind]
         assert c in want, (c, kind)
 
 
@@ -134,6 +136,23 @@ def test_readtrace_record_tables(layout):
         for sf in string_fields:
             assert sf in names, (table, sf)
         assert readtrace._STRING_OFFSETS.get(rtype, ()) == tuple(names[sf] for sf in string_fields), table
+
+
+def test_gpu_test_reader(layout):
+    """tests/gpu/gtr.py, the GPU tests' own small reader: its record formats against the header."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gtr", os.path.join(REPO, "tests", "gpu", "gtr.py"))
+    gtr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gtr)
+    types, structs = layout["types"], layout["structs"]
+    assert gtr.HDR.format == readtrace._HDR.format and gtr.REC.format == readtrace._REC.format
+    for rtype, (name, fmt, fields) in gtr.LAYOUT.items():
+        assert types[name][0] == rtype, name
+        size, cfields = structs["gt_rec_" + name]
+        assert 8 + struct.calcsize(fmt) == size, name
+        _check_struct_format(fmt, [f for f in cfields if not f[0].startswith("h.")], base=8)
+        assert len(fields.split()) == len(struct.unpack(fmt, bytes(struct.calcsize(fmt)))), name
 
 
 def _records(path):

@@ -15,7 +15,7 @@ from gputap.readtrace import records_bytes  # noqa: E402  (blocks of format vers
 HDR = struct.Struct("<8sIIIIQQQQQ32s64s")
 REC = struct.Struct("<HHI")
 LAYOUT = {
-    2: ("api", "<IbbHiIQQQQQ", "name_id domain copy_kind flags result pad start end bytes corr ptr"),
+    2: ("api", "<IBbHiIQQQQQ", "name_id domain copy_kind flags result pad start end bytes corr ptr"),
     3: ("kernel", "<IIIIQQQ3I3IIIIIQ",
         "name_id device context stream start end corr gx gy gz bx by bz registers static_smem dynamic_smem graph_id graph_node"),
     4: ("memcpy", "<BBBBIIIQQQQII", "copy_kind src_kind dst_kind flags device context stream start end bytes corr graph_id dst_device"),
