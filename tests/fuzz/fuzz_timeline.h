@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "analyze/findings.h"
 
 #include "fuzz_file.h"
 
@@ -25,6 +26,7 @@ static inline int gt_fuzz_timeline(const char *tag, const char *suffix, const ui
 	struct gt_an_opts o = {0};
 	gt_an_sort_chunk = 256; /* quick runs; the spill-and-merge path exercised */
 	o.iters = 3; /* exercises the even split when there are no ranges */
+	o.findings = 1; /* the findings' readers and sweep too (analyze/findings.h) */
 	struct gt_an_result *r = NULL;
 	char err[1024];
 	const char *in = path;
@@ -34,6 +36,8 @@ static inline int gt_fuzz_timeline(const char *tag, const char *suffix, const ui
 			gt_an_print_text(r, f);
 			gt_an_print_csv(r, f);
 			gt_an_print_json((const struct gt_an_result *const *)&r, 1, f);
+			if (r->findings)
+				gt_fd_print_text(r->findings, 0, 0, f);
 			fclose(f);
 		}
 		gt_an_free(r);
