@@ -24,7 +24,7 @@ static const char *write_run(const char *dir)
 	return dir;
 }
 
-TEST(out_pcsamp_groups_as_ncu)
+TEST(export_pcsamp_groups_as_ncu)
 {
 	ASSERT_EQ_STR(gt_pcs_group_label(LS), "Long Scoreboard");
 	ASSERT(gt_pcs_group_label(LS "_not_issued") == NULL);
@@ -33,7 +33,7 @@ TEST(out_pcsamp_groups_as_ncu)
 	ASSERT_EQ_STR(gt_pcs_group_label("smsp__pcsamp_warps_issue_stalled_someday"), "Other");
 }
 
-TEST(out_pcsamp_load_and_summarize)
+TEST(export_pcsamp_load_and_summarize)
 {
 	struct gt_pcs_data d;
 	char err[512];
@@ -65,7 +65,7 @@ TEST(out_pcsamp_load_and_summarize)
 	gt_pcs_free(&d);
 }
 
-TEST(out_pcsamp_missing_and_bad)
+TEST(export_pcsamp_missing_and_bad)
 {
 	struct gt_pcs_data d;
 	char err[512];
@@ -81,7 +81,7 @@ TEST(out_pcsamp_missing_and_bad)
 	ASSERT_CONTAINS(err, "pc_samples.csv:2: 2 fields, the header has 10");
 }
 
-TEST(out_pcsamp_sass_parse)
+TEST(export_pcsamp_sass_parse)
 {
 	struct gt_pcs_data d;
 	char err[512];
@@ -118,7 +118,7 @@ TEST(out_pcsamp_sass_parse)
 	gt_pcs_free(&d);
 }
 
-TEST(out_pcsamp_kernels_csv_and_json)
+TEST(export_pcsamp_kernels_csv_and_json)
 {
 	struct gt_pcs_data d;
 	char err[512];
@@ -208,7 +208,7 @@ static void write_trace(const char *path)
 	gt_tw_close(&w, 3000, 0, 0, 0);
 }
 
-TEST(out_pcsamp_ranges)
+TEST(export_pcsamp_ranges)
 {
 	char trace[4200];
 	snprintf(trace, sizeof(trace), "%s/trace.gtr", gt_test_tmpdir());
