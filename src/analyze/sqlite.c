@@ -378,6 +378,7 @@ static int read_launches(struct sq *q)
 		uint64_t s, corr;
 		if (col_u64(q, st, 0, t, row, "start", &s) < 0) {
 			sqlite3_finalize(st);
+			sqlite3_finalize(ns);
 			return -1;
 		}
 		corr = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? (uint64_t)sqlite3_column_int64(st, 1) : 0;
