@@ -518,6 +518,10 @@ static int check_opts(const struct gt_run_opts *o, struct gt_tool_list *tl)
 			 GT_TAP_MAX_BUFFER_MB);
 		st = 2;
 	}
+	if (!st && o->hold && strtoull(o->hold, NULL, 10) > (unsigned long long)GT_HOLD_LIMIT) {
+		gt_error("--hold '%s': expected 0 (no hold) or the launches per batch, 1 to %ld", o->hold, GT_HOLD_LIMIT);
+		st = 2;
+	}
 	if (!st && check_metrics_opts(o) < 0)
 		st = 2;
 	unsigned jf;

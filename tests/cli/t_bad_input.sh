@@ -325,6 +325,7 @@ bad no-driver-report 0 "$T/nodrv/report.html" "$GPUTAP" report "$T/nodrv"
 bad usage-trace-bogus 2 "--trace 'bogus': expected a comma list of api" "$GPUTAP" run --trace bogus -o "$T/ub1" -- true
 bad usage-buffer-mb-0 2 "--buffer-mb '0': expected a whole number of MiB from 1 to 65536" "$GPUTAP" run --buffer-mb 0 -o "$T/ub2" -- true
 bad usage-buffer-mb-huge 2 "--buffer-mb '70000'" "$GPUTAP" run --buffer-mb 70000 -o "$T/ub3" -- true
+bad usage-hold-huge 2 "--hold '70000': expected 0 (no hold) or the launches per batch, 1 to 65536" "$GPUTAP" run --hold 70000 -o "$T/ub3" -- true
 if [ -e "$T/ub1" ] || [ -e "$T/ub2" ] || [ -e "$T/ub3" ]; then notok usage-no-run-folder; else ok usage-no-run-folder; fi
 bad usage-buckets-0 2 "--buckets wants an integer from 1 to 10000, not '0'" "$GPUTAP" analyze --buckets 0 "$B/csv/ok"
 if [ "$(grep -c 'error' "$T/b.all")" -eq 1 ]; then ok usage-buckets-0-one-message; else notok usage-buckets-0-one-message "$(cat "$T/b.all")"; fi
