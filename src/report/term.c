@@ -15,7 +15,14 @@ void gt_rp_summary(FILE *f, const struct page *p, const char *html)
 	char b[64], b2[64], esc[1024];
 	fprintf(f, "gputap report: %s\n", gt_term_str(p->dir, esc, sizeof(esc)));
 	if (p->inputs) {
-		fprintf(f, "  inputs       %d trace%s\n", p->ninputs, p->ninputs > 1 ? "s" : "");
+		int nsrc = 0; /* a folder of traces is one input of several ranks */
+		for (size_t i = 0; p->an && i < p->an->ngpu; i++)
+			if (p->an->gpu[i].source + 1 > nsrc)
+				nsrc = p->an->gpu[i].source + 1;
+		if (nsrc > p->ninputs)
+			fprintf(f, "  inputs       %d traces (in %d input%s)\n", nsrc, p->ninputs, p->ninputs > 1 ? "s" : "");
+		else
+			fprintf(f, "  inputs       %d trace%s\n", p->ninputs, p->ninputs > 1 ? "s" : "");
 	} else if (p->run) {
 		const char *c = gt_rp_run_str(p, "command", b, sizeof(b));
 		fprintf(f, "  command      %s\n", c ? gt_term_str(c, esc, sizeof(esc)) : "?");

@@ -298,7 +298,7 @@ rm -rf "$T/kf" && mkdir -p "$T/kf" && cp "$FIX"/kineto-2rank-nccl/rank*.json.gz 
 bad kineto-folder-analyze 0 "" "$GPUTAP" analyze --format json "$T/kf"
 grep -v '"title"' "$T/b.out" >"$T/kf-dir.json"
 if [ -s "$T/kf-dir.json" ] && cmp -s "$T/kf-files.json" "$T/kf-dir.json"; then ok kineto-folder-as-files; else notok kineto-folder-as-files "$(diff "$T/kf-files.json" "$T/kf-dir.json" | head -5)"; fi
-(cd "$T" && bad kineto-folder-report 0 "rank1" "$GPUTAP" report "$T/kf")
+(cd "$T" && bad kineto-folder-report 0 "inputs       2 traces (in 1 input)" "$GPUTAP" report "$T/kf")
 if [ -e "$T/kf/report.html" ] || [ ! -s "$T/report.html" ]; then notok kineto-folder-report-page "$(ls "$T/kf" "$T")"; else ok kineto-folder-report-page; fi
 rm -rf "$T/ff2" && mkdir -p "$T/ff2/pid1" && mkfifo "$T/ff2/pid1/trace.gtr"
 bad damaged-run-report 1 "gputap: warning: $T/ff2/pid1/trace.gtr: not a plain file" "$GPUTAP" report "$T/ff2"
