@@ -235,6 +235,15 @@ results pr 'r["r"]["kernels"] == 5 and r["r"]["timed_kernels"] == 5 and r["r"]["
 	ok results-kernels-records || notok results-kernels-records "$(head -c 1500 "$T/pr.json")"
 results pn 'r["r"]["kernels"] == 5 and m["r"]["kernels"] == 5' &&
 	ok results-kernels-no-kernel-trace || notok results-kernels-no-kernel-trace "$(head -c 1500 "$T/pn.json")"
+# the results asked for inside a range: what was measured so far is decoded, profiling starts again and
+# the range's later work still counts in it
+for m in kernel range; do
+	run "mid$m" plain GPUTAP_METRICS_MODE=$m RM_MID=1 RM_API=gputap
+	row "mid$m" r all $I kernels=5 sum=500 && row "mid$m" r 1 $D kernels=5 sum=5000 &&
+		[ "$(grep -c '^decode' "$T/mid$m.log")" -ge 2 ] && results "mid$m" 'r["r"]["kernels"] == 5 and m["r"]["kernels"] == 5' &&
+		ok "results-inside-range-$m" || notok "results-inside-range-$m" "$(why "mid$m")"
+done
+
 # 6. CUDA graphs: per kernel a graph launch of 3 kernels (100 inst, 20 ns each) between two launches of k
 # (10 inst, 10 ns) is one kernel_metrics.csv row with its nodes' sums, and the range counts its 3 kernels,
 # in range_metrics.csv and in gputap_results_json alike; per range a graph launch counts as one launch

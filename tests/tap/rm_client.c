@@ -17,7 +17,8 @@
  *   threads   the main thread launches k0 1 x 1, 1 outside every range; then two
  *             threads, at the same time, twice: A step/a1: ka 2 x 1, 10, then in
  *             step: ka 1 x 2, 10; B b/b1/b2: kb 3 x 10, 100
- *   plain     inside "r": k 5 x 100, 1000
+ *   plain     inside "r": k 5 x 100, 1000 (with RM_MID=1, gputap_results_json() once
+ *             more after the first 2 launches, inside "r")
  *   graph     inside "g": k 1 x 10, 10; a CUDA graph launch of 3 kernels x 100, 20;
  *             k 1 x 10, 10
  *   destroy   inside "r": k 3 x 100, 1000; the context is destroyed and made again;
@@ -290,7 +291,14 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "plain")) {
 		start_cuda();
 		push("r");
-		launch("k", 5, 100, 1000);
+		if (getenv("RM_MID")) {
+			launch("k", 2, 100, 1000);
+			if (results())
+				return 4;
+			launch("k", 3, 100, 1000);
+		} else {
+			launch("k", 5, 100, 1000);
+		}
 		pop();
 		return results();
 	}
