@@ -118,6 +118,16 @@ static int gz_close(void *cookie)
 	return 0;
 }
 
+/* A new "<name>.partial": a stale one (a killed writer's) is removed first, and the file is created
+ * afresh (O_EXCL, O_NOFOLLOW), so that a link left in its place is never written through. */
+static int open_partial(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		unlink(path);
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
 static FILE *gz_open(const char *path, int direct, void **sink)
 {
 	struct gz_sink *g = calloc(1, sizeof(*g));
@@ -129,7 +139,7 @@ static FILE *gz_open(const char *path, int direct, void **sink)
 		errno = ENOMEM;
 		return NULL;
 	}
-	g->fd = direct ? open(path, O_WRONLY | O_CLOEXEC) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	g->fd = direct ? open(path, O_WRONLY | O_CLOEXEC) : open_partial(path);
 	if (g->fd < 0) {
 		int e = errno;
 		deflateEnd(&g->z);
@@ -220,7 +230,10 @@ int gt_ofile_open_path(struct gt_ofile *o, const char *path, char *err, size_t e
 		if (fd >= 0 && !o->f)
 			close(fd);
 	} else {
-		o->f = fopen(to, "we");
+		int fd = open_partial(to);
+		o->f = fd < 0 ? NULL : fdopen(fd, "w");
+		if (fd >= 0 && !o->f)
+			close(fd);
 	}
 	if (!o->f) {
 		snprintf(err, errlen, "%s: %s", to, strerror(errno));

@@ -259,6 +259,10 @@ mkdir -p "$T/o/conv" && mknod "$T/o/conv/trace.json" c 1 3 2>/dev/null || mkfifo
 bad out-convert-node 0 "" "$GPUTAP" convert "$R/name-nul.gtr" -o "$T/o/conv" --format json
 wait
 if [ -c "$T/o/conv/trace.json" ] || [ -p "$T/o/conv/trace.json" ]; then ok out-convert-node-kept; else notok out-convert-node-kept "$(ls -l "$T/o/conv")"; fi
+# a link left as <page>.partial is removed, never written through
+echo precious >"$T/o/precious" && ln -s "$T/o/precious" "$T/o/p2.html.partial"
+bad out-partial-link 0 "" "$GPUTAP" report --quiet -o "$T/o/p2.html" "$T/o/run"
+if [ "$(cat "$T/o/precious")" = precious ] && grep -q '</html>' "$T/o/p2.html"; then ok out-partial-link-not-followed; else notok out-partial-link-not-followed "$(head -c 200 "$T/o/precious")"; fi
 # libperf writes library_trace.csv beside its -o: a node there is written into, never replaced
 mkdir -p "$T/o/lp/logs" "$T/o/lp/out" && cp "$B/liblog/cublaslt-ldd-0.log" "$T/o/lp/logs/"
 mknod "$T/o/lp/out/library_trace.csv" c 1 3 2>/dev/null || mkfifo "$T/o/lp/out/library_trace.csv"
