@@ -58,7 +58,8 @@ GT_EXPORT const char *gputap_last_error(void)
 
 static struct gt_ra_node ra_nodes[GT_RA_NODES];
 static _Atomic uint64_t ra_links[GT_RA_LINKS];
-static struct gt_ra ra = {.nodes = ra_nodes, .links = ra_links};
+static _Atomic uint32_t ra_sets[GT_RA_SETS][GT_RA_SET_MAX];
+static struct gt_ra ra = {.nodes = ra_nodes, .links = ra_links, .sets = ra_sets};
 static _Atomic int64_t mem_peak;
 
 static void amax_i64(_Atomic int64_t *p, int64_t v)

@@ -811,6 +811,12 @@ static void flush(struct sess *s, int restart)
 		double *v = vals ? vals : nanrow;
 		/* nodes beyond the chunk's ranges were dropped: a partial sum would pass for the whole */
 		size_t lost = dp.numOfRangeDropped;
+		/* the results count each kernel node, timed by its own value (before the sum overwrites row 0) */
+		for (size_t i = 0; R.feed_ra && i < nr + lost; i++)
+			gt_api_on_kernel_counted(p->corr, i < nr && vals && R.dur_metric >= 0 &&
+								  isfinite(vals[i * (size_t)nm + (size_t)R.dur_metric])
+							      ? vals[i * (size_t)nm + (size_t)R.dur_metric]
+							      : -1);
 		for (int m = 0; vals && m < nm; m++) {
 			double t = 0;
 			for (size_t i = 0; i < nr; i++)
@@ -829,7 +835,6 @@ static void flush(struct sess *s, int restart)
 			gt_rm_agg_kernel_set(&R.agg, p->occ, p->nocc); /* the launch counted one kernel, the graph held more */
 		if (v)
 			gt_rm_agg_sample_set(&R.agg, p->occ, p->nocc, v);
-		feed_ra(p, v);
 		char nm_[64];
 		snprintf(nm_, sizeof(nm_), "(CUDA graph, %zu kernels)", nr + lost);
 		free(p->name);
@@ -1191,8 +1196,10 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 	int nocc = launch_ranges(occ);
 	R.launches++;
 	if (R.mode == GT_RM_RANGE) {
-		if (!s || s->state != 1)
-			R.foreign_ctx_launches++;
+		if (!s)
+			R.foreign_ctx_launches++; /* another context: per range profiles one */
+		else if (s->state != 1)
+			R.agg.unmeasured++; /* its session failed */
 		gt_rm_agg_kernel_set(&R.agg, occ, nocc);
 		rm_count_at_exit = R.feed_ra;
 		if (!R.first_logged) {
@@ -1225,6 +1232,14 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 		}
 	}
 	gt_tls.guard = guard;
+	if (!atomic_load(&gt_rm_active)) {
+		/* turned off meanwhile (a start or restart refused): the exit callback will not come here */
+		gt_rm_agg_kernel_set(&R.agg, occ, nocc);
+		if (queued && s->npend)
+			free(s->pend[--s->npend].name);
+		pthread_mutex_unlock(&R.mu);
+		return;
+	}
 	/* held until the exit callback: launches are profiled one at a time, in this order */
 	memcpy(rm_launch_occ, occ, sizeof(occ));
 	rm_launch_nocc = nocc;
@@ -1450,7 +1465,8 @@ void gt_rm_finish(void)
 			sess_release(&R.sess[i]);
 			R.sess[i].state = 2;
 		}
-	if (R.agg_ok && R.configured && gt_tap.cfg.out_dir) {
+	/* turned off with nothing measured (counters refused at the start): the warning said why */
+	if (R.agg_ok && R.configured && gt_tap.cfg.out_dir && !(R.off && !R.agg.samples)) {
 		if (!R.dir[0])
 			snprintf(R.dir, sizeof(R.dir), "%s/%s", gt_tap.cfg.out_dir, gt_tap.proc);
 		write_file(GT_PROC_RANGE_METRICS, 0);
