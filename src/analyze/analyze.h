@@ -221,6 +221,11 @@ struct gt_an_map;
  * (default 2^20, 24 MiB).  Fuzz targets make it small: quick runs, and the spill path exercised. */
 extern size_t gt_an_sort_chunk;
 
+/* The bound on the SQLite engine's work for one nsys export: instructions of its virtual machine,
+ * a base and so many per byte of the file (10^9 and 20,000: far beyond what reading and sorting any
+ * real export takes); past it the read stops with an error.  Tests make it small. */
+extern uint64_t gt_an_sqlite_steps, gt_an_sqlite_steps_per_byte;
+
 /* Rows of the text's per-iteration table without --all-rows (as the report's 200); JSON and CSV
  * always hold every row. */
 #define GT_AN_TEXT_ROWS 200

@@ -438,9 +438,12 @@ static uint64_t count_rows(sqlite3 *db, const char *t)
 static const char *const read_tables[] = {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					  "CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME"};
 
-/* A bound on the engine's work, whatever the file holds: SQLite calls this every PROGRESS_STEP
- * virtual-machine instructions; past the budget, the statement stops (SQLITE_INTERRUPT). */
-#define PROGRESS_STEP 10000
+/* A bound on the engine's work, whatever the file holds (analyze.h): SQLite calls this every
+ * PROGRESS_STEP virtual-machine instructions of one step (a row, or a statement's whole work before
+ * its first row: a sort, a count, a view's query); past the budget, counted over the file, the
+ * statement stops (SQLITE_INTERRUPT) and the read fails. */
+#define PROGRESS_STEP 1000
+uint64_t gt_an_sqlite_steps = 1000000000, gt_an_sqlite_steps_per_byte = 20000;
 struct budget {
 	uint64_t calls, max_calls;
 };
@@ -461,12 +464,11 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 	}
 	struct sq q = {c, db, path, 0, err, errlen, 0, 0};
 	int rc = -1;
-	/* every read is bounded: 10^9 instructions (seconds) plus 20,000 per byte of the file, far more
-	 * than reading and sorting the rows of any real export takes */
+	/* every read is bounded (gt_an_sqlite_steps): seconds of work, plus some per byte of the file */
 	struct stat sb;
-	struct budget bud = {0, 100000};
+	struct budget bud = {0, gt_an_sqlite_steps / PROGRESS_STEP};
 	if (stat(path, &sb) == 0 && sb.st_size > 0)
-		bud.max_calls += (uint64_t)sb.st_size * (20000 / PROGRESS_STEP);
+		bud.max_calls += (uint64_t)sb.st_size * gt_an_sqlite_steps_per_byte / PROGRESS_STEP;
 	sqlite3_progress_handler(db, PROGRESS_STEP, over_budget, &bud);
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 24); /* no value (a name) of more than 16 MiB */
 	/* a file that is not a database fails here, on the first read */
@@ -549,10 +551,12 @@ int gt_an_read_sqlite(struct gt_an_ctx *c, const char *path, char *err, size_t e
 	}
 	rc = 0;
 out:
+	if (bud.calls > bud.max_calls) /* a statement was stopped: what was read is not the whole file */
+		rc = -1;
 	if (rc < 0 && bud.calls > bud.max_calls)
 		snprintf(err, errlen, "%s: stopped after %llu SQLite instructions without the end of a table (a query "
 				      "of the file that does not end?): not an nsys export",
-			 path, (unsigned long long)bud.max_calls * PROGRESS_STEP);
+			 path, (unsigned long long)(bud.max_calls + 1) * PROGRESS_STEP);
 	sqlite3_close(db);
 	return rc;
 }

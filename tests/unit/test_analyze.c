@@ -281,6 +281,45 @@ TEST(analyze_sqlite_scenario)
 	check_scenario(p, "step");
 }
 
+TEST(analyze_sqlite_work_is_bounded)
+{
+	/* the engine's budget (analyze.h) made small: a statement whose one step is long (counting the
+	 * processes of 20000 runtime calls) is stopped and the read fails naming the file; with the
+	 * budget back, the same file reads */
+	static char p[4200];
+	snprintf(p, sizeof(p), "%s/long.sqlite", gt_test_tmpdir());
+	sqlite3 *db;
+	ASSERT(sqlite3_open(p, &db) == SQLITE_OK);
+	ASSERT(sqlite3_exec(db,
+			    "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+			    "INSERT INTO StringIds VALUES (1, 'gemm');"
+			    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+			    "streamId INTEGER, correlationId INTEGER, demangledName INTEGER);"
+			    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 1, 1);"
+			    "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, correlationId INTEGER, "
+			    "globalTid INTEGER);"
+			    "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 20000) "
+			    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT x, x + 1, x, 16777216 FROM r;",
+			    NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	const char *in = p;
+	uint64_t s0 = gt_an_sqlite_steps, s1 = gt_an_sqlite_steps_per_byte;
+	gt_an_sqlite_steps = 20000;
+	gt_an_sqlite_steps_per_byte = 0;
+	struct gt_an_opts o;
+	memset(&o, 0, sizeof(o));
+	struct gt_an_result *r = NULL;
+	char err[1024] = "";
+	int rc = gt_an_run(&in, 1, &o, &r, err, sizeof(err));
+	gt_an_sqlite_steps = s0;
+	gt_an_sqlite_steps_per_byte = s1;
+	ASSERT(rc < 0 && !r);
+	ASSERT_CONTAINS(err, "long.sqlite: stopped after 21000 SQLite instructions");
+	ASSERT_EQ_INT(gt_an_run(&in, 1, &o, &r, err, sizeof(err)), 0);
+	ASSERT_EQ_U64(r->kernel_count, 1);
+	gt_an_free(r);
+}
+
 TEST(analyze_sort_spills_to_runs)
 {
 	/* many intervals through a tiny chunk: the external merge must give the in-memory answer */
