@@ -15,6 +15,12 @@
 # WORK            where the inputs go (default /tmp/gputap-bench-analyze)
 # HTA_VENV        a virtualenv for HTA, made with pip install holistictraceanalysis if missing
 #                 (default $WORK/hta-venv); SKIP_HTA=1 to leave HTA out
+#
+# On the real PyTorch traces of bench/analyze/traces, side by side with HTA in-process (every analysis
+# gputap computes) and an older gputap binary, interleaved:
+#   bench/analyze/vs_hta.py --runs 5 --before OLD/gputap --hta-python $WORK/hta-venv/bin/python \
+#       build/gputap bench/analyze/traces/*.json.gz
+# and two gputap binaries alone: bench/analyze/ab.py OLD/gputap build/gputap TRACE...
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 SQLITE_KERNELS=${SQLITE_KERNELS:-10000000}
