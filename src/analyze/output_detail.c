@@ -137,11 +137,13 @@ void gt_an_text_detail(const struct gt_an_result *r, FILE *f)
 			const struct gt_an_stream *s = &r->streams[i];
 			double tot = s->idle_ns[0] + s->idle_ns[1] + s->idle_ns[2];
 			char lb[256];
-			fprintf(f, "%-20s%10u%10llu%14.3f%14.3f%14.3f%14.3f%10u%10.2f\n",
+			fprintf(f, "%-20s%10u%10llu%14.3f%14.3f%14.3f%14.3f",
 				s->gpu < r->ngpu ? gt_term_str(r->gpu[s->gpu].label, lb, sizeof(lb)) : "?", s->stream,
-				(unsigned long long)s->ops,
-				MS(tot), MS(s->idle_ns[0]), MS(s->idle_ns[1]), MS(s->idle_ns[2]), s->queue_max,
-				s->queue_time_mean);
+				(unsigned long long)s->ops, MS(tot), MS(s->idle_ns[0]), MS(s->idle_ns[1]), MS(s->idle_ns[2]));
+			/* no launch call of the stream's ops in the trace: its queue is unknown, not empty */
+			tnum(f, 10, 0, s->queued ? (double)s->queue_max : NAN);
+			tnum(f, 10, 2, s->queued ? s->queue_time_mean : NAN);
+			fputc('\n', f);
 		}
 	}
 	if (r->nkernels) {
@@ -265,9 +267,14 @@ void gt_an_json_detail(void *gen, const struct gt_an_result *r)
 			gt_an_jint(g, k, s->idle_n[c]);
 		}
 		gt_an_jint(g, "queued_ops", s->queued);
-		gt_an_jint(g, "queue_max", s->queue_max);
-		gt_an_jnum(g, "queue_mean", s->queue_mean);
-		gt_an_jnum(g, "queue_time_mean", s->queue_time_mean);
+		if (s->queued) {
+			gt_an_jint(g, "queue_max", s->queue_max);
+		} else { /* unknown: no launch call of the stream's ops in the trace */
+			GS(g, "queue_max");
+			yajl_gen_null(g);
+		}
+		gt_an_jnum(g, "queue_mean", s->queued ? s->queue_mean : NAN);
+		gt_an_jnum(g, "queue_time_mean", s->queued ? s->queue_time_mean : NAN);
 		GS(g, "queue_max_per_bucket");
 		yajl_gen_array_open(g);
 		for (size_t b = 0; b < r->nbuckets && s->queue_series; b++)
@@ -377,9 +384,9 @@ void gt_an_csv_detail(const struct gt_an_result *r, FILE *f)
 			snprintf(m, sizeof(m), "idle_%s_ms", idle_names[c]);
 			gt_an_csv_row(f, t, "stream", gl, -1, sn, m, MS(s->idle_ns[c]));
 		}
-		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_max", s->queue_max);
-		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_mean", s->queue_mean);
-		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_time_mean", s->queue_time_mean);
+		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_max", s->queued ? (double)s->queue_max : NAN);
+		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_mean", s->queued ? s->queue_mean : NAN);
+		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_time_mean", s->queued ? s->queue_time_mean : NAN);
 		for (size_t b = 0; b < r->nbuckets && s->queue_series; b++)
 			gt_an_csv_row(f, t, "queue_series", gl, (long)b, sn, "queue_max", s->queue_series[b]);
 	}

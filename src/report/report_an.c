@@ -188,10 +188,13 @@ static void sec_idle(FILE *f, const struct gt_an_result *an, const char *why)
 		gt_html_esc(f, gpu_label(an, d[i]->gpu));
 		fprintf(f,
 			"</td><td class=\"n\">%u</td><td class=\"n\">%llu</td><td class=\"n\">%.3f</td><td "
-			"class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%u</td>"
-			"<td class=\"n\">%.2f</td></tr>\n",
+			"class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>",
 			d[i]->stream, (unsigned long long)d[i]->ops, idle_of(d[i]) / 1e6, d[i]->idle_ns[0] / 1e6,
-			d[i]->idle_ns[1] / 1e6, d[i]->idle_ns[2] / 1e6, d[i]->queue_max, d[i]->queue_time_mean);
+			d[i]->idle_ns[1] / 1e6, d[i]->idle_ns[2] / 1e6);
+		/* no launch call of the stream's ops in the trace: the queue is unknown, "-" */
+		num_cell(f, 0, d[i]->queued ? (double)d[i]->queue_max : NAN);
+		num_cell(f, 2, d[i]->queued ? d[i]->queue_time_mean : NAN);
+		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
 	free(d);

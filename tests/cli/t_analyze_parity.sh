@@ -50,6 +50,7 @@ jcheck delay-percentiles-exact "$T/delays.json" '[(x["delay_p50_us"], x["delay_p
 # what cannot be known: null in JSON, "-" in text, never 0
 an nolaunch "$D/nolaunch.json"
 jcheck unknown-delay-is-null "$T/nolaunch.json" 'r["kernels_per_rank"]["rows"][0]["delay_p50_us"] is None and r["kernels_per_rank"]["rows"][0]["delay_max_us"] is None'
+jcheck unknown-queue-is-null "$T/nolaunch.json" 'r["streams"][0]["queue_max"] is None and r["streams"][0]["queue_mean"] is None'
 jcheck unknown-overlap-is-null "$T/nolaunch.json" 'r["timeline"]["total"]["overlap_pct"] is None and r["timeline"]["gpus"][0]["total"]["overlap_pct"] is None'
 "$GPUTAP" analyze "$D/nolaunch.json" >"$T/nolaunch.txt" 2>&1
 if grep -qE 'orphan_k' "$T/nolaunch.txt" && grep -E '^nolaunch.json +compute' "$T/nolaunch.txt" | grep -qE ' - +- +- ' &&

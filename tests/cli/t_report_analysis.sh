@@ -31,6 +31,11 @@ def rows(sec):
                     for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)])
     return out
 def near(what, got, want, tol):
+    if (got == "-") != (want is None):  # unknown: "-" on the page, null in the JSON
+        bad.append("%s: page %s, analyze %s" % (what, got, want))
+        return
+    if want is None:
+        return
     if abs(float(got) - float(want)) > tol:
         bad.append("%s: page %s, analyze %s" % (what, got, want))
 idle = {(r[0], int(r[1])): r for r in rows(section("idle"))}
