@@ -276,10 +276,14 @@ void gt_an_json_detail(void *gen, const struct gt_an_result *r)
 		gt_an_jnum(g, "queue_mean", s->queued ? s->queue_mean : NAN);
 		gt_an_jnum(g, "queue_time_mean", s->queued ? s->queue_time_mean : NAN);
 		GS(g, "queue_max_per_bucket");
-		yajl_gen_array_open(g);
-		for (size_t b = 0; b < r->nbuckets && s->queue_series; b++)
-			yajl_gen_integer(g, s->queue_series[b]);
-		yajl_gen_array_close(g);
+		if (!s->queued) { /* unknown, as queue_max */
+			yajl_gen_null(g);
+		} else {
+			yajl_gen_array_open(g);
+			for (size_t b = 0; b < r->nbuckets && s->queue_series; b++)
+				yajl_gen_integer(g, s->queue_series[b]);
+			yajl_gen_array_close(g);
+		}
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -387,7 +391,7 @@ void gt_an_csv_detail(const struct gt_an_result *r, FILE *f)
 		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_max", s->queued ? (double)s->queue_max : NAN);
 		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_mean", s->queued ? s->queue_mean : NAN);
 		gt_an_csv_row(f, t, "stream", gl, -1, sn, "queue_time_mean", s->queued ? s->queue_time_mean : NAN);
-		for (size_t b = 0; b < r->nbuckets && s->queue_series; b++)
+		for (size_t b = 0; b < r->nbuckets && s->queue_series && s->queued; b++)
 			gt_an_csv_row(f, t, "queue_series", gl, (long)b, sn, "queue_max", s->queue_series[b]);
 	}
 	for (size_t i = 0; i < r->nkernels; i++) {
