@@ -19,9 +19,9 @@ const char cmd_fleet_help[] =
 	"                 [--quiet] INPUT...\n"
 	"\n"
 	"DESCRIPTION\n"
-	"    Sends the ranks to a Dask cluster (a LocalCluster of --workers threads by default, an\n"
-	"    existing scheduler with --scheduler or --scheduler-file, or the one named by\n"
-	"    DASK_SCHEDULER_ADDRESS unless --workers is given); each task runs one 'gputap analyze'\n"
+	"    Analyses the ranks on this machine (--workers analyzer processes at a time, by default)\n"
+	"    or on a Dask cluster (an existing scheduler with --scheduler or --scheduler-file, or the\n"
+	"    one named by DASK_SCHEDULER_ADDRESS unless --workers is given); each task runs one 'gputap analyze'\n"
 	"    over a few ranks of one machine, on the worker that can read their files, so memory per\n"
 	"    worker is bounded by the largest rank.  The results come back as small Arrow tables and\n"
 	"    are reduced into: the stragglers (for each rank, how long the others waited for it alone\n"
@@ -44,7 +44,7 @@ const char cmd_fleet_help[] =
 	"                           summary.json, summary.txt and report.html into DIR\n"
 	"    --scheduler ADDR       an existing Dask scheduler, e.g. tcp://head:8786\n"
 	"    --scheduler-file F     the scheduler file of an existing Dask cluster\n"
-	"    --workers N            workers of the LocalCluster, one analyzer process each at a time\n"
+	"    --workers N            analyzer processes at a time on this machine\n"
 	"                           (default: min(4, CPUs)); given, it wins over DASK_SCHEDULER_ADDRESS\n"
 	"    --nvtx TAG             the NVTX range that marks one iteration (as 'gputap analyze --nvtx')\n"
 	"    --gputap PATH          the gputap command the workers run (default: this one)\n"
@@ -142,7 +142,7 @@ int cmd_fleet(int argc, char **argv)
 	if (n > 0) {
 		exe[n] = '\0';
 		if (!getenv("GPUTAP"))
-			setenv("GPUTAP", exe, 1); /* the workers of a LocalCluster run this same gputap */
+			setenv("GPUTAP", exe, 1); /* the workers on this machine run this same gputap */
 		char pkg[PATH_MAX];
 		if (package_dir(exe, pkg, sizeof(pkg)) == 0) {
 			const char *old = getenv("PYTHONPATH");

@@ -10,10 +10,11 @@ USAGE = ("gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--worke
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="gputap fleet", usage=USAGE,
-        description="Analyse the ranks of a job on a Dask cluster (one task per rank, the C analyzer on the "
-                    "worker) and reduce them to one answer: per rank busy/idle/compute/communication, per "
-                    "iteration the slowest and fastest rank, per collective the arrival skew and the late rank, "
-                    "each machine's clock offset, and the outliers.")
+        description="Analyse the ranks of a job, on this machine or on a Dask cluster (the C analyzer over a "
+                    "few ranks per task, where their files are), and reduce them to one answer: the stragglers "
+                    "(how long the others waited for each, consistent or one-off, and why), per collective and "
+                    "iteration who was late and by how much, per rank busy/idle/compute/communication, each "
+                    "machine's clock offset, and the outliers.")
     ap.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="gputap run folders, rank folders, trace.gtr, PyTorch-profiler traces (.json/.json.gz), "
                          "nsys exports (.sqlite/.nsys-rep), or folders of these")
@@ -22,11 +23,11 @@ def main(argv=None):
                          "and report.html here")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--scheduler", metavar="ADDR",
-                   help="an existing Dask scheduler (tcp://host:8786); default: $DASK_SCHEDULER_ADDRESS, else a "
-                        "LocalCluster")
+                   help="an existing Dask scheduler (tcp://host:8786); default: $DASK_SCHEDULER_ADDRESS, else "
+                        "this machine")
     g.add_argument("--scheduler-file", metavar="F", help="the scheduler file of an existing Dask cluster")
     ap.add_argument("--workers", type=int, metavar="N",
-                    help="workers of the LocalCluster, each running one analyzer process at a time (default: "
+                    help="analyzer processes at a time on this machine (default: "
                          "min(4, CPUs)); given, it wins over DASK_SCHEDULER_ADDRESS")
     ap.add_argument("--nvtx", metavar="TAG", help="the NVTX range that marks one iteration (as gputap analyze --nvtx)")
     ap.add_argument("--gputap", metavar="PATH", help="the gputap command the workers run (default: found on each)")
@@ -35,7 +36,7 @@ def main(argv=None):
     if a.workers is not None and a.workers < 1:
         ap.error("--workers wants a positive integer")
     if (a.scheduler or a.scheduler_file) and a.workers:
-        ap.error("--workers sizes the LocalCluster: not with --scheduler or --scheduler-file")
+        ap.error("--workers is for this machine: not with --scheduler or --scheduler-file")
     if a.scheduler_file and not os.path.exists(a.scheduler_file):
         print("gputap fleet: error: %s: no such scheduler file" % a.scheduler_file, file=sys.stderr)
         return 1
@@ -43,8 +44,8 @@ def main(argv=None):
     sched = a.scheduler
     if env and not (a.scheduler or a.scheduler_file):
         if a.workers:
-            print("gputap fleet: --workers %d: a LocalCluster of %d workers; DASK_SCHEDULER_ADDRESS (%s) is not used"
-                  % (a.workers, a.workers, env), file=sys.stderr)
+            print("gputap fleet: --workers %d: %d analyzer processes on this machine; DASK_SCHEDULER_ADDRESS (%s) is "
+                  "not used" % (a.workers, a.workers, env), file=sys.stderr)
         else:
             sched = env
             if not a.quiet:

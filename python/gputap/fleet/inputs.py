@@ -135,8 +135,8 @@ def _listdir(p):
 
 
 def batches(tasks, workers=1, max_ranks=64, max_bytes=32 << 20, by_host=True):
-    """Tasks grouped for one analyzer run each: ranks of one machine (by_host; a LocalCluster reads
-    every file where it is) and one format, at most
+    """Tasks grouped for one analyzer run each: ranks of one machine (by_host; without it, any: on one
+    machine every file is at hand) and one format, at most
     `max_ranks` of them and `max_bytes` of input together (a larger rank is a batch of its own), and
     at least about four batches per worker so that the workers stay busy to the end."""
     n = len(tasks)
