@@ -8,7 +8,7 @@
 #                     its blocks and the launch-hold words it carries, the alnair interposer's logs
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
-#   src/{analyze,run,export,report,liblog,libperf,gpu,cli}/*.c   the gputap CLI
+#   src/{analyze,run,export,report,liblog,libperf,gpu,trace,cli}/*.c   the gputap CLI
 #   tests/unit/*.c    one unit-test binary; tests/fuzz/fuzz_<name>.c one fuzz target each
 
 O ?= build
