@@ -398,6 +398,8 @@ static int feed(struct gt_js *j, const unsigned char **qp, const unsigned char *
 		case ' ':
 		case '\t':
 		case '\n':
+		case '\v': /* yajl takes \v and \f for white space too */
+		case '\f':
 		case '\r': /* pretty-printed traces: runs of indentation */
 			q++;
 			while (q < end && (*q == ' ' || *q == '\n'))

@@ -98,6 +98,7 @@ TEST(jscan_events_equal_yajl)
 	    "[\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t end\"]", "[\"\\u0041\\u00e9\\u20ac\\ud83d\\ude00 \\udc00 x\"]",
 	    "[\"nul \\u0000 inside\"]", "{\"k\\u00e9y\": \"v\"}", "[\"caf\xc3\xa9 \xe2\x82\xac raw UTF-8\"]",
 	    "[\"bad UTF-8 kept: \xff\xfe\"]", "\r\n\t[1]\r\n",
+	    "\v[1]\f", /* yajl's white space includes \v and \f */
 	};
 	static const char *const invalid[] = {
 	    "", "   ", "{", "[", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{1:2}", "[1 2]", "01", "[01]", "1.", ".5", "-", "1e",
