@@ -12,7 +12,9 @@
  *
  * Invariants: memory is the nesting depth (a byte per level) plus the longest token cut by a piece's
  * end (a string is scanned once, however many pieces it spans); callbacks see exactly what yajl
- * would give them (tests/unit/test_jscan.c checks the events of both on the same inputs).
+ * would give them (tests/unit/test_jscan.c and the differential fuzz target tests/fuzz/fuzz_jscan.c
+ * check the events of both on the same inputs).  One difference: yajl accepts a token left
+ * unfinished after the document ("1\"}"), jscan refuses it.
  */
 #ifndef GT_AN_JSCAN_H
 #define GT_AN_JSCAN_H
