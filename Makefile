@@ -31,7 +31,7 @@ SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-poi
 LDSAN := -fsanitize=address,undefined,float-cast-overflow
 endif
 ifeq ($(TSAN),1)
-CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 LDSAN := -fsanitize=thread
 endif
 ifeq ($(WERROR),1)
