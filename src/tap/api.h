@@ -1,19 +1,25 @@
 /*
- * tap/api.h — in-process control and per-range results.
+ * tap/api.h — in-process control and per-range results, in four files by job.
  *
- * Owns: the entry points of include/gputap.h that start, stop, flush and
- * report (gputap_start, gputap_stop, gputap_flush, gputap_results_json,
- * gputap_results_reset, gputap_last_error); the one per-range table of the
- * process (tap/rangeagg.h) and what feeds it: which public range is open on
- * the calling thread when a range closes, a kernel is launched or device
- * memory is allocated or freed; the virtual-memory calls (cuMemCreate,
- * cuMemRelease, cuMemMap, cuMemUnmap, cuMemAddressReserve/Free) in mem_used
- * and the memory records; and, when the driver hooks are not in effect
- * (the library was loaded by the program, not preloaded), the CUPTI
- * callbacks that count launches and memory calls instead.
+ * Owns:
+ *  - api.c: the entry points of include/gputap.h that start, stop, flush and
+ *    report (gputap_start, gputap_stop, gputap_flush, gputap_results_json,
+ *    gputap_results_reset, gputap_last_error);
+ *  - errors.c: the error state (gt_api_set_error, gt_api_error);
+ *  - rangefeed.c, the range feed: the one per-range table of the process
+ *    (tap/rangeagg.h) and what feeds it: which public range is open on the
+ *    calling thread when a range closes, a kernel is launched or device
+ *    memory is allocated or freed; and its CUPTI driver callbacks,
+ *    registered with the switchboard (tap/cupti.h): every launch linked to
+ *    its range and, when the driver hooks are not in effect (the library
+ *    was loaded by the program, not preloaded), launches and memory calls
+ *    counted instead;
+ *  - vmm.c: the virtual-memory calls (cuMemCreate, cuMemRelease, cuMemMap,
+ *    cuMemUnmap, cuMemAddressReserve/Free) in mem_used and the memory
+ *    records.
  *
  * Invariants: the hook-side functions (gt_api_on_*, gt_api_range_*,
- * gt_api_vmm, gt_api_driver_callback) never allocate, lock or print;
+ * gt_api_vmm, the range feed's callback) never allocate, lock or print;
  * gt_api_set_error may be called from any thread by any module, and the
  * message stays readable until the next error.
  */
@@ -25,15 +31,24 @@
 
 struct gt_slot;
 struct gt_nest;
+struct gt_jbuf;
 
-/* Set the sentence gputap_last_error() returns (printf format; "" clears it). */
+/* errors.c: set the sentence gputap_last_error() returns (printf format; "" clears it). */
 void gt_api_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *gt_api_error(void); /* the sentence set last ("" when none) */
+
+/* rangefeed.c */
+/* Set-up (the process went live): the range feed registers with the CUPTI switchboard. */
+void gt_api_cupti_init(void);
+/* The results' per-range part (memory, kernels, lost, the ranges), and starting it afresh. */
+void gt_api_ranges_json(struct gt_jbuf *b);
+void gt_api_ranges_reset(void);
 
 /* nvtx.c: a public range was opened at s->stack[d] (its name set) / one closed at end_ns. */
 void gt_api_range_open(struct gt_slot *s, int d);
 void gt_api_range_close(const struct gt_nest *n, uint64_t end_ns);
 
-/* cupti.c: a kernel record arrived (its launch's correlation id). */
+/* A kernel record arrived (its launch's correlation id; the switchboard calls it). */
 void gt_api_on_kernel(uint64_t corr, uint64_t start_ns, uint64_t end_ns);
 /* A kernel known from range metrics while kernel records are off: `corr` is the launch
  * callback's correlation id, `ns` its GPU time (gpu__time_duration.sum), < 0 if not known. */
@@ -43,13 +58,9 @@ void gt_api_on_mem(int alloc, uint64_t bytes, int64_t used_now);
 
 /* 1 when the driver-call hooks are in effect (the library was preloaded), else 0. */
 int gt_api_hooks_live(void);
-/* cupti.c: every driver-API callback (enter and exit); `cb` is a const CUpti_CallbackData *. */
-void gt_api_driver_callback(unsigned cbid, const void *cb);
-/* The driver callback ids to enable besides the launches (none when the hooks are live). */
-size_t gt_api_callback_ids(const unsigned **ids);
 
 /*
- * Virtual-memory calls (driver hooks and callbacks), after the real call
+ * vmm.c: virtual-memory calls (driver hooks and callbacks), after the real call
  * returned `result`: cuMemCreate (handle, bytes) and cuMemRelease (handle)
  * are physical memory, counted in mem_used and the per-range memory activity;
  * cuMemMap (ptr, bytes, handle) and cuMemUnmap (ptr, bytes) are address

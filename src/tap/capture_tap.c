@@ -16,10 +16,10 @@
 
 #include "core/log.h"
 #include "core/capture.h"
+#include "tap/cupti.h"
 #include "tap/tap.h"
 #include "trace/rundir.h"
 
-_Atomic int gt_cap_live = 1;
 
 #define DRAIN_MAX_NS 2000000000ull /* at most this long for a closed window's GPU records */
 
@@ -52,7 +52,8 @@ void gt_capture_tap_init(const char *spec, uint64_t start_ns)
 	X.cap.start_ns = start_ns;
 	snprintf(X.spec, sizeof(X.spec), "%s", spec);
 	X.mode = 1;
-	atomic_store(&gt_cap_live, 0);
+	gt_cupti_capture_windows(); /* CUPTI starts at a window's open (tap/cupti.h) */
+	atomic_store(&gt_tap.cap_live, 0);
 	gt_tap_stamp_update();
 }
 
@@ -92,7 +93,7 @@ static void window_record(const struct gt_cap_window *w)
 static void apply(int d, const struct gt_capture *before)
 {
 	/* launch hold: launches held before a window opens or closes are issued first (docs/hold.md) */
-	if (d && atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+	if (d && atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))
 		gt_hold_release(&gt_hold_q, GT_HOLD_REQUEST, 0);
 	for (int i = 0; i < X.cap.n; i++)
 		if (before->w[i].state == GT_CAP_OPEN && X.cap.w[i].state != GT_CAP_OPEN)
@@ -110,10 +111,10 @@ static void apply(int d, const struct gt_capture *before)
 					"the program) holds this process: it records host-side calls only (no GPU "
 					"activity), and so does every later window while that client holds CUPTI");
 		}
-		atomic_store(&gt_cap_live, 1);
+		atomic_store(&gt_tap.cap_live, 1);
 		gt_tap_stamp_update();
 	} else if (d < 0) {
-		atomic_store(&gt_cap_live, 0);
+		atomic_store(&gt_tap.cap_live, 0);
 		gt_tap_stamp_update();
 		gt_cupti_capture_close();
 		X.launches_in_window = launches() - X.launches_at_open;
@@ -276,7 +277,7 @@ void gt_capture_tap_tick(void)
 	EVENT(gt_capture_tick(&X.cap, gt_now_ns()));
 	poll_requests();
 	pthread_mutex_lock(&X.mu);
-	int draining = X.draining && !atomic_load(&gt_cap_live);
+	int draining = X.draining && !atomic_load(&gt_tap.cap_live);
 	uint64_t want = X.launches_in_window, since = X.drain_since, prev = X.kept_prev;
 	int graphs = X.graphs_in_window;
 	pthread_mutex_unlock(&X.mu);
@@ -288,7 +289,7 @@ void gt_capture_tap_tick(void)
 	int timed_out = gt_now_ns() - since > DRAIN_MAX_NS;
 	if ((kept >= want && (!graphs || kept == prev)) || timed_out) {
 		pthread_mutex_lock(&X.mu);
-		if (X.draining && !atomic_load(&gt_cap_live)) {
+		if (X.draining && !atomic_load(&gt_tap.cap_live)) {
 			X.draining = 0;
 			if (timed_out && kept < want)
 				X.undelivered++;

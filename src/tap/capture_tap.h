@@ -2,13 +2,13 @@
  * tap/capture_tap.h — capture windows inside the library.
  *
  * Owns: the one window state machine of this process (tap/capture.h) and what
- * follows from its transitions: `gt_cap_live` (records are written only while
+ * follows from its transitions: `gt_tap.cap_live` (records are written only while
  * it is 1), CUPTI started at a window's open and finalized after its close
- * (tap/cupti.c; nothing of CUPTI outside windows: set up and idle, it slows
+ * (tap/cupti.h; nothing of CUPTI outside windows: set up and idle, it slows
  * every launch), a GT_RANGE_WINDOW record per window, and `gputap
  * trigger` requests read from the process folder's `control/` directory.
  *
- * Invariants: without GPUTAP_CAPTURE, gt_cap_live is 1 from the start and
+ * Invariants: without GPUTAP_CAPTURE, gt_tap.cap_live is 1 from the start and
  * nothing here runs; every entry point is cheap when capture is off; the
  * state machine is touched under one mutex, never from a signal handler.
  */
@@ -17,8 +17,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-extern _Atomic int gt_cap_live;
 
 int gt_capture_tap_mode(void); /* 1 when GPUTAP_CAPTURE is in effect */
 /* At start: parse the SPEC (a bad one: one warning, the whole run traced). */
@@ -38,11 +36,6 @@ void gt_tap_wake_writer(void);
 /* At exit: close open windows. */
 void gt_capture_tap_finish(void);
 
-/* tap/cupti.c: the CUPTI side of a window */
-int gt_cupti_capture_open(void); /* -1: another CUPTI client holds the process */
-void gt_cupti_capture_close(void);
-uint64_t gt_cupti_capture_flush(void); /* kernels kept since the open */
-void gt_cupti_capture_request_finalize(void);
-void gt_cupti_capture_finalize(void);
+/* The CUPTI side of a window is the switchboard's: gt_cupti_capture_* (tap/cupti.h). */
 
 #endif

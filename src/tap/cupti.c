@@ -1,7 +1,8 @@
 /*
- * CUPTI glue: libcupti is dlopen'ed (never linked), activity records are
- * converted to gputap records, and callbacks are enabled for a few ids only
- * (launch/copy correlation, the statically linked runtime's cudaMemcpy*).
+ * The CUPTI switchboard (tap/cupti.h): libcupti is dlopen'ed (never linked),
+ * activity records are converted to gputap records, and callbacks are
+ * enabled for a few ids only (those the registered clients ask for, the
+ * launches' correlation, the statically linked runtime's cudaMemcpy*).
  * CUPTI timestamps come from our CLOCK_REALTIME callback, so GPU and host
  * records share one time axis.
  */
@@ -16,14 +17,37 @@
 
 #include "core/log.h"
 #include "gpu/probe.h"
-#include "tap/api.h"
-#include "tap/capture_tap.h"
-#include "tap/pcsamp.h"
-#include "tap/rmetrics.h"
+#include "tap/cupti.h"
 #include "tap/tap.h"
 
+/* The registered clients (tap/cupti.h) by slot, and their callbacks: what the callback reads. */
+static const struct gt_cupti_client *_Atomic clients[GT_CUPTI_NSLOTS];
+static _Atomic gt_cupti_fn fns[GT_CUPTI_NSLOTS];
 
-_Atomic int gt_cupti_active;
+void gt_cupti_register(enum gt_cupti_slot slot, const struct gt_cupti_client *c)
+{
+	if ((unsigned)slot >= GT_CUPTI_NSLOTS || !c)
+		return;
+	atomic_store_explicit(&clients[slot], c, memory_order_release);
+	atomic_store_explicit(&fns[slot], c->callback, memory_order_release);
+}
+
+static const struct gt_cupti_client *client(int slot)
+{
+	return atomic_load_explicit(&clients[slot], memory_order_acquire);
+}
+
+/* One slot's callback, from CUPTI's callback: one load, one branch, one call (tap/cupti.h on the
+ * cost).  Relaxed: a function's code needs no ordering, and a client turns itself on (its flag in
+ * gt_tap) only after it registered. */
+static inline __attribute__((always_inline)) void call(int slot, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+							const void *data)
+{
+	gt_cupti_fn f = atomic_load_explicit(&fns[slot], memory_order_relaxed);
+	if (f)
+		f(dom, cbid, data);
+}
+
 
 #define GT_CUPTI_FNS(X)                                                                            \
 	X(cuptiActivityEnable)                                                                     \
@@ -72,6 +96,7 @@ static struct {
 	_Atomic int nspans;         /* 0 without capture windows: every record is kept */
 	_Atomic uint64_t kernels;   /* kernel records kept since the window opened */
 	_Atomic int finalize;       /* 1: finalize at the next callback exit */
+	_Atomic int windows;        /* capture windows are in effect (gt_cupti_capture_windows) */
 	/* CUPTI numbers correlation ids from 1 again after a finalize: ids are offset by the last id
 	 * of the earlier CUPTI sessions, so that they stay unique in the trace */
 	_Atomic uint64_t era_base;
@@ -220,7 +245,11 @@ static void convert(const CUpti_Activity *a)
 			break;
 		atomic_fetch_add_explicit(&K.kernels, 1, memory_order_relaxed);
 		gt_tap_put(&r, sizeof(r));
-		gt_api_on_kernel(r.corr_id, r.start_ns, r.end_ns);
+		for (int i = 0; i < GT_CUPTI_NSLOTS; i++) {
+			const struct gt_cupti_client *c = client(i);
+			if (c && c->kernel)
+				c->kernel(r.corr_id, r.start_ns, r.end_ns);
+		}
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -328,30 +357,33 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
 	gt_tls.guard = saved;
 }
 
+static void capture_finalize(void);
+
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
 	(void)ud;
 	const CUpti_CallbackData *cb = data;
 	struct gt_tls *t = &gt_tls;
-	if (atomic_load_explicit(&gt_rm_active, memory_order_relaxed))
-		gt_rm_callback(dom, cbid, data);
+	/* the slots in order, unrolled (tap/cupti.h): range metrics see a launch before its range link */
+	if (atomic_load_explicit(&gt_tap.rm_active, memory_order_relaxed))
+		call(GT_CUPTI_RMETRICS, dom, cbid, data);
 	if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
-		if (atomic_load_explicit(&gt_pcs_active, memory_order_relaxed))
-			gt_pcs_resource(cbid, data); /* PC sampling: contexts and modules (tap/pcsamp.h) */
+		if (atomic_load_explicit(&gt_tap.pcs_active, memory_order_relaxed))
+			call(GT_CUPTI_PCSAMP, dom, cbid, data); /* PC sampling: contexts and modules */
 		return;
 	}
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (cb->callbackSite == CUPTI_API_ENTER) {
 			t->corr = corr_of(cb->correlationId);
-			if (gt_capture_tap_mode())
+			if (atomic_load_explicit(&K.windows, memory_order_relaxed))
 				atomic_store_explicit(&K.last_corr, t->corr, memory_order_relaxed);
 		} else {
 			if (atomic_load_explicit(&K.finalize, memory_order_relaxed))
-				gt_cupti_capture_finalize();
+				capture_finalize();
 			if (t->guard)
 				return; /* a hook times this call; its range link was made at the entry */
 		}
-		gt_api_driver_callback(cbid, cb); /* range links; calls the hooks cannot see */
+		call(GT_CUPTI_RANGES, dom, cbid, data); /* the range feed: range links; calls the hooks cannot see */
 		return;
 	}
 	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API || t->in_runtime || t->guard || !atomic_load(&gt_tap.on))
@@ -393,12 +425,37 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
-/* Range metrics (rmetrics.c): every launch, and contexts about to go away. */
-static void enable_rmetrics_callbacks(void)
+static void enable_launches(void)
 {
 	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
 		enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
-	enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+}
+
+/* A client's callbacks: the launches if it wants them, and its own ids. */
+static void enable_client(const struct gt_cupti_client *c)
+{
+	if (c->launches)
+		enable_launches();
+	const struct gt_cupti_id *ids = NULL;
+	size_t n = c->ids ? c->ids(&ids) : 0;
+	for (size_t i = 0; i < n; i++)
+		enable_cb(ids[i].domain, ids[i].id);
+}
+
+/* No client turned kernel records off (range metrics per kernel: tap/rmetrics.h). */
+static int kernel_records_ok(void)
+{
+	for (int i = 0; i < GT_CUPTI_NSLOTS; i++) {
+		const struct gt_cupti_client *c = client(i);
+		if (c && c->kernel_records_ok && !c->kernel_records_ok())
+			return 0;
+	}
+	return 1;
+}
+
+static int client_wanted(const struct gt_cupti_client *c)
+{
+	return c && c->wanted && c->wanted();
 }
 
 static int runtime_is_shared(void)
@@ -468,25 +525,30 @@ static int start_cupti(void)
 			gt_tap_note(GT_NOTE_STATIC_RUNTIME, 0, 0);
 		static_rt = 0;
 	}
-	/* launch callbacks: correlation ids for API records, each kernel's range (tap/api.h), and
-	 * for capture windows a place to finalize */
-	int corr = gpu && ((tr & GT_TR_API) || gt_capture_tap_mode() || !gt_api_hooks_live());
-	gt_rm_init_env();
-	int rm = gt_rm_wanted();
-	int pcs = gt_pcs_wanted();
-	if (!gpu && !static_rt && !corr && !rm && !pcs)
+	/* the clients, in slot order: each reads its settings, then says whether it wants callbacks */
+	int want[GT_CUPTI_NSLOTS], any = 0;
+	for (int i = 0; i < GT_CUPTI_NSLOTS; i++) {
+		const struct gt_cupti_client *c = client(i);
+		if (c && c->setup)
+			c->setup();
+		want[i] = client_wanted(c);
+		any |= want[i];
+	}
+	/* launch callbacks for capture windows: a place to finalize */
+	int windows = gpu && atomic_load(&K.windows);
+	if (!gpu && !static_rt && !windows && !any)
 		return 0;
 	if (load_cupti() < 0)
 		return -1;
 
 	CUptiResult sr = CUPTI_SUCCESS;
-	if (!static_rt && !corr && !rm && !pcs)
+	if (!static_rt && !windows && !any)
 		goto activity;
 	sr = own_subscribe(&C.sub);
 	if (sr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		/* with windows, the window that could not start says it (its name in the trace, one
 		 * warning): other windows may have recorded in full, so no "no GPU activity" note */
-		if (!gt_capture_tap_mode()) {
+		if (!atomic_load(&K.windows)) {
 			gt_warn("another CUPTI client (nsys, ncu, or a profiler inside the program) is attached to this "
 				"process: gputap records no GPU activity; host-side metrics and API records go on");
 			gt_tap_note(GT_NOTE_CUPTI_BUSY, 0, (int32_t)sr);
@@ -501,31 +563,25 @@ static int start_cupti(void)
 			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000);
 			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000);
 		}
-		if (corr) {
-			/* correlation ids for the launches only: whole domains cost too much */
-			for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
-				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
-			/* memory calls, when the driver hooks are not in effect (in-process start) */
-			const CUpti_CallbackId *ids;
-			size_t nids = gt_api_callback_ids(&ids);
-			for (size_t i = 0; i < nids; i++)
-				enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
-		}
-		if (rm)
-			enable_rmetrics_callbacks();
-		if (pcs && gt_pcs_start(C.lib) == 0) {
-			/* contexts to sample, modules whose cubins give SASS and source lines: no launch callback */
-			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
-			enable_cb(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+		/* correlation ids for the launches only (whole domains cost too much) */
+		if (windows)
+			enable_launches();
+		for (int i = 0; i < GT_CUPTI_NSLOTS; i++) {
+			const struct gt_cupti_client *c = client(i);
+			if (want[i] && (!c->subscribed || c->subscribed(C.lib) == 0))
+				enable_client(c);
 		}
 	} else {
 		const char *msg = "?";
 		C.cuptiGetResultString(sr, &msg);
-		gt_warn("cuptiSubscribe failed (%s): statically linked cudaMemcpy calls are not counted%s%s", msg,
-			rm ? ", range metrics are off" : "", pcs ? ", PC sampling is off" : "");
-		atomic_store(&gt_rm_active, 0);
+		char off[160] = "";
+		for (int i = 0; i < GT_CUPTI_NSLOTS; i++) {
+			const struct gt_cupti_client *c = client(i);
+			if (want[i] && c->off)
+				strncat(off, c->off, sizeof(off) - strlen(off) - 1);
+		}
+		gt_warn("cuptiSubscribe failed (%s): statically linked cudaMemcpy calls are not counted%s", msg, off);
+		atomic_store(&gt_tap.rm_active, 0);
 	}
 activity:
 	if (!gpu)
@@ -565,7 +621,7 @@ activity:
 		if (!(tr & kinds[i].bit))
 			continue;
 		/* range metrics replay kernels: no kernel records then (tap/rmetrics.h) */
-		if (kinds[i].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && !gt_rm_kernel_records_ok())
+		if (kinds[i].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && !kernel_records_ok())
 			continue;
 		wanted++;
 		CUptiResult er = C.cuptiActivityEnable(kinds[i].kind);
@@ -580,7 +636,7 @@ activity:
 	}
 	if (wanted && !enabled)
 		return -1;
-	atomic_store(&gt_cupti_active, 1);
+	atomic_store(&gt_tap.cupti_active, 1);
 	return 0;
 }
 
@@ -592,6 +648,11 @@ int gt_cupti_start(void)
 	if (rc == 0)
 		C.started = 1;
 	return rc;
+}
+
+void gt_cupti_capture_windows(void)
+{
+	atomic_store(&K.windows, 1);
 }
 
 int gt_cupti_capture_open(void)
@@ -634,7 +695,7 @@ uint64_t gt_cupti_capture_flush(void)
 	pthread_mutex_lock(&K.mu);
 	/* a default flush: only buffers whose records are all complete (a forced one would hand over
 	 * a kernel still running, with no end time, and it would never come again) */
-	if (C.started && atomic_load(&gt_cupti_active))
+	if (C.started && atomic_load(&gt_tap.cupti_active))
 		C.cuptiActivityFlushAll(0);
 	pthread_mutex_unlock(&K.mu);
 	return atomic_load(&K.kernels);
@@ -646,14 +707,14 @@ void gt_cupti_capture_request_finalize(void)
 		atomic_store(&K.finalize, 1);
 }
 
-void gt_cupti_capture_finalize(void)
+static void capture_finalize(void)
 {
 	if (pthread_mutex_trylock(&K.mu) != 0)
 		return; /* the writer is flushing: the next callback exit tries again */
 	if (atomic_exchange(&K.finalize, 0) && C.started) {
 		int saved = gt_tls.guard;
 		gt_tls.guard = 1;
-		if (atomic_load(&gt_cupti_active)) {
+		if (atomic_load(&gt_tap.cupti_active)) {
 			C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 			static const CUpti_ActivityKind kinds[] = {
 				CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
@@ -671,7 +732,7 @@ void gt_cupti_capture_finalize(void)
 		} else {
 			C.started = 0;
 			C.subscribed = 0;
-			atomic_store(&gt_cupti_active, 0);
+			atomic_store(&gt_tap.cupti_active, 0);
 			uint64_t m = atomic_load(&max_corr), l = atomic_load(&K.last_corr);
 			atomic_store(&K.era_base, m > l ? m : l); /* the next session counts on */
 		}
@@ -682,7 +743,7 @@ void gt_cupti_capture_finalize(void)
 
 void gt_cupti_tick(void)
 {
-	if (!atomic_load(&gt_cupti_active) || atomic_load(&C.yielded))
+	if (!atomic_load(&gt_tap.cupti_active) || atomic_load(&C.yielded))
 		return;
 	uint64_t now = gt_now_ns();
 	if (now - B.last_flush_ns < 100000000ull)
@@ -695,7 +756,7 @@ void gt_cupti_tick(void)
 
 void gt_cupti_flush(void)
 {
-	if (atomic_load(&gt_cupti_active) && C.cuptiActivityFlushAll)
+	if (atomic_load(&gt_tap.cupti_active) && C.cuptiActivityFlushAll)
 		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
@@ -706,16 +767,20 @@ void gt_cupti_stop_for_other_client(void)
 	gt_warn("another CUPTI client (e.g. torch.profiler) is starting in this process: gputap hands CUPTI "
 		"over to it and stops recording GPU activity; host-side metrics and API records go on");
 	gt_tap_note(GT_NOTE_CUPTI_HANDED_OVER, 0, 0);
-	gt_rm_finish(); /* range metrics so far are decoded and written */
-	gt_pcs_finish(); /* and the PC samples so far */
-	if (atomic_load(&gt_cupti_active)) {
+	/* what the clients gathered so far is written (range metrics decoded, PC samples) */
+	for (int i = 0; i < GT_CUPTI_NSLOTS; i++) {
+		const struct gt_cupti_client *c = client(i);
+		if (c && c->handed_over)
+			c->handed_over();
+	}
+	if (atomic_load(&gt_tap.cupti_active)) {
 		C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
 		C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2);
-		atomic_store(&gt_cupti_active, 0);
+		atomic_store(&gt_tap.cupti_active, 0);
 	}
 	if (C.subscribed) {
 		C.cuptiUnsubscribe(C.sub);
@@ -738,18 +803,19 @@ GT_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber
 	/* only when gputap holds CUPTI now: outside capture windows (CUPTI not loaded yet, or finalized
 	 * after a window) the program's client gets it, and a window that opens meanwhile records
 	 * host-side calls only, saying why */
-	if (!atomic_load(&C.in_own_subscribe) && (C.subscribed || atomic_load(&gt_cupti_active)))
+	if (!atomic_load(&C.in_own_subscribe) && (C.subscribed || atomic_load(&gt_tap.cupti_active)))
 		gt_cupti_stop_for_other_client();
 	return real(subscriber, callback, userdata);
 }
 
-int gt_cupti_attach_rmetrics(void)
+int gt_cupti_attach(enum gt_cupti_slot slot)
 {
-	if (atomic_load(&C.yielded))
+	const struct gt_cupti_client *c = (unsigned)slot < GT_CUPTI_NSLOTS ? client(slot) : NULL;
+	if (!c || atomic_load(&C.yielded))
 		return -1;
 	if (!C.cuinit)
-		return 0; /* CUPTI starts at cuInit, range metrics wanted by then */
-	if (!C.started || !C.lib) { /* started with nothing to do: again, for range metrics */
+		return 0; /* CUPTI starts at cuInit, the client wanted by then */
+	if (!C.started || !C.lib) { /* started with nothing to do: again, for this client */
 		C.started = 0;
 		return gt_cupti_start();
 	}
@@ -758,13 +824,15 @@ int gt_cupti_attach_rmetrics(void)
 			return -1;
 		C.subscribed = 1;
 	}
-	enable_rmetrics_callbacks();
+	if (c->subscribed && c->subscribed(C.lib) < 0)
+		return -1;
+	enable_client(c);
 	return 0;
 }
 
 void gt_cupti_kernel_records(int on)
 {
-	if (!atomic_load(&gt_cupti_active) || !(gt_tap.trace & GT_TR_KERNEL))
+	if (!atomic_load(&gt_tap.cupti_active) || !(gt_tap.trace & GT_TR_KERNEL))
 		return;
 	if (on)
 		C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -774,7 +842,7 @@ void gt_cupti_kernel_records(int on)
 
 int gt_cupti_launch_callbacks(int on)
 {
-	if (!C.subscribed || gt_rm_wanted())
+	if (!C.subscribed || client_wanted(client(GT_CUPTI_RMETRICS))) /* range metrics need every launch */
 		return -1;
 	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
 		if (C.cuptiEnableCallback(on ? 1 : 0, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]) != CUPTI_SUCCESS)
@@ -792,7 +860,7 @@ void gt_tap_after_cuinit(void)
 	 * (the first cuptiSubscribe, 12-16 ms on an H100) would save a window's start that pause, but
 	 * CUPTI set up and idle makes every launch 1-5 % dearer until a finalize (bench/launch/winstart.cu
 	 * state), which over the run outside the windows costs more than the pause */
-	if (gt_capture_tap_mode() && !atomic_load(&gt_cap_live))
+	if (atomic_load(&K.windows) && !atomic_load(&gt_tap.cap_live))
 		return;
 	pthread_mutex_lock(&K.mu);
 	gt_cupti_start();

@@ -247,7 +247,6 @@ int gt_hold_name_matches(const char *list, const char *name);
 
 /* ---- in libgputap.so (hook_hold.c): the one queue of the process ---- */
 extern struct gt_hold gt_hold_q;
-extern _Atomic int gt_hold_armed; /* GPUTAP_HOLD asked for and possible: hooks consult the queue */
 /* From the tap's start: arm launch hold if the settings ask for it. */
 void gt_hold_setup(void);
 /* hook_driver.c: the class of each hooked call */
@@ -260,10 +259,7 @@ void gt_hold_finish(void);
 void *gt_hold_wrap(const char *symbol, void *real, int from_dlsym);
 /* Hooks of calls that release (class, interned name), and their result. */
 void gt_hold_gate_hook(unsigned cls, uint32_t name_id);
-static inline CUresult gt_hold_result(CUresult r)
-{
-	return atomic_load_explicit(&gt_hold_armed, memory_order_relaxed) ? gt_hold_after(&gt_hold_q, r) : r;
-}
+/* (gt_hold_result, its inline use by the hooks, is in hook_driver.c: it reads gt_tap.hold_armed) */
 /* Pinned and managed allocations seen by the hooks. */
 void gt_hold_note_host(uint64_t ptr, uint64_t bytes);
 void gt_hold_forget_host(uint64_t ptr);

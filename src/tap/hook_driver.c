@@ -258,11 +258,17 @@ struct gt_hook_desc {
 static unsigned char hold_cls[GT_HOOK_N];
 static uint32_t hold_name[GT_HOOK_N];
 #define GT_HOLD_GATE(id)                                                                           \
-	if (hold_cls[id] && atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))             \
+	if (hold_cls[id] && atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))             \
 	gt_hold_gate_hook(hold_cls[id], hold_name[id])
 
 static void *real_slot_find(int id, int var);
 /* The real entry point of hook `id` (var 1: its per-thread one): one load once known. */
+/* A hooked call's result, after launch hold saw it (when armed). */
+static inline CUresult gt_hold_result(CUresult r)
+{
+	return atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed) ? gt_hold_after(&gt_hold_q, r) : r;
+}
+
 static inline __attribute__((always_inline)) void *real_slot(int id, int var)
 {
 	void *p = atomic_load_explicit(&real_fn[id][var], memory_order_acquire);
@@ -453,7 +459,7 @@ GT_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 	gt_pfn_ctxsync real = noarg_real(&real_ctxsync, "cuCtxSynchronize", (void *)cuCtxSynchronize);
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))
 		gt_hold_gate_hook(GT_HOLD_SYNC, 0);
 	GT_HOOK_ENTER(t);
 	if (!t_active)
@@ -480,7 +486,7 @@ static CUresult profiler_call(int start)
 					 start ? (void *)cuProfilerStart : (void *)cuProfilerStop);
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))
 		gt_hold_gate_hook(GT_HOLD_PROFILER, 0);
 	GT_HOOK_ENTER(t);
 	CUresult r = gt_hold_result(real());

@@ -14,7 +14,6 @@
 #include "tap/tap.h"
 
 struct gt_hold gt_hold_q;
-_Atomic int gt_hold_armed;
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static _Atomic int ready;  /* the queue is set up */
@@ -130,7 +129,7 @@ static void start(void)
 
 static struct gt_hold *queue(void)
 {
-	if (!atomic_load_explicit(&gt_hold_armed, memory_order_acquire))
+	if (!atomic_load_explicit(&gt_tap.hold_armed, memory_order_acquire))
 		return NULL;
 	if (!atomic_load_explicit(&ready, memory_order_acquire))
 		pthread_once(&start_once, start);
@@ -152,7 +151,7 @@ static void fork_child(void)
 {
 	if (atomic_load(&ready))
 		gt_hold_fork_child(&gt_hold_q);
-	atomic_store(&gt_hold_armed, 0);
+	atomic_store(&gt_tap.hold_armed, 0);
 	gt_tap_stamp_update();
 }
 
@@ -196,7 +195,7 @@ static int driver_entry(const char *symbol, void *real, int from_dlsym)
 
 void *gt_hold_wrap(const char *symbol, void *real, int from_dlsym)
 {
-	if (!real || !atomic_load_explicit(&gt_hold_armed, memory_order_acquire) ||
+	if (!real || !atomic_load_explicit(&gt_tap.hold_armed, memory_order_acquire) ||
 	    !driver_entry(symbol, real, from_dlsym))
 		return real;
 	enum gt_hold_reason cls = gt_hold_classify(symbol);
@@ -246,7 +245,7 @@ void gt_hold_setup(void)
 	gt_hold_stub_ops.gate = stub_gate;
 	gt_hold_stub_ops.after = stub_after;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	atomic_store(&gt_hold_armed, 1);
+	atomic_store(&gt_tap.hold_armed, 1);
 	gt_tap_stamp_update();
 }
 
@@ -316,7 +315,7 @@ CUresult gt_hold_cuLaunchKernel(void *real, int var, int active, uint64_t t0, in
 				unsigned sm, CUstream s, void **kp, void **ex)
 {
 	*held = 0;
-	if (!atomic_load_explicit(&gt_hold_armed, memory_order_relaxed))
+	if (!atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed))
 		return ((gt_hold_pfn_kernel)real)(f, gx, gy, gz, bx, by, bz, sm, s, kp, ex);
 	if (!queue())
 		return ((gt_hold_pfn_kernel)real)(f, gx, gy, gz, bx, by, bz, sm, s, kp, ex);
@@ -330,7 +329,7 @@ CUresult gt_hold_cuLaunchKernelEx(void *real, int var, int active, uint64_t t0, 
 				  CUfunction f, void **kp, void **ex)
 {
 	*held = 0;
-	if (!atomic_load_explicit(&gt_hold_armed, memory_order_relaxed) || !queue())
+	if (!atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed) || !queue())
 		return ((gt_hold_pfn_ex)real)(cf, f, kp, ex);
 	struct gt_hold_call c = {.form = GT_HOLD_KERNEL_EX, .real = real, .f = f, .cfg = cf, .params = kp,
 				 .extra = ex, .api = GT_API_cuLaunchKernelEx, .t0 = t0};
@@ -342,7 +341,7 @@ CUresult gt_hold_cuLaunchCooperativeKernel(void *real, int var, int active, uint
 					   unsigned bz, unsigned sm, CUstream s, void **kp)
 {
 	*held = 0;
-	if (!atomic_load_explicit(&gt_hold_armed, memory_order_relaxed) || !queue())
+	if (!atomic_load_explicit(&gt_tap.hold_armed, memory_order_relaxed) || !queue())
 		return ((gt_hold_pfn_coop)real)(f, gx, gy, gz, bx, by, bz, sm, s, kp);
 	struct gt_hold_call c = {.form = GT_HOLD_COOP, .real = real, .f = f, .grid = {gx, gy, gz},
 				 .block = {bx, by, bz}, .smem = sm, .stream = s, .params = kp,

@@ -48,7 +48,7 @@ static inline uint64_t gt_now_ns(void)
 GT_HOT int gt_hot_enter(struct gt_tls *t)
 {
 	if (__builtin_expect(!atomic_load_explicit(&gt_tap.on, GT_RLX), 0)) {
-		if (!atomic_load_explicit(&gt_tap_armed, GT_RLX) || t->guard)
+		if (!atomic_load_explicit(&gt_tap.armed, GT_RLX) || t->guard)
 			return 0;
 		gt_tap_touch(); /* e.g. a fork child calling through pointers its parent looked up */
 		if (!atomic_load(&gt_tap.on))

@@ -15,14 +15,17 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "tap/api.h"
 #include "tap/capture_tap.h"
+#include "tap/cupti.h"
 #include "tap/hold.h"
+#include "tap/pcsamp.h"
 #include "tap/sources.h"
 #include "tap/rmetrics.h"
 #include "tap/tap.h"
 #include "tap/writer.h"
 
-struct gt_tap_state gt_tap;
+struct gt_tap_state gt_tap = {.cap_live = 1}; /* no capture windows: records from the start */
 _Atomic int64_t gt_clock_offset;
 pthread_key_t gt_tap_thread_key;
 
@@ -43,12 +46,11 @@ static struct {
 	int sig_installed[2];
 } L = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
 
-_Atomic int gt_tap_armed;
 
 static void set_state(int st)
 {
 	atomic_store(&L.state, st);
-	atomic_store(&gt_tap_armed, st == GT_ARMED);
+	atomic_store(&gt_tap.armed, st == GT_ARMED);
 }
 
 void gt_clock_sync(void)
@@ -127,7 +129,7 @@ static void atfork_child(void)
 	atomic_store(&gt_tap.on, 0);
 	atomic_fetch_add(&gt_tap.gen, 1);
 	gt_tls.slot = NULL;
-	atomic_store(&gt_cupti_active, 0);
+	atomic_store(&gt_tap.cupti_active, 0);
 	gt_writer_forget();
 	for (unsigned i = 0, n = atomic_load(&gt_tap.nslots); i < n; i++) {
 		atomic_store(&gt_tap.slots[i].used, 0);
@@ -237,8 +239,12 @@ static void go_live_locked(void)
 	}
 	install_signals();
 	set_state(GT_LIVE);
-	/* range metrics follow ranges from here, those opened before the first CUDA call included */
+	/* CUPTI's clients register with the switchboard (tap/cupti.h) before CUPTI can start (at cuInit,
+	 * gt_tap.on set); range metrics follow ranges from here, those opened before the first CUDA call
+	 * included */
 	gt_rm_init_env();
+	gt_pcs_init();
+	gt_api_cupti_init();
 	atomic_store(&gt_tap.on, 1);
 	gt_info("recording %s (trace %s%s)", gt_tap.proc, gt_tap.cfg.metrics_only ? "metrics" : "records",
 		gt_writer_dir()[0] ? "" : ", no GPUTAP_OUT");
@@ -320,7 +326,7 @@ GT_EXPORT int gputap_bench_pass(int pass)
 			cb_off = cbs;
 			atomic_store(&gt_tap.on, pass == 0 || pass == 3);
 			if (!gt_capture_tap_mode()) { /* records only in A */
-				atomic_store(&gt_cap_live, pass != 3);
+				atomic_store(&gt_tap.cap_live, pass != 3);
 				gt_tap_stamp_update();
 			}
 		}

@@ -68,7 +68,7 @@ static int domain_depth(const struct gt_slot *s, int below, uint32_t domain)
 
 static int do_push(uint32_t name, uint32_t domain, int user)
 {
-	if (atomic_load_explicit(&gt_rm_active, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_tap.rm_active, memory_order_relaxed))
 		gt_rm_push(name, domain);
 	struct gt_slot *s = gt_tap_slot();
 	if (!s)
@@ -90,7 +90,7 @@ static int do_push(uint32_t name, uint32_t domain, int user)
 
 static int do_pop(uint8_t kind, uint32_t domain)
 {
-	if (atomic_load_explicit(&gt_rm_active, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_tap.rm_active, memory_order_relaxed))
 		gt_rm_pop(domain);
 	struct gt_slot *s = gt_tap_slot();
 	if (!s || s->depth <= 0)
@@ -123,7 +123,7 @@ static int do_pop(uint8_t kind, uint32_t domain)
 	r.end_ns = gt_now_ns();
 	r.range_id = n.id;
 	r.parent_id = d > 0 ? s->stack[d - 1].id : 0;
-	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_tap.cap_live, memory_order_relaxed))
 		gt_tap_put(&r, sizeof(r));
 	gt_capture_tap_range_close(n.id, d == 0);
 	if (n.node)
@@ -151,7 +151,7 @@ static void do_mark(uint32_t name, uint32_t domain, uint8_t kind)
 	int d = s->depth;
 	r.level = (uint8_t)(d > 255 ? 255 : d);
 	r.parent_id = d > 0 && d <= GT_NEST_MAX ? s->stack[d - 1].id : 0;
-	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_tap.cap_live, memory_order_relaxed))
 		gt_tap_put(&r, sizeof(r));
 }
 
@@ -184,7 +184,7 @@ static void do_end(uint64_t id)
 	r.start_ns = o.start_ns;
 	r.end_ns = gt_now_ns();
 	r.range_id = id;
-	if (atomic_load_explicit(&gt_cap_live, memory_order_relaxed))
+	if (atomic_load_explicit(&gt_tap.cap_live, memory_order_relaxed))
 		gt_tap_put(&r, sizeof(r));
 	gt_capture_tap_range_close(id, 0);
 }

@@ -27,6 +27,7 @@
 
 #include "core/log.h"
 #include "tap/capture_tap.h"
+#include "tap/cupti.h"
 #include "tap/pcsamp_agg.h"
 #include "tap/tap.h"
 
@@ -45,7 +46,6 @@
 #define BUF_PCS 4096                    /* PCs per GetData buffer */
 #define SOURCE_BUDGET_NS 5000000000ull  /* source lines looked up at the end for at most 5 s */
 
-_Atomic int gt_pcs_active;
 
 struct pcs_ctx {
 	CUcontext ctx;
@@ -171,7 +171,7 @@ int gt_pcs_start(void *lib)
 	P.pid = getpid();
 	gt_info("PC sampling: period 2^%u cycles, hardware buffer %zu MiB, scratch %zu MiB", P.period, P.hwbuf >> 20,
 		P.scratch >> 20);
-	atomic_store(&gt_pcs_active, 1);
+	atomic_store(&gt_tap.pcs_active, 1);
 	return 0;
 }
 
@@ -443,10 +443,11 @@ out:
 	pthread_mutex_unlock(&P.cmu);
 }
 
-void gt_pcs_resource(CUpti_CallbackId cbid, const void *data)
+void gt_pcs_resource(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
+	(void)dom; /* resource callbacks only (tap/cupti.h) */
 	const CUpti_ResourceData *rd = data;
-	if (!atomic_load(&gt_pcs_active) || !rd || getpid() != P.pid)
+	if (!atomic_load(&gt_tap.pcs_active) || !rd || getpid() != P.pid)
 		return;
 	int saved = gt_tls.guard;
 	gt_tls.guard++;
@@ -483,7 +484,7 @@ void gt_pcs_resource(CUpti_CallbackId cbid, const void *data)
 void gt_pcs_tick(void)
 {
 	static uint64_t last; /* the writer thread's only */
-	if (!atomic_load(&gt_pcs_active) || getpid() != P.pid)
+	if (!atomic_load(&gt_tap.pcs_active) || getpid() != P.pid)
 		return;
 	uint64_t now = gt_now_ns();
 	if (now - last < 100000000ull)
@@ -634,7 +635,7 @@ void gt_pcs_finish(void)
 		return;
 	}
 	P.finished = 1;
-	atomic_store(&gt_pcs_active, 0);
+	atomic_store(&gt_tap.pcs_active, 0);
 	uint64_t t0 = gt_now_ns();
 	for (int i = 0; i < P.nctx; i++)
 		if (P.ctx[i].on)
@@ -673,4 +674,32 @@ void gt_pcs_finish(void)
 	gt_pcs_agg_free(&P.agg);
 	pthread_mutex_unlock(&P.mu);
 	gt_tls.guard = saved;
+}
+
+/* contexts to sample, modules whose cubins give SASS and source lines: no launch callback */
+static const struct gt_cupti_id cupti_ids[] = {
+	{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED},
+	{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING},
+	{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED},
+	{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING},
+};
+
+static size_t cupti_callback_ids(const struct gt_cupti_id **ids)
+{
+	*ids = cupti_ids;
+	return sizeof(cupti_ids) / sizeof(cupti_ids[0]);
+}
+
+static const struct gt_cupti_client cupti_client = {
+	.callback = gt_pcs_resource,
+	.off = ", PC sampling is off",
+	.wanted = gt_pcs_wanted,
+	.subscribed = gt_pcs_start,
+	.ids = cupti_callback_ids,
+	.handed_over = gt_pcs_finish, /* the PC samples so far */
+};
+
+void gt_pcs_init(void)
+{
+	gt_cupti_register(GT_CUPTI_PCSAMP, &cupti_client);
 }

@@ -31,13 +31,15 @@
 #define GT_PCS_PERIOD_MAX 31
 #define GT_PCS_PERIOD_DEFAULT 17
 
-extern _Atomic int gt_pcs_active;
+extern /* Set-up (the process went live): PC sampling registers with the CUPTI switchboard (tap/cupti.h),
+ * which calls the next three. */
+void gt_pcs_init(void);
 /* GPUTAP_PCSAMP read (once): 1 when PC sampling is wanted.  Called where CUPTI starts. */
 int gt_pcs_wanted(void);
 /* CUPTI loaded and subscribed: resolve the PC sampling functions from `lib`; 0 or -1 (said once). */
 int gt_pcs_start(void *lib);
-/* Resource callbacks (cupti.c forwards them while gt_pcs_active). */
-void gt_pcs_resource(CUpti_CallbackId cbid, const void *data);
+/* Resource callbacks (the switchboard forwards them while gt_tap.pcs_active). */
+void gt_pcs_resource(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data);
 void gt_pcs_tick(void);   /* writer: drain every context (every 100 ms) */
 void gt_pcs_finish(void); /* drain, disable, source lines, files; idempotent */
 /* Parse a period: "" / "default" / "on" -> default, 5..31 -> itself; -1 otherwise. */

@@ -70,8 +70,8 @@ void gt_tap_put(void *rec, uint32_t size)
 
 static int stamp_now(void)
 {
-	int rec = gt_tap.want_api_recs && atomic_load(&gt_cap_live);
-	int ns = atomic_load(&gt_hold_armed) || (rec && !gt_ticks_tsc);
+	int rec = gt_tap.want_api_recs && atomic_load(&gt_tap.cap_live);
+	int ns = atomic_load(&gt_tap.hold_armed) || (rec && !gt_ticks_tsc);
 	return (rec ? GT_STAMP_REC : 0) | (ns ? GT_STAMP_NS : 0);
 }
 

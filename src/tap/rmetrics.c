@@ -49,6 +49,7 @@
 #include "gpu/cuprof.h"
 #include "gputap.h"
 #include "tap/api.h"
+#include "tap/cupti.h"
 #include "tap/rmetrics.h"
 #include "tap/tap.h"
 #include "trace/rundir.h"
@@ -66,7 +67,6 @@
 #define RM_CAP_RANGE 32
 #define RM_MAX_IMAGE (256u << 20)
 
-_Atomic int gt_rm_active; /* callbacks and push/pop hooks have work to do */
 
 /* Ranges a launch counts in: the launching thread's innermost, or one per other thread with an open range. */
 #define RM_OCC_MAX 8
@@ -266,7 +266,7 @@ static void turn_off(const char *msg)
 	if (!R.off)
 		gt_warn("range metrics: %s", msg);
 	R.off = 1;
-	atomic_store(&gt_rm_active, 0);
+	atomic_store(&gt_tap.rm_active, 0);
 	if (R.records_off) { /* nothing measures counters any more: the kernel trace goes on */
 		R.records_off = 0;
 		gt_cupti_kernel_records(1);
@@ -970,7 +970,7 @@ static void push_locked(const char *name, uint32_t len, uint32_t domain)
 	st->dom[d] = domain;
 	if (R.range_tid == my_tid()) {
 		R.range_top = occ;
-		if (R.configured && R.mode == GT_RM_RANGE && atomic_load(&gt_rm_active))
+		if (R.configured && R.mode == GT_RM_RANGE && atomic_load(&gt_tap.rm_active))
 			range_boundary();
 	}
 }
@@ -1011,7 +1011,7 @@ void gt_rm_pop(uint32_t domain)
 		gt_rm_agg_close(&R.agg, occ);
 	if (R.range_tid && R.range_tid == my_tid()) {
 		R.range_top = innermost(st);
-		if (R.configured && R.mode == GT_RM_RANGE && atomic_load(&gt_rm_active))
+		if (R.configured && R.mode == GT_RM_RANGE && atomic_load(&gt_tap.rm_active))
 			range_boundary();
 	}
 out:
@@ -1168,7 +1168,7 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 	if (rm_holding)
 		return;
 	pthread_mutex_lock(&R.mu);
-	if (!atomic_load(&gt_rm_active)) {
+	if (!atomic_load(&gt_tap.rm_active)) {
 		pthread_mutex_unlock(&R.mu);
 		return;
 	}
@@ -1232,7 +1232,7 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 		}
 	}
 	gt_tls.guard = guard;
-	if (!atomic_load(&gt_rm_active)) {
+	if (!atomic_load(&gt_tap.rm_active)) {
 		/* turned off meanwhile (a start or restart refused): the exit callback will not come here */
 		gt_rm_agg_kernel_set(&R.agg, occ, nocc);
 		if (queued && s->npend)
@@ -1317,8 +1317,31 @@ static void open_kernel_csv(void)
 	R.kcsv = fopen(R.kcsv_tmp, "we");
 }
 
+/* Contexts about to go away (and every launch: .launches). */
+static const struct gt_cupti_id cupti_ids[] = {
+	{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING},
+};
+
+static size_t cupti_callback_ids(const struct gt_cupti_id **ids)
+{
+	*ids = cupti_ids;
+	return sizeof(cupti_ids) / sizeof(cupti_ids[0]);
+}
+
+static const struct gt_cupti_client cupti_client = {
+	.callback = gt_rm_callback,
+	.off = ", range metrics are off",
+	.setup = gt_rm_init_env,
+	.wanted = gt_rm_wanted,
+	.launches = 1,
+	.ids = cupti_callback_ids,
+	.kernel_records_ok = gt_rm_kernel_records_ok,
+	.handed_over = gt_rm_finish, /* range metrics so far are decoded and written */
+};
+
 void gt_rm_init_env(void)
 {
+	gt_cupti_register(GT_CUPTI_RMETRICS, &cupti_client); /* before anything turns gt_tap.rm_active on */
 	const char *v = gt_tap.cfg.metrics;
 	if (!v || R.wanted)
 		return;
@@ -1330,7 +1353,7 @@ void gt_rm_init_env(void)
 		return;
 	}
 	R.wanted = 1;
-	atomic_store(&gt_rm_active, 1);
+	atomic_store(&gt_tap.rm_active, 1);
 	pthread_mutex_unlock(&R.mu);
 }
 
@@ -1369,11 +1392,11 @@ GT_EXPORT int gputap_metrics_enable(const char *metrics, const char *mode)
 		return rc;
 	}
 	R.wanted = 1;
-	atomic_store(&gt_rm_active, 1);
+	atomic_store(&gt_tap.rm_active, 1);
 	adopt_open_ranges();
 	pthread_mutex_unlock(&R.mu);
-	if (gt_cupti_attach_rmetrics() < 0) {
-		atomic_store(&gt_rm_active, 0);
+	if (gt_cupti_attach(GT_CUPTI_RMETRICS) < 0) {
+		atomic_store(&gt_tap.rm_active, 0);
 		R.wanted = 0;
 		set_error("CUPTI callbacks could not be enabled (another CUPTI client holds this process)");
 		return GPUTAP_EBUSY;
@@ -1455,7 +1478,7 @@ void gt_rm_finish(void)
 		return;
 	}
 	R.finished = 1;
-	atomic_store(&gt_rm_active, 0);
+	atomic_store(&gt_tap.rm_active, 0);
 	flush_all(0);
 	gt_info("range metrics: %llu launches; stop %.1f ms, decode %.1f ms, evaluate %.1f ms, restart %.1f ms",
 		(unsigned long long)R.launches, R.t_stop, R.t_decode, R.t_eval, R.t_restart);

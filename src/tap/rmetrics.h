@@ -31,14 +31,16 @@
 char *gt_rmetrics_results_json(void);
 const char *gt_rmetrics_last_error(void);
 
-/* Small hooks the rest of the tap calls (each a no-op unless range metrics are on). */
-extern _Atomic int gt_rm_active;
-void gt_rm_init_env(void);      /* GPUTAP_METRICS read: called where CUPTI starts */
+/* Small hooks the rest of the tap calls (each a no-op unless range metrics are on; gt_tap.rm_active
+ * says whether they are). */
+/* Set-up: GPUTAP_METRICS read; registers range metrics with the CUPTI switchboard (tap/cupti.h),
+ * which calls it again where CUPTI starts, and the next two and gt_rm_callback, gt_rm_finish. */
+void gt_rm_init_env(void);
 int gt_rm_wanted(void);         /* a list was given and nothing failed */
 int gt_rm_kernel_records_ok(void); /* 0 in per-kernel mode (kernels profiled one by one) */
 void gt_rm_push(uint32_t name_id, uint32_t domain); /* a push/pop range opened on this thread */
 void gt_rm_pop(uint32_t domain);
-/* CUPTI callbacks: kernel launches (driver API) and context destruction (resource). */
+/* CUPTI callbacks (through the switchboard): kernel launches (driver API) and context destruction. */
 void gt_rm_callback(CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *data);
 void gt_rm_finish(void); /* decode what is left, write the files; idempotent */
 

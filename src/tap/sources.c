@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "tap/capture_tap.h"
+#include "tap/cupti.h"
 #include "tap/hold.h"
 #include "tap/pcsamp.h"
 #include "tap/rmetrics.h"
@@ -15,7 +16,7 @@ static void cupti_flush(int final)
 	if (!final) {
 		gt_cupti_tick(); /* completed activity buffers every 100 ms */
 		gt_pcs_tick();   /* PC samples, as often */
-	} else if (atomic_load(&gt_cupti_active)) {
+	} else if (atomic_load(&gt_tap.cupti_active)) {
 		gt_cupti_flush();
 	}
 }

@@ -13,7 +13,26 @@
  *    ends with GT_HOOK_LEAVE; nothing on that path allocates, locks or uses
  *    stdio;
  *  - records are appended only to the calling thread's chunk (tap/hot.h,
- *    gt_tap_put).
+ *    gt_tap_put);
+ *  - the status flags other files read (armed, cap_live, hold_armed,
+ *    cupti_active, rm_active, pcs_active) are fields here, each written by
+ *    one module only.
+ *
+ * The runtime loop: what stays circular in src/tap, and why.  Everything
+ * else runs one way: the modules call the CUPTI switchboard (tap/cupti.h) to
+ * register and to drive CUPTI, and it calls them back only through its table.
+ *  - Lazy start.  A hook (hook_driver.c, hot.h) or CUPTI's injection
+ *    (cupti.c, InitializeInjection) sees the process's first CUDA call and
+ *    calls gt_tap_touch (life.c); going live starts the writer (writer.c),
+ *    the capture sources (sources.c) and the CUPTI clients' set-up (range
+ *    metrics, PC sampling, the range feed register with the switchboard);
+ *    cuInit's hook then starts CUPTI (gt_tap_after_cuinit).  Those record
+ *    through record.c into the thread's chunk, as the hooks do.
+ *  - The writer ticks its sources.  The writer thread calls
+ *    gt_sources_flush at every wake-up (CUPTI's buffers, PC sampling,
+ *    capture windows, which may finalize CUPTI) and gt_sources_stop at the
+ *    end; the sources put records into the chunks the writer drains and wake
+ *    it (gt_tap_wake_writer).
  */
 #ifndef GT_TAP_TAP_H
 #define GT_TAP_TAP_H
@@ -65,6 +84,13 @@ struct gt_tap_state {
 	_Atomic int stamp;   /* how a hooked call starting now is timed: 0 or GT_STAMP_* (tap/hot.h) */
 	_Atomic int stopped; /* final flush started */
 	_Atomic unsigned gen; /* bumped in a fork child: thread slots are void */
+	/* Status flags read across files, each written by one module (named) and read by any: */
+	_Atomic int armed;        /* life.c: waiting for the first CUDA call (then gt_tap_touch has work) */
+	_Atomic int cap_live;     /* capture_tap.c: records are written (1 from the start without windows) */
+	_Atomic int hold_armed;   /* hook_hold.c: GPUTAP_HOLD asked for and possible: hooks consult the queue */
+	_Atomic int cupti_active; /* cupti.c: CUPTI records GPU activity */
+	_Atomic int rm_active;    /* rmetrics.c: range metrics' callbacks and push/pop hooks have work */
+	_Atomic int pcs_active;   /* pcsamp.c: PC sampling runs (its resource callbacks are forwarded) */
 	unsigned trace;       /* GT_TR_* in effect */
 	int want_api_recs;    /* API records go to the pool (trace api, or a timeline.log) */
 	struct gt_pool pool;
@@ -92,7 +118,7 @@ extern struct gt_tap_state gt_tap;
 /* gt_tap.stamp: 0 = counted only; */
 #define GT_STAMP_REC 1 /* API records wanted and a capture window open */
 #define GT_STAMP_NS 2  /* timed in epoch ns: launch hold armed, or no usable time-stamp counter */
-/* Recompute gt_tap.stamp from its inputs (API records wanted, gt_cap_live, gt_hold_armed, the
+/* Recompute gt_tap.stamp from its inputs (API records wanted, cap_live, hold_armed, the
  * counter): every writer of one of them calls it after the change.  Lock-free, fork-safe. */
 void gt_tap_stamp_update(void);
 /* GT_REC_API.flags in the tap's chunks only, never in a file: start/end are ticks and name_id the
@@ -110,9 +136,6 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
 extern _Atomic int64_t gt_clock_offset;
 void gt_clock_sync(void); /* refresh gt_clock_offset (tap.c) */
-
-extern _Atomic int gt_cap_live; /* capture_tap.h */
-extern _Atomic int gt_hold_armed; /* hold.h */
 
 /* record.c: the out-of-line side of the hot path (tap/hot.h) */
 struct gt_slot *gt_tap_slot(void);      /* this thread's slot, NULL when all are taken */
@@ -147,9 +170,9 @@ void gt_tap_init(void);         /* once; safe from any entry point: settings and
 /* The process touched CUDA (or gputap's own API): folders, files and the writer thread now, once.
  * Called where a driver entry point is first resolved or hooked; cheap afterwards. */
 void gt_tap_touch(void);
-extern _Atomic int gt_tap_armed; /* 1 while waiting for the first CUDA call (then gt_tap_touch has work) */
 int gt_tap_recording(void);     /* set up to record (live, or waiting for the first CUDA call), not stopped */
 void gt_tap_after_cuinit(void); /* driver is up: start CUPTI if wanted (with capture windows: when one opens; cupti.c) */
+/* cupti.c, the CUPTI switchboard: tap/cupti.h */
 void gt_tap_finish(void);       /* final flush, idempotent */
 int gt_tap_start_inprocess(const char *out_dir); /* gputap_start: 0, or -errno */
 int gputap_bench_pass(int pass); /* exported for bench/overhead/ab.sh only (life.c): 0 or -1 */
@@ -160,18 +183,6 @@ extern void *(*gt_real_dlsym)(void *, const char *);
 void gt_resolve_init(void);
 void *gt_real_driver(const char *sym);  /* libcuda's definition of `sym`, or NULL */
 void *gt_real_runtime(const char *sym); /* the loaded CUDA runtime's `sym`, or NULL */
-
-/* cupti.c */
-int gt_cupti_start(void);
-void gt_cupti_flush(void);
-void gt_cupti_tick(void); /* writer, every loop: hand completed activity buffers over every 100 ms */
-void gt_cupti_stop_for_other_client(void);
-extern _Atomic int gt_cupti_active;
-int gt_cupti_attach_rmetrics(void);   /* range metrics turned on after CUPTI started: add their callbacks */
-void gt_cupti_kernel_records(int on); /* range metrics' kernel replay: stop kernel records */
-/* The launch callbacks off (0) or on (1) again, for bench/overhead/ab.sh's `kact` mode only
- * (gputap_bench_pass(2)); -1 when there are none or range metrics need them. */
-int gt_cupti_launch_callbacks(int on);
 
 /* hook_driver.c */
 void *gt_hook_for_dlsym(const char *name, void *real);

@@ -345,7 +345,7 @@ static void *writer_main(void *arg)
 	if (atomic_load(&W.by_signal)) {
 		/* The signalled thread may hold CUPTI's or malloc's locks: no source is asked to flush.  What
 		 * CUPTI had not handed over at the last periodic flush is missing, and the trace says so. */
-		if (atomic_load(&gt_cupti_active)) {
+		if (atomic_load(&gt_tap.cupti_active)) {
 			struct gt_rec_note nt;
 			memset(&nt, 0, sizeof(nt));
 			nt.h.type = GT_REC_NOTE;
