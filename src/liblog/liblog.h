@@ -3,7 +3,9 @@
  *
  * Owns: the parser interface (detect a line of its library, feed lines one
  * at a time, finish at end of file), the per-file context that counts and
- * reports bad lines, and small text helpers.  Lines handed to a parser are
+ * reports bad lines, and small text helpers.  The parsers (liblog_*.c) call
+ * only parse.c (the helpers, the call table) and libconfig.c (the canonical
+ * configs); libtrace.c drives them: the arrows run one way.  Lines handed to a parser are
  * NUL-terminated without their line end; a parser keeps only what identifies
  * a call, so memory stays bounded whatever the log's size.
  */
@@ -39,7 +41,8 @@ extern const struct gt_liblog_ops gt_liblog_nccl, gt_liblog_cublaslt, gt_liblog_
 int gt_liblog_parse_buf_as(enum gt_lib lib, const char *name, const char *buf, size_t len, struct gt_libcalls *t,
 			   struct gt_liblog_stats *st);
 
-/* Count a bad line and warn about the first few of the file. */
+/* Count a bad line and warn about the first few of the file (GT_LIBLOG_BAD_SHOWN). */
+#define GT_LIBLOG_BAD_SHOWN 5
 void gt_liblog_bad(struct gt_liblog_ctx *c, uint64_t lineno, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Record one call of `config`. */
