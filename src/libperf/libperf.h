@@ -1,6 +1,8 @@
 /*
  * libperf/libperf.h — internals of `gputap libperf` shared by the GEMM
- * replay (libperf.c) and the NCCL replay (libperf_nccl.c).
+ * replay (libperf.c), the cuDNN replay (libperf_cudnn_gpu.c) and the NCCL
+ * replay (libperf_nccl.c); what they share is defined in cuda.c (loading
+ * the CUDA stack's libraries, timing on the GPU), which calls none of them.
  *
  * Owns: the table of CUDA driver entry points libperf loads with dlopen, and
  * the NCCL replay plan: what one recorded collective becomes when it is
@@ -91,7 +93,7 @@ void gt_libperf_row_init(struct gt_libperf_row *r, enum gt_lib lib, const char *
  * TFLOP/s = flops / time, gain = recorded / best - 1, saving = (recorded - best) x calls. */
 void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r);
 
-/* Run `run(arg)` `warmup` times, then `iters` times each between two CUDA
+/* cuda.c: run `run(arg)` `warmup` times, then `iters` times each between two CUDA
  * events on `st` (ev: 2 x iters events, ms: iters floats); the median in
  * microseconds, or -1 when a run or the CUDA calls failed.  Before each timed
  * run (outside its events and its kernel-activity bracket) the L2 flush

@@ -10,7 +10,6 @@
  * points, ncclDataType_t and ncclRedOp_t are declared here with the numbers
  * of nccl.h (stable across NCCL 2.x). */
 #include <dlfcn.h>
-#include <glob.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,86 +199,6 @@ struct gt_nccl_replayer {
 	struct comm_set *sets[MAX_SETS];
 	float *ms; /* iters x gpus */
 };
-
-#ifndef GT_CUDA_HOME
-#define GT_CUDA_HOME "/usr/local/cuda"
-#endif
-
-static void *try_open(const char *path, char *why, size_t whylen)
-{
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h && why[0] == 0) {
-		const char *e = dlerror();
-		snprintf(why, whylen, "%s", e ? e : path);
-	}
-	return h;
-}
-
-/* First file matching the glob `pat` that dlopen accepts. */
-static void *try_glob(const char *pat, char *why, size_t whylen)
-{
-	glob_t g;
-	void *h = NULL;
-	if (glob(pat, 0, NULL, &g) != 0)
-		return NULL;
-	for (size_t i = 0; i < g.gl_pathc && !h; i++)
-		h = try_open(g.gl_pathv[i], why, whylen);
-	globfree(&g);
-	return h;
-}
-
-void *gt_libperf_open_lib(const char *soname, const char *env, char *why, size_t whylen)
-{
-	const char *ev = getenv(env);
-	why[0] = 0;
-	if (ev && *ev) {
-		void *h = try_open(ev, why, whylen);
-		if (!h)
-			snprintf(why, whylen, "%s=%s cannot be loaded", env, ev);
-		return h;
-	}
-	void *h = try_open(soname, why, whylen);
-	if (h)
-		return h;
-	char pat[1024];
-	const char *home = getenv("CUDA_HOME");
-	const char *roots[] = {home, GT_CUDA_HOME, "/usr/local/cuda"};
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && !h; i++) {
-		if (!roots[i] || !*roots[i])
-			continue;
-		snprintf(pat, sizeof(pat), "%s/lib64/%s", roots[i], soname);
-		if (!(h = try_open(pat, why, whylen))) {
-			snprintf(pat, sizeof(pat), "%s/lib/%s", roots[i], soname);
-			h = try_open(pat, why, whylen);
-		}
-	}
-	static const char *const fixed[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/lib",
-					    "/usr/local/nccl/lib"};
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) && !h; i++) {
-		snprintf(pat, sizeof(pat), "%s/%s", fixed[i], soname);
-		h = try_open(pat, why, whylen);
-	}
-	/* the nvidia-* wheels: <site-packages>/nvidia/nccl/lib, nvidia/cudnn/lib (nvidia/cu13/lib in newer layouts) */
-	const char *pre[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), getenv("HOME")};
-	const char *pre_dir[] = {"", "", "/.local"};
-	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]) && !h; i++) {
-		if (!pre[i] || !*pre[i])
-			continue;
-		snprintf(pat, sizeof(pat), "%s%s/lib/python3*/site-packages/nvidia/*/lib/%s", pre[i], pre_dir[i],
-			 soname);
-		h = try_glob(pat, why, whylen);
-	}
-	static const char *const sys[] = {"/usr/local/lib/python3*/dist-packages/nvidia/*/lib/",
-					  "/usr/local/lib/python3*/site-packages/nvidia/*/lib/",
-					  "/usr/lib/python3/dist-packages/nvidia/*/lib/",
-					  "/usr/lib/python3*/site-packages/nvidia/*/lib/",
-					  "/opt/conda/lib/python3*/site-packages/nvidia/*/lib/"};
-	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && !h; i++) {
-		snprintf(pat, sizeof(pat), "%s%s", sys[i], soname);
-		h = try_glob(pat, why, whylen);
-	}
-	return h;
-}
 
 static int load_nccl(struct gt_nccl_replayer *r)
 {
