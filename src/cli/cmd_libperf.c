@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/log.h"
 #include "liblog/libtrace.h"
+#include "libperf/run.h"
 
 const char cmd_libperf_help[] =
 	"usage: gputap libperf [-o OUT] [--iters N] [--warmup N] [--algos N] [--device N] [--warm-cache]\n"

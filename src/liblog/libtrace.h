@@ -6,7 +6,8 @@
  * Owns: the log parsers (one per library, chosen by the content of each log,
  * not its name), the canonical config strings, the call table that merges the
  * logs of every process, library_trace.csv
- * (jobid,created_date,model,library,config,calls) (the replay is libperf/).
+ * (jobid,created_date,model,library,config,calls) (the replay is libperf/,
+ * libperf/run.h).
  *
  * Invariants:
  *  - a config string is a space-separated list of key=value with a fixed key
@@ -131,21 +132,5 @@ int gt_nccl_cfg_format(const struct gt_nccl_cfg *c, char *buf, size_t len);
 int gt_nccl_cfg_parse(const char *text, struct gt_nccl_cfg *c, char *err, size_t errlen);
 /* Bytes per element of an NCCL type name, 0 if unknown. */
 int gt_nccl_type_size(const char *dtype);
-
-/* ---- libperf: replay of recorded configs ---- */
-struct gt_libperf_opts {
-	int iters;  /* timed runs per algorithm (median), default 20 */
-	int warmup; /* untimed runs first, default 5 */
-	int max_algos; /* algorithms asked of the heuristic, default 16 */
-	int device; /* CUDA device ordinal */
-	FILE *progress; /* one line per config, NULL for none */
-	int warm_cache; /* 1: leave the GPU's L2 cache as the last run left it (no flush between timed runs) */
-};
-/* Header of library_perf.csv (documented in docs/libtrace.md). */
-extern const char gt_libperf_header[];
-/* Replay every config of `in` (library_trace.csv) on the GPU and write
- * `out`.  0; -1 with err for bad input; -2 with err when no GPU (or no
- * cuBLASLt) can be used. */
-int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts *o, char *err, size_t errlen);
 
 #endif

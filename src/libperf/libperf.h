@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "liblog/libtrace.h"
+#include "libperf/run.h"
 
 /* ---- CUDA driver (libcuda.so.1), loaded by libperf.c ---- */
 typedef int cu_result;
