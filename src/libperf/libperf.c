@@ -508,60 +508,242 @@ void gt_libperf_row_write(FILE *f, const struct gt_libperf_row *r)
 		busbw, ngpus, timing, ops);
 }
 
+/* One `gputap libperf` run: what its phases share. */
+struct run {
+	struct gt_libperf_opts opts;
+	char dev[128];
+	int ndev;
+	cu_stream st;
+	cu_event *ev;
+	float *ms;
+	lt_handle h;
+	struct gt_nccl_replayer *nr;
+	struct gt_cudnn_replayer *cr;
+	int cudnn_said;
+	int l2;   /* the L2 cache's bytes, when read */
+	int kact; /* timing by kernel activity */
+	char kwhy[200], kpath[512];
+};
+
+/* cuBLASLt's handle, the stream, the events and their times: 0, or -2 with err. */
+static int run_gpu_setup(struct run *R, char *err, size_t errlen)
+{
+	if (lt.create(&R->h) != 0) {
+		snprintf(err, errlen, "libperf: cublasLtCreate failed");
+		return -2;
+	}
+	R->ev = calloc((size_t)R->opts.iters * 2, sizeof(*R->ev));
+	R->ms = calloc((size_t)R->opts.iters, sizeof(*R->ms));
+	if (!R->ev || !R->ms || cu.stream_create(&R->st, 1 /* non-blocking */) != 0) {
+		snprintf(err, errlen, "libperf: cannot create a CUDA stream");
+		return -2;
+	}
+	for (int i = 0; i < R->opts.iters * 2; i++)
+		if (cu.event_create(&R->ev[i], 0) != 0) {
+			snprintf(err, errlen, "libperf: cannot create CUDA events");
+			return -2;
+		}
+	return 0;
+}
+
+/* Twice the L2 cache: writing it before a run evicts what the previous run left there. */
+static void run_cache_flush_setup(struct run *R)
+{
+	if (!R->opts.warm_cache && cu.memset8_async && cu.device_attr &&
+	    cu.device_attr(&R->l2, 38 /* CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE */, main_dev) == 0 && R->l2 > 0) {
+		if (cu.mem_alloc(&cu.l2_flush, 2 * (size_t)R->l2) == 0)
+			cu.l2_flush_bytes = 2 * (size_t)R->l2;
+		else
+			cu.l2_flush = 0;
+	}
+}
+
+/* The progress lines before the first config: the device, the libraries, how times are taken. */
+static void run_say_plan(const struct run *R, size_t n)
+{
+	FILE *p = R->opts.progress;
+	fprintf(p, "libperf: %zu configs on %s (cuBLASLt %zu), %d timed runs after %d warm-ups\n", n, R->dev,
+		lt.version, R->opts.iters, R->opts.warmup);
+	char cache[96];
+	if (cu.l2_flush)
+		snprintf(cache, sizeof(cache), "the L2 cache (%d MiB) flushed before each timed run", R->l2 >> 20);
+	else
+		snprintf(cache, sizeof(cache), "the L2 cache not flushed%s",
+			 R->opts.warm_cache ? " (--warm-cache)" : ": no buffer for it");
+	if (R->kact)
+		fprintf(p, "libperf: timing: the GPU durations of each run's kernels (CUPTI kernel "
+			   "activity, %s); %s\n", R->kpath, cache);
+	else
+		fprintf(p, "libperf: timing: CUDA events around each run, not kernel activity: %s; %s\n", R->kwhy,
+			cache);
+}
+
+/* A cuBLAS or cuBLASLt GEMM row. */
+static void run_gemm_row(struct run *R, const struct gt_libcall_row *in, struct gt_libperf_row *row)
+{
+	struct gemm_result r;
+	struct gt_gemm_cfg g;
+	char e2[256];
+	memset(&r, 0, sizeof(r));
+	if (gt_gemm_cfg_parse(in->config, &g, e2, sizeof(e2)) < 0) {
+		snprintf(row->status, sizeof(row->status), "error: %s", e2);
+		return;
+	}
+	r.recorded_algo = -1;
+	replay_gemm(R->h, &g, R->st, R->ev, R->ms, &R->opts, &r);
+	snprintf(row->status, sizeof(row->status), "%s", r.status);
+	if (r.recorded_algo >= 0)
+		snprintf(row->recorded_algo, sizeof(row->recorded_algo), "%d", r.recorded_algo);
+	if (r.best_algo >= 0)
+		snprintf(row->best_algo, sizeof(row->best_algo), "%d", r.best_algo);
+	row->timed_as = r.timed_as;
+	row->recorded_us = r.recorded_us;
+	row->best_us = r.best_us;
+	row->tried = r.tried;
+	row->timing = r.timing;
+	row->ops = r.ops;
+	row->event_us = r.event_us;
+	row->flops = gemm_flops(&g);
+}
+
+/* An NCCL row (the replayer made at the first). */
+static void run_nccl_row(struct run *R, const struct gt_libcall_row *in, struct gt_libperf_row *row)
+{
+	struct gt_nccl_result nres;
+	memset(&nres, 0, sizeof(nres));
+	if (!R->nr)
+		R->nr = gt_nccl_replayer_new(&cu, R->ndev, R->opts.iters, R->opts.warmup);
+	if (R->nr) {
+		gt_nccl_replay(R->nr, in->config, &nres);
+		cu.ctx_set(main_ctx);
+		row->recorded_us = nres.us;
+		row->bytes = nres.bytes;
+		row->algbw = nres.algbw;
+		row->busbw = nres.busbw;
+		row->gpus = nres.ranks;
+		if (nres.ranks > 0) {
+			row->timed_as = "one_process";
+			row->tried = 1;
+			row->timing = 1u << GT_TIMED_EVENTS;
+		}
+	} else {
+		snprintf(nres.status, sizeof(nres.status), "error: out of memory");
+	}
+	snprintf(row->status, sizeof(row->status), "%s", nres.status);
+}
+
+/* A cuDNN row (the replayer made at the first; why cuDNN cannot be loaded said once). */
+static void run_cudnn_row(struct run *R, const struct gt_libcall_row *in, struct gt_libperf_row *row)
+{
+	if (!R->cr)
+		R->cr = gt_cudnn_replayer_new(&cu, R->st, &R->opts);
+	if (!R->cr) {
+		snprintf(row->status, sizeof(row->status), "error: out of memory");
+		return;
+	}
+	gt_cudnn_replay(R->cr, in->config, row);
+	if (!R->cudnn_said && gt_cudnn_replayer_load_error(R->cr)[0] && R->opts.progress) {
+		fprintf(R->opts.progress, "libperf: cuDNN rows are not replayed: %s\n", gt_cudnn_replayer_load_error(R->cr));
+		R->cudnn_said = 1;
+	}
+}
+
+/* One config replayed by its library's replay, into `row`. */
+static void run_row(struct run *R, const struct gt_libcall_row *in, struct gt_libperf_row *row)
+{
+	gt_libperf_row_init(row, in->lib, in->config, in->calls, R->dev);
+	int is_gemm = (in->lib == GT_LIB_CUBLAS || in->lib == GT_LIB_CUBLASLT) && strncmp(in->config, "op=gemm ", 8) == 0;
+	if (is_gemm)
+		run_gemm_row(R, in, row);
+	else if (in->lib == GT_LIB_NCCL)
+		run_nccl_row(R, in, row);
+	else if (in->lib == GT_LIB_CUDNN)
+		run_cudnn_row(R, in, row);
+	else
+		snprintf(row->status, sizeof(row->status), "skipped: not a GEMM");
+}
+
+/* The progress lines of row i of n. */
+static void run_say_row(const struct run *R, const struct gt_libcall_row *in, const struct gt_libperf_row *row,
+			size_t i, size_t n)
+{
+	FILE *p = R->opts.progress;
+	char rus[32] = "", bus[32] = "";
+	if (row->recorded_us >= 0)
+		snprintf(rus, sizeof(rus), "%.3f", row->recorded_us);
+	if (row->best_us >= 0)
+		snprintf(bus, sizeof(bus), "%.3f", row->best_us);
+	fprintf(p, "libperf: [%zu/%zu] %s %.90s%s: %s%s%s%s%s\n", i + 1, n, gt_lib_name(in->lib), in->config,
+		strlen(in->config) > 90 ? "..." : "", row->status, rus[0] ? ", recorded " : "", rus,
+		bus[0] ? " us, best " : "", bus);
+	if (row->busbw >= 0)
+		fprintf(p, "libperf:   %s on %d GPUs: %s us, algbw %.2f GB/s, busbw %.2f GB/s\n",
+			gt_nccl_replayer_version(R->nr), row->gpus, rus, row->algbw, row->busbw);
+	if (in->lib == GT_LIB_CUDNN && row->best_algo[0])
+		fprintf(p, "libperf:   %s: recorded engine %s, best %s of %d tried\n", gt_cudnn_replayer_version(R->cr),
+			row->recorded_algo[0] ? row->recorded_algo : "-", row->best_algo, row->tried);
+	if (row->ops > 0 && row->event_us >= 0)
+		fprintf(p,
+			"libperf:   recorded: %d GPU operation%s per run, %s us of GPU time; %.3f us "
+			"between CUDA events\n",
+			row->ops, row->ops == 1 ? "" : "s", rus, row->event_us);
+}
+
+/* Everything the run holds on the GPU and in memory given back. */
+static void run_teardown(struct run *R)
+{
+	gt_kact_stop();
+	if (cu.l2_flush)
+		cu.mem_free(cu.l2_flush);
+	cu.l2_flush = 0;
+	cu.l2_flush_bytes = 0;
+	if (R->ev) {
+		for (int i = 0; i < R->opts.iters * 2; i++)
+			if (R->ev[i])
+				cu.event_destroy(R->ev[i]);
+		free(R->ev);
+	}
+	free(R->ms);
+	if (R->st)
+		cu.stream_destroy(R->st);
+	if (R->h)
+		lt.destroy(R->h);
+	gt_nccl_replayer_free(R->nr);
+	gt_cudnn_replayer_free(R->cr);
+}
+
 int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts *o, char *err, size_t errlen)
 {
-	struct gt_libperf_opts opts = *o;
-	if (opts.iters <= 0)
-		opts.iters = 20;
-	if (opts.warmup < 0)
-		opts.warmup = 5;
-	if (opts.max_algos <= 0)
-		opts.max_algos = 16;
+	struct run R;
+	memset(&R, 0, sizeof(R));
+	R.opts = *o;
+	if (R.opts.iters <= 0)
+		R.opts.iters = 20;
+	if (R.opts.warmup < 0)
+		R.opts.warmup = 5;
+	if (R.opts.max_algos <= 0)
+		R.opts.max_algos = 16;
 	struct gt_libcalls *t = gt_libcalls_new();
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	int rc = 0;
-	FILE *f = NULL;
-	struct gt_ofile of = {.f = NULL};
-	cu_stream st = NULL;
-	cu_event *ev = NULL;
-	float *ms = NULL;
-	lt_handle h = NULL;
-	struct gt_nccl_replayer *nr = NULL;
-	struct gt_cudnn_replayer *cr = NULL;
-	int cudnn_said = 0;
 	if (gt_libcalls_read_csv(in, t, err, errlen) < 0) {
 		gt_libcalls_free(t);
 		return -1;
 	}
 	const struct gt_libcall_row *rows;
 	size_t n = gt_libcalls_rows(t, &rows);
-	char dev[128];
-	int ndev = load_cuda(opts.device, dev, sizeof(dev), err, errlen);
-	if (ndev < 0 || load_cublaslt(err, errlen) < 0) {
+	R.ndev = load_cuda(R.opts.device, R.dev, sizeof(R.dev), err, errlen);
+	if (R.ndev < 0 || load_cublaslt(err, errlen) < 0) {
 		gt_libcalls_free(t);
 		return -2;
 	}
-	if (lt.create(&h) != 0) {
-		snprintf(err, errlen, "libperf: cublasLtCreate failed");
-		rc = -2;
+	FILE *f = NULL;
+	struct gt_ofile of = {.f = NULL};
+	int rc = run_gpu_setup(&R, err, errlen);
+	if (rc < 0)
 		goto done;
-	}
-	ev = calloc((size_t)opts.iters * 2, sizeof(*ev));
-	ms = calloc((size_t)opts.iters, sizeof(*ms));
-	if (!ev || !ms || cu.stream_create(&st, 1 /* non-blocking */) != 0) {
-		snprintf(err, errlen, "libperf: cannot create a CUDA stream");
-		rc = -2;
-		goto done;
-	}
-	for (int i = 0; i < opts.iters * 2; i++)
-		if (cu.event_create(&ev[i], 0) != 0) {
-			snprintf(err, errlen, "libperf: cannot create CUDA events");
-			rc = -2;
-			goto done;
-		}
 	/* export/ofile.h: complete or absent, and never renamed over what is not a regular file */
 	if (gt_ofile_open_path(&of, out, err, errlen) < 0) {
 		rc = -1;
@@ -569,156 +751,34 @@ int gt_libperf_run(const char *in, const char *out, const struct gt_libperf_opts
 	}
 	f = of.f;
 	fprintf(f, "%s\n", gt_libperf_header);
-	/* twice the L2 cache: writing it before a run evicts what the previous run left there */
-	int l2 = 0;
-	if (!opts.warm_cache && cu.memset8_async && cu.device_attr &&
-	    cu.device_attr(&l2, 38 /* CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE */, main_dev) == 0 && l2 > 0) {
-		if (cu.mem_alloc(&cu.l2_flush, 2 * (size_t)l2) == 0)
-			cu.l2_flush_bytes = 2 * (size_t)l2;
-		else
-			cu.l2_flush = 0;
-	}
-	char kwhy[200] = "", kpath[512] = "";
+	run_cache_flush_setup(&R);
 	struct gt_kact_api kapi;
-	int kact = gt_kact_load(&kapi, kpath, sizeof(kpath), kwhy, sizeof(kwhy)) == 0 &&
-		   gt_kact_start(&kapi, kwhy, sizeof(kwhy)) == 0;
-	if (opts.progress) {
-		fprintf(opts.progress, "libperf: %zu configs on %s (cuBLASLt %zu), %d timed runs after %d warm-ups\n",
-			n, dev, lt.version, opts.iters, opts.warmup);
-		char cache[96];
-		if (cu.l2_flush)
-			snprintf(cache, sizeof(cache), "the L2 cache (%d MiB) flushed before each timed run", l2 >> 20);
-		else
-			snprintf(cache, sizeof(cache), "the L2 cache not flushed%s",
-				 opts.warm_cache ? " (--warm-cache)" : ": no buffer for it");
-		if (kact)
-			fprintf(opts.progress, "libperf: timing: the GPU durations of each run's kernels (CUPTI kernel "
-					       "activity, %s); %s\n", kpath, cache);
-		else
-			fprintf(opts.progress, "libperf: timing: CUDA events around each run, not kernel activity: %s; %s\n",
-				kwhy, cache);
-	}
+	R.kact = gt_kact_load(&kapi, R.kpath, sizeof(R.kpath), R.kwhy, sizeof(R.kwhy)) == 0 &&
+		 gt_kact_start(&kapi, R.kwhy, sizeof(R.kwhy)) == 0;
+	if (R.opts.progress)
+		run_say_plan(&R, n);
 	for (size_t i = 0; i < n; i++) {
-		struct gemm_result r;
-		struct gt_nccl_result nres;
-		struct gt_gemm_cfg g;
 		struct gt_libperf_row row;
-		char e2[256];
-		memset(&r, 0, sizeof(r));
-		memset(&nres, 0, sizeof(nres));
-		gt_libperf_row_init(&row, rows[i].lib, rows[i].config, rows[i].calls, dev);
-		int is_gemm = (rows[i].lib == GT_LIB_CUBLAS || rows[i].lib == GT_LIB_CUBLASLT) &&
-			      strncmp(rows[i].config, "op=gemm ", 8) == 0;
-		if (is_gemm && gt_gemm_cfg_parse(rows[i].config, &g, e2, sizeof(e2)) < 0) {
-			snprintf(row.status, sizeof(row.status), "error: %s", e2);
-		} else if (is_gemm) {
-			r.recorded_algo = -1;
-			replay_gemm(h, &g, st, ev, ms, &opts, &r);
-			snprintf(row.status, sizeof(row.status), "%s", r.status);
-			if (r.recorded_algo >= 0)
-				snprintf(row.recorded_algo, sizeof(row.recorded_algo), "%d", r.recorded_algo);
-			if (r.best_algo >= 0)
-				snprintf(row.best_algo, sizeof(row.best_algo), "%d", r.best_algo);
-			row.timed_as = r.timed_as;
-			row.recorded_us = r.recorded_us;
-			row.best_us = r.best_us;
-			row.tried = r.tried;
-			row.timing = r.timing;
-			row.ops = r.ops;
-			row.event_us = r.event_us;
-			row.flops = gemm_flops(&g);
-		} else if (rows[i].lib == GT_LIB_NCCL) {
-			if (!nr)
-				nr = gt_nccl_replayer_new(&cu, ndev, opts.iters, opts.warmup);
-			if (nr) {
-				gt_nccl_replay(nr, rows[i].config, &nres);
-				cu.ctx_set(main_ctx);
-				row.recorded_us = nres.us;
-				row.bytes = nres.bytes;
-				row.algbw = nres.algbw;
-				row.busbw = nres.busbw;
-				row.gpus = nres.ranks;
-				if (nres.ranks > 0) {
-					row.timed_as = "one_process";
-					row.tried = 1;
-					row.timing = 1u << GT_TIMED_EVENTS;
-				}
-			} else {
-				snprintf(nres.status, sizeof(nres.status), "error: out of memory");
-			}
-			snprintf(row.status, sizeof(row.status), "%s", nres.status);
-		} else if (rows[i].lib == GT_LIB_CUDNN) {
-			if (!cr)
-				cr = gt_cudnn_replayer_new(&cu, st, &opts);
-			if (cr) {
-				gt_cudnn_replay(cr, rows[i].config, &row);
-				if (!cudnn_said && gt_cudnn_replayer_load_error(cr)[0] && opts.progress) {
-					fprintf(opts.progress, "libperf: cuDNN rows are not replayed: %s\n",
-						gt_cudnn_replayer_load_error(cr));
-					cudnn_said = 1;
-				}
-			} else {
-				snprintf(row.status, sizeof(row.status), "error: out of memory");
-			}
-		} else {
-			snprintf(row.status, sizeof(row.status), "skipped: not a GEMM");
-		}
+		run_row(&R, &rows[i], &row);
 		gt_libperf_row_write(f, &row);
-		if (opts.progress) {
-			char rus[32] = "", bus[32] = "";
-			if (row.recorded_us >= 0)
-				snprintf(rus, sizeof(rus), "%.3f", row.recorded_us);
-			if (row.best_us >= 0)
-				snprintf(bus, sizeof(bus), "%.3f", row.best_us);
-			fprintf(opts.progress, "libperf: [%zu/%zu] %s %.90s%s: %s%s%s%s%s\n", i + 1, n,
-				gt_lib_name(rows[i].lib), rows[i].config, strlen(rows[i].config) > 90 ? "..." : "",
-				row.status, rus[0] ? ", recorded " : "", rus, bus[0] ? " us, best " : "", bus);
-			if (row.busbw >= 0)
-				fprintf(opts.progress, "libperf:   %s on %d GPUs: %s us, algbw %.2f GB/s, busbw %.2f GB/s\n",
-					gt_nccl_replayer_version(nr), row.gpus, rus, row.algbw, row.busbw);
-			if (rows[i].lib == GT_LIB_CUDNN && row.best_algo[0])
-				fprintf(opts.progress, "libperf:   %s: recorded engine %s, best %s of %d tried\n",
-					gt_cudnn_replayer_version(cr), row.recorded_algo[0] ? row.recorded_algo : "-",
-					row.best_algo, row.tried);
-			if (row.ops > 0 && row.event_us >= 0)
-				fprintf(opts.progress,
-					"libperf:   recorded: %d GPU operation%s per run, %s us of GPU time; %.3f us "
-					"between CUDA events\n",
-					row.ops, row.ops == 1 ? "" : "s", rus, row.event_us);
-		}
+		if (R.opts.progress)
+			run_say_row(&R, &rows[i], &row, i, n);
 	}
-	if (kact) {
+	if (R.kact) {
 		const char *why = "";
 		int nf = gt_kact_failures(&why);
-		if (nf && opts.progress)
-			fprintf(opts.progress, "libperf: %d timing%s fell back to CUDA events (%s); the rows' timing "
-					       "column says which\n",
+		if (nf && R.opts.progress)
+			fprintf(R.opts.progress, "libperf: %d timing%s fell back to CUDA events (%s); the rows' timing "
+						 "column says which\n",
 				nf, nf == 1 ? "" : "s", why);
 	}
 	f = NULL;
 	if (gt_ofile_commit(&of, err, errlen) < 0)
 		rc = -1;
 done:
-	gt_kact_stop();
-	if (cu.l2_flush)
-		cu.mem_free(cu.l2_flush);
-	cu.l2_flush = 0;
-	cu.l2_flush_bytes = 0;
 	if (f)
 		gt_ofile_abort(&of);
-	if (ev) {
-		for (int i = 0; i < opts.iters * 2; i++)
-			if (ev[i])
-				cu.event_destroy(ev[i]);
-		free(ev);
-	}
-	free(ms);
-	if (st)
-		cu.stream_destroy(st);
-	if (h)
-		lt.destroy(h);
-	gt_nccl_replayer_free(nr);
-	gt_cudnn_replayer_free(cr);
+	run_teardown(&R);
 	gt_libcalls_free(t);
 	return rc;
 }
