@@ -436,10 +436,9 @@ static void enable_client(const struct gt_cupti_client *c)
 {
 	if (c->launches)
 		enable_launches();
-	const struct gt_cupti_id *ids = NULL;
-	size_t n = c->ids ? c->ids(&ids) : 0;
-	for (size_t i = 0; i < n; i++)
-		enable_cb(ids[i].domain, ids[i].id);
+	if (!c->ids_wanted || c->ids_wanted())
+		for (size_t i = 0; i < c->nids; i++)
+			enable_cb(c->ids[i].domain, c->ids[i].id);
 }
 
 /* No client turned kernel records off (range metrics per kernel: tap/rmetrics.h). */

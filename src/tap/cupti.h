@@ -59,7 +59,9 @@ struct gt_cupti_client {
 	int (*wanted)(void);           /* 1: CUPTI is subscribed for this client */
 	int (*subscribed)(void *lib);  /* subscribed (`lib`: libcupti): 0 to have its callbacks enabled */
 	int launches;                  /* 1: the kernel-launch callbacks are enabled for it */
-	size_t (*ids)(const struct gt_cupti_id **ids); /* its other callback ids */
+	const struct gt_cupti_id *ids; /* its other callback ids (nids of them) */
+	size_t nids;
+	int (*ids_wanted)(void);       /* NULL, or 0 when its ids are not wanted this time */
 	int (*kernel_records_ok)(void); /* 0: no kernel records (range metrics per kernel) */
 	void (*kernel)(uint64_t corr, uint64_t start_ns, uint64_t end_ns); /* each kernel record kept */
 	void (*handed_over)(void);     /* another CUPTI client takes CUPTI: write what was gathered */

@@ -684,18 +684,13 @@ static const struct gt_cupti_id cupti_ids[] = {
 	{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING},
 };
 
-static size_t cupti_callback_ids(const struct gt_cupti_id **ids)
-{
-	*ids = cupti_ids;
-	return sizeof(cupti_ids) / sizeof(cupti_ids[0]);
-}
-
 static const struct gt_cupti_client cupti_client = {
 	.callback = gt_pcs_resource,
 	.off = ", PC sampling is off",
 	.wanted = gt_pcs_wanted,
 	.subscribed = gt_pcs_start,
-	.ids = cupti_callback_ids,
+	.ids = cupti_ids,
+	.nids = sizeof(cupti_ids) / sizeof(cupti_ids[0]),
 	.handed_over = gt_pcs_finish, /* the PC samples so far */
 };
 

@@ -170,25 +170,19 @@ int gt_api_hooks_live(void)
 
 /* ---- CUPTI driver callbacks ---- */
 
-static const CUpti_CallbackId mem_cbids[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,        CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
-	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,       CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuMemCreate,          CUPTI_DRIVER_TRACE_CBID_cuMemRelease,
-	CUPTI_DRIVER_TRACE_CBID_cuMemMap,             CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
-	CUPTI_DRIVER_TRACE_CBID_cuMemAddressReserve,  CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree,
-};
-
 /* The memory calls' callbacks, when the driver hooks are not in effect (in-process start). */
-static size_t callback_ids(const struct gt_cupti_id **ids)
+#define MEM(id) {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id}
+static const struct gt_cupti_id mem_cbids[] = {
+	MEM(cuMemAlloc_v2),        MEM(cuMemAllocPitch_v2),    MEM(cuMemAllocManaged), MEM(cuMemAllocAsync),
+	MEM(cuMemAllocAsync_ptsz), MEM(cuMemFree_v2),          MEM(cuMemFreeAsync),    MEM(cuMemFreeAsync_ptsz),
+	MEM(cuMemCreate),          MEM(cuMemRelease),          MEM(cuMemMap),          MEM(cuMemUnmap),
+	MEM(cuMemAddressReserve),  MEM(cuMemAddressFree),
+};
+#undef MEM
+
+static int mem_cbids_wanted(void)
 {
-	static struct gt_cupti_id mem_ids[sizeof(mem_cbids) / sizeof(mem_cbids[0])];
-	size_t n = sizeof(mem_cbids) / sizeof(mem_cbids[0]);
-	for (size_t i = 0; i < n; i++)
-		mem_ids[i] = (struct gt_cupti_id){CUPTI_CB_DOMAIN_DRIVER_API, mem_cbids[i]};
-	*ids = mem_ids;
-	return gt_api_hooks_live() ? 0 : n;
+	return !gt_api_hooks_live();
 }
 
 static int launch_api(unsigned cbid)
@@ -442,7 +436,9 @@ static const struct gt_cupti_client cupti_client = {
 	.callback = driver_callback,
 	.wanted = wanted,
 	.launches = 1,
-	.ids = callback_ids,
+	.ids = mem_cbids,
+	.nids = sizeof(mem_cbids) / sizeof(mem_cbids[0]),
+	.ids_wanted = mem_cbids_wanted,
 	.kernel = gt_api_on_kernel,
 };
 

@@ -1322,19 +1322,14 @@ static const struct gt_cupti_id cupti_ids[] = {
 	{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING},
 };
 
-static size_t cupti_callback_ids(const struct gt_cupti_id **ids)
-{
-	*ids = cupti_ids;
-	return sizeof(cupti_ids) / sizeof(cupti_ids[0]);
-}
-
 static const struct gt_cupti_client cupti_client = {
 	.callback = gt_rm_callback,
 	.off = ", range metrics are off",
 	.setup = gt_rm_init_env,
 	.wanted = gt_rm_wanted,
 	.launches = 1,
-	.ids = cupti_callback_ids,
+	.ids = cupti_ids,
+	.nids = sizeof(cupti_ids) / sizeof(cupti_ids[0]),
 	.kernel_records_ok = gt_rm_kernel_records_ok,
 	.handed_over = gt_rm_finish, /* range metrics so far are decoded and written */
 };

@@ -97,6 +97,12 @@ run "$T/s2" env FAKE_CUPTI_LOG="$T/s2.log" "$T/client" plain >"$T/s2.out" 2>&1
 "$T/stat" "$(trace_of "$T/s2")" >"$T/s2.stat" 2>&1
 grep -qx "runtime-callback 31" "$T/s2.log" 2>/dev/null && ! grep -qx "note 6" "$T/s2.stat" &&
 	ok static-runtime-full-trace-callbacks || notok static-runtime-full-trace-callbacks "$(cat "$T/s2.log" "$T/s2.stat" 2>&1)"
+# the callbacks CUPTI's clients ask for (tap/cupti.h): with API records the range feed's launches
+# (cuLaunchKernel 307, cuGraphLaunch 514), not its memory calls (cuMemAlloc_v2 243: the hooks count
+# those when preloaded); with counters only and no GPU trace, no driver callback at all
+grep -qx "driver-callback 307" "$T/s2.log" && grep -qx "driver-callback 514" "$T/s2.log" &&
+	! grep -qx "driver-callback 243" "$T/s2.log" && ! grep -q "^driver-callback" "$T/s0.log" 2>/dev/null &&
+	ok cupti-clients-callbacks || notok cupti-clients-callbacks "$(cat "$T/s2.log" "$T/s0.log")"
 run "$T/s3" env GPUTAP_TRACE=metrics GPUTAP_RUNTIME_CALLBACKS=sometimes "$T/client" plain >"$T/s3.out" 2>&1
 [ "$(grep -c "GPUTAP_RUNTIME_CALLBACKS=sometimes is not valid (accepted: auto, on, off)" "$T/s3.out")" -eq 1 ] &&
 	ok runtime-callbacks-bad-value || notok runtime-callbacks-bad-value "$(cat "$T/s3.out")"

@@ -171,6 +171,8 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CU
 		logf_("runtime-callback %u\n", (unsigned)id);
 	if (d == CUPTI_CB_DOMAIN_RESOURCE)
 		logf_("resource-callback %u\n", (unsigned)id);
+	if (d == CUPTI_CB_DOMAIN_DRIVER_API)
+		logf_("driver-callback %u\n", (unsigned)id);
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
