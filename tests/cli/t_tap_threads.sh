@@ -97,7 +97,7 @@ EOP
 	[ "$v" = "50 0 True []" ] && ok "api-times-tsc-$tsc" || notok "api-times-tsc-$tsc" "$v" "$(cat "$T/r.err")"
 	# timeline.log's lines come from the same records, converted first: names, epoch starts, bursts
 	tl=$(awk -v t0="$t0" -v t1="$t1" -F', ' '$1 == "name:cuStreamSynchronize" {
-		s = substr($2, 7); b = substr($3, 7); n++
+		s = substr($2, 7); b = substr($3, 7) + 0; n++
 		if (s + 0 < t0 + 0 || s + 0 > t1 + 0 || b < 1900 || b > 50000) bad++ }
 		END {print n + 0, bad + 0}' "$T/r$tsc"/*/timeline.log 2>/dev/null)
 	[ "$tl" = "50 0" ] && ok "timeline-times-tsc-$tsc" || notok "timeline-times-tsc-$tsc" "'$tl' (lines, bad)" \
