@@ -877,6 +877,8 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	if (c.has_nvtx && c.nvtx_count && !c.has_tl && (uint64_t)r->iters != c.nvtx_count)
 		gt_an_note(&c, "%llu NVTX ranges \"%s\" but %d iterations: per-iteration numbers may be off",
 			   (unsigned long long)c.nvtx_count, r->nvtx_tag, r->iters);
+	if (c.fd && ninputs == 1) /* a run directory's GPUs (run.json) */
+		gt_fd_rundir(c.fd, inputs[0]);
 	if (o->findings &&
 	    !(r->findings = c.has_tl ? gt_fd_finish(c.fd, r)
 				     : gt_fd_none("the input has no timeline (nsys summary CSVs): no gaps, calls or copies"))) {

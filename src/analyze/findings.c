@@ -74,7 +74,7 @@ struct fd_kname {
 
 /* A copy or memset the sweep looks for by its launch (pageable copies, large memsets): its numbers
  * are counted there, only inside the iterations. */
-enum { FL_PG_H2D, FL_PG_D2H, FL_MEMSET };
+enum { FL_PG_H2D, FL_PG_D2H, FL_MEMSET, FL_BULK };
 struct fd_flag {
 	uint32_t source, corr;
 	uint32_t flag;
@@ -344,11 +344,6 @@ int gt_fd_kernel(struct gt_fd *f, int source, int device, uint32_t stream, uint3
 		return s ? 0 : -1;
 	s->kernels++;
 	double ns = (double)(end - start);
-	struct fd_stream *st = stream_of(f, source, device, stream);
-	if (st) {
-		st->kern_ns += ns;
-		st->kernels++;
-	}
 	size_t i = ni;
 	if (i >= GT_TL_MAX_GPUS * 64ull || grow((void **)&f->kx, &f->kx_cap, i + 1, sizeof(*f->kx)) < 0) {
 		f->oom = 1;
@@ -441,13 +436,12 @@ int gt_fd_memcpy(struct gt_fd *f, int source, int device, uint32_t stream, uint6
 	struct fd_src *s = src_of(f, source);
 	if (!s || end < start)
 		return s ? 0 : -1;
-	struct fd_stream *st = stream_of(f, source, device, stream);
 	int host = kind == GT_COPY_HTOD ? src_kind : kind == GT_COPY_DTOH ? dst_kind : 0;
-	/* bulk copies that could overlap compute: not pageable (those cannot), not a few bytes (latency) */
-	if (st && (kind == GT_COPY_HTOD || kind == GT_COPY_DTOH) && host != 1 && bytes >= FD_MIN_COPY) {
-		st->copy_ns += (double)(end - start);
-		st->copies++;
-	}
+	/* bulk copies that could overlap compute: not pageable (those cannot), not a few bytes (latency);
+	 * counted per stream in the sweep, inside the iterations */
+	if ((kind == GT_COPY_HTOD || kind == GT_COPY_DTOH) && host != 1 && bytes >= FD_MIN_COPY &&
+	    flag_op(f, source, corr, FL_BULK, bytes) < 0)
+		return -1;
 	s->copies++;
 	if (kind != GT_COPY_HTOD && kind != GT_COPY_DTOH)
 		return 0;
@@ -625,7 +619,22 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 			f->kx[e->name].in_ns += (double)(e->end - e->start);
 			f->kx[e->name].in_count++;
 		}
+		if (e->cat != GT_CAT_MEMOP) { /* streams that run kernels, and their bulk copies (below) */
+			struct fd_stream *st = stream_of(f, source, f->r->gpu[e->gpu].device, e->stream);
+			if (st) {
+				st->kern_ns += (double)(e->end - e->start);
+				st->kernels++;
+			}
+		}
 		const struct fd_flag *fl = e->cat == GT_CAT_MEMOP && e->corr ? flag_find(f, (uint32_t)source, e->corr) : NULL;
+		if (fl && fl->flag == FL_BULK) {
+			struct fd_stream *st = stream_of(f, source, f->r->gpu[e->gpu].device, e->stream);
+			if (st) {
+				st->copy_ns += (double)(e->end - e->start);
+				st->copies++;
+			}
+			fl = NULL;
+		}
 		struct fd_src *s = fl && (size_t)source < f->nsrc ? &f->src[source] : NULL;
 		if (s) {
 			struct fd_agg *a = fl->flag == FL_MEMSET ? &s->memset_big : &s->pageable[fl->flag == FL_PG_D2H];
@@ -655,6 +664,20 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 			cause = c->kind == K_ALLOC ? C_ALLOC : c->kind == K_SYNCCOPY ? C_SYNCCOPY : C_SYNC;
 		else if (l && l->start + l->dur > a)
 			cause = gap >= FD_HOST_GAP_NS ? C_HOST : C_LAUNCH;
+		/* a synchronizing call costs the gap after it only as far as the host had been ahead of the GPU
+		 * (the time it waited in the call): in a host-bound program the GPU would have waited for the
+		 * launch anyway, and the rest of the gap is the host's (launch-bound or host work) */
+		if (c && cause != C_STEP && (double)(c->end - c->start) < gap) {
+			double rest = gap - (double)(c->end - c->start);
+			gap = (double)(c->end - c->start);
+			if (l && l->start + l->dur > a) {
+				int rc = rest >= FD_HOST_GAP_NS ? C_HOST : C_LAUNCH;
+				g->ns[rc] += rest;
+				g->n[rc]++;
+				if (rest > g->max[rc])
+					g->max[rc] = rest;
+			}
+		}
 		if (cause >= 0) {
 			g->ns[cause] += gap;
 			g->n[cause]++;

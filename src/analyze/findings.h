@@ -105,6 +105,9 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 
 /* After the analysis: the findings, from the collector and the result.  NULL: out of memory. */
 struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r);
+/* A run directory's GPUs (run.json: name, compute capability; the SM count from the name) for the
+ * findings, before gt_fd_finish; nothing for other inputs (findings_counters.c). */
+void gt_fd_rundir(struct gt_fd *f, const char *dir);
 /* The findings that need a run's per-kernel counters (DIR/<proc>/kernel_metrics.csv): uncoalesced
  * loads, low achieved occupancy; added to `l` (findings_counters.c).  Nothing for other inputs. */
 void gt_fd_counters(struct gt_fd_list *l, const struct gt_an_result *r, const char *dir);

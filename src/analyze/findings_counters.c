@@ -285,3 +285,69 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 	if (L->n)
 		gt_sort(L->v, L->n, sizeof(*L->v), item_cmp);
 }
+
+/* SMs of the GPUs a run names (run.json's "gpus" have a name, no SM count; a gputap trace has
+ * neither), for the small-grid finding: the data-sheet count of the GPU the name says. */
+static unsigned sms_of_name(const char *n)
+{
+	static const struct {
+		const char *key;
+		unsigned sms;
+	} t[] = {
+	    {"H100 PCIe", 114}, {"H100", 132}, {"H200", 132}, {"H800", 132}, {"GH200", 132}, {"B200", 148},
+	    {"A100", 108},      {"A800", 108}, {"A10G", 80},  {"A10", 72},   {"L40", 142},   {"L4", 58},
+	    {"V100", 80},       {"T4", 40},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strstr(n, t[i].key))
+			return t[i].sms;
+	return 0;
+}
+
+/* The value of "key" inside [p, end): a string into buf, or a number's text. 0 if absent. */
+static int field(const char *p, const char *end, const char *key, char *buf, size_t cap)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "\"%s\"", key);
+	const char *q = strstr(p, k);
+	if (!q || q >= end)
+		return 0;
+	q += strlen(k);
+	while (q < end && (*q == ' ' || *q == ':' || *q == '\t' || *q == '\n'))
+		q++;
+	int str = q < end && *q == '"';
+	q += str;
+	size_t n = 0;
+	while (q < end && n + 1 < cap && (str ? *q != '"' : (*q != ',' && *q != '}' && *q != '\n')))
+		buf[n++] = *q++;
+	buf[n] = '\0';
+	return n > 0;
+}
+
+void gt_fd_rundir(struct gt_fd *f, const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	size_t len = 0;
+	char *text = gt_read_file(path, &len);
+	if (!text)
+		return;
+	const char *p = strstr(text, "\"gpus\"");
+	const char *arr_end = p ? strchr(p, ']') : NULL;
+	while (p && arr_end && (p = strchr(p, '{')) && p < arr_end) {
+		const char *end = strchr(p, '}');
+		if (!end)
+			break;
+		char idx[32], name[128], cc[32];
+		if (field(p, end, "index", idx, sizeof(idx)) && field(p, end, "name", name, sizeof(name))) {
+			unsigned maj = 0, min = 0;
+			if (field(p, end, "compute_capability", cc, sizeof(cc)))
+				sscanf(cc, "%u.%u", &maj, &min);
+			long d = strtol(idx, NULL, 10);
+			if (d >= 0 && d <= 1 << 20)
+				gt_fd_device(f, -1, (int)d, sms_of_name(name), maj, min);
+		}
+		p = end + 1;
+	}
+	free(text);
+}

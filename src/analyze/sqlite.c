@@ -247,8 +247,9 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 		c->names.v[ni].time_ns += (double)(e > s ? e - s : 0);
 		c->names.v[ni].count++;
 		sqlite3_int64 corr = corr_col >= 0 ? sqlite3_column_int64(st, corr_col) : 0;
-		if (gt_tl_op(&c->tl, (uint32_t)g, s, e, c->names.v[ni].cat, corr > 0 ? (uint64_t)corr : 0, (uint32_t)ni, 0,
-			     0) < 0) {
+		/* the stream when the findings asked for it (the per-stream analyses have it too then) */
+		if (gt_tl_op(&c->tl, (uint32_t)g, s, e, c->names.v[ni].cat, corr > 0 ? (uint64_t)corr : 0, (uint32_t)ni,
+			     (uint32_t)col_or0(st, xc[6]), 0) < 0) {
 			snprintf(q->err, q->errlen, "%s: %s", q->path, c->tl.err);
 			goto fail;
 		}
