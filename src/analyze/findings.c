@@ -34,7 +34,7 @@ enum { C_STEP, C_ALLOC, C_SYNCCOPY, C_SYNC, C_LAUNCH, C_HOST, C_N };
 #define FD_MAXAPI 126           /* distinct synchronizing/allocating API names kept */
 #define FD_BIG_MEMSET (1u << 20)
 #define FD_MIN_COPY (64u << 10) /* smaller copies: latency, not bandwidth (nsys's rule skips them too) */
-#define FD_TF32_SPEEDUP 3.0
+#define FD_TF32_SPEEDUP 6.0 /* TF32 tensor cores over FP32 CUDA cores on a large GEMM: 7.2x measured on an H100 */
 #define FD_MIN_GAIN_MS 0.01 /* a finding below 10 us per iteration is not listed */
 
 struct fd_call {
@@ -59,6 +59,8 @@ struct fd_kcfg {
 	uint32_t stream;
 	uint64_t count, first;
 	double ns;
+	double in_ns; /* inside the iterations (the sweep, through the launch's flag) */
+	uint64_t in_count;
 };
 struct fd_kname {
 	const char *name; /* the analysis' name table's (valid until the analysis ends) */
@@ -75,10 +77,17 @@ struct fd_kname {
 /* A copy or memset the sweep looks for by its launch (pageable copies, large memsets): its numbers
  * are counted there, only inside the iterations. */
 enum { FL_PG_H2D, FL_PG_D2H, FL_MEMSET, FL_BULK };
+#define FD_GRID_FLAG 4096 /* launches of fewer blocks are looked for in the sweep (no GPU has more SMs) */
 struct fd_flag {
 	uint32_t source, corr;
 	uint32_t flag;
 	uint64_t bytes; /* the reader's (the sweep's ops carry none from some readers) */
+};
+
+struct fd_gflag {
+	uint64_t start;
+	uint32_t source;
+	uint32_t kcfg; /* kernel name index * 8 + configuration */
 };
 
 struct fd_stream {
@@ -136,6 +145,8 @@ struct gt_fd {
 	size_t ndev;
 	struct fd_flag *fl;
 	size_t nfl, fl_cap;
+	struct fd_gflag *gf; /* small-grid launches, by (source, start) */
+	size_t ngf, gf_cap;
 	struct fd_gpu *gpu;
 	size_t ngpu;
 	const struct gt_an_result *r;
@@ -163,6 +174,7 @@ void gt_fd_free(struct gt_fd *f)
 	free(f->st);
 	free(f->dev);
 	free(f->fl);
+	free(f->gf);
 	free(f->gpu);
 	free(f);
 }
@@ -377,10 +389,19 @@ int gt_fd_kernel(struct gt_fd *f, int source, int device, uint32_t stream, uint3
 		if (k->ncfg == 4)
 			return 0; /* a fifth shape: the four first are enough to judge the kernel */
 		k->ncfg++;
-		k->cfg[j] = (struct fd_kcfg){(uint32_t)blocks, (uint32_t)threads, source, device, stream, 0, start, 0};
+		k->cfg[j] = (struct fd_kcfg){(uint32_t)blocks, (uint32_t)threads, source, device, stream, 0, start, 0, 0, 0};
 	}
 	k->cfg[j].count++;
 	k->cfg[j].ns += ns;
+	/* small grids: the sweep counts this launch's time in its configuration when it is in an iteration
+	 * (found by its source and GPU start: the reader and the sweep see the same op) */
+	if (blocks < FD_GRID_FLAG && ni < (1u << 28)) {
+		if (grow((void **)&f->gf, &f->gf_cap, f->ngf + 1, sizeof(*f->gf)) < 0) {
+			f->oom = 1;
+			return -1;
+		}
+		f->gf[f->ngf++] = (struct fd_gflag){start, (uint32_t)source, (uint32_t)(ni * 8 + (size_t)j)};
+	}
 	return 0;
 }
 
@@ -528,6 +549,28 @@ static int flag_cmp(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+static int gflag_cmp(const void *a, const void *b)
+{
+	const struct fd_gflag *x = a, *y = b;
+	if (x->source != y->source)
+		return x->source < y->source ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const struct fd_gflag *gflag_find(const struct gt_fd *f, uint32_t source, uint64_t start)
+{
+	size_t lo = 0, hi = f->ngf;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		const struct fd_gflag *x = &f->gf[m];
+		if (x->source < source || (x->source == source && x->start < start))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < f->ngf && f->gf[lo].source == source && f->gf[lo].start == start ? &f->gf[lo] : NULL;
+}
+
 static const struct fd_flag *flag_find(const struct gt_fd *f, uint32_t source, uint32_t corr)
 {
 	size_t lo = 0, hi = f->nfl;
@@ -563,6 +606,8 @@ void gt_fd_begin(struct gt_fd *f, const struct gt_an_result *r)
 		gt_sort(f->cpuops, f->ncpuops, sizeof(*f->cpuops), call_start_cmp);
 	if (f->nfl)
 		gt_sort(f->fl, f->nfl, sizeof(*f->fl), flag_cmp);
+	if (f->ngf)
+		gt_sort(f->gf, f->ngf, sizeof(*f->gf), gflag_cmp);
 	size_t nsrc = f->nsrc + 1;
 	for (size_t i = 0; i < r->ngpu; i++)
 		if ((size_t)r->gpu[i].source + 1 > nsrc)
@@ -624,6 +669,14 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 			if (st) {
 				st->kern_ns += (double)(e->end - e->start);
 				st->kernels++;
+			}
+		}
+		const struct fd_gflag *gfl = e->cat != GT_CAT_MEMOP && f->ngf ? gflag_find(f, (uint32_t)source, e->start) : NULL;
+		if (gfl) {
+			size_t ki = gfl->kcfg / 8, j = gfl->kcfg % 8;
+			if (ki < f->nkx && j < (size_t)f->kx[ki].ncfg) {
+				f->kx[ki].cfg[j].in_ns += (double)(e->end - e->start);
+				f->kx[ki].cfg[j].in_count++;
 			}
 		}
 		const struct fd_flag *fl = e->cat == GT_CAT_MEMOP && e->corr ? flag_find(f, (uint32_t)source, e->corr) : NULL;
@@ -1364,9 +1417,7 @@ static void grid_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 			double mean = c->ns / (double)c->count;
 			if (mean < 20000.0) /* short kernels: launch-bound territory, not grid size */
 				continue;
-			/* inside the iterations: the kernel's share of its time there */
-			double in = k->ns > 0 ? c->ns * (k->in_ns / k->ns) : 0;
-			double lost = in * (1.0 - (double)c->blocks / dv->sms);
+			double lost = c->in_ns * (1.0 - (double)c->blocks / dv->sms); /* inside the iterations */
 			if (lost > best)
 				best = lost, bk = (long)i, bc = j, bsms = dv->sms;
 		}
