@@ -78,6 +78,44 @@ assert t == [], [x["id"] for x in t]
 ' "$T/p.json" "$T/t.json" "$name" >"$T/c.out" 2>&1; then ok "sqlite-$name"; else notok "sqlite-$name" "$(cat "$T/c.out" "$T/p.err")"; fi
 done
 
+# Recorded on an H100 (tests/gpu/findings.sh, docs/gpu-validation.md): the corpus' gputap runs (every
+# MODE.VARIANT an NVTX range) and torch.profiler traces; the planted finding first, the twin without it
+R="$F/recorded"
+cat >"$T/rec.txt" <<'EOF2'
+cuda-run launch launch-bound
+cuda-run sync host-sync
+cuda-run synccopy sync-copy
+cuda-run alloc alloc-churn
+cuda-run datapre step-gap
+cuda-run pageable pageable-copy
+cuda-run grid small-grid
+cuda-run serial copy-compute-serial
+torch-run launch launch-bound
+torch-run pageable pageable-copy
+torch-run fp32 fp32-gemm
+torch-run zero memset
+kineto pageable pageable-copy
+kineto fp32 fp32-gemm
+kineto zero memset
+EOF2
+while read -r rec mode want; do
+	if [ "$rec" = kineto ]; then
+		pa=("$R/kineto/$mode.planted.json.gz") ta=("$R/kineto/$mode.twin.json.gz")
+	else
+		pa=(--nvtx "$mode.planted" "$R/$rec") ta=(--nvtx "$mode.twin" "$R/$rec")
+	fi
+	"$GPUTAP" advise --format json "${pa[@]}" >"$T/p.json" 2>"$T/p.err"
+	"$GPUTAP" advise --format json "${ta[@]}" >"$T/t.json" 2>"$T/t.err"
+	if "$PY" -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["findings"]["findings"]
+t = json.load(open(sys.argv[2]))["findings"]["findings"]
+assert p and p[0]["id"] == sys.argv[3], [(x["id"], x["gain_pct"]) for x in p]
+assert sys.argv[3] not in [x["id"] for x in t], [(x["id"], x["gain_pct"]) for x in t]
+' "$T/p.json" "$T/t.json" "$want" >"$T/c.out" 2>&1; then ok "recorded-$rec-$mode"; else
+		notok "recorded-$rec-$mode" "$(cat "$T/c.out" "$T/p.err")"; fi
+done <"$T/rec.txt"
+
 # Evidence names the API, the PyTorch operator and events that are in the trace (Perfetto finds them)
 "$GPUTAP" advise "$F/host-sync.planted.json.gz" >"$T/hs.txt" 2>&1
 contains host-sync-api "$T/hs.txt" "Host synchronization inside the step (cudaStreamSynchronize)"
