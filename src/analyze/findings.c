@@ -785,7 +785,8 @@ static int dbl_cmp(const void *a, const void *b)
 }
 
 /* The iteration time of a GPU: the mean over its iterations (the first left out when there are 3 or
- * more: warm-up) of the longer of the iteration's range on the host and its work's span on the GPU.
+ * more: warm-up) of the longer of the iteration's period on the host (its start to the next one's;
+ * none for the last) and its work's span on the GPU.
  * *n: the iterations (1 when there are none: the whole input is one). */
 static double iter_time(const struct gt_an_gpu *g, int *n)
 {
@@ -801,7 +802,10 @@ static double iter_time(const struct gt_an_gpu *g, int *n)
 		const struct gt_an_window *w = &g->iters[i];
 		if (!w->kernels && !w->memops)
 			continue;
-		double cpu = w->end_ns > w->start_ns ? (double)(w->end_ns - w->start_ns) : 0;
+		/* on the host: from this iteration's start to the next one's (the gap between steps belongs to a
+		 * step); the last one's range can end long after its work (the loop's own tail): its GPU span */
+		uint64_t hs = i + 1 < g->niters ? g->iters[i + 1].start_ns : w->start_ns;
+		double cpu = hs > w->start_ns ? (double)(hs - w->start_ns) : 0;
 		v[k++] = cpu > w->span_ns ? cpu : w->span_ns;
 	}
 	double T = g->total.span_ns / (double)g->niters;
@@ -1711,7 +1715,7 @@ struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 	L->iters = r->gpu[0].niters ? (int)r->gpu[0].niters : 0;
 	if (L->iters)
 		snprintf(L->iter_how, sizeof(L->iter_how), "%d iterations (%s); iteration time = the mean over them "
-							   "(the first left out of 3 or more) of max(host range, GPU span)",
+							   "(the first left out of 3 or more) of max(host period, GPU span)",
 			 L->iters, r->iter_source);
 	else
 		snprintf(L->iter_how, sizeof(L->iter_how), "no iterations found: the whole input counts as one iteration "
