@@ -78,6 +78,7 @@ struct fd_kname {
  * are counted there, only inside the iterations. */
 enum { FL_PG_H2D, FL_PG_D2H, FL_MEMSET, FL_BULK };
 #define FD_GRID_FLAG 4096 /* launches of fewer blocks are looked for in the sweep (no GPU has more SMs) */
+#define FD_GRID_MIN_NS 5000.0 /* and of 5 us or more (small-grid judges kernels of 20 us or more on average) */
 struct fd_flag {
 	uint32_t source, corr;
 	uint32_t flag;
@@ -395,7 +396,7 @@ int gt_fd_kernel(struct gt_fd *f, int source, int device, uint32_t stream, uint3
 	k->cfg[j].ns += ns;
 	/* small grids: the sweep counts this launch's time in its configuration when it is in an iteration
 	 * (found by its source and GPU start: the reader and the sweep see the same op) */
-	if (blocks < FD_GRID_FLAG && ni < (1u << 28)) {
+	if (blocks < FD_GRID_FLAG && ns >= FD_GRID_MIN_NS && ni < (1u << 28)) {
 		if (grow((void **)&f->gf, &f->gf_cap, f->ngf + 1, sizeof(*f->gf)) < 0) {
 			f->oom = 1;
 			return -1;
@@ -671,7 +672,9 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 				st->kernels++;
 			}
 		}
-		const struct fd_gflag *gfl = e->cat != GT_CAT_MEMOP && f->ngf ? gflag_find(f, (uint32_t)source, e->start) : NULL;
+		const struct fd_gflag *gfl = e->cat != GT_CAT_MEMOP && f->ngf && (double)(e->end - e->start) >= FD_GRID_MIN_NS
+						     ? gflag_find(f, (uint32_t)source, e->start)
+						     : NULL;
 		if (gfl) {
 			size_t ki = gfl->kcfg / 8, j = gfl->kcfg % 8;
 			if (ki < f->nkx && j < (size_t)f->kx[ki].ncfg) {
