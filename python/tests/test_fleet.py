@@ -463,3 +463,45 @@ def test_the_package_interpreter_runs_fleet_not_python3_from_path(tmp_path):
     cp = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYDIR), capture_output=True,
                         text=True)
     assert cp.returncode == 0 and cp.stdout.strip() == sys.executable, cp.stderr
+
+
+def _coll_job(d, late):
+    """Two ranks, per step an AllReduce and a Broadcast: NCCL numbers each kind apart (AllReduce 0, 1,
+    ... and Broadcast 0, 1, ...), as a real DDP job's records show.  `late`: {(kind, seq): ms} of rank 1."""
+    ms, t0 = 1_000_000, generate.T0
+    os.makedirs(os.path.join(d, "host0"))
+    with open(os.path.join(d, "host0", "run.json"), "w") as f:
+        json.dump({"host": "node00", "start_ns": t0}, f)
+    for r in range(2):
+        pdir = os.path.join(d, "host0", "rank%d" % r)
+        os.makedirs(pdir)
+        w = TraceWriter(os.path.join(pdir, "trace.gtr"), "rank%d" % r, "node00", pid=100 + r, start_ns=t0)
+        corr, t = 1, t0 + 10 * ms
+        for step in range(4):
+            w.range("ProfilerStep#%d" % step, t - ms // 2, t + 9 * ms)
+            for kind, at in (("AllReduce", 1), ("Broadcast", 5)):
+                extra = int(late.get((kind, step), 0) * ms) if r == 1 else 0
+                start = t + at * ms + extra
+                launch = t + at * ms - 200_000
+                w.nccl_coll(0xC0FFEE, step, launch - 3000, launch + 8000, kind, "RING", "SIMPLE", 1024, r, 2)
+                w.api("cuLaunchKernelEx", launch, launch + 6000, corr)
+                end = t + at * ms + int(late.get((kind, step), 0) * ms) + 2 * ms  # all end together
+                w.kernel("ncclDevKernel_%s_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" % kind, r, 21, start, end,
+                         corr)
+                corr += 1
+            t += 10 * ms
+        w.close()
+
+
+def test_collectives_of_each_kind_are_matched_apart(tmp_path):
+    d = str(tmp_path / "kinds")
+    _coll_job(d, {("Broadcast", 2): 3.0})
+    res = fleet.analyze([d], workers=1, gputap=GPUTAP, progress=None)
+    c = res.collectives
+    assert len(c) == 8 and sorted(set(c["name"])) == ["AllReduce", "Broadcast"]  # not 4 mixed pairs
+    assert all(len(x) == 2 for x in c["ranks"])
+    late = c[c["is_late"]]
+    assert len(late) == 1 and (late.iloc[0]["name"], late.iloc[0]["seq"], late.iloc[0]["late_rank"]) == (
+        "Broadcast", 2, 1)
+    assert abs(late.iloc[0]["late_ms"] - 3.0) < 0.01
+    assert not res.summary["warnings"]

@@ -19,6 +19,9 @@ Z_OUTLIER = 3.5     # robust z-score (median and MAD) beyond which a rank is an 
 REL_OUTLIER = 0.05  # ... and at least this far from the median, relatively
 CAUSES = ("compute", "memory copies", "host/launch", "data loading")
 LIST_MAX = 200      # entries of the summary's lists (the tables hold every row)
+# one collective across ranks: NCCL numbers the collectives of a communicator per kind (its AllReduces 0,
+# 1, 2, ... and its Broadcasts 0, 1, ... apart), so the kind is part of the key
+KEY = ["comm", "name", "seq"]
 
 
 def _robust(values):
@@ -74,7 +77,7 @@ def _numbers(tasks, good):
 
 
 def match_collectives(colls):
-    """Give every row a (comm, seq) key that is equal on every rank for one collective.
+    """Give every row a (comm, name, seq) key that is equal on every rank for one collective.
 
     Rows from NCCL's profiler plugin or the trace's arguments have it.  Rows numbered by order
     (older NCCL, traces that do not say) get the key of the collective at the same position in
@@ -90,10 +93,11 @@ def match_collectives(colls):
     unknown = c["comm"] == ""
     if unknown.any():
         if len(known):
-            ref = (known.groupby(["ordinal", "comm", "seq"]).size().reset_index(name="n")
+            ref = (known.groupby(["ordinal"] + KEY).size().reset_index(name="n")
                    .sort_values(["ordinal", "n"], ascending=[True, False]).drop_duplicates("ordinal"))
             m = c.loc[unknown, ["ordinal"]].merge(ref, on="ordinal", how="left")
             c.loc[unknown, "comm"] = m["comm"].fillna("(order)").to_numpy()
+            c.loc[unknown, "name"] = np.where(m["name"].isna(), c.loc[unknown, "name"], m["name"].fillna(""))
             c.loc[unknown, "seq"] = np.where(m["seq"].isna(), c.loc[unknown, "ordinal"],
                                              m["seq"].fillna(0)).astype(np.int64)
         else:
@@ -115,10 +119,10 @@ def clock_offsets(c, ranks):
     off = {h: 0.0 for h in hosts}
     fit = {}
     if not c.empty and len(hosts) > 1:
-        multi = c.groupby(["comm", "seq"])["clock"].transform("nunique") > 1
+        multi = c.groupby(KEY)["clock"].transform("nunique") > 1
         d = c[multi]
         if not d.empty:
-            keys = [d["comm"].to_numpy(), d["seq"].to_numpy()]
+            keys = [d[k].to_numpy() for k in KEY]
             for _ in range(3):
                 aligned = d["end_ns"].to_numpy(float) - d["clock"].map(off).to_numpy(float)
                 cons = pd.Series(aligned).groupby(keys).transform("median")
@@ -166,14 +170,14 @@ def _arrivals(c, off):
     c["a_start"] = c["start_ns"].to_numpy(float) - o
     c["a_end"] = c["end_ns"].to_numpy(float) - o
     c["a_launch"] = np.where(c["launch_ok"].to_numpy(), c["launch_ns"].to_numpy(float) - o, np.nan)
-    c = c.sort_values(["comm", "seq", "a_start"], ascending=[True, True, False], kind="stable", ignore_index=True)
-    g = c.groupby(["comm", "seq"], sort=False)
+    c = c.sort_values(KEY + ["a_start"], ascending=[True, True, True, False], kind="stable", ignore_index=True)
+    g = c.groupby(KEY, sort=False)
     c["n"] = g["a_start"].transform("size")
     c["pos"] = g.cumcount()  # 0: the last to arrive
     first = g["a_start"].transform("min").to_numpy()
     last = g["a_start"].transform("max").to_numpy()
     med = g["a_start"].transform("median").to_numpy()
-    second = c["a_start"].where(c["pos"] == 1).groupby([c["comm"], c["seq"]], sort=False).transform("max").to_numpy()
+    second = c["a_start"].where(c["pos"] == 1).groupby([c[k] for k in KEY], sort=False).transform("max").to_numpy()
     n = c["n"].to_numpy()
     ref = np.where(n >= 3, med, first)  # the others' usual arrival: the median; of two ranks the first
     c["late_ms"] = np.maximum(c["a_start"].to_numpy() - ref, 0.0) / 1e6
@@ -193,7 +197,7 @@ def _noise_ms(c):
     with two ranks only, the same scale of the skews of the collectives in the better half."""
     big = c[c["n"] >= 3]
     if len(big):
-        mad = big.groupby(["comm", "seq"], sort=False)["dev_ns"].median()
+        mad = big.groupby(KEY, sort=False)["dev_ns"].median()
         return float(1.4826 * np.median(mad.to_numpy())) / 1e6
     top = c[(c["pos"] == 0) & (c["n"] == 2)]["held_ms"].to_numpy()
     if len(top) < 2:
@@ -392,9 +396,9 @@ def _collective_table(c):
             "duration_ms", "end_spread_ms", "start_ns"]
     if c.empty:
         return pd.DataFrame(columns=cols)
-    k = ["comm", "seq"]
+    k = KEY
     g = c.groupby(k, sort=False)
-    t = g.agg(name=("name", "first"), count=("count", "max"), algo=("algo", "first"), proto=("proto", "first"),
+    t = g.agg(count=("count", "max"), algo=("algo", "first"), proto=("proto", "first"),
               match=("match", "first"), skew_ms=("arrival_ms", "max"), wait_ms=("wait_ms", "sum"),
               a_first=("a_start", "min"), end_max=("a_end", "max"), end_min=("a_end", "min"), is_late=("late", "any"),
               n=("n", "first"))
@@ -418,7 +422,8 @@ def _collective_table(c):
     t["late_by_ms"] = gl["late_ms"].agg(list).reindex(t.index)
     for col in ("late_ranks", "late_by_ms"):
         t[col] = [v if isinstance(v, list) else [] for v in t[col]]
-    t["duration_ms"] = ((c["a_end"] - c["a_start"]) / 1e6).groupby([c["comm"], c["seq"]], sort=False).median().reindex(t.index).to_numpy()
+    t["duration_ms"] = ((c["a_end"] - c["a_start"]) / 1e6).groupby([c[x] for x in k], sort=False).median().reindex(
+        t.index).to_numpy()
     t["end_spread_ms"] = (t["end_max"] - t["end_min"]) / 1e6
     t["start_ns"] = t["a_first"].astype(np.int64)
     one = t["n"] < 2
@@ -482,7 +487,7 @@ def _per_iteration(iters, c):
         out["late_rank"] = top["rank"].reindex(out.index).fillna(-1).astype(int)
         out["late_ms"] = top["late_ms"].reindex(out.index).fillna(0.0)
         out["cause"] = top["cause"].reindex(out.index).fillna("")
-        out["late_collectives"] = lt.drop_duplicates(["comm", "seq"]).groupby("iteration").size().reindex(out.index).fillna(0).astype(int)
+        out["late_collectives"] = lt.drop_duplicates(KEY).groupby("iteration").size().reindex(out.index).fillna(0).astype(int)
         out["cost_ms"] = lt.groupby("iteration")["cost_ms"].sum().reindex(out.index).fillna(0.0)
     else:
         out["late_rank"], out["late_ms"], out["cause"], out["late_collectives"], out["cost_ms"] = -1, 0.0, "", 0, 0.0
