@@ -191,7 +191,7 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 	for (int i = 0; i < n; i++)
 		files += read_proc(&a, dir, procs[i].name);
 	free(procs);
-	const char *how = "gputap run --metrics " M_SECTORS "," M_REQUESTS "," M_OCC "," M_TIME " --metrics-mode kernel";
+	const char *how = "gputap run --metrics-mode kernel --metrics with the counters docs/findings.md names";
 	char why[240];
 	if (!files) {
 		snprintf(why, sizeof(why), "no kernel_metrics.csv in the run: %s", how);
