@@ -57,7 +57,7 @@ def main():
     check("launcher-skipped", all("no GPU work" in x["reason"] for x in s["skipped"]) and not s["partial"],
           "skipped %s partial %s" % (s["skipped"], s["partial"]))
     by = s["collective_rows_by_match"]
-    # NCCL's own start-up collective (communicator init) comes before the plugin's first record: by order
+    # one start-up AllGather kernel per rank has no plugin record (seen on NCCL 2.28.9): matched by order
     check("matched-by-nccl-plugin", by.get("nccl", 0) >= 0.95 * sum(by.values()), "rows by match %s" % by)
     check("iterations", s["iterations"] == first + steps, "%d iterations" % s["iterations"])
     st = s["stragglers"]
