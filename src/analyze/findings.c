@@ -152,6 +152,8 @@ struct gt_fd {
 	size_t ngpu;
 	const struct gt_an_result *r;
 	int oom;
+	char kc_name[4][48]; /* the last API names looked up (gt_fd_api), and their kinds */
+	int kc_kind[4], kc_next;
 };
 
 struct gt_fd *gt_fd_new(void)
@@ -262,7 +264,21 @@ int gt_fd_api(struct gt_fd *f, int source, const char *name, uint64_t start, uin
 	if (!s)
 		return -1;
 	s->api_calls++;
-	int k = api_kind(name);
+	/* a trace's runtime calls are a few names over and over: the last names looked up, remembered */
+	int k = -1;
+	for (int i = 0; i < 4; i++)
+		if (f->kc_name[i][0] && strcmp(f->kc_name[i], name) == 0) {
+			k = f->kc_kind[i];
+			break;
+		}
+	if (k < 0) {
+		k = api_kind(name);
+		if (strlen(name) < sizeof(f->kc_name[0])) {
+			f->kc_next = (f->kc_next + 1) % 4;
+			snprintf(f->kc_name[f->kc_next], sizeof(f->kc_name[0]), "%s", name);
+			f->kc_kind[f->kc_next] = k;
+		}
+	}
 	if (k == K_NONE)
 		return 0;
 	int a = api_index(f, name);
@@ -296,6 +312,8 @@ int gt_fd_api_id(struct gt_fd *f, int source, uint32_t id, const char *name, uin
 
 int gt_fd_cpu_op(struct gt_fd *f, int source, const char *name, uint64_t start, uint64_t end)
 {
+	if (strncmp(name, "aten::", 6) != 0)
+		return 0;
 	if (strcmp(name, "aten::item") && strcmp(name, "aten::_local_scalar_dense") && strcmp(name, "aten::nonzero") &&
 	    strcmp(name, "aten::is_nonzero") && strcmp(name, "aten::equal") && strcmp(name, "aten::to") &&
 	    strcmp(name, "aten::cpu"))
