@@ -15,7 +15,7 @@
 /* The defaults of every tool: the one place they live (madengine's tools.json). */
 const struct gt_tool_def gt_tool_table[] = {
 	{"kernel_trace", NULL, GT_TOOL_TAP, "full GPU trace: API calls, kernels, copies, memory, NVTX ranges", NULL,
-	 {"GPUTAP_TRACE=api,kernel,memcpy,memory,nvtx"}},
+	 {"GPUTAP_TRACE=api,kernel,memcpy,memset,memory,nvtx"}},
 	{"api_trace", NULL, GT_TOOL_TAP, "CUDA driver/runtime API records only", NULL, {"GPUTAP_TRACE=api"}},
 	{"metrics", NULL, GT_TOOL_TAP, "counters only (the alnair interposer's metrics.log, timeline.log), lowest overhead", NULL,
 	 {"GPUTAP_TRACE=metrics"}},
@@ -25,7 +25,7 @@ const struct gt_tool_def gt_tool_table[] = {
 	 {"GPUTAP_TRACE=api,nvtx", "GPUTAP_METRICS=" GT_RM_DEFAULT_METRICS, "GPUTAP_METRICS_MODE=auto"}},
 	{"pc_sampling", NULL, GT_TOOL_TAP,
 	 "full trace + PC samples and stall reasons per kernel and source line -> pc_samples.csv (GPUTAP_PCSAMP)", NULL,
-	 {"GPUTAP_TRACE=api,kernel,memcpy,memory,nvtx", "GPUTAP_PCSAMP=default"}},
+	 {"GPUTAP_TRACE=api,kernel,memcpy,memset,memory,nvtx", "GPUTAP_PCSAMP=default"}},
 	{"power", "gpu_info_power_profiler", GT_TOOL_SAMPLER,
 	 "GPU power samples -> gpu_info_power_profiler_output.csv (DEVICE, SAMPLING_RATE)", NULL,
 	 {"DEVICE=0", "SAMPLING_RATE=0.1", "MODE=power", "DUAL-GCD=false"}},

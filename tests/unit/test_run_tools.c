@@ -104,7 +104,7 @@ TEST(env_tap_modes_join_trace_kinds)
 	ASSERT_EQ_INT(plan_of("{\"tools\":[{\"name\":\"api_trace\"},{\"name\":\"kernel_trace\"}]}", &p, err,
 			      sizeof(err)),
 		      0);
-	ASSERT_EQ_STR(gt_plan_getenv(&p, "GPUTAP_TRACE"), "api,kernel,memcpy,memory,nvtx");
+	ASSERT_EQ_STR(gt_plan_getenv(&p, "GPUTAP_TRACE"), "api,kernel,memcpy,memset,memory,nvtx");
 	gt_plan_free(&p);
 	/* an explicit env_vars value is taken as given */
 	ASSERT_EQ_INT(plan_of("{\"tools\":[{\"name\":\"kernel_trace\",\"env_vars\":{\"GPUTAP_TRACE\":\"kernel\"}}]}",
