@@ -576,6 +576,11 @@ static void command_env(const struct gt_run_opts *o, struct gt_run *r)
 			gt_plan_setenv(&r->plan, "LD_PRELOAD", r->tap_lib);
 			gt_plan_setenv(&r->plan, "CUDA_INJECTION64_PATH", r->tap_lib);
 			gt_plan_setenv(&r->plan, "NVTX_INJECTION64_PATH", r->tap_lib);
+			/* NCCL (>= 2.23) loads the tap as its profiler plugin: collectives by communicator and
+			 * sequence number, what analyze --collectives and fleet match ranks by.  A plugin the
+			 * user chose is kept. */
+			if (!getenv("NCCL_PROFILER_PLUGIN") && !gt_plan_getenv(&r->plan, "NCCL_PROFILER_PLUGIN"))
+				gt_plan_setenv(&r->plan, "NCCL_PROFILER_PLUGIN", r->tap_lib);
 		} else {
 			warnf(r, "libgputap.so not found next to %s, in ../lib/ or in $GPUTAP_LIB: "
 				 "the command runs without the tap", exe);

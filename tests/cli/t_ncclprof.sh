@@ -40,4 +40,11 @@ done
 # loaded by NCCL alone, with the tap not recording (no GPUTAP_OUT): it answers NCCL, records nothing
 expect_status plugin-only-runs 0 env NCCL_PROFILER_PLUGIN="$LIBGPUTAP" "$T/fake_nccl" 5 2
 contains plugin-only-no-events "$T/.out" "events 0"
+# gputap run loads the tap as NCCL's profiler plugin by itself; a plugin the user chose is kept
+expect_status run-sets-plugin 0 env -u NCCL_PROFILER_PLUGIN "$GPUTAP" run -o "$T/rp" -- /bin/true
+grep -q "\"NCCL_PROFILER_PLUGIN\": \".*libgputap.so\"" "$T/rp/run.json" && ok run-sets-plugin-to-the-tap ||
+	notok run-sets-plugin-to-the-tap "$(grep -n NCCL "$T/rp/run.json")"
+expect_status run-keeps-users-plugin 0 env NCCL_PROFILER_PLUGIN=/opt/other/libprof.so "$GPUTAP" run -o "$T/ru" -- /bin/true
+! grep -q "\"NCCL_PROFILER_PLUGIN\": \".*libgputap.so\"" "$T/ru/run.json" && ok run-keeps-users-plugin-not-overridden ||
+	notok run-keeps-users-plugin-not-overridden "$(grep -n NCCL "$T/ru/run.json")"
 finish

@@ -31,7 +31,7 @@ timeout 90 torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.p
 	>/tmp/gt-fleet-ddp-bare/bare.out 2>/tmp/gt-fleet-ddp-bare/bare.err
 echo "bare exit $? wall_ms $((($(date +%s%N) - t) / 1000000))" | tee -a "$log"
 t=$(date +%s%N)
-DEVICE=all SAMPLING_RATE=0.01 NCCL_PROFILER_PLUGIN="$B/libgputap.so" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT \
+DEVICE=all SAMPLING_RATE=0.01 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT \
 	timeout 120 "$G" run -o "$W" --tools kernel_trace,nccl_trace,power,vram -- \
 	torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py >/tmp/gt-fleet-ddp-bare/traced.out \
 	2>/tmp/gt-fleet-ddp-bare/traced.err
