@@ -840,7 +840,7 @@ static double iter_time(const struct gt_an_gpu *g, int *n)
 	return T;
 }
 
-static struct gt_fd_item *new_item(struct gt_fd_list *L, const char *id)
+struct gt_fd_item *gt_fd_new_item(struct gt_fd_list *L, const char *id)
 {
 	struct gt_fd_item *v = realloc(L->v, (L->n + 1) * sizeof(*v));
 	if (!v)
@@ -994,7 +994,7 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 		return;
 	struct fd_gpu *g = &f->gpu[b.g];
 	const struct gt_an_gpu *ag = &r->gpu[b.g];
-	struct gt_fd_item *it = new_item(L, ids[cause]);
+	struct gt_fd_item *it = gt_fd_new_item(L, ids[cause]);
 	if (!it)
 		return;
 	set_gain(it, b.per_iter, b.iter_ns);
@@ -1227,7 +1227,7 @@ static void pageable_dir(struct gt_fd *f, const struct gt_an_result *r, struct g
 			return;
 		struct fd_src *s = &f->src[bsrc];
 		struct fd_agg *a = &s->pageable[d];
-		struct gt_fd_item *it = new_item(L, "pageable-copy");
+		struct gt_fd_item *it = gt_fd_new_item(L, "pageable-copy");
 		if (!it)
 			return;
 		set_gain(it, best, bT);
@@ -1305,7 +1305,7 @@ static void memset_finding(struct gt_fd *f, const struct gt_an_result *r, struct
 		fT = iter_time(&r->gpu[0], &fn);
 	if (bsrc < 0 && (fill_n < (uint64_t)fn || fill_ns <= 0))
 		return;
-	struct gt_fd_item *it = new_item(L, "memset");
+	struct gt_fd_item *it = gt_fd_new_item(L, "memset");
 	if (!it)
 		return;
 	if (bsrc >= 0) {
@@ -1386,7 +1386,7 @@ static void fp32_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	}
 	if (!ng)
 		return;
-	struct gt_fd_item *it = new_item(L, "fp32-gemm");
+	struct gt_fd_item *it = gt_fd_new_item(L, "fp32-gemm");
 	if (!it)
 		return;
 	double per = ns / (double)nit / (double)ng;
@@ -1456,7 +1456,7 @@ static void grid_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	for (size_t g = 0; g < r->ngpu; g++)
 		if (r->gpu[g].source == c->source && r->gpu[g].device == c->device)
 			T = iter_time(&r->gpu[g], &n), lab = r->gpu[g].label;
-	struct gt_fd_item *it = new_item(L, "small-grid");
+	struct gt_fd_item *it = gt_fd_new_item(L, "small-grid");
 	if (!it)
 		return;
 	set_gain(it, best / n, T);
@@ -1536,7 +1536,7 @@ static void serial_finding(struct gt_fd *f, const struct gt_an_result *r, struct
 	if (!found)
 		return;
 	const struct gt_an_gpu *ag = &r->gpu[bg];
-	struct gt_fd_item *it = new_item(L, "copy-compute-serial");
+	struct gt_fd_item *it = gt_fd_new_item(L, "copy-compute-serial");
 	if (!it)
 		return;
 	set_gain(it, best, bT);
@@ -1593,7 +1593,7 @@ static void comm_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	}
 	if (!found || best <= 0)
 		return;
-	struct gt_fd_item *it = new_item(L, "exposed-comm");
+	struct gt_fd_item *it = gt_fd_new_item(L, "exposed-comm");
 	if (!it)
 		return;
 	set_gain(it, best, bT);
@@ -1682,7 +1682,7 @@ static void straggler_finding(struct gt_fd *f, const struct gt_an_result *r, str
 		gain = others;
 	if (gain <= 0 || c[slow] < med * 1.02)
 		goto out;
-	struct gt_fd_item *it = new_item(L, "straggler");
+	struct gt_fd_item *it = gt_fd_new_item(L, "straggler");
 	if (!it)
 		goto out;
 	set_gain(it, gain, T);

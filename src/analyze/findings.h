@@ -113,6 +113,8 @@ void gt_fd_rundir(struct gt_fd *f, const char *dir);
 void gt_fd_counters(struct gt_fd_list *l, const struct gt_an_result *r, const char *dir);
 /* The findings of an input with no timeline (nsys summary CSVs): everything not checked. */
 struct gt_fd_list *gt_fd_none(const char *why);
+/* A new, zeroed finding `id` at the end of l (NULL when out of memory): for the kinds of findings_counters.c too. */
+struct gt_fd_item *gt_fd_new_item(struct gt_fd_list *l, const char *id);
 void gt_fd_list_free(struct gt_fd_list *l);
 
 /* ---- output ---- */

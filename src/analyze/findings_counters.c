@@ -150,17 +150,6 @@ static void add_checked(struct gt_fd_list *L, const char *id)
 		L->nchecked++;
 }
 
-static struct gt_fd_item *add_item(struct gt_fd_list *L, const char *id)
-{
-	struct gt_fd_item *v = realloc(L->v, (L->n + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	L->v = v;
-	struct gt_fd_item *it = &v[L->n++];
-	memset(it, 0, sizeof(*it));
-	snprintf(it->id, sizeof(it->id), "%s", id);
-	return it;
-}
 
 static void line(struct gt_fd_item *it, const char *s)
 {
@@ -229,7 +218,7 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 		}
 		if (!best)
 			continue;
-		struct gt_fd_item *it = add_item(L, ids[kind]);
+		struct gt_fd_item *it = gt_fd_new_item(L, ids[kind]);
 		if (!it)
 			break;
 		it->gain_ms = bgain / iters / 1e6;
