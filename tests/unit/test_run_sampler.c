@@ -760,7 +760,9 @@ TEST(sampler_energy_thread_real_clock)
 	double stop_s = since(&t0);
 	fprintf(stderr, "sampler threads: stop %.1f ms; tick %.6f s CPU, energy reader %.6f s CPU, %llu ticks\n",
 		stop_s * 1e3, s.cpu_s, s.energy_cpu_s, (unsigned long long)s.samples);
-	ASSERT(stop_s < 0.1);
+	/* far below the reader's 10 s wait: stop wakes it (a tighter bound failed on a loaded machine:
+	 * 254 ms once, from the joins and the files' close, not from the wait) */
+	ASSERT(stop_s < 2.0);
 	ASSERT(!s.running && !s.erunning);
 	ASSERT(s.samples >= 20);
 	ASSERT_EQ_INT(f.energy_calls, 1); /* at the start; the next one is 10 s later */
