@@ -852,8 +852,7 @@ struct gt_fd_item *gt_fd_new_item(struct gt_fd_list *L, const char *id)
 	return it;
 }
 
-static void evid(struct gt_fd_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void evid(struct gt_fd_item *it, const char *fmt, ...)
+void gt_fd_evidence(struct gt_fd_item *it, const char *fmt, ...)
 {
 	char buf[600];
 	va_list ap;
@@ -879,7 +878,7 @@ static void skip(struct gt_fd_list *L, const char *id, const char *why)
 	L->nskipped++;
 }
 
-static void checked(struct gt_fd_list *L, const char *id)
+void gt_fd_checked(struct gt_fd_list *L, const char *id)
 {
 	char **v = realloc(L->checked, (L->nchecked + 1) * sizeof(*v));
 	if (!v)
@@ -1004,7 +1003,7 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 	snprintf(gl, sizeof(gl), "%s%s", ag->label, others > 0 ? " (and other GPUs)" : "");
 	if (others > 0)
 		snprintf(gl, sizeof(gl), "%s and %d other GPU%s", ag->label, others, others > 1 ? "s" : "");
-	evid(it, "GPU idle %.3f ms per iteration (%.1f%% of %.3f ms) in %.1f gaps per iteration on %s; in %llu of %d "
+	gt_fd_evidence(it, "GPU idle %.3f ms per iteration (%.1f%% of %.3f ms) in %.1f gaps per iteration on %s; in %llu of %d "
 		 "iterations; largest gap %.3f ms",
 	     b.per_iter / 1e6, it->gain_pct, b.iter_ns / 1e6, per, ag->label, (unsigned long long)g->iters_with[cause],
 	     b.n, g->max[cause] / 1e6);
@@ -1014,7 +1013,7 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 	case C_STEP:
 		snprintf(it->title, sizeof(it->title), "GPU waits for the host between steps (data preparation, "
 						       "step-end work)");
-		evid(it, "the gap lies between the last GPU op of one iteration and the first op of the next: the "
+		gt_fd_evidence(it, "the gap lies between the last GPU op of one iteration and the first op of the next: the "
 			 "host had not yet launched the next step");
 		snprintf(it->method, sizeof(it->method),
 			 "sum of the GPU idle gaps at iteration boundaries per iteration (upper bound: what prefetching "
@@ -1121,7 +1120,7 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 			      "CUDA C++ Best Practices Guide, 'Concurrent Kernel Execution and Overlap'");
 		}
 		if (launched)
-			evid(it, "%llu kernels launched, mean launch call %.1f us, mean kernel %.1f us; %llu kernels "
+			gt_fd_evidence(it, "%llu kernels launched, mean launch call %.1f us, mean kernel %.1f us; %llu kernels "
 				 "shorter than their own launch call",
 			     (unsigned long long)ops, cpu / (double)launched / 1e3, kc ? kt / (double)kc / 1e3 : 0.0,
 			     (unsigned long long)shortk);
@@ -1131,7 +1130,7 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 	if (a >= 0 && g->api_n[a]) {
 		double per_call = g->api_ns[a] / (double)g->api_n[a];
 		struct fd_src *s = (size_t)src < f->nsrc ? &f->src[src] : NULL;
-		evid(it, "%s: %llu calls in all (%.1f per iteration, %.3f ms each on average); %llu of them left the GPU "
+		gt_fd_evidence(it, "%s: %llu calls in all (%.1f per iteration, %.3f ms each on average); %llu of them left the GPU "
 			 "idle, %.3f ms per gap",
 		     f->api[a], (unsigned long long)(s ? s->api_n[a] : g->api_n[a]),
 		     (double)(s ? s->api_n[a] : g->api_n[a]) / b.n, s && s->api_n[a] ? s->api_ns[a] / (double)s->api_n[a] / 1e6 : 0.0,
@@ -1156,7 +1155,7 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 			if (g->ev[cause][i].call_ns)
 				op = cpuop_around(f, src, g->ev[cause][i].call_ns);
 		if (op)
-			evid(it, "the synchronization happens inside the PyTorch operator %s (%s)", op,
+			gt_fd_evidence(it, "the synchronization happens inside the PyTorch operator %s (%s)", op,
 			     strcmp(op, "aten::item") == 0 || strcmp(op, "aten::_local_scalar_dense") == 0
 				 ? "a tensor's .item(): a copy to the host and a wait"
 				 : "it needs a value on the host");
@@ -1183,7 +1182,7 @@ static void pageable_finding(struct gt_fd *f, const struct gt_an_result *r, stru
 			*x = *y;
 			*y = t;
 		}
-		evid(x, "also %s: %s; estimated gain %.3f ms per iteration, added to this one", y->where, y->title,
+		gt_fd_evidence(x, "also %s: %s; estimated gain %.3f ms per iteration, added to this one", y->where, y->title,
 		     y->gain_ms);
 		x->gain_ms += y->gain_ms;
 		x->gain_pct += y->gain_pct;
@@ -1234,7 +1233,7 @@ static void pageable_dir(struct gt_fd *f, const struct gt_an_result *r, struct g
 		double gbps = a->ns > 0 ? (double)a->bytes / a->ns : 0;
 		snprintf(it->title, sizeof(it->title), "Copies %s pageable host memory (%s) run at %.1f GB/s", d ? "to" : "from",
 			 dirname_of(d), gbps);
-		evid(it, "%llu copies %s in all (%.1f per iteration), %.1f MB per iteration, %.3f ms per iteration on the GPU",
+		gt_fd_evidence(it, "%llu copies %s in all (%.1f per iteration), %.1f MB per iteration, %.3f ms per iteration on the GPU",
 		     (unsigned long long)a->count, dirname_of(d), (double)a->count / bn, (double)a->bytes / bn / 1e6,
 		     a->ns / bn / 1e6);
 		const struct fd_dev *dv = dev_of(f, bsrc, a->device);
@@ -1249,7 +1248,7 @@ static void pageable_dir(struct gt_fd *f, const struct gt_an_result *r, struct g
 				 "of 1 MiB or more in this input to measure it), per iteration",
 				 dv && dv->ccmaj >= 9 ? 50.0 : dv && dv->ccmaj == 8 ? 24.0 : 12.0,
 				 dv && dv->ccmaj >= 9 ? "PCIe Gen5 x16" : dv && dv->ccmaj == 8 ? "PCIe Gen4 x16" : "PCIe Gen3 x16, the GPU unknown");
-		evid(it, "a copy from pageable memory is staged by the driver through a pinned buffer and cannot "
+		gt_fd_evidence(it, "a copy from pageable memory is staged by the driver through a pinned buffer and cannot "
 			 "overlap other work");
 		fixes(it,
 		      "pin the host tensors: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, "
@@ -1313,7 +1312,7 @@ static void memset_finding(struct gt_fd *f, const struct gt_an_result *r, struct
 		set_gain(it, best, bT);
 		snprintf(it->title, sizeof(it->title), "Large memsets every step (%.1f MB per iteration)",
 			 (double)a->bytes / bn / 1e6);
-		evid(it, "%llu memsets of 1 MiB or more in all (%.1f per iteration, %.1f MB each on average), %.3f ms "
+		gt_fd_evidence(it, "%llu memsets of 1 MiB or more in all (%.1f per iteration, %.1f MB each on average), %.3f ms "
 			 "per iteration on the GPU",
 		     (unsigned long long)a->count, (double)a->count / bn, (double)a->bytes / (double)a->count / 1e6,
 		     a->ns / bn / 1e6);
@@ -1328,7 +1327,7 @@ static void memset_finding(struct gt_fd *f, const struct gt_an_result *r, struct
 		char buf[256];
 		snprintf(it->title, sizeof(it->title), "Zero-fill kernels every step (%.0f per iteration)",
 			 (double)fill_n / fn);
-		evid(it, "%llu fill kernels (%s) in all, %.3f ms per iteration", (unsigned long long)fill_n,
+		gt_fd_evidence(it, "%llu fill kernels (%s) in all, %.3f ms per iteration", (unsigned long long)fill_n,
 		     short_name(fill_name, buf, sizeof(buf)), fill_ns / fn / 1e6);
 		snprintf(it->where, sizeof(it->where), "%s", short_name(fill_name, buf, sizeof(buf)));
 	}
@@ -1395,14 +1394,14 @@ static void fp32_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	snprintf(it->title, sizeof(it->title), "FP32 GEMMs on CUDA cores where TF32 or BF16 tensor cores would do "
 					       "(%.3f ms per iteration)",
 		 per / 1e6);
-	evid(it, "%llu FP32 GEMM kernels in all (%.1f per iteration per GPU), %.3f ms per iteration; the largest: %s "
+	gt_fd_evidence(it, "%llu FP32 GEMM kernels in all (%.1f per iteration per GPU), %.3f ms per iteration; the largest: %s "
 		 "(%llu launches, %.3f ms)",
 	     (unsigned long long)n, (double)n / nit / (double)ng, per / 1e6, short_name(f->kx[top].name, buf, sizeof(buf)),
 	     (unsigned long long)f->kx[top].count, f->kx[top].ns / 1e6);
 	if (dv && dv->ccmaj)
-		evid(it, "the GPU has compute capability %u.%u: tensor cores with TF32 and BF16", dv->ccmaj, dv->ccmin);
+		gt_fd_evidence(it, "the GPU has compute capability %u.%u: tensor cores with TF32 and BF16", dv->ccmaj, dv->ccmin);
 	else
-		evid(it, "the GPU's compute capability is not in the input: assumed Ampere or later (TF32 tensor cores)");
+		gt_fd_evidence(it, "the GPU's compute capability is not in the input: assumed Ampere or later (TF32 tensor cores)");
 	snprintf(it->method, sizeof(it->method),
 		 "FP32 GEMM time per iteration x (1 - 1/%.0f): TF32 tensor-core GEMMs run about %.0fx faster than FP32 "
 		 "CUDA-core GEMMs of the same shape on A100/H100 (an estimate; BF16 gains more, precision permitting)",
@@ -1465,7 +1464,7 @@ static void grid_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	const char *nm = short_name(f->kx[bk].name, buf, sizeof(buf));
 	snprintf(it->title, sizeof(it->title), "Kernel grid too small to fill the GPU: %u blocks on %u SMs (%.60s)",
 		 c->blocks, bsms, nm);
-	evid(it, "%s: %llu launches (%.1f per iteration) of %u blocks x %u threads, %.3f ms each on average, %.3f ms "
+	gt_fd_evidence(it, "%s: %llu launches (%.1f per iteration) of %u blocks x %u threads, %.3f ms each on average, %.3f ms "
 		 "per iteration; the GPU has %u SMs, so at least %u SMs stay idle while it runs",
 	     nm, (unsigned long long)c->count, (double)c->count / n, c->blocks, c->threads, c->ns / (double)c->count / 1e6,
 	     c->ns / n / 1e6, bsms, bsms - c->blocks);
@@ -1544,13 +1543,13 @@ static void serial_finding(struct gt_fd *f, const struct gt_an_result *r, struct
 	snprintf(it->title, sizeof(it->title), "Copies serialized with compute on one stream (%.3f ms per iteration "
 					       "not overlapped)",
 		 bexp / 1e6);
-	evid(it, "per iteration on %s: %.3f ms of copies run while no kernel runs, %.3f ms of compute that could hide "
+	gt_fd_evidence(it, "per iteration on %s: %.3f ms of copies run while no kernel runs, %.3f ms of compute that could hide "
 		 "them",
 	     ag->label, bexp / 1e6, bcomp / 1e6);
 	for (size_t i = 0; i < f->nst; i++) {
 		const struct fd_stream *s = &f->st[i];
 		if (s->source == ag->source && s->device == ag->device && s->copies && s->kernels)
-			evid(it, "stream %u runs %llu copies (%.3f ms) and %llu kernels (%.3f ms): on one stream they "
+			gt_fd_evidence(it, "stream %u runs %llu copies (%.3f ms) and %llu kernels (%.3f ms): on one stream they "
 				 "cannot overlap",
 			     s->stream, (unsigned long long)s->copies, s->copy_ns / 1e6, (unsigned long long)s->kernels,
 			     s->kern_ns / 1e6);
@@ -1600,15 +1599,15 @@ static void comm_finding(struct gt_fd *f, const struct gt_an_result *r, struct g
 	it->upper_bound = 1;
 	snprintf(it->title, sizeof(it->title), "Communication not hidden behind compute (%.3f ms per iteration exposed)",
 		 best / 1e6);
-	evid(it, "on %s per iteration: %.3f ms of NCCL kernels, %.3f ms of them overlapped with compute (%.0f%%), %.3f "
+	gt_fd_evidence(it, "on %s per iteration: %.3f ms of NCCL kernels, %.3f ms of them overlapped with compute (%.0f%%), %.3f "
 		 "ms exposed",
 	     r->gpu[bg].label, bcomm / 1e6, bov / 1e6, bcomm > 0 ? 100.0 * bov / bcomm : 0.0, best / 1e6);
 	if (r->ngpu > 1 && wg != bg)
-		evid(it, "the most exposed GPU, %s, has %.3f ms per iteration exposed: the difference is waiting for other "
+		gt_fd_evidence(it, "the most exposed GPU, %s, has %.3f ms per iteration exposed: the difference is waiting for other "
 			 "ranks (see straggler)",
 		     r->gpu[wg].label, worst / 1e6);
 	for (size_t i = 0; i < r->nnccl && i < 3; i++)
-		evid(it, "%s: %llu calls, %.3f ms per iteration", r->nccl[i].name, (unsigned long long)r->nccl[i].count,
+		gt_fd_evidence(it, "%s: %llu calls, %.3f ms per iteration", r->nccl[i].name, (unsigned long long)r->nccl[i].count,
 		     r->nccl[i].time_per_iter_ns / 1e6);
 	snprintf(it->method, sizeof(it->method),
 		 "NCCL kernel time not overlapped with compute kernels, per iteration, on the GPU where it is least (the "
@@ -1690,7 +1689,7 @@ static void straggler_finding(struct gt_fd *f, const struct gt_an_result *r, str
 	char lab[64];
 	gt_an_source_label(r, slow, lab, sizeof(lab));
 	snprintf(it->title, sizeof(it->title), "Straggler rank %s: the other ranks wait for it in their collectives", lab);
-	evid(it, "%s computes %.3f ms per iteration, the median of the other ranks %.3f ms (+%.1f%%); the other ranks' exposed "
+	gt_fd_evidence(it, "%s computes %.3f ms per iteration, the median of the other ranks %.3f ms (+%.1f%%); the other ranks' exposed "
 		 "communication is %.3f ms per iteration",
 	     lab, c[slow] / 1e6, med / 1e6, med > 0 ? 100.0 * (c[slow] - med) / med : 0.0, others / 1e6);
 	snprintf(it->method, sizeof(it->method),
@@ -1769,7 +1768,7 @@ struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 				skip(L, ids[c], "this trace has no API call names");
 				continue;
 			}
-			checked(L, ids[c]);
+			gt_fd_checked(L, ids[c]);
 			gap_finding(f, r, L, c);
 		}
 	} else {
@@ -1782,36 +1781,36 @@ struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 		skip(L, "step-gap", why);
 	}
 	if (kinds) {
-		checked(L, "pageable-copy");
+		gt_fd_checked(L, "pageable-copy");
 		pageable_finding(f, r, L);
 	} else {
 		skip(L, "pageable-copy", copies ? "the copies carry no host memory kind (pageable/pinned)"
 						: "no host-device copies in this input");
 	}
-	checked(L, "memset");
+	gt_fd_checked(L, "memset");
 	memset_finding(f, r, L);
 	if (grids && f->ndev) {
-		checked(L, "small-grid");
+		gt_fd_checked(L, "small-grid");
 		grid_finding(f, r, L);
 	} else {
 		skip(L, "small-grid", !grids ? "the kernels carry no grid sizes" : "the GPU's SM count is not in the input");
 	}
-	checked(L, "copy-compute-serial");
+	gt_fd_checked(L, "copy-compute-serial");
 	serial_finding(f, r, L);
 	if (f->nkx) {
-		checked(L, "fp32-gemm");
+		gt_fd_checked(L, "fp32-gemm");
 		fp32_finding(f, r, L);
 	} else {
 		skip(L, "fp32-gemm", "no kernel names");
 	}
 	if (r->nccl_count) {
-		checked(L, "exposed-comm");
+		gt_fd_checked(L, "exposed-comm");
 		comm_finding(f, r, L);
 	} else {
 		skip(L, "exposed-comm", "no communication (NCCL kernels) in this input");
 	}
 	if (ranks >= 2 && r->nccl_count) {
-		checked(L, "straggler");
+		gt_fd_checked(L, "straggler");
 		straggler_finding(f, r, L);
 	} else {
 		skip(L, "straggler", ranks < 2 ? "one rank: give the traces of every rank to compare them"

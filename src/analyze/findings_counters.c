@@ -140,26 +140,6 @@ static void reskip(struct gt_fd_list *L, const char *id, const char *why)
 			snprintf(L->skipped[i].why, sizeof(L->skipped[i].why), "%s", why);
 }
 
-static void add_checked(struct gt_fd_list *L, const char *id)
-{
-	char **v = realloc(L->checked, (L->nchecked + 1) * sizeof(*v));
-	if (!v)
-		return;
-	L->checked = v;
-	if ((v[L->nchecked] = strdup(id)))
-		L->nchecked++;
-}
-
-
-static void line(struct gt_fd_item *it, const char *s)
-{
-	char **v = realloc(it->evidence, (it->nevidence + 1) * sizeof(*v));
-	if (!v)
-		return;
-	it->evidence = v;
-	if ((v[it->nevidence] = strdup(s)))
-		it->nevidence++;
-}
 
 static int item_cmp(const void *a, const void *b)
 {
@@ -201,7 +181,7 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 			continue;
 		}
 		unskip(L, ids[kind]);
-		add_checked(L, ids[kind]);
+		gt_fd_checked(L, ids[kind]);
 		struct kagg *best = NULL;
 		double bgain = 0;
 		for (size_t i = 0; i < a.n; i++) {
@@ -263,9 +243,9 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 			snprintf(it->reference, sizeof(it->reference),
 				 "CUDA C++ Best Practices Guide, 'Occupancy'; Nsight Compute, Occupancy section");
 		}
-		line(it, b);
+		gt_fd_evidence(it, "%s", b);
 		snprintf(b, sizeof(b), "from %s/%s/kernel_metrics.csv (per-kernel range metrics)", dir, best->where);
-		line(it, b);
+		gt_fd_evidence(it, "%s", b);
 		snprintf(it->where, sizeof(it->where), "%s, %s", best->where, nm);
 	}
 	for (size_t i = 0; i < a.n; i++)
