@@ -1716,6 +1716,12 @@ static int item_cmp(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+void gt_fd_rank(struct gt_fd_list *L)
+{
+	if (L->n)
+		gt_sort(L->v, L->n, sizeof(*L->v), item_cmp);
+}
+
 struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 {
 	struct gt_fd_list *L = calloc(1, sizeof(*L));
@@ -1821,8 +1827,7 @@ struct gt_fd_list *gt_fd_finish(struct gt_fd *f, const struct gt_an_result *r)
 			       "--metrics has them (kernel_metrics.csv)");
 	skip(L, "low-occupancy", "needs per-kernel achieved-occupancy counters: only a gputap run made with --metrics "
 				 "has them (kernel_metrics.csv)");
-	if (L->n)
-		gt_sort(L->v, L->n, sizeof(*L->v), item_cmp);
+	gt_fd_rank(L);
 	return L;
 }
 

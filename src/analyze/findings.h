@@ -115,6 +115,8 @@ void gt_fd_counters(struct gt_fd_list *l, const struct gt_an_result *r, const ch
 struct gt_fd_list *gt_fd_none(const char *why);
 /* A new, zeroed finding `id` at the end of l (NULL when out of memory): for the kinds of findings_counters.c too. */
 struct gt_fd_item *gt_fd_new_item(struct gt_fd_list *l, const char *id);
+/* Order l->v most costly first (ties by id), as every output lists findings. */
+void gt_fd_rank(struct gt_fd_list *l);
 /* Kind `id` was checked on this input (listed once in l->checked). */
 void gt_fd_checked(struct gt_fd_list *l, const char *id);
 /* One line of evidence (printf-style) at the end of it's list. */

@@ -12,7 +12,6 @@
 #include "analyze/analyze.h"
 #include "analyze/findings.h"
 #include "core/csvio.h"
-#include "core/sort.h"
 #include "trace/rundir.h"
 
 #define M_SECTORS "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
@@ -141,14 +140,6 @@ static void reskip(struct gt_fd_list *L, const char *id, const char *why)
 }
 
 
-static int item_cmp(const void *a, const void *b)
-{
-	const struct gt_fd_item *x = a, *y = b;
-	if (x->gain_ms != y->gain_ms)
-		return x->gain_ms > y->gain_ms ? -1 : 1;
-	return strcmp(x->id, y->id);
-}
-
 void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const char *dir)
 {
 	if (!L || !r || !dir || !gt_rundir_is_run(dir))
@@ -251,8 +242,7 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 	for (size_t i = 0; i < a.n; i++)
 		free(a.v[i].name);
 	free(a.v);
-	if (L->n)
-		gt_sort(L->v, L->n, sizeof(*L->v), item_cmp);
+	gt_fd_rank(L);
 }
 
 /* SMs of the GPUs a run names (run.json's "gpus" have a name, no SM count; a gputap trace has
