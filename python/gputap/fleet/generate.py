@@ -32,8 +32,8 @@ T0 = 1_795_000_000 * 1_000_000_000  # ns since the epoch
 WORLD_COMM = 0x5EED_F1EE_7C0A_11ED
 
 
-def _plan(ranks, gpus_per_host, iterations, plants, seed, late_ms=8.0, stall_ms=4.0):
-    rnd = random.Random(seed)
+def _plan(ranks, gpus_per_host, iterations, plants, random_state, late_ms=8.0, stall_ms=4.0):
+    rnd = random.Random(random_state)
     hosts = (ranks + gpus_per_host - 1) // gpus_per_host
     truth = {
         "ranks": ranks,
@@ -70,11 +70,11 @@ def _plan(ranks, gpus_per_host, iterations, plants, seed, late_ms=8.0, stall_ms=
     return truth
 
 
-def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0, kernels=0):
-    """The job in true time: per rank a list of ops, and the truth.  Deterministic for a seed."""
-    truth = _plan(ranks, gpus_per_host, iterations, plants, seed, late_ms)
+def simulate(ranks=64, gpus_per_host=8, iterations=6, plants=True, random_state=1, late_ms=8.0, kernels=0):
+    """The job in true time: per rank a list of ops, and the truth; the same for the same random_state."""
+    truth = _plan(ranks, gpus_per_host, iterations, plants, random_state, late_ms)
     stall = (truth["stall"] or {}).get("rank")
-    rnd = random.Random(seed + 1)
+    rnd = random.Random(random_state + 1)
     slow, late = truth["slow_rank"], truth["late"]
     ops = {r: [] for r in range(ranks)}  # (kind, name, stream, gpu_start, gpu_end, launch, extra)
     ranges = {r: [] for r in range(ranks)}
@@ -141,8 +141,8 @@ def _offset_ns(truth, rank, gpus_per_host):
     return int(truth["clock_offset_ms"][rank // gpus_per_host] * MS)
 
 
-def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, late_ms=8.0, kernels=0):
-    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed, late_ms, kernels)
+def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, random_state=1, late_ms=8.0, kernels=0):
+    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, random_state, late_ms, kernels)
     os.makedirs(outdir, exist_ok=True)
     hosts = truth["hosts"]
     for h in range(hosts):
@@ -201,9 +201,9 @@ def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed
     return truth
 
 
-def write_kineto(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, seed=1, write_truth=True, late_ms=8.0):
+def write_kineto(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, random_state=1, write_truth=True, late_ms=8.0):
     """One PyTorch-profiler trace per rank (rank<R>.json.gz), readable by gputap and by HTA."""
-    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, seed, late_ms)
+    truth, ops, ranges, colls = simulate(ranks, gpus_per_host, iterations, plants, random_state, late_ms)
     os.makedirs(outdir, exist_ok=True)
 
     def us(ns):
@@ -257,13 +257,13 @@ def main(argv=None):
     ap.add_argument("--no-plants", action="store_true", help="no slow rank, late collective or corrupt folder")
     ap.add_argument("--late-ms", type=float, default=8.0, help="how late the one-off late arrival is (8)")
     ap.add_argument("--kernels", type=int, default=0, help="extra small kernels per iteration (gtr only)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--random-state", type=int, default=1)
     a = ap.parse_args(argv)
     if a.ranks < 1 or a.gpus_per_host < 1 or a.iterations < 1:
         ap.error("--ranks, --gpus-per-host and --iterations must be at least 1")
     fn = write_gtr if a.format == "gtr" else write_kineto
     kw = {"kernels": a.kernels} if a.kernels else {}
-    truth = fn(a.outdir, a.ranks, a.gpus_per_host, a.iterations, not a.no_plants, a.seed, late_ms=a.late_ms, **kw)
+    truth = fn(a.outdir, a.ranks, a.gpus_per_host, a.iterations, not a.no_plants, a.random_state, late_ms=a.late_ms, **kw)
     print(json.dumps(truth))
     return 0
 
