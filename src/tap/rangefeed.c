@@ -51,15 +51,22 @@ static uint32_t innermost_node(const struct gt_slot *s, int below)
 	return 0;
 }
 
+/* Ranges with a node open now, all threads: 0 spares a range-less thread's launches the search of
+ * the other threads (a program without ranges pays nothing for the rule below). */
+static _Atomic int ranges_open;
+
 void gt_api_range_open(struct gt_slot *s, int d)
 {
 	struct gt_nest *n = &s->stack[d];
 	n->node = gt_ra_node(&ra, innermost_node(s, d - 1), n->name_id);
 	n->peak = atomic_load_explicit(&gt_tap.mem_used, memory_order_relaxed);
+	if (n->node)
+		atomic_fetch_add_explicit(&ranges_open, 1, memory_order_relaxed);
 }
 
 void gt_api_range_close(const struct gt_nest *n, uint64_t end_ns)
 {
+	atomic_fetch_sub_explicit(&ranges_open, 1, memory_order_relaxed); /* called for a node's range only */
 	int64_t now = atomic_load_explicit(&gt_tap.mem_used, memory_order_relaxed);
 	gt_ra_close(&ra, n->node, end_ns - n->start_ns, n->peak > now ? n->peak : now);
 }
@@ -86,9 +93,10 @@ static void raise_peaks(struct gt_slot *s, int64_t used_now)
 static int others_open(const struct gt_slot *self, uint32_t *open, int max, int64_t used_now)
 {
 	int n = 0;
-	if (!gt_tap.slots)
+	if (!gt_tap.slots || atomic_load_explicit(&ranges_open, memory_order_relaxed) <= 0)
 		return 0;
-	for (unsigned i = 0; i < GT_MAX_THREADS && n < max; i++) {
+	unsigned slots = atomic_load_explicit(&gt_tap.nslots, memory_order_relaxed); /* the slots ever taken */
+	for (unsigned i = 0; i < slots && i < GT_MAX_THREADS && n < max; i++) {
 		struct gt_slot *o = &gt_tap.slots[i];
 		if (o == self || !atomic_load_explicit(&o->used, memory_order_relaxed) || o->depth <= 0)
 			continue;

@@ -166,6 +166,7 @@ struct rm_stack {
 };
 #define RM_MAX_THREADS 1024
 static struct rm_stack *rm_threads[RM_MAX_THREADS];
+static int rm_threads_hi; /* slots ever used: the end of the search */
 static __thread struct rm_stack *rm_tls __attribute__((tls_model("initial-exec")));
 static __thread int rm_holding __attribute__((tls_model("initial-exec")));
 static __thread int64_t rm_launch_occ[RM_OCC_MAX] __attribute__((tls_model("initial-exec")));
@@ -202,6 +203,8 @@ static struct rm_stack *stack_of_thread(void)
 			if (!rm_threads[i]) {
 				rm_threads[i] = rm_tls;
 				rm_tls->slot = i;
+				if (i + 1 > rm_threads_hi)
+					rm_threads_hi = i + 1;
 				break;
 			}
 		pthread_setspecific(rm_key, rm_tls);
@@ -230,7 +233,7 @@ static int launch_ranges(int64_t *out)
 		return 1;
 	}
 	int n = 0;
-	for (int i = 0; i < RM_MAX_THREADS && n < RM_OCC_MAX; i++) {
+	for (int i = 0; i < rm_threads_hi && n < RM_OCC_MAX; i++) {
 		const struct rm_stack *st = rm_threads[i];
 		int64_t o = st && st != rm_tls ? innermost(st) : -1;
 		if (o >= 0)
