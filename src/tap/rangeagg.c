@@ -130,6 +130,24 @@ void gt_ra_link_set(struct gt_ra *a, uint64_t corr, const uint32_t *nodes, int n
 	atomic_store_explicit(&a->links[corr & (GT_RA_LINKS - 1)], corr << 16 | GT_RA_SET_TAG | k, memory_order_release);
 }
 
+/* The nodes of `nodes` and every node above them, each once, into out (at most max): what an event
+ * that counts in several open ranges at once counts in. */
+static int path_union(const struct gt_ra *a, const uint32_t *nodes, int n, uint32_t *out, int max)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		for (uint32_t x = nodes[i]; x && node_at(a, x) && k < max; x = gt_ra_parent(a, x)) {
+			int dup = 0;
+			for (int j = 0; j < k && !dup; j++)
+				dup = out[j] == x;
+			if (dup)
+				break; /* this node and those above it are in already */
+			out[k++] = x;
+		}
+	}
+	return k;
+}
+
 static void count_in(struct gt_ra_node *n, uint64_t ns, int timed)
 {
 	if (!n)
@@ -167,25 +185,13 @@ static void kernel_add(struct gt_ra *a, uint64_t corr, uint64_t ns, int timed)
 		return;
 	}
 	/* several ranges: the union of their paths, each node once */
-	uint32_t seen[GT_RA_SET_MAX * GT_RA_MAX_DEPTH] = {0}; /* (only the first nseen are read) */
-	int nseen = 0;
-	for (int i = 0; i < GT_RA_SET_MAX; i++) {
-		uint32_t x = atomic_load_explicit(&a->sets[node & (GT_RA_SETS - 1)][i], memory_order_relaxed);
-		if (!x)
-			break;
-		for (int d = 0; x && d < GT_RA_MAX_DEPTH; d++, x = gt_ra_parent(a, x)) {
-			int dup = 0;
-			for (int k = 0; k < nseen && !dup; k++)
-				dup = seen[k] == x;
-			if (dup)
-				break;
-			struct gt_ra_node *nx = node_at(a, x);
-			if (!nx)
-				break;
-			seen[nseen++] = x;
-			count_in(nx, ns, timed);
-		}
-	}
+	uint32_t set[GT_RA_SET_MAX], all[GT_RA_SET_MAX * GT_RA_MAX_DEPTH];
+	int n = 0;
+	while (n < GT_RA_SET_MAX && (set[n] = atomic_load_explicit(&a->sets[node & (GT_RA_SETS - 1)][n], memory_order_relaxed)))
+		n++;
+	int k = path_union(a, set, n, all, (int)(sizeof(all) / sizeof(all[0])));
+	for (int i = 0; i < k; i++)
+		count_in(node_at(a, all[i]), ns, timed);
 }
 
 void gt_ra_kernel(struct gt_ra *a, uint64_t corr, uint64_t ns)
@@ -212,23 +218,12 @@ void gt_ra_mem(struct gt_ra *a, uint32_t node, int alloc, uint64_t bytes)
 
 void gt_ra_mem_set(struct gt_ra *a, const uint32_t *nodes, int n, int alloc, uint64_t bytes)
 {
-	uint32_t seen[256];
-	int nseen = 0;
-	for (int i = 0; i < n; i++) {
-		uint32_t node = nodes[i];
-		for (int d = 0; node && d < GT_RA_MAX_DEPTH; d++, node = gt_ra_parent(a, node)) {
-			int dup = 0;
-			for (int k = 0; k < nseen && !dup; k++)
-				dup = seen[k] == node;
-			if (dup)
-				break; /* this node and its parents are counted already */
-			struct gt_ra_node *x = node_at(a, node);
-			if (!x || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
-				break;
-			seen[nseen++] = node;
-			atomic_fetch_add_explicit(alloc ? &x->alloc_count : &x->free_count, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(alloc ? &x->alloc_bytes : &x->free_bytes, bytes, memory_order_relaxed);
-		}
+	uint32_t all[256];
+	int k = path_union(a, nodes, n, all, (int)(sizeof(all) / sizeof(all[0])));
+	for (int i = 0; i < k; i++) {
+		struct gt_ra_node *x = node_at(a, all[i]);
+		atomic_fetch_add_explicit(alloc ? &x->alloc_count : &x->free_count, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(alloc ? &x->alloc_bytes : &x->free_bytes, bytes, memory_order_relaxed);
 	}
 }
 
