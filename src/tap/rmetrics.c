@@ -698,13 +698,14 @@ static void kernel_row(const struct pend *p, const double *v)
 	gt_rm_kernel_csv_row(&R.agg, &k, v, R.kcsv);
 }
 
-/* Kernel records off: the per-range results (gputap_results_json) learn of the kernel here. */
-static void feed_ra(const struct pend *p, const double *v)
+/* Kernel records off: the per-range results (gputap_results_json) learn of a kernel of launch
+ * `corr` here, timed by its values `v` (NULL: not measured). */
+static void feed_ra(uint64_t corr, const double *v)
 {
 	if (!R.feed_ra)
 		return;
 	double ns = v && R.dur_metric >= 0 && isfinite(v[R.dur_metric]) ? v[R.dur_metric] : -1;
-	gt_api_on_kernel_counted(p->corr, ns);
+	gt_api_on_kernel_counted(corr, ns);
 }
 
 static CUptiResult evaluate(struct sess *s, size_t range, double *out)
@@ -816,10 +817,7 @@ static void flush(struct sess *s, int restart)
 		size_t lost = dp.numOfRangeDropped;
 		/* the results count each kernel node, timed by its own value (before the sum overwrites row 0) */
 		for (size_t i = 0; R.feed_ra && i < nr + lost; i++)
-			gt_api_on_kernel_counted(p->corr, i < nr && vals && R.dur_metric >= 0 &&
-								  isfinite(vals[i * (size_t)nm + (size_t)R.dur_metric])
-							      ? vals[i * (size_t)nm + (size_t)R.dur_metric]
-							      : -1);
+			feed_ra(p->corr, i < nr && vals ? &vals[i * (size_t)nm] : NULL);
 		for (int m = 0; vals && m < nm; m++) {
 			double t = 0;
 			for (size_t i = 0; i < nr; i++)
@@ -862,7 +860,7 @@ static void flush(struct sess *s, int restart)
 				R.agg.unmeasured++;
 			if (v)
 				gt_rm_agg_sample_set(&R.agg, s->pend[i].occ, s->pend[i].nocc, v);
-			feed_ra(&s->pend[i], v);
+			feed_ra(s->pend[i].corr, v);
 			kernel_row(&s->pend[i], v);
 			free(s->pend[i].name);
 		}
