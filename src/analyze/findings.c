@@ -1878,7 +1878,7 @@ static void tputs(const char *s, FILE *o)
 
 /* Listed: at least min_gain % of an iteration and at least FD_MIN_GAIN_MS (microseconds per iteration are
  * not worth a user's time, whatever their share of a tiny iteration). */
-static int listed(const struct gt_fd_item *it, double min_gain)
+int gt_fd_listed(const struct gt_fd_item *it, double min_gain)
 {
 	return it->gain_pct >= min_gain && it->gain_ms >= FD_MIN_GAIN_MS;
 }
@@ -1887,7 +1887,7 @@ static size_t shown(const struct gt_fd_list *L, double min_gain)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < L->n; i++)
-		k += listed(&L->v[i], min_gain);
+		k += gt_fd_listed(&L->v[i], min_gain);
 	return k;
 }
 
@@ -1909,7 +1909,7 @@ void gt_fd_print_text(const struct gt_fd_list *L, double min_gain, int brief, FI
 	size_t k = 0;
 	for (size_t i = 0; i < L->n; i++) {
 		const struct gt_fd_item *it = &L->v[i];
-		if (!(listed(it, min_gain)))
+		if (!(gt_fd_listed(it, min_gain)))
 			continue;
 		k++;
 		fprintf(o, "%s%zu. [%s] ", brief ? "  " : "\n", k, it->id);
@@ -1958,7 +1958,7 @@ void gt_fd_print_text(const struct gt_fd_list *L, double min_gain, int brief, FI
 	if (below) {
 		fprintf(o, "\nBelow the threshold (not listed):");
 		for (size_t i = 0; i < L->n; i++)
-			if (!(listed(&L->v[i], min_gain)))
+			if (!(gt_fd_listed(&L->v[i], min_gain)))
 				fprintf(o, " %s (%.2f%%)", L->v[i].id, L->v[i].gain_pct);
 		fputc('\n', o);
 	}
@@ -2010,7 +2010,7 @@ void gt_fd_json(void *gen, const struct gt_fd_list *L, double min_gain)
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < L->n; i++) {
 		const struct gt_fd_item *it = &L->v[i];
-		if (!(listed(it, min_gain)))
+		if (!(gt_fd_listed(it, min_gain)))
 			continue;
 		yajl_gen_map_open(g);
 		jstr(g, "id", it->id);
@@ -2050,7 +2050,7 @@ void gt_fd_json(void *gen, const struct gt_fd_list *L, double min_gain)
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < L->n; i++) {
 		const struct gt_fd_item *it = &L->v[i];
-		if (listed(it, min_gain))
+		if (gt_fd_listed(it, min_gain))
 			continue;
 		yajl_gen_map_open(g);
 		jstr(g, "id", it->id);
@@ -2106,7 +2106,7 @@ void gt_fd_print_html(const struct gt_fd_list *L, double min_gain, FILE *o)
 		fputs("<ol>\n", o);
 		for (size_t i = 0; i < L->n; i++) {
 			const struct gt_fd_item *it = &L->v[i];
-			if (!(listed(it, min_gain)))
+			if (!(gt_fd_listed(it, min_gain)))
 				continue;
 			fputs("<li><p><b>", o);
 			hputs(it->title, o);
@@ -2142,7 +2142,7 @@ void gt_fd_print_html(const struct gt_fd_list *L, double min_gain, FILE *o)
 	if (L->n > ns) {
 		fputs("<p class=\"note\">Below the threshold:", o);
 		for (size_t i = 0; i < L->n; i++)
-			if (!(listed(&L->v[i], min_gain)))
+			if (!(gt_fd_listed(&L->v[i], min_gain)))
 				fprintf(o, " %s (%.2f%%)", L->v[i].id, L->v[i].gain_pct);
 		fputs("</p>\n", o);
 	}

@@ -122,6 +122,9 @@ void gt_fd_checked(struct gt_fd_list *l, const char *id);
 /* One line of evidence (printf-style) at the end of it's list. */
 void gt_fd_evidence(struct gt_fd_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gt_fd_list_free(struct gt_fd_list *l);
+/* Whether a finding is listed at this threshold: at least min_gain % of an iteration and at least
+ * 10 us per iteration (the rest are counted as below the threshold). */
+int gt_fd_listed(const struct gt_fd_item *it, double min_gain);
 
 /* ---- output ---- */
 /* Text: the ranked list (findings of at least min_gain_pct, then how many were below it, then what

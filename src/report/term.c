@@ -3,17 +3,42 @@
 
 #include <math.h>
 
+#include "analyze/findings.h"
 #include "core/log.h"
 #include "report/report_an.h"
 #include "report/pcstable.h"
 #include "report/rmtable.h"
 #include "report/svg.h"
 
+/* What is wrong first, one line: the findings at or above the default threshold, most costly first
+ * (analyze/findings.h; the page and `gputap advise` give the evidence). */
+static void summary_findings(FILE *f, const struct gt_fd_list *l)
+{
+	if (!l)
+		return;
+	size_t shown = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (gt_fd_listed(&l->v[i], GT_FD_MIN_GAIN_PCT))
+			shown++;
+	if (!shown) {
+		fprintf(f, "  findings     none with an estimated gain of %.0f%% of an iteration or more (%zu kind%s checked)\n",
+			GT_FD_MIN_GAIN_PCT, l->nchecked, l->nchecked == 1 ? "" : "s");
+		return;
+	}
+	fprintf(f, "  findings     %zu:", shown);
+	for (size_t i = 0, k = 0; i < l->n && k < 4; i++)
+		if (gt_fd_listed(&l->v[i], GT_FD_MIN_GAIN_PCT))
+			fprintf(f, "%s %s %s%.1f%%", k++ ? "," : "", l->v[i].id, l->v[i].upper_bound ? "up to " : "",
+				l->v[i].gain_pct);
+	fprintf(f, "%s of an iteration (gputap advise: evidence and fixes)\n", shown > 4 ? ", ..." : "");
+}
+
 void gt_rp_summary(FILE *f, const struct page *p, const char *html)
 {
 	/* names from the run's files are shown with their control bytes as \xNN (core/log.h) */
 	char b[64], b2[64], esc[1024];
 	fprintf(f, "gputap report: %s\n", gt_term_str(p->dir, esc, sizeof(esc)));
+	summary_findings(f, p->an ? p->an->findings : NULL);
 	if (p->inputs) {
 		int nsrc = 0; /* a folder of traces is one input of several ranks */
 		for (size_t i = 0; p->an && i < p->an->ngpu; i++)

@@ -27,4 +27,15 @@ if grep -q "<script" "$T/lib/report.html"; then notok lib-no-raw-script; else ok
 if grep -q "http" "$T/lib/report.html"; then notok no-urls; else ok no-urls; fi
 contains power-plot "$T/lib/report.html" "power gpu0"
 [ ! -e "$T/lib/report.html.partial" ] && ok no-partial-left || notok no-partial-left
+# what is wrong first: the summary's findings line lists the kinds `gputap advise` lists, in its order
+F=$FIX/findings
+check findings-straggler "$GPUTAP" report -o "$T/fd.html" "$F/straggler.planted.rank0.json.gz" "$F/straggler.planted.rank1.json.gz"
+cp "$T/.out" "$T/fd.sum"
+"$GPUTAP" advise "$F/straggler.planted.rank0.json.gz" "$F/straggler.planted.rank1.json.gz" >"$T/fd.adv" 2>&1
+want=$(sed -n 's/^[0-9]*\. \[\([a-z-]*\)\].*/\1/p' "$T/fd.adv" | tr '\n' ' ')
+got=$(sed -n 's/^  findings     [0-9]*: //p' "$T/fd.sum" | sed 's/ of an iteration.*//; s/ up to [0-9.]*%//g; s/ [0-9.]*%//g' | tr -d ',' | tr ' ' '\n' | sed '/^$/d' | tr '\n' ' ')
+[ -n "$want" ] && [ "$want" = "$got" ] && ok findings-line-as-advise || notok findings-line-as-advise "advise: $want" "summary: $got" "$(cat "$T/fd.sum")"
+case $want in straggler*) ok findings-straggler-first ;; *) notok findings-straggler-first "$want" ;; esac
+check findings-twin "$GPUTAP" report -o "$T/fd2.html" "$F/straggler.twin.rank0.json.gz" "$F/straggler.twin.rank1.json.gz"
+contains findings-twin-none "$T/.out" "findings     none with an estimated gain of 2% of an iteration or more"
 finish
