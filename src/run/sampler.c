@@ -13,9 +13,9 @@
 #include "core/sort.h"
 #include "trace/rundir.h"
 
-/* Text of one tick, per file, built without stdio and written at once. */
+/* Text of the ticks since the last write, per file, built without stdio. */
 struct lbuf {
-	char b[8192];
+	char b[GT_SAMPLER_LINEBUF];
 	size_t n;
 };
 struct gt_sampler_lines {
@@ -305,12 +305,42 @@ static void put_fixed(struct lbuf *l, double v, int decimals)
 	}
 }
 
-static void flush_line(FILE *f, const struct lbuf *l)
+static void flush_line(FILE *f, struct lbuf *l)
 {
-	if (!f || !l->n)
+	if (f && l->n) {
+		fwrite(l->b, 1, l->n, f);
+		fflush(f);
+	}
+	l->n = 0;
+}
+
+/* The most text one tick adds to one file: a gpu_samples.csv row is at most
+ * 19 + 3 + 2 * 21 + 2 * 18 + 4 * 11 + 10 separators and a newline (< 160
+ * bytes); a madengine row's cell at most 22. */
+size_t gt_sampler_tick_text_max(int ndev)
+{
+	return (size_t)ndev * 160 + 32;
+}
+
+/* Write the ticks held so far (one write per file), when the oldest is
+ * GT_SAMPLER_WRITE_EVERY_NS old, when another tick might not fit, or when
+ * `force`d (stop).  gt_sampler_tick_text_max(GT_SAMPLER_MAXDEV) fits the
+ * buffer many times, so a tick never overflows it. */
+static void write_held(struct gt_sampler *s, int force)
+{
+	struct lbuf *l = s->lines->l;
+	size_t most = l[0].n > l[1].n ? l[0].n : l[1].n;
+	if (l[2].n > most)
+		most = l[2].n;
+	if (!most)
 		return;
-	fwrite(l->b, 1, l->n, f);
-	fflush(f);
+	if (!force && s->clock.mono_ns(s->clock.ctx) - s->held_since_ns < GT_SAMPLER_WRITE_EVERY_NS &&
+	    most + gt_sampler_tick_text_max(s->ndev) <= sizeof(l[0].b))
+		return;
+	flush_line(s->power, &l[0]);
+	flush_line(s->vram, &l[1]);
+	flush_line(s->rich, &l[2]);
+	s->writes++;
 }
 
 uint64_t gt_sampler_energy_gap(uint64_t cost_ns)
@@ -383,7 +413,8 @@ static void tick(struct gt_sampler *s)
 {
 	struct lbuf *lines = s->lines->l;
 	struct lbuf *pw = &lines[0], *vr = &lines[1], *rich = &lines[2];
-	pw->n = vr->n = rich->n = 0;
+	if (!pw->n && !vr->n && !rich->n)
+		s->held_since_ns = s->clock.mono_ns(s->clock.ctx);
 	uint64_t t = s->clock.real_ns(s->clock.ctx);
 	if (!s->samples)
 		s->first_ns = t;
@@ -485,9 +516,7 @@ static void tick(struct gt_sampler *s)
 	}
 	put_ch(pw, '\n');
 	put_ch(vr, '\n');
-	flush_line(s->power, pw);
-	flush_line(s->vram, vr);
-	flush_line(s->rich, rich);
+	write_held(s, 0);
 	if (off) {
 		gt_tw_write(&s->tw, recs, off, off / sizeof(struct gt_rec_counter));
 		gt_tw_flush_older(&s->tw, 1000000000ull); /* a block waits at most a second */
@@ -578,6 +607,8 @@ void gt_sampler_stop(struct gt_sampler *s)
 	if (s->erunning)
 		pthread_join(s->ethread, NULL);
 	s->running = s->erunning = 0;
+	if (s->lines)
+		write_held(s, 1);
 	if (s->power)
 		fclose(s->power);
 	if (s->vram)

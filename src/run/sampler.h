@@ -12,8 +12,10 @@
  * deadlines, so the time a query takes never shifts later samples).  When a
  * sample ends past one or more deadlines, those deadlines are skipped and
  * counted in `missed`; the next sample keeps the original grid.
- * Every row is flushed when written: a killed run keeps all rows written so
- * far.  A metric the device does not report is written as an empty field.
+ * Rows are held in memory and written (one write per file) every
+ * GT_SAMPLER_WRITE_EVERY_NS, and at stop: a killed run loses at most the last
+ * 100 ms of rows; 100 Hz on a few GPUs makes 30 writes a second, not 300.
+ * A metric the device does not report is written as an empty field.
  *
  * What is read when (measured on an H100: most NVML queries cost 0.3-4 us of
  * CPU, the total-energy counter ~4 ms, up to 17 ms, busy all along): every
@@ -78,6 +80,10 @@ struct gt_sampler_source {
 #define GT_SO_RICH 0x4u  /* gpu_samples.csv + samplers/trace.gtr */
 
 #define GT_SAMPLER_MAXDEV 64
+/* rows are written at most this long after they were taken */
+#define GT_SAMPLER_WRITE_EVERY_NS 100000000ull
+/* per output file: the rows held between writes (many ticks of MAXDEV devices) */
+#define GT_SAMPLER_LINEBUF 65536
 /* gpu_samples.csv's extra metrics at most at 10 Hz */
 #define GT_SAMPLER_SLOW_PERIOD_NS 100000000ull
 /* energy counter reads (their own thread): their time over the wait after them */
@@ -130,6 +136,8 @@ struct gt_sampler {
 	 * wait) and leaves the other cells empty */
 	_Atomic int energy_busy_idx;
 	uint64_t busy_skips; /* tick thread: device reads cut to power for that reason */
+	uint64_t writes;     /* tick thread: times the held rows were written */
+	uint64_t held_since_ns; /* tick thread: clock.mono_ns of the oldest row held */
 	/* internals */
 	FILE *power, *vram, *rich;
 	struct gt_trace_writer tw;
@@ -179,6 +187,9 @@ void gt_sampler_stop(struct gt_sampler *s);
 uint64_t gt_sampler_energy_read(struct gt_sampler *s);
 /* The wait after an energy read that took cost_ns. */
 uint64_t gt_sampler_energy_gap(uint64_t cost_ns);
+
+/* The most text one tick of `ndev` devices adds to one output file. */
+size_t gt_sampler_tick_text_max(int ndev);
 /* The energy reader's loop, until stopped (the second thread's body). */
 void gt_sampler_energy_run(struct gt_sampler *s);
 

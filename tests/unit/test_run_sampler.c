@@ -232,6 +232,81 @@ TEST(sampler_csv_headers_one_device)
 	free(t);
 }
 
+static int count_char(const char *t, char c)
+{
+	int n = 0;
+	for (; t && *t; t++)
+		n += *t == c;
+	return n;
+}
+
+/* Rows are held and written every 100 ms (one write per file), the rest at stop. */
+TEST(sampler_rows_written_every_100ms_and_at_stop)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	memset(&f, 0, sizeof(f));
+	f.valid[0] = GT_S_POWER;
+	setup(&s, &f, 1);
+	s.max_samples = 25;
+	char err[256];
+	int dev = 0;
+	const char *d = gt_test_tmpdir();
+	ASSERT_EQ_INT(gt_sampler_init(&s, d, &dev, 1, 0.01, GT_SO_POWER, REAL0, err, sizeof(err)), 0);
+	gt_sampler_run(&s);
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/gpu_info_power_profiler_output.csv", d);
+	char *t = gt_test_read_file(p, NULL);
+	/* ticks 0-10 written at tick 10 (100 ms after tick 0), 11-21 at tick 21; 22-24 held */
+	ASSERT_EQ_INT(count_char(t, '\n'), 1 + 22);
+	ASSERT_EQ_U64(s.writes, 2);
+	ASSERT_CONTAINS(t, "\n0.210000,");
+	ASSERT(strstr(t, "0.220000") == NULL);
+	free(t);
+	gt_sampler_stop(&s);
+	t = gt_test_read_file(p, NULL);
+	ASSERT_EQ_INT(count_char(t, '\n'), 1 + 25);
+	ASSERT_CONTAINS(t, "\n0.240000,");
+	ASSERT_EQ_U64(s.writes, 3);
+	free(t);
+}
+
+/* Fast ticks of many devices fill the held rows before 100 ms: they are written
+ * before another tick could overflow them, and no row is cut or lost. */
+TEST(sampler_held_rows_written_before_they_overflow)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	memset(&f, 0, sizeof(f));
+	for (int i = 0; i < 8; i++)
+		f.valid[i] = GT_S_POWER | GT_S_MEM | GT_S_UTIL | GT_S_CLOCK | GT_S_TEMP;
+	setup(&s, &f, 8);
+	f.sim_energy = 0;
+	s.max_samples = 400;
+	s.slow_period_ns = 100000; /* every tick reads everything: the longest rows */
+	char err[256];
+	int devs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+	const char *d = gt_test_tmpdir();
+	/* 400 ticks of 0.1 ms: 40 ms, never 100 ms after the first held row */
+	ASSERT_EQ_INT(gt_sampler_init(&s, d, devs, 8, 0.0001, GT_SO_POWER | GT_SO_VRAM | GT_SO_RICH, REAL0, err,
+				      sizeof(err)),
+		      0);
+	gt_sampler_run(&s);
+	ASSERT(s.writes >= 2);
+	gt_sampler_stop(&s);
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/gpu_samples.csv", d);
+	char *t = gt_test_read_file(p, NULL);
+	ASSERT_EQ_INT(count_char(t, '\n'), 1 + 8 * 400);
+	ASSERT_EQ_INT(count_char(t, ','), 9 * (1 + 8 * 400)); /* every row whole */
+	free(t);
+	snprintf(p, sizeof(p), "%s/gpu_info_vram_profiler_output.csv", d);
+	t = gt_test_read_file(p, NULL);
+	ASSERT_EQ_INT(count_char(t, '\n'), 1 + 400);
+	ASSERT_EQ_INT(count_char(t, ','), 8 * (1 + 400));
+	free(t);
+}
+
 TEST(sampler_three_devices_not_supported_is_empty)
 {
 	struct gt_sampler s;
