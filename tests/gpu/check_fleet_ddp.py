@@ -7,7 +7,15 @@ RUN_DIR holds the `gputap run` output and the job's bare.out / traced.out.  Prin
 "not ok NAME: why" per check, then the numbers.  Tolerances: the straggler's cost over the affected
 steps (the time the other ranks waited for it alone) within 15 % of the planted sleep times the
 affected steps; each
-affected step's late collective by the planted rank, late by 75-125 % of the sleep.
+affected step's late collective by the planted rank, late by 75-125 % of the sleep, with a skew
+(last arrival - first) of 75-125 % of it too.
+
+Steps 0 and 1 are DDP's warm-up and are reported, not checked: DDP builds its gradient buckets
+during step 0's backward and rebuilds them at the start of step 1's forward (two Broadcasts of
+the new bucket layout, after an AllReduce), host work whose length differs between ranks — on
+2 x H200 one rank arrived 15-16 ms late at those three collectives of step 1, with fleet's cause
+host/launch, before any plant.  Fleet reports that lateness because it happened; from step
+WARMUP on, a rank other than the planted one late by half the sleep fails the check.
 """
 import json
 import os
@@ -22,6 +30,7 @@ from gputap.fleet import output  # noqa: E402
 
 COST_TOL = 0.15
 LATE_LO, LATE_HI = 0.75, 1.25
+WARMUP = 2  # steps 0 and 1: DDP's bucket build and rebuild (above)
 
 
 def main():
@@ -72,16 +81,28 @@ def main():
     check("straggler-cost", abs(got - want) <= COST_TOL * want,
           "cost over the affected steps %.3f ms vs planted %.3f ms (%d x %.3f)" % (got, want, steps, sleep))
     c = res.collectives
-    bad = []
+    bad, badskew = [], []
     for it in range(first, first + steps):
         rows = c[(c["iteration"] == it) & c["is_late"] & (c["late_rank"] == slow)]
         if not len(rows) or not (LATE_LO * sleep <= rows["late_ms"].max() <= LATE_HI * sleep):
             bad.append((it, rows["late_ms"].max() if len(rows) else None))
+        top_row = rows.loc[rows["late_ms"].idxmax()] if len(rows) else None
+        if top_row is None or not (LATE_LO * sleep <= top_row["skew_ms"] <= LATE_HI * sleep):
+            badskew.append((it, None if top_row is None else round(float(top_row["skew_ms"]), 3)))
     check("late-collective-every-affected-step", not bad, "steps without it, or late by: %s (sleep %.3f ms)" % (
         bad, sleep))
-    early = c[(c["iteration"] >= 1) & (c["iteration"] < first) & (c["late_rank"] == slow) & (c["late_ms"] > 0.5 * sleep)]
-    check("not-late-before-the-plant", len(early) == 0, "late before step %d: %s" % (first, early[["iteration",
-                                                                                                  "late_ms"]].values))
+    check("skew-of-the-plant-every-affected-step", not badskew, "steps whose late collective's skew is off: %s "
+          "(sleep %.3f ms)" % (badskew, sleep))
+    warm = c[(c["iteration"] >= 0) & (c["iteration"] < WARMUP) & c["is_late"]]
+    print("warm-up steps 0-%d (not checked): %s" % (WARMUP - 1, [
+        (int(r.iteration), r.name, int(r.seq), int(r.late_rank), round(float(r.late_ms), 3), r.cause)
+        for r in warm.itertuples() if r.late_ms > 0.5]))
+    early = c[(c["iteration"] >= WARMUP) & (c["iteration"] < first) & (c["late_ms"] > 0.5 * sleep)]
+    check("not-late-before-the-plant", len(early) == 0, "late before step %d (after the warm-up): %s" % (
+        first, early[["iteration", "late_rank", "late_ms"]].values))
+    others = c[(c["iteration"] >= first) & c["is_late"] & (c["late_rank"] != slow) & (c["late_ms"] > 0.5 * sleep)]
+    check("no-other-rank-late-by-half-the-plant", len(others) == 0, "%s" % others[["iteration", "late_rank",
+                                                                                   "late_ms"]].values)
     neg = [(n, col) for n, t in (("ranks", res.ranks), ("iterations", res.iterations), ("collectives", c))
            for col in t.columns if col.endswith("_ms") and col != "clock_offset_ms" and t[col].dtype.kind == "f"
            and (t[col] < 0).any()]

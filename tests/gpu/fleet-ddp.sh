@@ -7,6 +7,8 @@
 # else where the tarball is unpacked) and checks the straggler, its cost and the
 # late collectives against the plant, the checksum and the samplers' cost.
 #   tests/gpu/fleet-ddp.sh OUTDIR
+# env: GT_NPROC (ranks; default every GPU nvidia-smi lists), DEVICE (the GPUs sampled; default all),
+#      GT_FLEET_NAME (the run folder /tmp/NAME and the tarball's top folder; default gt-fleet-ddp)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -16,11 +18,14 @@ B=${GT_GPU_BUILD:-$top/.carry/build}
 G=$B/gputap
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
-n=$(nvidia-smi -L | wc -l)
+n=${GT_NPROC:-$(nvidia-smi -L | wc -l)}
+export DEVICE=${DEVICE:-all}
 log=$OUT/fleet-ddp.txt
-W=/tmp/gt-fleet-ddp
-rm -rf "$W" /tmp/gt-fleet-ddp-bare
-mkdir -p /tmp/gt-fleet-ddp-bare
+name=${GT_FLEET_NAME:-gt-fleet-ddp}
+W=/tmp/$name
+J=/tmp/$name-job # the job's own output, bare and traced
+rm -rf "$W" "$J" "$W-plugin-failed"
+mkdir -p "$J"
 {
 	date -u
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -28,29 +33,29 @@ mkdir -p /tmp/gt-fleet-ddp-bare
 } >"$OUT/device.txt" 2>&1
 t=$(date +%s%N)
 timeout 90 torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py \
-	>/tmp/gt-fleet-ddp-bare/bare.out 2>/tmp/gt-fleet-ddp-bare/bare.err
+	>"$J"/bare.out 2>"$J"/bare.err
 echo "bare exit $? wall_ms $((($(date +%s%N) - t) / 1000000))" | tee -a "$log"
 t=$(date +%s%N)
-DEVICE=all SAMPLING_RATE=0.01 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT \
+SAMPLING_RATE=0.01 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT \
 	timeout 120 "$G" run -o "$W" --tools kernel_trace,nccl_trace,power,vram -- \
-	torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py >/tmp/gt-fleet-ddp-bare/traced.out \
-	2>/tmp/gt-fleet-ddp-bare/traced.err
+	torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py >"$J"/traced.out \
+	2>"$J"/traced.err
 rc=$?
 echo "traced exit $rc wall_ms $((($(date +%s%N) - t) / 1000000))" | tee -a "$log"
 if [ $rc -ne 0 ]; then # the job failed with the plugin: once more without it (collectives matched by order)
-	tail -20 /tmp/gt-fleet-ddp-bare/traced.err | tee -a "$log"
+	tail -20 "$J"/traced.err | tee -a "$log"
 	mv "$W" "$W-plugin-failed" 2>/dev/null
-	DEVICE=all SAMPLING_RATE=0.01 timeout 90 "$G" run -o "$W" --tools kernel_trace,nccl_trace,power,vram -- \
-		torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py >/tmp/gt-fleet-ddp-bare/traced.out \
-		2>/tmp/gt-fleet-ddp-bare/traced.err
+	SAMPLING_RATE=0.01 timeout 90 "$G" run -o "$W" --tools kernel_trace,nccl_trace,power,vram -- \
+		torchrun --standalone --nproc_per_node "$n" tests/gpu/ddp_straggler.py >"$J"/traced.out \
+		2>"$J"/traced.err
 	echo "traced without the plugin: exit $?" | tee -a "$log"
 fi
-cp /tmp/gt-fleet-ddp-bare/* "$W"/ 2>/dev/null
+cp "$J"/* "$W"/ 2>/dev/null
 # the run first: it comes back even if what follows runs out of time
-tar czf "$OUT/fleet-ddp-run.tgz" -C /tmp gt-fleet-ddp $(cd /tmp && ls -d gt-fleet-ddp-plugin-failed 2>/dev/null) 2>/dev/null
+tar czf "$OUT/fleet-ddp-run.tgz" -C /tmp "$name" $(cd /tmp && ls -d "$name-plugin-failed" 2>/dev/null) 2>/dev/null
 grep -h -E '(PLANT|CHECKSUM|STEPS) ' "$W"/bare.out "$W"/traced.out | tee -a "$log"
 grep -h -i -E 'profiler' "$W"/traced.out "$W"/traced.err | sort | uniq -c | head -8 | tee -a "$log"
-python3 bench/sampler/summarize.py "$W" "power,vram 100 Hz on $n GPUs during the traced job" >>"$log" 2>&1
+python3 bench/sampler/summarize.py "$W" "power,vram 100 Hz on GPUs $DEVICE during the traced job ($n ranks)" >>"$log" 2>&1
 ls -la "$W" "$W"/rank* >>"$log" 2>&1
 if python3 -c 'import pandas, pyarrow' 2>/dev/null; then
 	PYTHONPATH=$top/python python3 tests/gpu/check_fleet_ddp.py "$W" "$G" 2>&1 | tee -a "$log"
