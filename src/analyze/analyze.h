@@ -301,7 +301,8 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f);
 int gt_an_print_json(const struct gt_an_result *const *r, size_t n, FILE *f);
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
 
-/* Helpers for the per-op tables, shared by the output here and gputap report. */
+/* Helpers for the per-op tables, shared by the output here and gputap report (the names: emit.c;
+ * the rest: output_detail.c). */
 /* "compute", "communication", "memory" for gt_an_kernel.cat. */
 const char *gt_an_kind_name(int cat);
 /* The rank label of a source ("rank0", "pid591"): the label of its first GPU without "/gpuN". */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/input.h"
 #include "analyze/findings.h"
 #include "core/demangle.h"
 #include "trace/trace_io.h"

@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/input.h"
 #include "analyze/jscan.h"
 #include "analyze/findings.h"
 #include "core/csvio.h"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/input.h"
 
 /* Index of the first column whose header equals one of `names` (case-insensitive, trimmed,
  * the unit suffix " (ns)" etc. ignored), or -1.  *scale gets the unit's factor to ns. */

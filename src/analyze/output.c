@@ -11,8 +11,8 @@
 #include <yajl/yajl_gen.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/emit.h"
 #include "analyze/findings.h"
-#include "core/csvio.h"
 #include "core/log.h"
 
 #define MS(ns) ((ns) / 1e6)
@@ -197,33 +197,6 @@ int gt_an_print_text(const struct gt_an_result *r, FILE *f)
 
 #define GS(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
-/* ms with 6 decimals (= ns), trailing zeros dropped: stable text, no binary noise */
-static void jnum(yajl_gen g, const char *k, double v)
-{
-	char b[64];
-	GS(g, k);
-	if (!isfinite(v)) { /* JSON has no inf/nan */
-		yajl_gen_null(g);
-		return;
-	}
-	snprintf(b, sizeof(b), fabs(v) < 1e15 ? "%.6f" : "%.17g", v);
-	size_t n = strlen(b);
-	if (strchr(b, '.') && !strchr(b, 'e'))
-		while (n > 1 && b[n - 1] == '0' && b[n - 2] != '.')
-			b[--n] = '\0';
-	yajl_gen_number(g, b, n);
-}
-
-void gt_an_jnum(void *g, const char *k, double v) { jnum(g, k, v); }
-
-static void jint(yajl_gen g, const char *k, unsigned long long v)
-{
-	GS(g, k);
-	yajl_gen_integer(g, (long long)v);
-}
-
-void gt_an_jint(void *g, const char *k, unsigned long long v) { jint(g, k, v); }
-
 static void jstats(yajl_gen g, const char *k, const struct gt_an_stat *v, size_t n)
 {
 	GS(g, k);
@@ -232,10 +205,10 @@ static void jstats(yajl_gen g, const char *k, const struct gt_an_stat *v, size_t
 		yajl_gen_map_open(g);
 		GS(g, "name");
 		GS(g, v[i].name);
-		jnum(g, "time_ms", MS(v[i].time_ns));
-		jint(g, "count", v[i].count);
-		jnum(g, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
-		jint(g, "count_per_iter", v[i].count_per_iter);
+		gt_an_jnum(g, "time_ms", MS(v[i].time_ns));
+		gt_an_jint(g, "count", v[i].count);
+		gt_an_jnum(g, "time_per_iter_ms", MS(v[i].time_per_iter_ns));
+		gt_an_jint(g, "count_per_iter", v[i].count_per_iter);
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
@@ -244,26 +217,26 @@ static void jstats(yajl_gen g, const char *k, const struct gt_an_stat *v, size_t
 static void jwindow(yajl_gen g, const struct gt_an_window *w)
 {
 	yajl_gen_map_open(g);
-	jint(g, "start_ns", w->start_ns);
-	jint(g, "end_ns", w->end_ns);
-	jint(g, "first_ns", w->first_ns);
-	jint(g, "last_ns", w->last_ns);
-	jnum(g, "span_ms", MS(w->span_ns));
-	jnum(g, "busy_ms", MS(w->busy_ns));
-	jnum(g, "idle_ms", MS(w->idle_ns));
-	jnum(g, "kernel_sum_ms", MS(w->kernel_ns));
-	jint(g, "kernels", w->kernels);
-	jint(g, "memops", w->memops);
-	jnum(g, "compute_ms", MS(w->compute_ns));
-	jnum(g, "comm_ms", MS(w->comm_ns));
-	jnum(g, "overlap_ms", MS(w->overlap_ns));
-	jnum(g, "exposed_comm_ms", MS(w->exposed_ns));
-	jnum(g, "memop_ms", MS(w->memop_ns));
-	jnum(g, "non_compute_ms", MS(w->non_compute_ns));
-	jnum(g, "overlap_pct", w->comm_ns > 0 ? pct(w->overlap_ns, w->comm_ns) : NAN); /* null: no communication */
-	jnum(g, "idle_pct", pct(w->idle_ns, w->span_ns));
-	jnum(g, "compute_pct", pct(w->compute_ns, w->span_ns));
-	jnum(g, "non_compute_pct", pct(w->non_compute_ns, w->span_ns));
+	gt_an_jint(g, "start_ns", w->start_ns);
+	gt_an_jint(g, "end_ns", w->end_ns);
+	gt_an_jint(g, "first_ns", w->first_ns);
+	gt_an_jint(g, "last_ns", w->last_ns);
+	gt_an_jnum(g, "span_ms", MS(w->span_ns));
+	gt_an_jnum(g, "busy_ms", MS(w->busy_ns));
+	gt_an_jnum(g, "idle_ms", MS(w->idle_ns));
+	gt_an_jnum(g, "kernel_sum_ms", MS(w->kernel_ns));
+	gt_an_jint(g, "kernels", w->kernels);
+	gt_an_jint(g, "memops", w->memops);
+	gt_an_jnum(g, "compute_ms", MS(w->compute_ns));
+	gt_an_jnum(g, "comm_ms", MS(w->comm_ns));
+	gt_an_jnum(g, "overlap_ms", MS(w->overlap_ns));
+	gt_an_jnum(g, "exposed_comm_ms", MS(w->exposed_ns));
+	gt_an_jnum(g, "memop_ms", MS(w->memop_ns));
+	gt_an_jnum(g, "non_compute_ms", MS(w->non_compute_ns));
+	gt_an_jnum(g, "overlap_pct", w->comm_ns > 0 ? pct(w->overlap_ns, w->comm_ns) : NAN); /* null: no communication */
+	gt_an_jnum(g, "idle_pct", pct(w->idle_ns, w->span_ns));
+	gt_an_jnum(g, "compute_pct", pct(w->compute_ns, w->span_ns));
+	gt_an_jnum(g, "non_compute_pct", pct(w->non_compute_ns, w->span_ns));
 	yajl_gen_map_close(g);
 }
 
@@ -276,24 +249,24 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 		GS(g, "findings");
 		gt_fd_json(g, r->findings, GT_FD_MIN_GAIN_PCT);
 	}
-	jint(g, "iterations", (unsigned)r->iters);
-	jint(g, "gpus", (unsigned)r->gpus);
+	gt_an_jint(g, "iterations", (unsigned)r->iters);
+	gt_an_jint(g, "gpus", (unsigned)r->gpus);
 	GS(g, "iteration_source");
 	GS(g, r->iter_source);
 	GS(g, "kernels");
 	yajl_gen_map_open(g);
-	jnum(g, "time_ms", MS(r->kernel_time_ns));
-	jint(g, "count", r->kernel_count);
-	jnum(g, "time_per_iter_ms", MS(r->kernel_time_per_iter_ns));
-	jint(g, "count_per_iter", r->kernel_count_per_iter);
+	gt_an_jnum(g, "time_ms", MS(r->kernel_time_ns));
+	gt_an_jint(g, "count", r->kernel_count);
+	gt_an_jnum(g, "time_per_iter_ms", MS(r->kernel_time_per_iter_ns));
+	gt_an_jint(g, "count_per_iter", r->kernel_count_per_iter);
 	jstats(g, "classes", r->classes, r->nclasses);
 	yajl_gen_map_close(g);
 	GS(g, "nccl");
 	yajl_gen_map_open(g);
-	jnum(g, "time_ms", MS(r->nccl_time_ns));
-	jint(g, "count", r->nccl_count);
-	jnum(g, "time_per_iter_ms", MS(r->nccl_time_per_iter_ns));
-	jint(g, "count_per_iter", r->nccl_count_per_iter);
+	gt_an_jnum(g, "time_ms", MS(r->nccl_time_ns));
+	gt_an_jint(g, "count", r->nccl_count);
+	gt_an_jnum(g, "time_per_iter_ms", MS(r->nccl_time_per_iter_ns));
+	gt_an_jint(g, "count_per_iter", r->nccl_count_per_iter);
 	jstats(g, "collectives", r->nccl, r->nnccl);
 	yajl_gen_map_close(g);
 	if (r->has_mem) {
@@ -307,10 +280,10 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 		yajl_gen_map_open(g);
 		GS(g, "tag");
 		GS(g, r->nvtx_tag);
-		jint(g, "count", r->nvtx_count);
-		jnum(g, "total_ms", MS(r->nvtx_total_ns));
-		jnum(g, "average_ms", MS(r->nvtx_total_ns) / (double)r->nvtx_count);
-		jnum(g, "estimated_non_hidden_ms", MS(r->nvtx_total_ns - r->kernel_time_ns));
+		gt_an_jint(g, "count", r->nvtx_count);
+		gt_an_jnum(g, "total_ms", MS(r->nvtx_total_ns));
+		gt_an_jnum(g, "average_ms", MS(r->nvtx_total_ns) / (double)r->nvtx_count);
+		gt_an_jnum(g, "estimated_non_hidden_ms", MS(r->nvtx_total_ns - r->kernel_time_ns));
 		GS(g, "time_source");
 		GS(g, r->nvtx_time[0] ? r->nvtx_time : "cpu-range");
 		yajl_gen_map_close(g);
@@ -320,9 +293,9 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 	GS(g, "iteration_assignment");
 	if (r->has_timeline) {
 		yajl_gen_map_open(g);
-		jint(g, "by_launch", r->ops_by_launch);
-		jint(g, "outside", r->ops_outside);
-		jint(g, "by_time", r->ops_by_time);
+		gt_an_jint(g, "by_launch", r->ops_by_launch);
+		gt_an_jint(g, "outside", r->ops_outside);
+		gt_an_jint(g, "by_time", r->ops_by_time);
 		yajl_gen_map_close(g);
 	} else {
 		yajl_gen_null(g);
@@ -338,8 +311,8 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 			yajl_gen_map_open(g);
 			GS(g, "label");
 			GS(g, r->gpu[i].label);
-			jint(g, "source", (unsigned)r->gpu[i].source);
-			jint(g, "device", (unsigned)r->gpu[i].device);
+			gt_an_jint(g, "source", (unsigned)r->gpu[i].source);
+			gt_an_jint(g, "device", (unsigned)r->gpu[i].device);
 			GS(g, "total");
 			jwindow(g, &r->gpu[i].total);
 			GS(g, "iterations");
@@ -372,7 +345,7 @@ int gt_an_print_json(const struct gt_an_result *const *rs, size_t n, FILE *f)
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
 	yajl_gen_map_open(g);
-	jint(g, "schema_version", GT_AN_SCHEMA_VERSION);
+	gt_an_jint(g, "schema_version", GT_AN_SCHEMA_VERSION);
 	GS(g, "tool");
 	GS(g, "gputap analyze");
 	GS(g, "results");
@@ -391,24 +364,6 @@ int gt_an_print_json(const struct gt_an_result *const *rs, size_t n, FILE *f)
 }
 
 /* ---- CSV: title,section,gpu,iteration,name,metric,value ---- */
-
-
-void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
-		    const char *metric, double v)
-{
-	gt_csv_put(f, title);
-	fprintf(f, ",%s,", sec);
-	gt_csv_put(f, gpu);
-	if (it >= 0)
-		fprintf(f, ",%ld,", it);
-	else
-		fputs(",,", f);
-	gt_csv_put(f, name);
-	if (isfinite(v))
-		fprintf(f, ",%s,%.6f\n", metric, v);
-	else /* unknown: an empty cell, never 0 */
-		fprintf(f, ",%s,\n", metric);
-}
 
 static void csv_stats(FILE *f, const char *title, const char *sec, const struct gt_an_stat *v, size_t n)
 {

@@ -11,40 +11,16 @@
 #include <yajl/yajl_gen.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/emit.h"
 #include "core/log.h"
 
 #define MS(ns) ((ns) / 1e6)
 #define US(ns) ((ns) / 1e3)
 
 static const char *const idle_names[GT_IDLE_N] = {"host_wait", "kernel_wait", "other"};
-static const char *const kind_names[] = {"compute", "communication", "memory"};
 
-const char *gt_an_kind_name(int cat) { return cat >= 0 && cat < 3 ? kind_names[cat] : "other"; }
 
 static double pct(double a, double b) { return b > 0 ? a / b * 100.0 : 0.0; }
-
-void gt_an_short_name(const char *name, size_t width, char *buf, size_t len)
-{
-	size_t n = strlen(name);
-	if (width < 32)
-		width = 32;
-	if (n <= width) {
-		snprintf(buf, len, "%s", name);
-		return;
-	}
-	/* the start, the end (templates differ in either) and a hash of the whole: two names never
-	 * look the same once shortened */
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)name[i]) * 16777619u;
-	size_t tail = 12, head = width - tail - 3 - 8;
-	while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80) /* whole UTF-8 characters */
-		head--;
-	const char *t = name + n - tail;
-	while (*t && ((unsigned char)*t & 0xc0) == 0x80)
-		t++;
-	snprintf(buf, len, "%.*s...%s ~%06x", (int)head, name, t, (unsigned)(h & 0xffffffu));
-}
 
 /* A number of a text table, "-" when it is unknown (NAN). */
 static void tnum(FILE *f, int w, int prec, double v)
@@ -53,19 +29,6 @@ static void tnum(FILE *f, int w, int prec, double v)
 		fprintf(f, "%*.*f", w, prec, v);
 	else
 		fprintf(f, "%*s", w, "-");
-}
-
-void gt_an_source_label(const struct gt_an_result *r, int source, char *buf, size_t len)
-{
-	for (size_t i = 0; i < r->ngpu; i++)
-		if (r->gpu[i].source == source) {
-			snprintf(buf, len, "%s", r->gpu[i].label);
-			char *s = strrchr(buf, '/');
-			if (s)
-				*s = '\0';
-			return;
-		}
-	snprintf(buf, len, "rank%d", source);
 }
 
 double gt_an_kind_time(const struct gt_an_result *r, int source, int cat)

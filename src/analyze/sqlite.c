@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/input.h"
 #include "analyze/findings.h"
 
 static int has_table(sqlite3 *db, const char *t)

@@ -31,6 +31,8 @@
 
 enum { U_ALL, U_KERN, U_COMP, U_COMM, U_MEM, U_N };
 
+size_t gt_an_sort_chunk = 1u << 20;
+
 int gt_tl_init(struct gt_tl *tl, size_t chunk_events)
 {
 	memset(tl, 0, sizeof(*tl));

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/input.h"
 #include "trace/trace_io.h"
 #include "test.h"
 
