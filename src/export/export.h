@@ -35,13 +35,6 @@
 #define GT_EXPORT_JSON_GZ_NAME "trace.json.gz"
 #define GT_EXPORT_CSV_PREFIX "trace"
 
-/* The names from when this folder was called `out`, kept for run/run.c only until it is renamed
- * there; nothing new uses them. */
-#define GT_OUT_JSON GT_EXPORT_JSON
-#define GT_OUT_JSON_GZ GT_EXPORT_JSON_GZ
-#define GT_OUT_CSV GT_EXPORT_CSV
-#define gt_out_write_all gt_export_write_all
-
 /* Read `trace_path` once and write the outputs selected by `what` into
  * `outdir` (created if missing).  0, or -1 with `err` naming the file.
  * A partial trace (torn tail, .partial file, partial flag) is converted as

@@ -340,7 +340,7 @@ static void convert_one(struct gt_run *r, const char *trace, unsigned what)
 	uint64_t t0 = now_ns();
 	if (size >= GT_BIG_TRACE_BYTES)
 		fprintf(stderr, "gputap: converting %s (%.0f MiB)...\n", rel, (double)size / 1048576.0);
-	if (gt_out_write_all(trace, outdir, what, err, sizeof(err)) < 0)
+	if (gt_export_write_all(trace, outdir, what, err, sizeof(err)) < 0)
 		warnf(r, "%s", err);
 	else if (size >= GT_BIG_TRACE_BYTES)
 		fprintf(stderr, "gputap: converted %s in %.1f s\n", rel, (double)(now_ns() - t0) / 1e9);
@@ -479,9 +479,9 @@ static void free_run(struct gt_run *r)
 int gt_run_json_format(const char *v, unsigned *out)
 {
 	if (!v || strcmp(v, "json") == 0)
-		*out = GT_OUT_JSON;
+		*out = GT_EXPORT_JSON;
 	else if (strcmp(v, "gz") == 0 || strcmp(v, "json.gz") == 0)
-		*out = GT_OUT_JSON_GZ;
+		*out = GT_EXPORT_JSON_GZ;
 	else if (strcmp(v, "none") == 0)
 		*out = 0;
 	else
@@ -744,7 +744,7 @@ static void post_run(struct gt_run *r)
 	gt_pcs_postrun(r->outdir, pcs_warn, r); /* SASS and per-kernel files first: the report reads them */
 	struct gt_postrun pr = {
 		.dir = r->outdir,
-		.formats = r->plan.has_tap ? r->json_format | GT_OUT_CSV : 0,
+		.formats = r->plan.has_tap ? r->json_format | GT_EXPORT_CSV : 0,
 		.report = 1,
 		.summary = stderr,
 		.warn = postrun_warn,
@@ -774,7 +774,7 @@ int gt_run_execute(const struct gt_run_opts *o)
 	r->argv = o->argv;
 	r->argc = o->argc;
 	if (gt_run_json_format(o->trace_json, &r->json_format) < 0)
-		r->json_format = GT_OUT_JSON; /* refused in check_opts before anything runs */
+		r->json_format = GT_EXPORT_JSON; /* refused in check_opts before anything runs */
 	r->start_ns = now_ns();
 	struct gt_tool_list tl;
 	int st = check_opts(o, &tl);
