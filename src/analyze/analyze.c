@@ -409,103 +409,143 @@ static void report_skipped(struct gt_an_ctx *c)
 		fprintf(stderr, "gputap: %d input(s) with no GPU work, left out of the per-GPU tables: %s\n", n, list);
 }
 
-/* One analysis.  `pick` (when not NULL): with no tag, no --iters and no iteration range found, the
- * default range to run again with ("" when there is none). */
-static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o, struct gt_an_result **out,
-		  char *err, size_t errlen, char *pick, size_t picklen)
+/* ---- one analysis, phase by phase ---- */
+
+/* The context of one analysis from its options; `keep_cand`: keep the ranges that may become the
+ * iterations while reading.  0, or -1 with err. */
+static int ctx_open(struct gt_an_ctx *c, const struct gt_an_opts *o, int keep_cand, char *err, size_t errlen)
 {
-	struct gt_an_ctx c;
-	struct gt_names seen_all;
-	memset(&c, 0, sizeof(c));
-	c.o = o;
-	c.tag = o->nvtx_tag && o->nvtx_tag[0] ? o->nvtx_tag : NULL;
-	c.tag_is_profiler_step = c.tag == NULL;
-	c.tag_is_windows = c.tag && strcmp(c.tag, GT_AN_WINDOWS_TAG) == 0;
-	c.progress = o->progress;
-	c.cand_off = !pick || o->csv_kern;
-	char picked[1024] = ""; /* the range picked at the end of the read, when its ranges were kept */
-	gt_names_init(&c.cand_names);
-	gt_names_init(&c.names);
-	gt_names_init(&c.seen);
-	gt_names_init(&seen_all);
-	int rc = -1;
-	struct gt_an_result *r = calloc(1, sizeof(*r));
-	if (!r || (o->collectives && !(c.colls = gt_colls_new())) || (o->findings && !(c.fd = gt_fd_new())) ||
-	    gt_tl_init(&c.tl, 0) < 0) {
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->tag = o->nvtx_tag && o->nvtx_tag[0] ? o->nvtx_tag : NULL;
+	c->tag_is_profiler_step = c->tag == NULL;
+	c->tag_is_windows = c->tag && strcmp(c->tag, GT_AN_WINDOWS_TAG) == 0;
+	c->progress = o->progress;
+	c->cand_off = !keep_cand || o->csv_kern;
+	gt_names_init(&c->cand_names);
+	gt_names_init(&c->names);
+	gt_names_init(&c->seen);
+	if ((o->collectives && !(c->colls = gt_colls_new())) || (o->findings && !(c->fd = gt_fd_new())) ||
+	    gt_tl_init(&c->tl, 0) < 0) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -1;
 	}
-	c.map = o->map;
-	if (!c.map) {
-		if (gt_an_map_default(&c.default_map, err, errlen) < 0)
-			goto out;
-		c.map = c.default_map;
+	c->map = o->map;
+	if (!c->map) {
+		if (gt_an_map_default(&c->default_map, err, errlen) < 0)
+			return -1;
+		c->map = c->default_map;
 	}
+	return 0;
+}
+
+static void ctx_close(struct gt_an_ctx *c)
+{
+	for (size_t i = 0; i < c->nnotes; i++)
+		free(c->notes[i]);
+	free(c->notes);
+	for (size_t i = 0; i < c->npaths; i++)
+		free(c->paths[i]);
+	free(c->paths);
+	gt_an_map_free(c->default_map);
+	gt_names_free(&c->names);
+	gt_names_free(&c->seen);
+	gt_names_free(&c->cand_names);
+	free(c->cand);
+	gt_tl_free(&c->tl);
+	gt_colls_free(c->colls);
+	gt_fd_free(c->fd);
+}
+
+/* Every input into the context (the config's nsys CSVs first); each name's ranges per input into
+ * `seen_all`.  0, or a reader's negative status with err. */
+static int read_inputs(struct gt_an_ctx *c, const char *const *inputs, int ninputs, struct gt_names *seen_all,
+		       char *err, size_t errlen)
+{
+	const struct gt_an_opts *o = c->o;
 	if (o->csv_kern) {
-		if (gt_an_read_nsys_csv(&c, o->csv_kern, o->csv_nvtx, o->csv_mem, err, errlen) < 0)
-			goto out;
-		if (o->csv_nvtx && c.has_nvtx)
-			gt_an_input_done(&c, &seen_all, o->csv_nvtx, 0);
+		if (gt_an_read_nsys_csv(c, o->csv_kern, o->csv_nvtx, o->csv_mem, err, errlen) < 0)
+			return -1;
+		if (o->csv_nvtx && c->has_nvtx)
+			gt_an_input_done(c, seen_all, o->csv_nvtx, 0);
 	}
 	for (int i = 0; i < ninputs; i++) {
-		uint64_t m0 = c.nvtx_count;
-		int k = read_input(&c, inputs[i], err, errlen);
-		if (k < 0) {
-			rc = k;
-			goto out;
-		}
-		gt_an_input_done(&c, &seen_all, inputs[i], m0);
+		uint64_t m0 = c->nvtx_count;
+		int k = read_input(c, inputs[i], err, errlen);
+		if (k < 0)
+			return k;
+		gt_an_input_done(c, seen_all, inputs[i], m0);
 	}
-	/* nothing to analyze is an error naming the input, never a table of zeros (which would read as
-	 * "the GPU did nothing") */
+	return 0;
+}
+
+/* Nothing to analyze is an error naming the input, never a table of zeros (which would read as "the
+ * GPU did nothing").  1 (err says why) when no op was read, else 0. */
+static int no_gpu_work(const struct gt_an_ctx *c, const char *const *inputs, int ninputs, char *err, size_t errlen)
+{
+	const struct gt_an_opts *o = c->o;
 	uint64_t nops = 0;
-	for (size_t i = 0; i < c.names.n; i++)
-		nops += c.names.v[i].count;
-	if (nops == 0) {
-		const char *why = NULL; /* a reader's own account (a Kineto trace lists its categories) */
-		for (size_t i = 0; i < c.nnotes && !why && ninputs == 1; i++)
-			if (strstr(c.notes[i], "no GPU activity"))
-				why = c.notes[i];
-		if (why)
-			snprintf(err, errlen, "%s", why);
-		else if (ninputs == 1 || (o->csv_kern && ninputs == 0))
-			snprintf(err, errlen, "%s: no GPU activity: no kernel, memcpy or memset in it: nothing to analyze",
-				 ninputs ? inputs[0] : o->csv_kern);
-		else
-			snprintf(err, errlen, "no GPU activity: no kernel, memcpy or memset in any of the %d inputs: "
-					      "nothing to analyze", ninputs + (o->csv_kern != NULL));
-		goto out;
-	}
-	if (pick) {
-		const int none = !c.tag && !c.nvtx_count && !o->iters && !o->csv_kern;
-		/* several capture windows: the units the user chose; else the range that repeats */
-		const char *d = none && c.windows_seen >= 2 ? GT_AN_WINDOWS_TAG : none ? gt_an_default_range(&seen_all) : NULL;
-		snprintf(pick, picklen, "%s", d ? d : "");
-		if (d && strcmp(d, GT_AN_WINDOWS_TAG) != 0 && !c.cand_off && strlen(d) < sizeof(picked)) {
-			/* the ranges were kept while reading: no second read */
-			snprintf(picked, sizeof(picked), "%s", d);
-			if (gt_an_apply_cand(&c, picked) < 0) {
-				snprintf(err, errlen, "out of memory");
-				goto out;
-			}
-			c.tag = picked;
-			c.tag_is_profiler_step = 0;
-		} else if (d) { /* the caller runs again with it */
-			rc = 0;
-			goto out;
+	for (size_t i = 0; i < c->names.n; i++)
+		nops += c->names.v[i].count;
+	if (nops)
+		return 0;
+	const char *why = NULL; /* a reader's own account (a Kineto trace lists its categories) */
+	for (size_t i = 0; i < c->nnotes && !why && ninputs == 1; i++)
+		if (strstr(c->notes[i], "no GPU activity"))
+			why = c->notes[i];
+	if (why)
+		snprintf(err, errlen, "%s", why);
+	else if (ninputs == 1 || (o->csv_kern && ninputs == 0))
+		snprintf(err, errlen, "%s: no GPU activity: no kernel, memcpy or memset in it: nothing to analyze",
+			 ninputs ? inputs[0] : o->csv_kern);
+	else
+		snprintf(err, errlen, "no GPU activity: no kernel, memcpy or memset in any of the %d inputs: "
+				      "nothing to analyze", ninputs + (o->csv_kern != NULL));
+	return 1;
+}
+
+/* With no tag, no --iters and no iteration range read: the default range into `pick` ("" when there
+ * is none).  When its ranges were kept while reading they become the iterations now, the tag then
+ * `picked` (which outlives the analysis).  1: the caller reads again with `pick`; 0: go on; -1: out
+ * of memory (err says). */
+static int pick_range(struct gt_an_ctx *c, const struct gt_names *seen_all, char *pick, size_t picklen,
+		      char *picked, size_t pickedlen, char *err, size_t errlen)
+{
+	const struct gt_an_opts *o = c->o;
+	const int none = !c->tag && !c->nvtx_count && !o->iters && !o->csv_kern;
+	/* several capture windows: the units the user chose; else the range that repeats */
+	const char *d = none && c->windows_seen >= 2 ? GT_AN_WINDOWS_TAG : none ? gt_an_default_range(seen_all) : NULL;
+	snprintf(pick, picklen, "%s", d ? d : "");
+	if (d && strcmp(d, GT_AN_WINDOWS_TAG) != 0 && !c->cand_off && strlen(d) < pickedlen) {
+		/* the ranges were kept while reading: no second read */
+		snprintf(picked, pickedlen, "%s", d);
+		if (gt_an_apply_cand(c, picked) < 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
 		}
-		if (!c.tag && !c.nvtx_count && !o->iters && !o->csv_kern)
-			gt_an_note(&c, "no iterations: no ProfilerStep#N range and no NVTX range that repeats in an "
-				       "input; the tables cover the whole run (--nvtx TAG or --iters N sets iterations)");
+		c->tag = picked;
+		c->tag_is_profiler_step = 0;
+	} else if (d) { /* the caller runs again with it */
+		return 1;
 	}
-	/* iterations and GPUs */
+	if (!c->tag && !c->nvtx_count && !o->iters && !o->csv_kern)
+		gt_an_note(c, "no iterations: no ProfilerStep#N range and no NVTX range that repeats in an "
+			      "input; the tables cover the whole run (--nvtx TAG or --iters N sets iterations)");
+	return 0;
+}
+
+/* How many iterations and GPUs the per-iteration columns divide by, and where the iterations come
+ * from.  Returns the most iteration ranges of one source (0: none). */
+static size_t count_iterations(const struct gt_an_ctx *c, struct gt_an_result *r)
+{
+	const struct gt_an_opts *o = c->o;
 	size_t max_ranges = 0;
-	if (c.tl.nranges) {
-		size_t *per = calloc((size_t)c.nsources + 1, sizeof(size_t));
+	if (c->tl.nranges) {
+		size_t *per = calloc((size_t)c->nsources + 1, sizeof(size_t));
 		if (per) {
-			for (size_t i = 0; i < c.tl.nranges; i++)
-				if (c.tl.ranges[i].source <= c.nsources && ++per[c.tl.ranges[i].source] > max_ranges)
-					max_ranges = per[c.tl.ranges[i].source];
+			for (size_t i = 0; i < c->tl.nranges; i++)
+				if (c->tl.ranges[i].source <= c->nsources && ++per[c->tl.ranges[i].source] > max_ranges)
+					max_ranges = per[c->tl.ranges[i].source];
 			free(per);
 		}
 	}
@@ -515,98 +555,135 @@ static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opt
 	} else if (max_ranges) {
 		r->iters = (int)max_ranges;
 		snprintf(r->iter_source, sizeof(r->iter_source), "%s",
-			 !c.tag ? "profiler-step" : c.tag_is_windows ? "capture-windows" : "nvtx");
-	} else if (!c.has_tl && c.nvtx_count) {
-		r->iters = (int)c.nvtx_count;
+			 !c->tag ? "profiler-step" : c->tag_is_windows ? "capture-windows" : "nvtx");
+	} else if (!c->has_tl && c->nvtx_count) {
+		r->iters = (int)c->nvtx_count;
 		snprintf(r->iter_source, sizeof(r->iter_source), "nvtx");
 	} else {
 		r->iters = 1;
 		snprintf(r->iter_source, sizeof(r->iter_source), "none");
 	}
-	r->gpus = o->gpus > 0 ? o->gpus : (c.has_tl && c.tl.ngpus ? (int)c.tl.ngpus : 1);
-	if (c.has_tl) {
-		c.tl.names = &c.names;
-		c.tl.launched_only = o->launched_only;
-		c.tl.without_last_step = o->without_last_step;
-		c.tl.ranges_are_steps = !c.tag;
-		if (!(c.tl.dt = gt_dt_new(o, c.tl.ngpus, &c.names))) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		c.tl.fd = c.fd;
-		if (gt_tl_finish(&c.tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
-			goto out;
-		/* nsys sorts kernels by total time; do the same for names read from timelines (after the
-		 * sweep: the ops refer to the names by index) */
-		gt_sort(c.names.v, c.names.n, sizeof(*c.names.v), name_time_cmp);
-		r->by_launch_event = c.tl.by_launch_event;
-		r->by_launch_range = c.tl.by_launch_range;
-		c.tl.hta.sync_events = c.hta_sync;
-		c.tl.hta.cpu_stream_events = c.hta_cpu_stream;
-		r->hta = c.tl.hta;
-		r->launched_only = o->launched_only;
-		r->all_rows = o->all_rows;
-		r->without_last_step = o->without_last_step;
-		r->has_timeline = 1;
-		r->ops_by_launch = c.tl.by_launch;
-		r->ops_outside = c.tl.outside;
-		r->ops_by_time = c.tl.by_time;
-		if (c.tl.nvtx_projected)
-			c.nvtx_total_ns = c.tl.nvtx_total_ns;
-		if (c.colls && gt_colls_finish(c.colls, &c.tl, r) < 0) {
-			snprintf(err, errlen, "%s", c.tl.err[0] ? c.tl.err : "out of memory");
-			goto out;
-		}
-		report_skipped(&c);
+	r->gpus = o->gpus > 0 ? o->gpus : (c->has_tl && c->tl.ngpus ? (int)c->tl.ngpus : 1);
+	return max_ranges;
+}
+
+/* The sweep of the timeline (inputs with one): per GPU and iteration, the per-op analyses, the
+ * collectives.  0, or -1 with err. */
+static int finish_timeline(struct gt_an_ctx *c, struct gt_an_result *r, size_t max_ranges, char *err, size_t errlen)
+{
+	const struct gt_an_opts *o = c->o;
+	c->tl.names = &c->names;
+	c->tl.launched_only = o->launched_only;
+	c->tl.without_last_step = o->without_last_step;
+	c->tl.ranges_are_steps = !c->tag;
+	if (!(c->tl.dt = gt_dt_new(o, c->tl.ngpus, &c->names))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
+	c->tl.fd = c->fd;
+	if (gt_tl_finish(&c->tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
+		return -1;
+	/* nsys sorts kernels by total time; do the same for names read from timelines (after the
+	 * sweep: the ops refer to the names by index) */
+	gt_sort(c->names.v, c->names.n, sizeof(*c->names.v), name_time_cmp);
+	r->by_launch_event = c->tl.by_launch_event;
+	r->by_launch_range = c->tl.by_launch_range;
+	c->tl.hta.sync_events = c->hta_sync;
+	c->tl.hta.cpu_stream_events = c->hta_cpu_stream;
+	r->hta = c->tl.hta;
+	r->launched_only = o->launched_only;
+	r->all_rows = o->all_rows;
+	r->without_last_step = o->without_last_step;
+	r->has_timeline = 1;
+	r->ops_by_launch = c->tl.by_launch;
+	r->ops_outside = c->tl.outside;
+	r->ops_by_time = c->tl.by_time;
+	if (c->tl.nvtx_projected)
+		c->nvtx_total_ns = c->tl.nvtx_total_ns;
+	if (c->colls && gt_colls_finish(c->colls, &c->tl, r) < 0) {
+		snprintf(err, errlen, "%s", c->tl.err[0] ? c->tl.err : "out of memory");
+		return -1;
+	}
+	report_skipped(c);
+	return 0;
+}
+
+/* The class tables, the NVTX figures, the title and the findings into r.  0, or -1 with err. */
+static int fill_result(struct gt_an_ctx *c, const char *const *inputs, int ninputs, struct gt_an_result *r,
+		       char *err, size_t errlen)
+{
+	const struct gt_an_opts *o = c->o;
 	snprintf(r->nvtx_time, sizeof(r->nvtx_time), "%s",
-		 c.tl.nvtx_projected == 1 ? "gpu-projection" : c.tl.nvtx_projected == 2 ? "mixed" : "cpu-range");
-	if (summarize(&c, r) < 0) {
+		 c->tl.nvtx_projected == 1 ? "gpu-projection" : c->tl.nvtx_projected == 2 ? "mixed" : "cpu-range");
+	if (summarize(c, r) < 0) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -1;
 	}
-	r->has_mem = c.has_mem;
-	r->has_nvtx = c.has_nvtx;
-	r->nvtx_count = c.nvtx_count;
-	r->nvtx_total_ns = c.nvtx_total_ns;
-	r->nvtx_tag = strdup(c.tag ? c.tag : "ProfilerStep#N");
+	r->has_mem = c->has_mem;
+	r->has_nvtx = c->has_nvtx;
+	r->nvtx_count = c->nvtx_count;
+	r->nvtx_total_ns = c->nvtx_total_ns;
+	r->nvtx_tag = strdup(c->tag ? c->tag : "ProfilerStep#N");
 	r->title = strdup(o->title ? o->title : ninputs > 0 ? gt_an_base_name(inputs[0]) : "nsys");
-	if (c.has_nvtx && c.nvtx_count && !c.has_tl && (uint64_t)r->iters != c.nvtx_count)
-		gt_an_note(&c, "%llu NVTX ranges \"%s\" but %d iterations: per-iteration numbers may be off",
-			   (unsigned long long)c.nvtx_count, r->nvtx_tag, r->iters);
-	if (c.fd && ninputs == 1) /* a run directory's GPUs (run.json) */
-		gt_fd_rundir(c.fd, inputs[0]);
+	if (c->has_nvtx && c->nvtx_count && !c->has_tl && (uint64_t)r->iters != c->nvtx_count)
+		gt_an_note(c, "%llu NVTX ranges \"%s\" but %d iterations: per-iteration numbers may be off",
+			   (unsigned long long)c->nvtx_count, r->nvtx_tag, r->iters);
+	if (c->fd && ninputs == 1) /* a run directory's GPUs (run.json) */
+		gt_fd_rundir(c->fd, inputs[0]);
 	if (o->findings &&
-	    !(r->findings = c.has_tl ? gt_fd_finish(c.fd, r)
-				     : gt_fd_none("the input has no timeline (nsys summary CSVs): no gaps, calls or copies"))) {
+	    !(r->findings = c->has_tl ? gt_fd_finish(c->fd, r)
+				      : gt_fd_none("the input has no timeline (nsys summary CSVs): no gaps, calls or copies"))) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return -1;
 	}
 	if (r->findings && ninputs == 1) /* a run's per-kernel counters (findings_counters.c) */
 		gt_fd_counters(r->findings, r, inputs[0]);
-	r->notes = c.notes;
-	r->nnotes = c.nnotes;
-	c.notes = NULL;
-	c.nnotes = 0;
+	r->notes = c->notes;
+	r->nnotes = c->nnotes;
+	c->notes = NULL;
+	c->nnotes = 0;
+	return 0;
+}
+
+/* One analysis.  `pick` (when not NULL): with no tag, no --iters and no iteration range found, the
+ * default range to run again with ("" when there is none). */
+static int an_run(const char *const *inputs, int ninputs, const struct gt_an_opts *o, struct gt_an_result **out,
+		  char *err, size_t errlen, char *pick, size_t picklen)
+{
+	struct gt_an_ctx c;
+	struct gt_names seen_all;
+	char picked[1024] = ""; /* the range picked at the end of the read, when its ranges were kept */
+	gt_names_init(&seen_all);
+	int rc = -1;
+	memset(&c, 0, sizeof(c));
+	struct gt_an_result *r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (ctx_open(&c, o, pick != NULL, err, errlen) < 0)
+		goto out;
+	if ((rc = read_inputs(&c, inputs, ninputs, &seen_all, err, errlen)) < 0)
+		goto out;
+	rc = -1;
+	if (no_gpu_work(&c, inputs, ninputs, err, errlen))
+		goto out;
+	if (pick && (rc = pick_range(&c, &seen_all, pick, picklen, picked, sizeof(picked), err, errlen)) != 0) {
+		rc = rc > 0 ? 0 : -1; /* 1: the caller reads again, with no result */
+		goto out;
+	}
+	rc = -1;
+	size_t max_ranges = count_iterations(&c, r);
+	if (c.has_tl && finish_timeline(&c, r, max_ranges, err, errlen) < 0)
+		goto out;
+	if (fill_result(&c, inputs, ninputs, r, err, errlen) < 0)
+		goto out;
 	*out = r;
 	r = NULL;
 	rc = 0;
 out:
-	for (size_t i = 0; i < c.nnotes; i++)
-		free(c.notes[i]);
-	free(c.notes);
-	for (size_t i = 0; i < c.npaths; i++)
-		free(c.paths[i]);
-	free(c.paths);
-	gt_an_map_free(c.default_map);
-	gt_names_free(&c.names);
-	gt_names_free(&c.seen);
+	ctx_close(&c);
 	gt_names_free(&seen_all);
-	gt_names_free(&c.cand_names);
-	free(c.cand);
-	gt_tl_free(&c.tl);
-	gt_colls_free(c.colls);
-	gt_fd_free(c.fd);
 	gt_an_free(r);
 	return rc;
 }

@@ -656,118 +656,148 @@ static int launch_bounds(struct gt_tl *tl, size_t nsrc, uint64_t **sb, uint64_t 
 	return 0;
 }
 
-int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen)
+/* ---- gt_tl_finish, phase by phase ---- */
+
+/* A phase's failure: the message is tl->err (else out of memory), or out of memory. */
+enum { TL_FAIL = -1, TL_NOMEM = -2 };
+
+/* The windows of every source, made before the sweep: a source's windows are its iteration ranges,
+ * else (--iters) equal cuts of its extent. */
+struct wins {
+	size_t nsrc;
+	uint64_t *smin, *smax;    /* per source: its extent (first start, last end), when it is cut */
+	size_t *rfirst, *rcount;  /* per source: its ranges in tl->ranges (sorted by source) */
+	uint64_t **sb, **se;      /* per source: its windows' starts and ends (in bnd_all, ends) */
+	uint64_t **cor;           /* per source with ranges: rcount + 1 correlation-id bounds (in cor_all) */
+	size_t *snb;              /* per source: how many windows */
+	int *has;                 /* per source: 1 when its launches gave the bounds */
+	uint64_t *bnd_all, *ends, *cor_all; /* what sb, se and cor point into */
+};
+
+static void wins_free(struct wins *w)
 {
-	int rc = -1;
-	struct gstate *gs = NULL;
-	uint64_t *bnd_all = NULL, *ends = NULL, *cor_all = NULL;
-	uint64_t **sb = NULL, **se = NULL, **cor = NULL;
-	size_t *snb = NULL;
-	int *has = NULL;
-	struct run_rd *rd = NULL;
-	size_t *heap = NULL;
-	uint64_t *smin = NULL, *smax = NULL;
-	size_t *rfirst = NULL, *rcount = NULL;
-	size_t ng = tl->ngpus;
-	struct ljoin lj = {0};
+	free(w->smin);
+	free(w->smax);
+	free(w->rfirst);
+	free(w->rcount);
+	free(w->bnd_all);
+	free(w->ends);
+	free(w->cor_all);
+	free(w->sb);
+	free(w->se);
+	free(w->cor);
+	free(w->snb);
+	free(w->has);
+}
 
-	r->gpu = calloc(ng ? ng : 1, sizeof(*r->gpu));
-	gs = calloc(ng ? ng : 1, sizeof(*gs));
-	if (!r->gpu || !gs)
-		goto nomem;
-	r->ngpu = ng;
-	gt_sort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
-
-	/* Windows must be known before the sweep.  With --iters and no ranges, a source's extent
-	 * (first start, last end) is needed first: one extra pass over the chunk or the spill file. */
+/* The sources (of the GPUs and of the ranges) and where each one's ranges are. */
+static int wins_open(const struct gt_tl *tl, struct wins *w)
+{
 	size_t nsrc = 0;
-	for (size_t i = 0; i < ng; i++)
+	for (size_t i = 0; i < tl->ngpus; i++)
 		if ((size_t)tl->gpus[i].source + 1 > nsrc)
 			nsrc = (size_t)tl->gpus[i].source + 1;
 	for (size_t i = 0; i < tl->nranges; i++)
 		if ((size_t)tl->ranges[i].source + 1 > nsrc)
 			nsrc = (size_t)tl->ranges[i].source + 1;
-	smin = calloc(nsrc + 1, sizeof(uint64_t));
-	smax = calloc(nsrc + 1, sizeof(uint64_t));
-	rfirst = calloc(nsrc + 1, sizeof(size_t));
-	rcount = calloc(nsrc + 1, sizeof(size_t));
-	sb = calloc(nsrc + 1, sizeof(*sb));
-	se = calloc(nsrc + 1, sizeof(*se));
-	cor = calloc(nsrc + 1, sizeof(*cor));
-	snb = calloc(nsrc + 1, sizeof(*snb));
-	has = calloc(nsrc + 1, sizeof(*has));
-	if (!smin || !smax || !rfirst || !rcount || !sb || !se || !cor || !snb || !has)
-		goto nomem;
+	w->nsrc = nsrc;
+	w->smin = calloc(nsrc + 1, sizeof(uint64_t));
+	w->smax = calloc(nsrc + 1, sizeof(uint64_t));
+	w->rfirst = calloc(nsrc + 1, sizeof(size_t));
+	w->rcount = calloc(nsrc + 1, sizeof(size_t));
+	w->sb = calloc(nsrc + 1, sizeof(*w->sb));
+	w->se = calloc(nsrc + 1, sizeof(*w->se));
+	w->cor = calloc(nsrc + 1, sizeof(*w->cor));
+	w->snb = calloc(nsrc + 1, sizeof(*w->snb));
+	w->has = calloc(nsrc + 1, sizeof(*w->has));
+	if (!w->smin || !w->smax || !w->rfirst || !w->rcount || !w->sb || !w->se || !w->cor || !w->snb || !w->has)
+		return TL_NOMEM;
 	for (size_t i = 0; i < tl->nranges; i++) {
 		size_t s = (size_t)tl->ranges[i].source;
-		if (rcount[s]++ == 0)
-			rfirst[s] = i;
+		if (w->rcount[s]++ == 0)
+			w->rfirst[s] = i;
 	}
+	return 0;
+}
+
+/* With --iters, a source without ranges is cut by its extent, known only after reading everything:
+ * one extra pass over the chunk or the spill file. */
+static int source_extents(struct gt_tl *tl, struct wins *w, int iters)
+{
 	int need_extent = 0;
-	for (size_t s = 0; s < nsrc; s++)
-		if (!rcount[s] && iters > 0)
+	for (size_t s = 0; s < w->nsrc; s++)
+		if (!w->rcount[s] && iters > 0)
 			need_extent = 1;
-	if (need_extent) {
-		/* the extent is known only after reading everything: one extra pass over the runs */
-		if (tl->nruns == 0) {
-			for (size_t i = 0; i < tl->nchunk; i++) {
-				size_t s = (size_t)tl->gpus[tl->chunk[i].gpu].source;
-				if (!smin[s] || tl->chunk[i].start < smin[s])
-					smin[s] = tl->chunk[i].start;
-				if (tl->chunk[i].end > smax[s])
-					smax[s] = tl->chunk[i].end;
-			}
-		} else {
-			if (tl->nchunk && spill_chunk(tl) < 0)
-				goto fail;
-			rewind(tl->spill);
-			struct gt_ev ev;
-			while (fread(&ev, sizeof(ev), 1, tl->spill) == 1) {
-				size_t s = (size_t)tl->gpus[ev.gpu].source;
-				if (!smin[s] || ev.start < smin[s])
-					smin[s] = ev.start;
-				if (ev.end > smax[s])
-					smax[s] = ev.end;
-			}
+	if (!need_extent)
+		return 0;
+	if (tl->nruns == 0) {
+		for (size_t i = 0; i < tl->nchunk; i++) {
+			size_t s = (size_t)tl->gpus[tl->chunk[i].gpu].source;
+			if (!w->smin[s] || tl->chunk[i].start < w->smin[s])
+				w->smin[s] = tl->chunk[i].start;
+			if (tl->chunk[i].end > w->smax[s])
+				w->smax[s] = tl->chunk[i].end;
 		}
+		return 0;
 	}
-	/* window starts per source; with ranges, the correlation-id boundaries too */
+	if (tl->nchunk && spill_chunk(tl) < 0)
+		return TL_FAIL;
+	rewind(tl->spill);
+	struct gt_ev ev;
+	while (fread(&ev, sizeof(ev), 1, tl->spill) == 1) {
+		size_t s = (size_t)tl->gpus[ev.gpu].source;
+		if (!w->smin[s] || ev.start < w->smin[s])
+			w->smin[s] = ev.start;
+		if (ev.end > w->smax[s])
+			w->smax[s] = ev.end;
+	}
+	return 0;
+}
+
+/* Window starts and ends per source; with ranges, room for the correlation-id boundaries (unknown:
+ * UINT64_MAX until launch_bounds sets them). */
+static int window_bounds(const struct gt_tl *tl, struct wins *w, int iters)
+{
 	size_t nb = 0, ncor = 0;
-	for (size_t s = 0; s < nsrc; s++) {
-		nb += rcount[s] ? rcount[s] : (iters > 0 ? (size_t)iters : 0);
-		ncor += rcount[s] ? rcount[s] + 1 : 0;
+	for (size_t s = 0; s < w->nsrc; s++) {
+		nb += w->rcount[s] ? w->rcount[s] : (iters > 0 ? (size_t)iters : 0);
+		ncor += w->rcount[s] ? w->rcount[s] + 1 : 0;
 	}
-	bnd_all = calloc(nb + 1, sizeof(uint64_t));
-	ends = calloc(nb + 1, sizeof(uint64_t));
-	cor_all = malloc((ncor + 1) * sizeof(uint64_t));
-	if (!bnd_all || !ends || !cor_all)
-		goto nomem;
+	w->bnd_all = calloc(nb + 1, sizeof(uint64_t));
+	w->ends = calloc(nb + 1, sizeof(uint64_t));
+	w->cor_all = malloc((ncor + 1) * sizeof(uint64_t));
+	if (!w->bnd_all || !w->ends || !w->cor_all)
+		return TL_NOMEM;
 	for (size_t i = 0; i < ncor; i++)
-		cor_all[i] = UINT64_MAX;
+		w->cor_all[i] = UINT64_MAX;
 	size_t k = 0, kc = 0;
-	for (size_t s = 0; s < nsrc; s++) {
-		sb[s] = bnd_all + k;
-		se[s] = ends + k;
-		if (rcount[s]) {
-			for (size_t i = 0; i < rcount[s]; i++) {
-				bnd_all[k] = tl->ranges[rfirst[s] + i].start;
-				ends[k++] = tl->ranges[rfirst[s] + i].end;
+	for (size_t s = 0; s < w->nsrc; s++) {
+		w->sb[s] = w->bnd_all + k;
+		w->se[s] = w->ends + k;
+		if (w->rcount[s]) {
+			for (size_t i = 0; i < w->rcount[s]; i++) {
+				w->bnd_all[k] = tl->ranges[w->rfirst[s] + i].start;
+				w->ends[k++] = tl->ranges[w->rfirst[s] + i].end;
 			}
-			snb[s] = rcount[s];
-			cor[s] = cor_all + kc;
-			kc += rcount[s] + 1;
-		} else if (iters > 0 && smax[s] > smin[s]) {
-			uint64_t span = smax[s] - smin[s];
+			w->snb[s] = w->rcount[s];
+			w->cor[s] = w->cor_all + kc;
+			kc += w->rcount[s] + 1;
+		} else if (iters > 0 && w->smax[s] > w->smin[s]) {
+			uint64_t span = w->smax[s] - w->smin[s];
 			for (int i = 0; i < iters; i++) {
-				bnd_all[k] = smin[s] + (uint64_t)((double)span * i / iters);
-				ends[k++] = smin[s] + (uint64_t)((double)span * (i + 1) / iters);
+				w->bnd_all[k] = w->smin[s] + (uint64_t)((double)span * i / iters);
+				w->ends[k++] = w->smin[s] + (uint64_t)((double)span * (i + 1) / iters);
 			}
-			snb[s] = (size_t)iters;
+			w->snb[s] = (size_t)iters;
 		}
 	}
-	if (tl->nlaunches && tl->nranges && launch_bounds(tl, nsrc, sb, se, snb, cor, has) < 0)
-		goto fail;
-	for (size_t i = 0; i < ng; i++) {
+	return 0;
+}
+
+/* Each GPU's row (label, windows) and its sweep state. */
+static int gpus_open(struct gt_tl *tl, struct gt_an_result *r, struct gstate *gs, const struct wins *w)
+{
+	for (size_t i = 0; i < tl->ngpus; i++) {
 		size_t s = (size_t)tl->gpus[i].source;
 		struct gt_an_gpu *gp = &r->gpu[i];
 		const char *lab = s < tl->nlabels ? tl->labels[s] : NULL;
@@ -779,113 +809,122 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		gp->device = tl->gpus[i].device;
 		gs[i].w = -1;
 		gs[i].source = (int)s;
-		gs[i].last_step = tl->ranges_are_steps && rcount[s] >= 2 ? tl->ranges[rfirst[s] + rcount[s] - 1].start : UINT64_MAX;
+		gs[i].last_step = tl->ranges_are_steps && w->rcount[s] >= 2
+					  ? tl->ranges[w->rfirst[s] + w->rcount[s] - 1].start
+					  : UINT64_MAX;
 		if (tl->dt)
 			gt_dt_extent(tl->dt, i, tl->gpus[i].first, tl->gpus[i].last);
-		gs[i].bnd = sb[s];
-		gs[i].nbnd = snb[s];
-		gs[i].cor = has[s] ? cor[s] : NULL;
-		if (snb[s]) {
-			gp->iters = calloc(snb[s], sizeof(*gp->iters));
-			gs[i].acc = calloc(snb[s], sizeof(*gs[i].acc));
+		gs[i].bnd = w->sb[s];
+		gs[i].nbnd = w->snb[s];
+		gs[i].cor = w->has[s] ? w->cor[s] : NULL;
+		if (w->snb[s]) {
+			gp->iters = calloc(w->snb[s], sizeof(*gp->iters));
+			gs[i].acc = calloc(w->snb[s], sizeof(*gs[i].acc));
 			if (!gp->iters || !gs[i].acc)
-				goto nomem;
-			gp->niters = snb[s];
-			for (size_t j = 0; j < snb[s]; j++) {
-				gp->iters[j].start_ns = sb[s][j];
-				gp->iters[j].end_ns = j + 1 < snb[s] ? sb[s][j + 1] : se[s][j];
+				return TL_NOMEM;
+			gp->niters = w->snb[s];
+			for (size_t j = 0; j < w->snb[s]; j++) {
+				gp->iters[j].start_ns = w->sb[s][j];
+				gp->iters[j].end_ns = j + 1 < w->snb[s] ? w->sb[s][j + 1] : w->se[s][j];
 			}
 		}
 		gs[i].win = gp->iters;
 	}
+	return 0;
+}
 
-	if (tl->dt)
-		gt_dt_begin(tl->dt, r);
-	if (tl->fd)
-		gt_fd_begin(tl->fd, r);
+/* The heap of spilled runs, ordered by each run's next event. */
+static int run_less(const struct run_rd *rd, size_t a, size_t b)
+{
+	return ev_cmp(&rd[a].buf[rd[a].pos], &rd[b].buf[rd[b].pos]) < 0;
+}
 
-	/* the launches, for the per-op join: sorted by (source, correlation id) */
-	if (tl->nlaunches && gt_tl_each_launch(tl, ljoin_add, &lj) < 0)
-		goto fail;
-	if (lj.failed)
-		goto nomem;
-	gt_sort(lj.v, lj.n, sizeof(*lj.v), launch_cmp);
+static void heap_up(size_t *heap, size_t c, const struct run_rd *rd)
+{
+	while (c && run_less(rd, heap[c], heap[(c - 1) / 2])) {
+		size_t t = heap[c];
+		heap[c] = heap[(c - 1) / 2];
+		heap[(c - 1) / 2] = t;
+		c = (c - 1) / 2;
+	}
+}
 
-	/* the sweep, in start order */
-	if (tl->nruns == 0) {
-		sort_chunk(tl);
-		for (size_t i = 0; i < tl->nchunk; i++)
-			sweep_one(tl, gs, r->gpu, &tl->chunk[i], &lj);
-	} else {
-		if (tl->nchunk && spill_chunk(tl) < 0)
-			goto fail;
-		fflush(tl->spill);
-		size_t nr = tl->nruns, bufn = tl->chunk_cap / nr;
-		if (bufn < 1) { /* more runs than chunk slots: grow the chunk to one slot per run */
-			bufn = 1;
-			struct gt_ev *nc = realloc(tl->chunk, nr * sizeof(*nc));
-			if (!nc)
-				goto fail;
-			tl->chunk = nc;
-			tl->chunk_cap = nr;
-		}
-		rd = calloc(nr, sizeof(*rd));
-		heap = calloc(nr, sizeof(*heap));
-		if (!rd || !heap)
-			goto fail;
-		size_t hn = 0;
-		for (size_t i = 0; i < nr; i++) {
-			rd[i].buf = tl->chunk + i * bufn; /* the chunk's memory is free now: reuse it */
-			rd[i].next = tl->run_off[i];
-			rd[i].left = tl->run_len[i];
-			if (run_fill(tl, &rd[i], bufn) < 0)
-				goto fail;
-			if (rd[i].n) {
-				/* sift up */
-				size_t c = hn++;
-				heap[c] = i;
-				while (c && ev_cmp(&rd[heap[c]].buf[rd[heap[c]].pos],
-						   &rd[heap[(c - 1) / 2]].buf[rd[heap[(c - 1) / 2]].pos]) < 0) {
-					size_t t = heap[c];
-					heap[c] = heap[(c - 1) / 2];
-					heap[(c - 1) / 2] = t;
-					c = (c - 1) / 2;
-				}
-			}
-		}
-		while (hn) {
-			struct run_rd *top = &rd[heap[0]];
-			sweep_one(tl, gs, r->gpu, &top->buf[top->pos], &lj);
-			if (++top->pos == top->n) {
-				if (top->left) {
-					if (run_fill(tl, top, bufn) < 0)
-						goto fail;
-				} else {
-					heap[0] = heap[--hn];
-				}
-			}
-			/* sift down */
-			size_t c = 0;
-			for (;;) {
-				size_t l = 2 * c + 1, m = c;
-				if (l < hn && ev_cmp(&rd[heap[l]].buf[rd[heap[l]].pos], &rd[heap[m]].buf[rd[heap[m]].pos]) < 0)
-					m = l;
-				if (l + 1 < hn &&
-				    ev_cmp(&rd[heap[l + 1]].buf[rd[heap[l + 1]].pos], &rd[heap[m]].buf[rd[heap[m]].pos]) < 0)
-					m = l + 1;
-				if (m == c)
-					break;
-				size_t t = heap[c];
-				heap[c] = heap[m];
-				heap[m] = t;
-				c = m;
-			}
+static void heap_down(size_t *heap, size_t hn, const struct run_rd *rd)
+{
+	size_t c = 0;
+	for (;;) {
+		size_t l = 2 * c + 1, m = c;
+		if (l < hn && run_less(rd, heap[l], heap[m]))
+			m = l;
+		if (l + 1 < hn && run_less(rd, heap[l + 1], heap[m]))
+			m = l + 1;
+		if (m == c)
+			break;
+		size_t t = heap[c];
+		heap[c] = heap[m];
+		heap[m] = t;
+		c = m;
+	}
+}
+
+/* The spilled runs merged (k-way, one buffer per run in the chunk's memory) into the sweep. */
+static int merge_runs(struct gt_tl *tl, struct gstate *gs, struct gt_an_gpu *gpus, const struct ljoin *lj)
+{
+	if (tl->nchunk && spill_chunk(tl) < 0)
+		return TL_FAIL;
+	fflush(tl->spill);
+	size_t nr = tl->nruns, bufn = tl->chunk_cap / nr;
+	if (bufn < 1) { /* more runs than chunk slots: grow the chunk to one slot per run */
+		bufn = 1;
+		struct gt_ev *nc = realloc(tl->chunk, nr * sizeof(*nc));
+		if (!nc)
+			return TL_FAIL;
+		tl->chunk = nc;
+		tl->chunk_cap = nr;
+	}
+	int rc = TL_FAIL;
+	struct run_rd *rd = calloc(nr, sizeof(*rd));
+	size_t *heap = calloc(nr, sizeof(*heap));
+	if (!rd || !heap)
+		goto out;
+	size_t hn = 0;
+	for (size_t i = 0; i < nr; i++) {
+		rd[i].buf = tl->chunk + i * bufn; /* the chunk's memory is free now: reuse it */
+		rd[i].next = tl->run_off[i];
+		rd[i].left = tl->run_len[i];
+		if (run_fill(tl, &rd[i], bufn) < 0)
+			goto out;
+		if (rd[i].n) {
+			heap[hn] = i;
+			heap_up(heap, hn++, rd);
 		}
 	}
+	while (hn) {
+		struct run_rd *top = &rd[heap[0]];
+		sweep_one(tl, gs, gpus, &top->buf[top->pos], lj);
+		if (++top->pos == top->n) {
+			if (top->left) {
+				if (run_fill(tl, top, bufn) < 0)
+					goto out;
+			} else {
+				heap[0] = heap[--hn];
+			}
+		}
+		heap_down(heap, hn, rd);
+	}
+	rc = 0;
+out:
+	free(rd);
+	free(heap);
+	return rc;
+}
 
-	/* close what is still open */
+/* Close what is still open: each GPU's merged intervals into its total and windows, and the total
+ * of all GPUs. */
+static void close_windows(struct gstate *gs, struct gt_an_result *r)
+{
 	memset(&r->total, 0, sizeof(r->total));
-	for (size_t i = 0; i < ng; i++) {
+	for (size_t i = 0; i < r->ngpu; i++) {
 		struct gstate *g = &gs[i];
 		struct gt_an_gpu *gp = &r->gpu[i];
 		for (int u = 0; u < U_N; u++)
@@ -903,67 +942,104 @@ int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err,
 		}
 		sum_window(&r->total, &gp->total);
 	}
+}
 
-	if (tl->err[0])
-		goto fail;
-	if (tl->dt && gt_dt_finish(tl->dt, r, tl->names) < 0)
-		goto nomem;
-
-	/* NVTX range time, as nsys's nvtx_gpu_proj_trace when the launches are known: per range, the
-	 * first start to the last end of the GPU work it launched, over the source's GPUs */
+/* NVTX range time, as nsys's nvtx_gpu_proj_trace when the launches are known: per range, the first
+ * start to the last end of the GPU work it launched, over the source's GPUs; else the CPU range. */
+static void nvtx_time(struct gt_tl *tl, const struct gt_an_result *r, const struct wins *w)
+{
 	tl->nvtx_total_ns = 0;
 	int nproj = 0, ncpu = 0;
-	for (size_t s = 0; s < nsrc; s++) {
-		if (!rcount[s])
+	for (size_t s = 0; s < w->nsrc; s++) {
+		if (!w->rcount[s])
 			continue;
-		if (!has[s]) {
+		if (!w->has[s]) {
 			ncpu++;
-			for (size_t i = 0; i < rcount[s]; i++)
-				tl->nvtx_total_ns += (double)(se[s][i] - sb[s][i]);
+			for (size_t i = 0; i < w->rcount[s]; i++)
+				tl->nvtx_total_ns += (double)(w->se[s][i] - w->sb[s][i]);
 			continue;
 		}
 		nproj++;
-		for (size_t j = 0; j < snb[s]; j++) {
+		for (size_t j = 0; j < w->snb[s]; j++) {
 			uint64_t lo = 0, hi = 0;
-			for (size_t i = 0; i < ng; i++) {
-				const struct gt_an_window *w = (size_t)r->gpu[i].source == s ? &r->gpu[i].iters[j] : NULL;
-				if (!w || !w->last_ns)
+			for (size_t i = 0; i < r->ngpu; i++) {
+				const struct gt_an_window *gw = (size_t)r->gpu[i].source == s ? &r->gpu[i].iters[j] : NULL;
+				if (!gw || !gw->last_ns)
 					continue;
-				if (!lo || w->first_ns < lo)
-					lo = w->first_ns;
-				if (w->last_ns > hi)
-					hi = w->last_ns;
+				if (!lo || gw->first_ns < lo)
+					lo = gw->first_ns;
+				if (gw->last_ns > hi)
+					hi = gw->last_ns;
 			}
 			tl->nvtx_total_ns += (double)(hi - lo);
 		}
 	}
 	tl->nvtx_projected = nproj ? (ncpu ? 2 : 1) : 0;
-	rc = 0;
-	goto out;
-fail:
-	snprintf(err, errlen, "%s", tl->err[0] ? tl->err : "out of memory while sorting the timeline");
-	goto out;
-nomem:
-	snprintf(err, errlen, "out of memory while sorting the timeline");
-out:
+}
+
+/* The phases: the windows of each source, the GPUs' rows, the launches for the join, the sweep in
+ * start order, closing what is open, the NVTX time. */
+static int tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, struct gstate *gs, struct wins *w,
+		     struct ljoin *lj)
+{
+	int rc;
+	gt_sort(tl->ranges, tl->nranges, sizeof(*tl->ranges), range_cmp);
+	/* windows must be known before the sweep */
+	if ((rc = wins_open(tl, w)) < 0 || (rc = source_extents(tl, w, iters)) < 0 ||
+	    (rc = window_bounds(tl, w, iters)) < 0)
+		return rc;
+	if (tl->nlaunches && tl->nranges && launch_bounds(tl, w->nsrc, w->sb, w->se, w->snb, w->cor, w->has) < 0)
+		return TL_FAIL;
+	if ((rc = gpus_open(tl, r, gs, w)) < 0)
+		return rc;
+	if (tl->dt)
+		gt_dt_begin(tl->dt, r);
+	if (tl->fd)
+		gt_fd_begin(tl->fd, r);
+	/* the launches, for the per-op join: sorted by (source, correlation id) */
+	if (tl->nlaunches && gt_tl_each_launch(tl, ljoin_add, lj) < 0)
+		return TL_FAIL;
+	if (lj->failed)
+		return TL_NOMEM;
+	gt_sort(lj->v, lj->n, sizeof(*lj->v), launch_cmp);
+	/* the sweep, in start order */
+	if (tl->nruns == 0) {
+		sort_chunk(tl);
+		for (size_t i = 0; i < tl->nchunk; i++)
+			sweep_one(tl, gs, r->gpu, &tl->chunk[i], lj);
+	} else if ((rc = merge_runs(tl, gs, r->gpu, lj)) < 0) {
+		return rc;
+	}
+	close_windows(gs, r);
+	if (tl->err[0])
+		return TL_FAIL;
+	if (tl->dt && gt_dt_finish(tl->dt, r, tl->names) < 0)
+		return TL_NOMEM;
+	nvtx_time(tl, r, w);
+	return 0;
+}
+
+int gt_tl_finish(struct gt_tl *tl, struct gt_an_result *r, int iters, char *err, size_t errlen)
+{
+	size_t ng = tl->ngpus;
+	struct wins w = {0};
+	struct ljoin lj = {0};
+	int rc = TL_NOMEM;
+	r->gpu = calloc(ng ? ng : 1, sizeof(*r->gpu));
+	struct gstate *gs = calloc(ng ? ng : 1, sizeof(*gs));
+	if (r->gpu && gs) {
+		r->ngpu = ng;
+		rc = tl_finish(tl, r, iters, gs, &w, &lj);
+	}
+	if (rc == TL_FAIL)
+		snprintf(err, errlen, "%s", tl->err[0] ? tl->err : "out of memory while sorting the timeline");
+	else if (rc == TL_NOMEM)
+		snprintf(err, errlen, "out of memory while sorting the timeline");
 	if (gs)
 		for (size_t i = 0; i < ng; i++)
 			free(gs[i].acc);
-	free(smin);
-	free(smax);
-	free(rfirst);
-	free(rcount);
 	free(gs);
-	free(bnd_all);
-	free(ends);
-	free(cor_all);
-	free(sb);
-	free(se);
-	free(cor);
-	free(snb);
-	free(has);
-	free(rd);
-	free(heap);
+	wins_free(&w);
 	free(lj.v);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
