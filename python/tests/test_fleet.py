@@ -505,3 +505,35 @@ def test_collectives_of_each_kind_are_matched_apart(tmp_path):
         "Broadcast", 2, 1)
     assert abs(late.iloc[0]["late_ms"] - 3.0) < 0.01
     assert not res.summary["warnings"]
+
+
+def _counting_gputap(d):
+    """A gputap that records how many of its analyzer runs overlap (then runs the real one)."""
+    exe = os.path.join(d, "gputap")
+    with open(exe, "w") as f:
+        f.write("#!/bin/sh\n"
+                "d=%s\n"
+                "echo x >> \"$d/started\"\n"
+                "n=$(( $(cat \"$d\"/running.* 2>/dev/null | wc -l) + 1 ))\n"
+                "echo $n > \"$d/running.$$\"; echo $n >> \"$d/seen\"\n"
+                "sleep 0.05\n"
+                "%s \"$@\"; rc=$?\n"
+                "rm -f \"$d/running.$$\"\n"
+                "exit $rc\n" % (d, GPUTAP))
+    os.chmod(exe, 0o755)
+    return exe
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_this_machine_runs_at_most_workers_analyzers_at_once(tmp_path, workers):
+    """--workers bounds the analyzer processes (one more thread reads a finished batch's output while
+    the next batch runs): with 1 worker they never overlap, with 2 at most 2 run."""
+    job = str(tmp_path / "job")
+    generate.write_gtr(job, ranks=48, gpus_per_host=8, iterations=3, plants=False)
+    exe = _counting_gputap(str(tmp_path))
+    res = fleet.analyze([job], workers=workers, gputap=exe, progress=None)
+    assert res.summary["ranks"] == 48 and not res.summary["failed"]
+    started = open(str(tmp_path / "started")).read().split()
+    assert len(started) >= 4  # several batches: the bound is tested
+    seen = [int(x) for x in open(str(tmp_path / "seen")).read().split()]
+    assert max(seen) <= workers, seen

@@ -20,8 +20,10 @@ MISSING_EXTRA = ("gputap fleet needs dask.distributed, pandas and pyarrow: pip i
                  "(or pip install 'dask[distributed]' pandas pyarrow)")
 
 
-def _require(dask=True):
-    """The extra's modules are there (found, not imported: importing dask alone takes half a second)."""
+def _require(dask=True, load=True):
+    """The extra's modules are there (found, not imported: importing dask alone takes half a second);
+    with `load`, pandas and pyarrow imported too (analyze() imports them itself, once the analyzer
+    processes run)."""
     import importlib.util
 
     for m in ("pandas", "pyarrow") + (("dask", "distributed") if dask else ()):
@@ -31,6 +33,12 @@ def _require(dask=True):
             found = False
         if not found:
             raise ImportError("%s (No module named '%s')" % (MISSING_EXTRA, m))
+    if load:
+        _load()
+
+
+def _load():
+    """Import pandas and pyarrow (half a second of a Python start)."""
     try:
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
@@ -185,16 +193,29 @@ def _close(client, cluster):
         lg.setLevel(was)
 
 
-def _local(batches, n, exe, opts, total, progress, t0):
-    """The batches on this machine, `n` analyzer processes at a time (threads wait for them)."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+def _start_local(batches, n, exe, opts):
+    """Start the batches on this machine, `n` analyzer processes at a time: they run while the caller
+    imports pandas and pyarrow.  n + 1 threads wait for them, the processes bounded by a semaphore, so
+    that one thread reads a finished batch's output while the next batch's analyzer runs."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
-    from gputap.fleet.worker import analyze_batch, failed_batch
+    from gputap.fleet.worker import analyze_batch
+
+    gate = threading.BoundedSemaphore(n)
+    ex = ThreadPoolExecutor(max_workers=n + 1)
+    return ex, {ex.submit(analyze_batch, b, exe, opts, gate=gate): b for b in batches}
+
+
+def _local(ex, futs, total, progress, t0):
+    """The started batches' results, as they finish."""
+    from concurrent.futures import as_completed
+
+    from gputap.fleet.worker import failed_batch
 
     parts, ndone, nfail = [], 0, 0
     _progress(progress, 0, total, 0, t0)
-    with ThreadPoolExecutor(max_workers=n) as ex:
-        futs = {ex.submit(analyze_batch, b, exe, opts): b for b in batches}
+    try:
         for f in as_completed(futs):
             try:
                 r = f.result()
@@ -205,6 +226,8 @@ def _local(batches, n, exe, opts, total, progress, t0):
             nfail += st.count("failed")
             parts.append(r)
             _progress(progress, ndone, total, nfail, t0)
+    finally:
+        ex.shutdown(wait=True)
     _progress(progress, ndone, total, nfail, t0, final=True)
     return parts
 
@@ -215,27 +238,38 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     collectives.parquet, summary.json, summary.txt and report.html into `out` when given.  Raises
     FleetError when the cluster is lost before every rank was analysed."""
     local = client is None and not scheduler and not scheduler_file
-    _require(dask=not local)
-    import pyarrow as pa
-
+    _require(dask=not local, load=False)
     from gputap.fleet import inputs as inp
-    from gputap.fleet import output, reduce
     from gputap.fleet.worker import analyze_batch, failed_batch, find_gputap
 
     if lost_after is None:
         lost_after = float(os.environ.get("GPUTAP_FLEET_LOST_AFTER") or 60)
+    t0 = time.time()
     tasks, failed = inp.expand(list(inputs))
     exe = find_gputap(gputap)
     opts = ("--nvtx", nvtx) if nvtx else ()
-    t0 = time.time()
     parts = []
     cluster = {"kind": "none"}
+    started = None
     if tasks and local:
         # one machine: a Dask scheduler would add a second of start-up and nothing else; threads wait for
-        # `workers` analyzer processes at a time
+        # `workers` analyzer processes at a time, started before pandas and pyarrow are imported (half a
+        # second that the analyzer then spends working)
         n = workers or min(4, os.cpu_count() or 1)
-        parts = _local(inp.batches(tasks, n, by_host=False), n, exe, opts, len(tasks), progress, t0)
+        started = _start_local(inp.batches(tasks, n, by_host=False), n, exe, opts)
         cluster = {"kind": "local", "workers": n}
+    try:
+        _load()
+    except ImportError:
+        if started:
+            started[0].shutdown(wait=True)
+        raise
+    import pyarrow as pa
+
+    from gputap.fleet import output, reduce
+
+    if started:
+        parts = _local(*started, len(tasks), progress, t0)
     elif tasks:
         from dask.distributed import Client
 

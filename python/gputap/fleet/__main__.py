@@ -52,17 +52,18 @@ def main(argv=None):
                 print("gputap fleet: the scheduler of DASK_SCHEDULER_ADDRESS: %s" % env, file=sys.stderr)
     try:
         from gputap import fleet
-        fleet._require()
+        fleet._require(load=False)  # found; analyze() imports them while the analyzer runs
     except ImportError as e:
         print("gputap fleet: error: %s" % e, file=sys.stderr)
         return 1
-    from gputap.fleet.output import text_summary
     try:
         res = fleet.analyze(a.inputs, out=a.output, scheduler=sched, scheduler_file=a.scheduler_file,
                             workers=a.workers, gputap=a.gputap, progress=None if a.quiet else sys.stderr, nvtx=a.nvtx)
-    except (OSError, ValueError, TimeoutError, fleet.FleetError) as e:
+    except (OSError, ValueError, TimeoutError, ImportError, fleet.FleetError) as e:
         print("gputap fleet: error: %s" % e, file=sys.stderr)
         return 1
+    from gputap.fleet.output import text_summary
+
     sys.stdout.write(text_summary(res))
     if a.output:
         sys.stdout.write("\nwritten: %s/{ranks,iterations,collectives}.parquet, summary.json, summary.txt, "

@@ -158,14 +158,16 @@ def _bars(ranks, width=760):
     bw = (width - 60) / n  # a fraction of a pixel for thousands of ranks: every bar inside the chart
     h = 160
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img">' % (width, h + 30)]
-    for i, (_, r) in enumerate(ranks.iterrows()):
+    # plain Python numbers, row by row (DataFrame.iterrows costs a Series per rank)
+    work, wait = ranks["work_ms"].astype(float).tolist(), ranks["wait_ms"].astype(float).tolist()
+    for i, (rank, wk, wt) in enumerate(zip(ranks["rank"].astype(int).tolist(), work, wait)):
         x = 50 + i * bw
-        hw = h * float(r["work_ms"]) / top
-        hv = h * float(r["wait_ms"]) / top
+        hw = h * wk / top
+        hv = h * wt / top
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#2b6cb0"><title>rank %d: %.3f ms '
-                     'not waiting</title></rect>' % (x, h - hw, bw * 0.9, hw, r["rank"], r["work_ms"]))
+                     'not waiting</title></rect>' % (x, h - hw, bw * 0.9, hw, rank, wk))
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#bee3f8"><title>rank %d: %.3f ms '
-                     'waiting</title></rect>' % (x, h - hw - hv, bw * 0.9, hv, r["rank"], r["wait_ms"]))
+                     'waiting</title></rect>' % (x, h - hw - hv, bw * 0.9, hv, rank, wt))
     parts.append('<text x="0" y="12" font-size="11">%.1f ms</text><text x="0" y="%d" font-size="11">0</text>' % (top, h))
     parts.append('<text x="50" y="%d" font-size="11">ranks %d..%d</text></svg>' % (h + 20, ranks["rank"].min(),
                                                                                    ranks["rank"].max()))

@@ -9,6 +9,7 @@ rank and iteration, per collective and rank) and never raises: a rank whose file
 broken comes back with status "failed", a process with no GPU work (a launcher) "skipped", a
 trace the analyzer calls partial "partial".
 """
+import contextlib
 import json
 import os
 import shutil
@@ -39,11 +40,13 @@ def find_gputap(hint=None):
     return None
 
 
-def _run(exe, paths, opts, timeout):
-    """(doc, None) or (None, message)."""
+def _run(exe, paths, opts, timeout, gate=None):
+    """(doc, None) or (None, message).  `gate`, when given, is held while the analyzer runs (not while
+    its output is read): a semaphore that bounds the analyzer processes, not the threads."""
     try:
-        cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", *opts, *paths],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False)
+        with gate or contextlib.nullcontext():
+            cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", *opts, *paths],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, "the analyzer could not run: %s" % e
     if cp.returncode != 0:
@@ -136,9 +139,10 @@ def _named(msg, tasks):
     return None
 
 
-def analyze_batch(tasks, gputap=None, opts=(), timeout=3600):
+def analyze_batch(tasks, gputap=None, opts=(), timeout=3600, gate=None):
     """Analyse the ranks of one task list (dicts from inputs.expand() with an "index").  Returns
-    {"ranks", "iterations", "collectives": pyarrow Tables, "seconds", "pid", "rss_kib"}."""
+    {"ranks", "iterations", "collectives": pyarrow Tables, "seconds", "pid", "rss_kib"}.  `gate`: see
+    _run (this machine's threads)."""
     t0 = time.time()
     rows, iters, colls = _Rows(RANK_FIELDS), _Rows(ITER_FIELDS), _Rows(COLL_FIELDS)
 
@@ -164,7 +168,7 @@ def analyze_batch(tasks, gputap=None, opts=(), timeout=3600):
     queue = [todo] if todo else []
     while queue:
         part = queue.pop()
-        doc, err = _run(exe, [t["path"] for t in part], opts, timeout)
+        doc, err = _run(exe, [t["path"] for t in part], opts, timeout, gate)
         if doc is not None:
             _collect(doc, part, rows, iters, colls)
             continue
