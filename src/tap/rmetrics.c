@@ -723,13 +723,22 @@ static CUptiResult evaluate(struct sess *s, size_t range, double *out)
 	return R.P.cuptiProfilerHostEvaluateToGpuValues(&ev);
 }
 
-/* Stop, decode, evaluate, hand the values out; restart when `restart`.  Lock held. */
-static void flush(struct sess *s, int restart)
+/* ---- flush, phase by phase ---- */
+
+/* One chunk's values as CUPTI decoded them. */
+struct chunk {
+	size_t nr;      /* ranges decoded */
+	size_t dropped; /* ranges CUPTI dropped (past the chunk's capacity) */
+	int nm;         /* metrics per range */
+	double *vals;   /* nr rows of nm values, NAN where a range could not be evaluated */
+	char **names;   /* nr range names ("a/b/s3"), NULL where unknown */
+	double *nanrow; /* nm NANs: the row of a launch without a range */
+};
+
+/* The open stretch closed, the profiler stopped and its data decoded.  0, or -1: the session failed
+ * (sess_fail said why).  *t_decoded: when the decode ended (ms). */
+static int stop_and_decode(struct sess *s, size_t *dropped, double *t_decoded)
 {
-	if (s->state != 1)
-		return;
-	int guard = gt_tls.guard;
-	gt_tls.guard = 1; /* CUPTI's own driver calls are not the program's */
 	CUptiResult r;
 	if (s->seg_open) {
 		CUpti_RangeProfiler_PopRange_Params pp = {CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE, NULL, s->obj};
@@ -746,7 +755,7 @@ static void flush(struct sess *s, int restart)
 	R.t_stop += f1 - f0;
 	if (r != CUPTI_SUCCESS) {
 		sess_fail(s, "cuptiRangeProfilerStop", r);
-		goto out;
+		return -1;
 	}
 	if (!sp.isAllPassSubmitted)
 		gt_warn("range metrics: CUPTI wants more passes than were made (pass %zu); values may be incomplete",
@@ -760,15 +769,24 @@ static void flush(struct sess *s, int restart)
 	R.t_decode += f2 - f1;
 	if (r != CUPTI_SUCCESS) {
 		sess_fail(s, "cuptiRangeProfilerDecodeData", r);
-		goto out;
+		return -1;
 	}
 	R.agg.dropped_ranges += dp.numOfRangeDropped;
+	*dropped = dp.numOfRangeDropped;
+	*t_decoded = f2;
+	return 0;
+}
+
+/* Each decoded range's name and values (evaluated from the counter image); t0: when the decode
+ * ended, for the evaluation's time. */
+static void read_ranges(struct sess *s, struct chunk *c, double t0)
+{
 	CUpti_RangeProfiler_GetCounterDataInfo_Params ip;
 	memset(&ip, 0, sizeof(ip));
 	ip.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
 	ip.pCounterDataImage = s->image;
 	ip.counterDataImageSize = s->image_size;
-	r = R.P.cuptiRangeProfilerGetCounterDataInfo(&ip);
+	CUptiResult r = R.P.cuptiRangeProfilerGetCounterDataInfo(&ip);
 	size_t nr = r == CUPTI_SUCCESS ? ip.numTotalRanges : 0;
 	int nm = R.list.n;
 	double *vals = malloc((nr + 1) * (size_t)nm * sizeof(double));
@@ -791,10 +809,10 @@ static void flush(struct sess *s, int restart)
 			for (int m = 0; m < nm; m++)
 				vals[i * (size_t)nm + (size_t)m] = NAN;
 	}
-	R.t_eval += mono_ms() - f2;
+	R.t_eval += mono_ms() - t0;
 	if (R.debug)
 		gt_warn("range metrics debug: chunk %llu: %zu ranges for %zu launches, %zu stretches, %zu dropped",
-			(unsigned long long)s->chunks, nr, s->npend, s->nseg, dp.numOfRangeDropped);
+			(unsigned long long)s->chunks, nr, s->npend, s->nseg, c->dropped);
 	if (R.debug)
 		for (size_t i = 0; i < nr && i < 8; i++)
 			gt_warn("range metrics debug: chunk %llu range %zu '%s' %s=%g", (unsigned long long)s->chunks, i,
@@ -803,98 +821,143 @@ static void flush(struct sess *s, int restart)
 	if (nanrow)
 		for (int m = 0; m < nm; m++)
 			nanrow[m] = NAN;
-	if (R.mode == GT_RM_KERNEL && !R.kcsv_tried) {
-		R.kcsv_tried = 1;
-		open_kernel_csv();
-		if (R.kcsv)
-			gt_rm_kernel_csv_header(&R.agg, R.kcsv);
+	c->nr = nr;
+	c->nm = nm;
+	c->vals = vals;
+	c->names = names;
+	c->nanrow = nanrow;
+}
+
+static void chunk_free(struct chunk *c)
+{
+	for (size_t i = 0; c->names && i < c->nr; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->vals);
+	free(c->nanrow);
+}
+
+/* Kernel mode, one graph launch: its nodes' values add up (metrics that do not add: only with one
+ * node) into one row. */
+static void graph_row(struct sess *s, const struct chunk *c)
+{
+	size_t nr = c->nr;
+	int nm = c->nm;
+	double *vals = c->vals;
+	struct pend *p = &s->pend[0];
+	double *v = vals ? vals : c->nanrow;
+	/* nodes beyond the chunk's ranges were dropped: a partial sum would pass for the whole */
+	size_t lost = c->dropped;
+	/* the results count each kernel node, timed by its own value (before the sum overwrites row 0) */
+	for (size_t i = 0; R.feed_ra && i < nr + lost; i++)
+		feed_ra(p->corr, i < nr && vals ? &vals[i * (size_t)nm] : NULL);
+	for (int m = 0; vals && m < nm; m++) {
+		double t = 0;
+		for (size_t i = 0; i < nr; i++)
+			t += vals[i * (size_t)nm + (size_t)m];
+		v[m] = nr == 0 || lost || (nr > 1 && !gt_rm_metric_additive(R.names[m])) ? NAN : t;
 	}
-	if (R.mode == GT_RM_KERNEL && s->npend == 1 && s->pend[0].graph) {
-		/* one graph launch: its nodes' values add up (metrics that do not add: only with one node) */
-		struct pend *p = &s->pend[0];
-		double *v = vals ? vals : nanrow;
-		/* nodes beyond the chunk's ranges were dropped: a partial sum would pass for the whole */
-		size_t lost = dp.numOfRangeDropped;
-		/* the results count each kernel node, timed by its own value (before the sum overwrites row 0) */
-		for (size_t i = 0; R.feed_ra && i < nr + lost; i++)
-			feed_ra(p->corr, i < nr && vals ? &vals[i * (size_t)nm] : NULL);
-		for (int m = 0; vals && m < nm; m++) {
-			double t = 0;
-			for (size_t i = 0; i < nr; i++)
-				t += vals[i * (size_t)nm + (size_t)m];
-			v[m] = nr == 0 || lost || (nr > 1 && !gt_rm_metric_additive(R.names[m])) ? NAN : t;
-		}
-		if (nr == 0 || lost)
+	if (nr == 0 || lost)
+		R.agg.unmeasured++;
+	if (lost && !R.graph_warned) {
+		R.graph_warned = 1;
+		gt_warn("range metrics: a CUDA graph launch ran more kernels than a chunk holds (%zu ranges): "
+			"its row has no values; set GPUTAP_METRICS_CHUNK above the graph's kernel count",
+			s->cap);
+	}
+	for (size_t i = 1; i < nr + lost; i++)
+		gt_rm_agg_kernel_set(&R.agg, p->occ, p->nocc); /* the launch counted one kernel, the graph held more */
+	if (v)
+		gt_rm_agg_sample_set(&R.agg, p->occ, p->nocc, v);
+	char nm_[64];
+	snprintf(nm_, sizeof(nm_), "(CUDA graph, %zu kernels)", nr + lost);
+	free(p->name);
+	p->name = strdup(nm_);
+	kernel_row(p, v);
+	free(p->name);
+	s->npend = 0;
+}
+
+/* Kernel mode: each pending launch matched to its range by name and order, then counted and
+ * written. */
+static void kernel_rows(struct sess *s, const struct chunk *c)
+{
+	size_t nr = c->nr;
+	const char **ln = calloc(s->npend + 1, sizeof(char *));
+	int64_t *map = calloc(s->npend + 1, sizeof(int64_t));
+	if (ln && map && (nr || !s->npend)) {
+		for (size_t i = 0; i < s->npend; i++)
+			ln[i] = s->pend[i].name;
+		gt_rm_align(ln, s->npend, (const char *const *)c->names, nr, map);
+	} else if (map) {
+		for (size_t i = 0; i < s->npend; i++)
+			map[i] = -1;
+	}
+	for (size_t i = 0; i < s->npend; i++) {
+		const double *v = map && map[i] >= 0 ? &c->vals[(size_t)map[i] * (size_t)c->nm] : c->nanrow;
+		if (!map || map[i] < 0)
 			R.agg.unmeasured++;
-		if (lost && !R.graph_warned) {
-			R.graph_warned = 1;
-			gt_warn("range metrics: a CUDA graph launch ran more kernels than a chunk holds (%zu ranges): "
-				"its row has no values; set GPUTAP_METRICS_CHUNK above the graph's kernel count",
-				s->cap);
-		}
-		for (size_t i = 1; i < nr + lost; i++)
-			gt_rm_agg_kernel_set(&R.agg, p->occ, p->nocc); /* the launch counted one kernel, the graph held more */
 		if (v)
-			gt_rm_agg_sample_set(&R.agg, p->occ, p->nocc, v);
-		char nm_[64];
-		snprintf(nm_, sizeof(nm_), "(CUDA graph, %zu kernels)", nr + lost);
-		free(p->name);
-		p->name = strdup(nm_);
-		kernel_row(p, v);
-		free(p->name);
-		s->npend = 0;
-	} else if (R.mode == GT_RM_KERNEL) {
-		const char **ln = calloc(s->npend + 1, sizeof(char *));
-		int64_t *map = calloc(s->npend + 1, sizeof(int64_t));
-		if (ln && map && (nr || !s->npend)) {
-			for (size_t i = 0; i < s->npend; i++)
-				ln[i] = s->pend[i].name;
-			gt_rm_align(ln, s->npend, (const char *const *)names, nr, map);
-		} else if (map) {
-			for (size_t i = 0; i < s->npend; i++)
-				map[i] = -1;
-		}
-		for (size_t i = 0; i < s->npend; i++) {
-			const double *v = map && map[i] >= 0 ? &vals[(size_t)map[i] * (size_t)nm] : nanrow;
-			if (!map || map[i] < 0)
-				R.agg.unmeasured++;
-			if (v)
-				gt_rm_agg_sample_set(&R.agg, s->pend[i].occ, s->pend[i].nocc, v);
-			feed_ra(s->pend[i].corr, v);
-			kernel_row(&s->pend[i], v);
-			free(s->pend[i].name);
-		}
-		s->npend = 0;
-		free(ln);
-		free(map);
-	} else {
-		for (size_t i = 0; i < nr; i++) {
-			const char *n = names[i] ? strrchr(names[i], '/') : NULL;
-			n = n ? n + 1 : names[i];
-			char *end = NULL;
-			unsigned long k = n && n[0] == 's' ? strtoul(n + 1, &end, 10) : (unsigned long)-1;
-			if (!end || *end || k >= s->nseg)
-				continue;
-			gt_rm_agg_sample(&R.agg, s->seg[k], &vals[i * (size_t)nm]);
-		}
-		s->nseg = 0;
+			gt_rm_agg_sample_set(&R.agg, s->pend[i].occ, s->pend[i].nocc, v);
+		feed_ra(s->pend[i].corr, v);
+		kernel_row(&s->pend[i], v);
+		free(s->pend[i].name);
 	}
-	for (size_t i = 0; names && i < nr; i++)
-		free(names[i]);
-	free(names);
-	free(vals);
-	free(nanrow);
-	s->chunks++;
-	if (!restart)
-		goto out;
-	double f3 = mono_ms();
-	r = init_image(s);
-	if (r == CUPTI_SUCCESS)
-		r = set_config_and_start(s);
-	R.t_restart += mono_ms() - f3;
-	if (r != CUPTI_SUCCESS)
-		sess_fail(s, "restarting the range profiler", r);
-out:
+	s->npend = 0;
+	free(ln);
+	free(map);
+}
+
+/* Range mode: each range named "<...>/s<k>" is stretch k of the chunk. */
+static void range_rows(struct sess *s, const struct chunk *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		const char *n = c->names[i] ? strrchr(c->names[i], '/') : NULL;
+		n = n ? n + 1 : c->names[i];
+		char *end = NULL;
+		unsigned long k = n && n[0] == 's' ? strtoul(n + 1, &end, 10) : (unsigned long)-1;
+		if (!end || *end || k >= s->nseg)
+			continue;
+		gt_rm_agg_sample(&R.agg, s->seg[k], &c->vals[i * (size_t)c->nm]);
+	}
+	s->nseg = 0;
+}
+
+/* Stop, decode, evaluate, hand the values out; restart when `restart`.  Lock held. */
+static void flush(struct sess *s, int restart)
+{
+	if (s->state != 1)
+		return;
+	int guard = gt_tls.guard;
+	gt_tls.guard = 1; /* CUPTI's own driver calls are not the program's */
+	struct chunk c = {0};
+	double t_decoded;
+	if (stop_and_decode(s, &c.dropped, &t_decoded) == 0) {
+		read_ranges(s, &c, t_decoded);
+		if (R.mode == GT_RM_KERNEL && !R.kcsv_tried) {
+			R.kcsv_tried = 1;
+			open_kernel_csv();
+			if (R.kcsv)
+				gt_rm_kernel_csv_header(&R.agg, R.kcsv);
+		}
+		if (R.mode == GT_RM_KERNEL && s->npend == 1 && s->pend[0].graph)
+			graph_row(s, &c);
+		else if (R.mode == GT_RM_KERNEL)
+			kernel_rows(s, &c);
+		else
+			range_rows(s, &c);
+		chunk_free(&c);
+		s->chunks++;
+		if (restart) {
+			double f3 = mono_ms();
+			CUptiResult r = init_image(s);
+			if (r == CUPTI_SUCCESS)
+				r = set_config_and_start(s);
+			R.t_restart += mono_ms() - f3;
+			if (r != CUPTI_SUCCESS)
+				sess_fail(s, "restarting the range profiler", r);
+		}
+	}
 	gt_tls.guard = guard;
 }
 
