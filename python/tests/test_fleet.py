@@ -483,7 +483,10 @@ def _coll_job(d, late):
                 extra = int(late.get((kind, step), 0) * ms) if r == 1 else 0
                 start = t + at * ms + extra
                 launch = t + at * ms - 200_000
-                w.nccl_coll(0xC0FFEE, step, launch - 3000, launch + 8000, kind, "RING", "SIMPLE", 1024, r, 2)
+                # the Broadcasts as DDP's of its parameters: bytes as ncclInt8 (4096 of them)
+                w.nccl_coll(0xC0FFEE, step, launch - 3000, launch + 8000, kind, "RING", "SIMPLE",
+                            1024 if kind == "AllReduce" else 4096, r, 2,
+                            dtype="ncclFloat32" if kind == "AllReduce" else "ncclInt8")
                 w.api("cuLaunchKernelEx", launch, launch + 6000, corr)
                 end = t + at * ms + int(late.get((kind, step), 0) * ms) + 2 * ms  # all end together
                 w.kernel("ncclDevKernel_%s_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" % kind, r, 21, start, end,
@@ -505,6 +508,12 @@ def test_collectives_of_each_kind_are_matched_apart(tmp_path):
         "Broadcast", 2, 1)
     assert abs(late.iloc[0]["late_ms"] - 3.0) < 0.01
     assert not res.summary["warnings"]
+    # the message size in bytes, from the records' data type: 1024 floats and 4096 bytes are both 4 KiB
+    ar, bc = c[c["name"] == "AllReduce"], c[c["name"] == "Broadcast"]
+    assert set(ar["count"]) == {1024} and set(ar["dtype"]) == {"ncclFloat32"} and set(ar["bytes"]) == {4096}
+    assert set(bc["count"]) == {4096} and set(bc["dtype"]) == {"ncclInt8"} and set(bc["bytes"]) == {4096}
+    lc = res.summary["late_collectives"][0]
+    assert (lc["name"], lc["count"], lc["dtype"], lc["bytes"]) == ("Broadcast", 4096, "ncclInt8", 4096)
 
 
 def _counting_gputap(d):

@@ -210,7 +210,9 @@ int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start,
 		    const char *name, const char *comm, uint64_t seq);
 /* A collective recorded by NCCL's profiler plugin in a gputap trace. */
 int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
-		  const char *algo, const char *proto);
+		  const char *algo, const char *proto, const char *dtype);
+/* Bytes of one element of NCCL data type `name` ("ncclFloat32", ...), 0 unknown. */
+unsigned gt_colls_dtype_size(const char *name);
 /* After gt_tl_finish: match plugin records to kernels (through the launches), number the rest by order,
  * put each into its iteration, and move the rows into r.  0 or -1 (out of memory). */
 int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *r);

@@ -207,9 +207,11 @@ struct gt_an_coll {
 	long iteration;        /* iteration that launched it (as the per-iteration windows), -1 none */
 	uint64_t seq;          /* sequence number within the communicator */
 	uint64_t count;        /* elements (from NCCL's profiler interface), 0 unknown */
+	uint64_t bytes;        /* count x the size of dtype, 0 unknown */
 	char comm[64];         /* communicator: "0x<hash>" (NCCL), a process-group name, "" unknown */
 	char name[32];         /* collective: "AllReduce", ... */
 	char algo[16], proto[16]; /* NCCL's algorithm and protocol, "" unknown */
+	char dtype[16];        /* NCCL's data type ("ncclFloat32", ...), "" unknown */
 	char match[8];         /* how comm/seq were known: "nccl" (profiler plugin), "trace" (trace
 				* arguments), "order" (order of the rank's NCCL kernels) */
 };

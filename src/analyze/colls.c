@@ -4,7 +4,7 @@
  *
  * Which collective an NCCL kernel ran comes, best first, from:
  *  - "nccl": the records NCCL's profiler plugin interface gave the tap (GT_REC_NCCL_COLL: communicator
- *    hash, sequence number, algorithm, protocol).  A record is enqueued by a host thread before the
+ *    hash, sequence number, algorithm, protocol, data type and count: the message size in bytes).  A record is enqueued by a host thread before the
  *    kernel that runs it is launched (at the end of the NCCL group), so record k belongs to the first
  *    NCCL kernel of its process launched at or after the record's start: with C_k the smallest
  *    correlation id of any API call that started at or after the record (ids grow with launch time
@@ -34,7 +34,7 @@ struct nrec { /* a plugin record */
 	int source;
 	uint64_t start, bound; /* bound: C_k, UINT64_MAX when no API call followed */
 	uint64_t comm, seq, count;
-	char func[32], algo[16], proto[16];
+	char func[32], algo[16], proto[16], dtype[16];
 };
 
 struct gt_colls {
@@ -90,8 +90,26 @@ int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start,
 	return 0;
 }
 
+/* NCCL's data types as its profiler interface names them (ncclDataType_t's names; the v1 interface's
+ * numbers are turned into these by the tap), with the older aliases. */
+unsigned gt_colls_dtype_size(const char *name)
+{
+	static const struct {
+		const char *name;
+		unsigned size;
+	} tab[] = {{"ncclInt8", 1},	 {"ncclChar", 1},	 {"ncclUint8", 1},	  {"ncclFloat8e4m3", 1},
+		   {"ncclFloat8e5m2", 1}, {"ncclFloat16", 2},	 {"ncclHalf", 2},	  {"ncclBfloat16", 2},
+		   {"ncclInt32", 4},	 {"ncclInt", 4},	 {"ncclUint32", 4},	  {"ncclFloat32", 4},
+		   {"ncclFloat", 4},	 {"ncclInt64", 8},	 {"ncclUint64", 8},	  {"ncclFloat64", 8},
+		   {"ncclDouble", 8}};
+	for (size_t i = 0; name && i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (strcmp(name, tab[i].name) == 0)
+			return tab[i].size;
+	return 0;
+}
+
 int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
-		  const char *algo, const char *proto)
+		  const char *algo, const char *proto, const char *dtype)
 {
 	if (cs->nn == cs->ncap) {
 		size_t nc = cs->ncap ? cs->ncap * 2 : 256;
@@ -112,6 +130,7 @@ int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll
 	copy(n->func, sizeof(n->func), func);
 	copy(n->algo, sizeof(n->algo), algo);
 	copy(n->proto, sizeof(n->proto), proto);
+	copy(n->dtype, sizeof(n->dtype), dtype);
 	return 0;
 }
 
@@ -281,6 +300,8 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 			copy(c.name, sizeof(c.name), n->func);
 		copy(c.algo, sizeof(c.algo), n->algo);
 		copy(c.proto, sizeof(c.proto), n->proto);
+		copy(c.dtype, sizeof(c.dtype), n->dtype);
+		c.bytes = n->count * gt_colls_dtype_size(n->dtype);
 		copy(c.match, sizeof(c.match), "nccl");
 		if (add_row(&out, &nout, &cap, &c) < 0)
 			goto nomem;
@@ -350,7 +371,7 @@ nomem:
 }
 
 /* JSON "collectives": [ {rank (the input's label), source (the input's number, as the timeline's), device,
- * comm, seq, name, algo, proto, count, iteration, start_ns, end_ns, launch_ns, match} ] — called by the
+ * comm, seq, name, algo, proto, count, dtype, bytes, iteration, start_ns, end_ns, launch_ns, match} ] — called by the
  * JSON printer for each result that has them. */
 static void js(yajl_gen g, const char *k, const char *v)
 {
@@ -385,6 +406,8 @@ void gt_an_json_collectives(void *gen, const struct gt_an_result *r)
 		js(g, "algo", c->algo);
 		js(g, "proto", c->proto);
 		ju(g, "count", c->count);
+		js(g, "dtype", c->dtype);
+		ju(g, "bytes", c->bytes);
 		yajl_gen_string(g, (const unsigned char *)"iteration", 9);
 		if (c->iteration < 0)
 			yajl_gen_null(g);

@@ -164,7 +164,7 @@ static int v_nccl(void *ctx, const struct gt_trace_reader *r, const struct gt_re
 {
 	struct gtr *g = ctx;
 	if (g->c->colls && gt_colls_nccl(g->c->colls, g->source, n, gt_tr_str(r, n->func_id), gt_tr_str(r, n->algo_id),
-					 gt_tr_str(r, n->proto_id)) < 0)
+					 gt_tr_str(r, n->proto_id), gt_tr_str(r, n->dtype_id)) < 0)
 		return fail(g, r);
 	return 0;
 }

@@ -63,9 +63,10 @@ class TraceWriter:
         body = struct.pack("<IIBBHIQQQQ", self.string(name), 0, kind, 0, 0, tid, start, end, self.range_id, 0)
         self._put(REC_RANGE, tid, body)
 
-    def nccl_coll(self, comm_hash, seq, start, end, func, algo, proto, count, rank, nranks, tid=1):
+    def nccl_coll(self, comm_hash, seq, start, end, func, algo, proto, count, rank, nranks, tid=1,
+                  dtype="ncclFloat32"):
         body = struct.pack("<QQQQQIIIIiiiBBBB", comm_hash, seq, start, end, count, self.string(func),
-                           self.string(algo), self.string(proto), self.string("ncclFloat32"), rank, nranks, -1,
+                           self.string(algo), self.string(proto), self.string(dtype), rank, nranks, -1,
                            16, 8, 4, 0)
         self._put(REC_NCCL_COLL, tid, body)
 

@@ -37,7 +37,7 @@ def _parquet(df, path, schema=None):
 def collectives_schema():
     return pa.schema([
         ("comm", pa.string()), ("seq", pa.int64()), ("iteration", pa.int64()), ("name", pa.string()),
-        ("count", pa.int64()), ("algo", pa.string()), ("proto", pa.string()), ("match", pa.string()),
+        ("count", pa.int64()), ("dtype", pa.string()), ("bytes", pa.int64()), ("algo", pa.string()), ("proto", pa.string()), ("match", pa.string()),
         ("ranks", pa.list_(pa.int64())), ("arrival_ms", pa.list_(pa.float64())), ("skew_ms", pa.float64()),
         ("wait_ms", pa.float64()), ("late_rank", pa.int64()), ("first_rank", pa.int64()), ("late_ms", pa.float64()),
         ("held_ms", pa.float64()), ("is_late", pa.bool_()), ("late_ranks", pa.list_(pa.int64())),
@@ -47,6 +47,17 @@ def collectives_schema():
 
 
 TEXT_ROWS = 20  # rows per table of the text summary; summary.json and the Parquet files hold the rest
+
+
+def _size(x):
+    """A collective's message: bytes when the records give the data type, else elements ("" unknown)."""
+    b, n = x.get("bytes") or 0, x.get("count") or 0
+    if b:
+        for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if b >= scale:
+                return "%.1f %s" % (b / scale, unit)
+        return "%d B" % b
+    return "%d el" % n if n else "-"
 
 
 def _more(n, shown, where):
@@ -102,12 +113,12 @@ def text_summary(res):
         lines += ["", "Late collectives, longest hold first (%d in all; each in collectives.parquet):"
                   % s.get("late_collectives_total", len(lc)),
                   "  %5s %-20s %7s %-14s %10s %6s %9s %9s %-13s %s" % (
-                      "iter", "comm", "seq", "collective", "count", "rank", "late ms", "held ms", "cause",
+                      "iter", "comm", "seq", "collective", "size", "rank", "late ms", "held ms", "cause",
                       "also late (rank: ms)")]
         for x in lc[:TEXT_ROWS]:
             also = " ".join("%d:%.3f" % (a, b) for a, b in x["late_ranks"][1:4])
-            lines.append("  %5d %-20s %7d %-14s %10d %6d %9.3f %9.3f %-13s %s" % (
-                x["iteration"], x["comm"][:20], x["seq"], x["name"][:14], x["count"], x["late_rank"], x["late_ms"],
+            lines.append("  %5d %-20s %7d %-14s %10s %6d %9.3f %9.3f %-13s %s" % (
+                x["iteration"], x["comm"][:20], x["seq"], x["name"][:14], _size(x), x["late_rank"], x["late_ms"],
                 x["held_ms"], x["cause"] or "-", also))
         lines += _more(s.get("late_collectives_total", len(lc)), TEXT_ROWS, "collectives.parquet (is_late)")
     pi = s["per_iteration"]
@@ -192,7 +203,8 @@ def report_html(res):
                                                                      "late_collectives", "iterations_late", "reason"]))
     if s["late_collectives"]:
         body.append("<h3>Late collectives</h3>" + table(s["late_collectives"],
-                                                         ["iteration", "comm", "seq", "name", "count", "late_rank",
+                                                         ["iteration", "comm", "seq", "name", "count", "bytes",
+                                                          "late_rank",
                                                           "late_ms", "held_ms", "cause"]))
     if s["per_iteration"]:
         body.append("<h3>Per iteration</h3>" + table(s["per_iteration"][:1000], [

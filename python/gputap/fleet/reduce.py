@@ -391,14 +391,16 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
 
 
 def _collective_table(c):
-    cols = ["comm", "seq", "iteration", "name", "count", "algo", "proto", "match", "ranks", "arrival_ms", "skew_ms",
+    cols = ["comm", "seq", "iteration", "name", "count", "dtype", "bytes", "algo", "proto", "match", "ranks",
+            "arrival_ms", "skew_ms",
             "wait_ms", "late_rank", "first_rank", "late_ms", "held_ms", "is_late", "late_ranks", "late_by_ms", "cause",
             "duration_ms", "end_spread_ms", "start_ns"]
     if c.empty:
         return pd.DataFrame(columns=cols)
     k = KEY
     g = c.groupby(k, sort=False)
-    t = g.agg(count=("count", "max"), algo=("algo", "first"), proto=("proto", "first"),
+    t = g.agg(count=("count", "max"), dtype=("dtype", "max"), bytes=("bytes", "max"), algo=("algo", "first"),
+              proto=("proto", "first"),
               match=("match", "first"), skew_ms=("arrival_ms", "max"), wait_ms=("wait_ms", "sum"),
               a_first=("a_start", "min"), end_max=("a_end", "max"), end_min=("a_end", "min"), is_late=("late", "any"),
               n=("n", "first"))
@@ -501,7 +503,7 @@ def _late_list(ct):
         return []
     t = ct[ct["is_late"]].sort_values(["held_ms", "late_ms"], ascending=False).head(LIST_MAX)
     return [{"iteration": int(r.iteration), "comm": r.comm, "seq": int(r.seq), "name": r.name, "count": int(r.count),
-             "late_rank": int(r.late_rank), "late_ms": float(r.late_ms), "held_ms": float(r.held_ms),
+             "dtype": r.dtype, "bytes": int(r.bytes), "late_rank": int(r.late_rank), "late_ms": float(r.late_ms), "held_ms": float(r.held_ms),
              "skew_ms": float(r.skew_ms), "cause": r.cause,
              "late_ranks": [[int(a), float(b)] for a, b in list(zip(r.late_ranks, r.late_by_ms))[:8]]}
             for r in t.itertuples(index=False)]

@@ -18,8 +18,8 @@ import time
 
 WINDOW_KEYS = ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "overlap_ms", "exposed_comm_ms",
                "memop_ms", "kernel_sum_ms", "non_compute_ms")
-COLL_STR = ("comm", "name", "algo", "proto", "match")
-COLL_INT = ("device", "seq", "count", "iteration", "start_ns", "end_ns", "launch_ns")
+COLL_STR = ("comm", "name", "algo", "proto", "match", "dtype")
+COLL_INT = ("device", "seq", "count", "bytes", "iteration", "start_ns", "end_ns", "launch_ns")
 NO_GPU = "no GPU activity"
 SKIP_REASON = "no GPU work in this process (e.g. a launcher)"
 
@@ -128,7 +128,8 @@ def _collect(doc, idx, rows, iters, colls):
     cl = [c for c in cl if 0 <= c["source"] < len(idx)]
     colls.extend(len(cl), task=[idx[c["source"]]["index"] for c in cl],
                  iteration=[-1 if c["iteration"] is None else c["iteration"] for c in cl],
-                 **{k: [c[k] for c in cl] for k in COLL_STR + COLL_INT if k != "iteration"})
+                 **{k: [c.get(k, d) for c in cl] for ks, d in ((COLL_STR, ""), (COLL_INT, 0)) for k in ks
+                    if k != "iteration"})
 
 
 def _named(msg, tasks):
