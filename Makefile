@@ -5,10 +5,12 @@
 #   BOTH_SRC          files of other folders compiled into both, too: in gpu/, where libcuda
 #                     and CUPTI are found (probe.c) and CUPTI's profiler API (cuprof.c); in
 #                     trace/, the formats the tap writes and the CLI reads: the binary trace,
-#                     its blocks and the launch-hold words it carries, the alnair interposer's logs
+#                     its blocks and the launch-hold words it carries, the alnair interposer's logs;
+#                     in metrics/, range metrics without CUPTI (rmagg.c) and the config-image cache
+#                     (rmcache.c)
 #   src/tap/*.c       libgputap.so only; files listed in TAP_PURE have no
 #                     constructors or CUDA globals and are unit-tested too
-#   src/{analyze,run,export,report,liblog,libperf,gpu,trace,cli}/*.c   the gputap CLI
+#   src/{analyze,run,export,report,liblog,libperf,gpu,trace,metrics,cli}/*.c   the gputap CLI
 #   tests/unit/*.c    one unit-test binary; tests/fuzz/fuzz_<name>.c one fuzz target each
 
 O ?= build
@@ -46,7 +48,8 @@ ifeq ($(STATIC_DEPS),1)
 LIBS := -Wl,-Bstatic -lyajl_s -lsqlite3 -lz -Wl,-Bdynamic -ldl -lpthread -lm
 endif
 
-BOTH_SRC := src/gpu/probe.c src/gpu/cuprof.c $(addprefix src/trace/,trace_io.c blockz.c holdnames.c alnair_log.c)
+BOTH_SRC := src/gpu/probe.c src/gpu/cuprof.c $(addprefix src/trace/,trace_io.c blockz.c holdnames.c alnair_log.c) \
+	$(addprefix src/metrics/,rmagg.c rmcache.c)
 CORE_SRC := $(wildcard src/core/*.c) $(BOTH_SRC)
 TAP_SRC := $(wildcard src/tap/*.c)
 TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.c openrange.c dlsym_find.c hold.c holdtab.c holdstub.c))
@@ -54,7 +57,7 @@ TAP_PURE += src/tap/rangeagg.c
 TAP_PURE += src/tap/ticks.c
 TAP_PURE += src/tap/pcsamp_agg.c
 CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
-	$(filter-out $(BOTH_SRC),$(wildcard src/gpu/*.c src/trace/*.c)) src/cli/*.c)
+	$(filter-out $(BOTH_SRC),$(wildcard src/gpu/*.c src/trace/*.c src/metrics/*.c)) src/cli/*.c)
 # the tap's reading of its environment: gputap run refuses (usage) what the library would only warn about
 CLI_SRC += src/tap/env.c
 UNIT_SRC := $(wildcard tests/unit/*.c)

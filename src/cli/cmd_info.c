@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
-#include "core/rmagg.h"
+#include "metrics/rmagg.h"
 #include "gpu/cuprof.h"
 #include "gpu/nvml.h"
 #include "gpu/probe.h"

@@ -16,7 +16,7 @@
  *  - cmd_diff.c: the comparison of two analyses (kernels matched by name, per-iteration sums,
  *    threshold, text/JSON/CSV), over analyze/analyze.h's results; nothing else compares runs;
  *  - cmd_info.c: the questions to NVML, the driver and CUPTI in the order the answer is printed,
- *    and the check of a metric list (each step a call into gpu/ and core/rmagg.h).
+ *    and the check of a metric list (each step a call into gpu/ and metrics/rmagg.h).
  * When a second user of either appears, that logic moves to a module first.
  */
 #ifndef GT_COMMANDS_H

@@ -1,5 +1,5 @@
-/* core/rmagg.c — range metrics without CUPTI.  See rmagg.h. */
-#include "core/rmagg.h"
+/* metrics/rmagg.c — range metrics without CUPTI.  See rmagg.h. */
+#include "metrics/rmagg.h"
 
 #include <errno.h>
 #include <inttypes.h>

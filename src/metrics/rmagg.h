@@ -1,5 +1,5 @@
 /*
- * core/rmagg.h — range metrics without CUPTI: metric lists, the choice of
+ * metrics/rmagg.h — range metrics without CUPTI: metric lists, the choice of
  * mode, attribution of kernels to named ranges, the reductions, and the CSV
  * and JSON writers.  The CUPTI side (src/tap/rmetrics.c) feeds it; the CLI
  * reads what it wrote.  Pure: no CUDA, no globals, no locks (the caller
@@ -25,8 +25,8 @@
  * range mode over the occurrences' values.  A row with no measured sample
  * has null values (never 0 for "not measured").
  */
-#ifndef GT_CORE_RMAGG_H
-#define GT_CORE_RMAGG_H
+#ifndef GT_METRICS_RMAGG_H
+#define GT_METRICS_RMAGG_H
 
 #include <stddef.h>
 #include <stdint.h>

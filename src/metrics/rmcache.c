@@ -1,5 +1,5 @@
-/* core/rmcache.c — the range-metrics config image cache.  See rmcache.h. */
-#include "core/rmcache.h"
+/* metrics/rmcache.c — the range-metrics config image cache.  See rmcache.h. */
+#include "metrics/rmcache.h"
 #include "core/fdio.h"
 
 #include <errno.h>

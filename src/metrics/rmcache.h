@@ -1,5 +1,5 @@
 /*
- * core/rmcache.h — the range-metrics config image cache: CUPTI's config
+ * metrics/rmcache.h — the range-metrics config image cache: CUPTI's config
  * image (the counter programming of a metric list on one chip) kept on disk
  * so that a later run with the same chip, list, CUPTI and counter
  * availability skips making it again.
@@ -16,8 +16,8 @@
  * foreign file is a miss (the caller makes the image and stores it again);
  * an unwritable folder is a failed store.  Neither ever stops a run.
  */
-#ifndef GT_CORE_RMCACHE_H
-#define GT_CORE_RMCACHE_H
+#ifndef GT_METRICS_RMCACHE_H
+#define GT_METRICS_RMCACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include "report/svg.h"
 #include "trace/rundir.h"
 
-/* Columns of range_metrics.csv (core/rmagg.h). */
+/* Columns of range_metrics.csv (metrics/rmagg.h). */
 /* `exact` came later: files without it (12 columns) are read as exact. */
 enum { C_MODE, C_PATH, C_NAME, C_LEVEL, C_OCC, C_KERNELS, C_METRIC, C_UNIT, C_SUM, C_MAX, C_MEAN, C_MIN, C_EXACT, C_N };
 

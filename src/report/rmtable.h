@@ -1,7 +1,7 @@
 /*
  * report/rmtable.h — range-metrics tables (GPU counters per NVTX range) for the
  * end-of-run summary and `gputap report`, read back from each process's
- * range_metrics.csv (written by the library, format in core/rmagg.h).
+ * range_metrics.csv (written by the library, format in metrics/rmagg.h).
  */
 #ifndef GT_EXPORT_RMTABLE_H
 #define GT_EXPORT_RMTABLE_H

@@ -20,7 +20,7 @@
 
 #include "core/csvio.h"
 #include "core/log.h"
-#include "core/rmagg.h"
+#include "metrics/rmagg.h"
 #include "trace/trace_io.h"
 #include "liblog/libtrace.h"
 #include "export/export.h"

@@ -10,7 +10,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "core/jsondepth.h"
-#include "core/rmagg.h"
+#include "metrics/rmagg.h"
 
 /* The defaults of every tool: the one place they live (madengine's tools.json). */
 const struct gt_tool_def gt_tool_table[] = {

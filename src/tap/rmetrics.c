@@ -44,8 +44,8 @@
 #include <cupti.h>
 
 #include "core/log.h"
-#include "core/rmagg.h"
-#include "core/rmcache.h"
+#include "metrics/rmagg.h"
+#include "metrics/rmcache.h"
 #include "gpu/cuprof.h"
 #include "gputap.h"
 #include "tap/api.h"

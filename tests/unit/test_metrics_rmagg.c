@@ -5,7 +5,7 @@
 
 #include <yajl/yajl_tree.h>
 
-#include "core/rmagg.h"
+#include "metrics/rmagg.h"
 #include "gpu/cuprof.h"
 #include "gpu/probe.h"
 

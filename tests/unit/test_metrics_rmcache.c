@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/rmcache.h"
+#include "metrics/rmcache.h"
 
 static const char *const L2[] = {"gpu__time_duration.sum", "smsp__inst_executed.sum"};
 static const char *const L2R[] = {"smsp__inst_executed.sum", "gpu__time_duration.sum"};
