@@ -1,19 +1,16 @@
-/* gputap info — GPUs, driver, CUDA/CUPTI/NVML versions, what works here; see commands.h. */
-#include <dlfcn.h>
+/* gputap info — GPUs, driver, CUDA/CUPTI/NVML versions, what works here: the questions are gpu/survey.h's,
+ * the metrics metrics/chip.h's; this file holds the options, the help and the printing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cuda.h>
 
 #include <yajl/yajl_gen.h>
 
 #include "cli/commands.h"
 #include "core/log.h"
-#include "metrics/rmagg.h"
-#include "gpu/cuprof.h"
-#include "gpu/nvml.h"
 #include "gpu/probe.h"
+#include "gpu/survey.h"
+#include "metrics/chip.h"
 
 const char cmd_info_help[] =
 	"NAME\n"
@@ -62,15 +59,6 @@ const char cmd_info_help[] =
 	"    gputap info --metrics | grep dram__\n"
 	"    gputap info --metrics smsp__inst_executed.sum,dram__bytes_read.sum\n";
 
-struct info {
-	char nvml_err[256];
-	int nvml_ok;
-	int ngpu;
-	char driver[96], nvml_ver[96], cupti_path[512];
-	int cuda_nvml, cuda_drv;
-	unsigned cupti;
-};
-
 static void gen_str(yajl_gen g, const char *k, const char *v)
 {
 	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
@@ -92,7 +80,7 @@ static void gen_bool(yajl_gen g, const char *k, int v)
 	yajl_gen_bool(g, v);
 }
 
-static int print_json(const struct info *in)
+static int print_json(const struct gt_gpu_survey *in)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 	if (!g)
@@ -115,22 +103,21 @@ static int print_json(const struct info *in)
 	yajl_gen_string(g, (const unsigned char *)"gpus", 4);
 	yajl_gen_array_open(g);
 	for (int i = 0; i < in->ngpu; i++) {
-		struct gt_gpu_static s;
-		gt_nvml_static(i, &s);
+		const struct gt_gpu_static *s = &in->gpu[i];
 		yajl_gen_map_open(g);
 		gen_int(g, "index", i);
-		gen_str(g, "name", s.name);
-		gen_str(g, "uuid", s.uuid);
+		gen_str(g, "name", s->name);
+		gen_str(g, "uuid", s->uuid);
 		yajl_gen_string(g, (const unsigned char *)"memory_total_bytes", 18);
-		snprintf(b, sizeof(b), "%llu", (unsigned long long)s.mem_total);
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)s->mem_total);
 		yajl_gen_number(g, b, strlen(b));
-		if (s.cc_major >= 0) {
-			snprintf(b, sizeof(b), "%d.%d", s.cc_major, s.cc_minor);
+		if (s->cc_major >= 0) {
+			snprintf(b, sizeof(b), "%d.%d", s->cc_major, s->cc_minor);
 			gen_str(g, "compute_capability", b);
 		}
-		if (s.power_limit_mw) {
+		if (s->power_limit_mw) {
 			yajl_gen_string(g, (const unsigned char *)"power_limit_W", 13);
-			snprintf(b, sizeof(b), "%.1f", s.power_limit_mw / 1000.0);
+			snprintf(b, sizeof(b), "%.1f", s->power_limit_mw / 1000.0);
 			yajl_gen_number(g, b, strlen(b));
 		}
 		yajl_gen_map_close(g);
@@ -153,7 +140,7 @@ static int print_json(const struct info *in)
 	return 0;
 }
 
-static void print_text(const struct info *in)
+static void print_text(const struct gt_gpu_survey *in)
 {
 	char b[32];
 	printf("gputap %s\n", gt_version);
@@ -170,14 +157,13 @@ static void print_text(const struct info *in)
 	printf("NVML:          %s\n", in->nvml_ok ? (in->nvml_ver[0] ? in->nvml_ver : "ok") : "not available");
 	printf("GPUs:          %d\n", in->ngpu);
 	for (int i = 0; i < in->ngpu; i++) {
-		struct gt_gpu_static s;
-		gt_nvml_static(i, &s);
-		printf("  GPU %d: %s, %.1f GiB", i, s.name[0] ? s.name : "?", (double)s.mem_total / 1073741824.0);
-		if (s.cc_major >= 0)
-			printf(", compute capability %d.%d", s.cc_major, s.cc_minor);
-		if (s.power_limit_mw)
-			printf(", power limit %.0f W", s.power_limit_mw / 1000.0);
-		printf("\n         %s\n", s.uuid);
+		const struct gt_gpu_static *s = &in->gpu[i];
+		printf("  GPU %d: %s, %.1f GiB", i, s->name[0] ? s->name : "?", (double)s->mem_total / 1073741824.0);
+		if (s->cc_major >= 0)
+			printf(", compute capability %d.%d", s->cc_major, s->cc_minor);
+		if (s->power_limit_mw)
+			printf(", power limit %.0f W", s->power_limit_mw / 1000.0);
+		printf("\n         %s\n", s->uuid);
 	}
 	printf("features:\n");
 	printf("  tap (gputap run, kernel_trace):  %s\n",
@@ -186,114 +172,6 @@ static void print_text(const struct info *in)
 						 : "no (no CUDA driver)");
 	printf("  power / vram samplers:           %s\n", in->nvml_ok && in->ngpu > 0 ? "yes" : "no (needs NVML and a GPU)");
 	printf("  analyze, convert, report:        yes\n");
-}
-
-static void print_metric(const char *name, const char *unit, const char *desc, const char *type, void *arg)
-{
-	(void)arg;
-	printf("%-60s %-12s %-10s %s\n", name, unit[0] ? unit : "-", type, desc);
-}
-
-/* gputap info --metrics [LIST]: the chip's metrics from CUPTI, or a check of LIST. */
-static int info_metrics(const char *list, int dev)
-{
-	char err[1024];
-	struct gt_rm_list l;
-	if (list && gt_rm_parse_list(list, "--metrics", &l, err, sizeof(err)) < 0) {
-		gt_error("%s", err);
-		return 1;
-	}
-	void *cu = gt_libcuda_open();
-	CUresult (*init)(unsigned) = NULL, (*count)(int *) = NULL, (*retain)(CUcontext *, CUdevice) = NULL,
-		 (*setcur)(CUcontext) = NULL;
-	if (cu) {
-		*(void **)&init = dlsym(cu, "cuInit");
-		*(void **)&count = dlsym(cu, "cuDeviceGetCount");
-		*(void **)&retain = dlsym(cu, "cuDevicePrimaryCtxRetain");
-		*(void **)&setcur = dlsym(cu, "cuCtxSetCurrent");
-	}
-	int n = 0;
-	if (!init || !count || init(0) != CUDA_SUCCESS || count(&n) != CUDA_SUCCESS || n == 0) {
-		gt_error("info --metrics: no CUDA GPU here (libcuda.so.1 %s)", cu ? "found, no device" : "not loadable");
-		return 1;
-	}
-	if (dev < 0 || dev >= n) {
-		gt_error("info --metrics: --device %d: this machine has GPUs 0 to %d", dev, n - 1);
-		return 1;
-	}
-	struct gt_cuprof p;
-	const char *chip = NULL;
-	CUpti_Profiler_Host_Object *host = NULL;
-	if (gt_cuprof_load(&p, NULL, err, sizeof(err)) < 0 ||
-	    gt_cuprof_chip(&p, dev, &chip, err, sizeof(err)) < 0 || gt_cuprof_host(&p, chip, NULL, &host, err, sizeof(err)) < 0) {
-		gt_error("info --metrics: %s", err);
-		return 1;
-	}
-	if (!list) {
-		printf("# metrics of GPU %d (chip %s), CUPTI %u: base names; add a rollup (.sum .avg .max .min)\n", dev,
-		       chip, p.version);
-		printf("%-60s %-12s %-10s %s\n", "METRIC", "UNIT", "TYPE", "DESCRIPTION");
-		int k = gt_cuprof_list(&p, host, print_metric, NULL, err, sizeof(err));
-		gt_cuprof_host_free(&p, host);
-		if (k < 0) {
-			gt_error("info --metrics: %s", err);
-			return 1;
-		}
-		return 0;
-	}
-	/* each name alone first, so that an unknown one is named */
-	int bad = 0;
-	for (int i = 0; i < l.n; i++) {
-		CUpti_Profiler_Host_Object *h1 = NULL;
-		uint8_t *img = NULL;
-		size_t sz;
-		int passes;
-		const char *one[1] = {l.name[i]};
-		if (gt_cuprof_host(&p, chip, NULL, &h1, err, sizeof(err)) == 0 &&
-		    gt_cuprof_config(&p, h1, one, 1, &img, &sz, &passes, err, sizeof(err)) < 0) {
-			gt_error("%s", err);
-			bad = 1;
-		}
-		free(img);
-		gt_cuprof_host_free(&p, h1);
-	}
-	if (bad) {
-		gt_cuprof_host_free(&p, host);
-		return 1;
-	}
-	const char *names[GT_RM_MAX_METRICS];
-	for (int i = 0; i < l.n; i++)
-		names[i] = l.name[i];
-	uint8_t *img = NULL;
-	size_t sz;
-	int passes = 0;
-	if (gt_cuprof_config(&p, host, names, l.n, &img, &sz, &passes, err, sizeof(err)) < 0) {
-		gt_error("info --metrics: %s", err);
-		gt_cuprof_host_free(&p, host);
-		return 1;
-	}
-	free(img);
-	printf("GPU %d (chip %s), CUPTI %u\n", dev, chip, p.version);
-	for (int i = 0; i < l.n; i++) {
-		char unit[64];
-		gt_cuprof_unit(&p, host, l.name[i], unit, sizeof(unit));
-		printf("  %-58s %-10s %s\n", l.name[i], unit[0] ? unit : "-",
-		       gt_rm_metric_additive(l.name[i]) ? "additive" : "not additive (per-kernel mode)");
-	}
-	gt_cuprof_host_free(&p, host);
-	char why[512];
-	int mode = gt_rm_choose_mode(GT_RM_AUTO, passes, &l, why, sizeof(why));
-	printf("passes: %d\nmode 'auto': %s\n", passes, mode < 0 ? "none fits" : why);
-	CUcontext ctx = NULL;
-	uint8_t *avail = NULL;
-	const char *access = "unknown (no context)";
-	if (retain && setcur && retain(&ctx, (CUdevice)dev) == CUDA_SUCCESS && setcur(ctx) == CUDA_SUCCESS) {
-		int rc = gt_cuprof_availability(&p, ctx, &avail, NULL, err, sizeof(err));
-		access = rc == 0 ? "yes" : rc == GT_CUPROF_EPERM ? gt_cuprof_perm_help() : err;
-		free(avail);
-	}
-	printf("counter access: %s\n", access);
-	return 0;
 }
 
 int cmd_info(int argc, char **argv)
@@ -330,23 +208,14 @@ int cmd_info(int argc, char **argv)
 		return 2;
 	}
 	if (metrics)
-		return gt_finish_stdout(info_metrics(mlist, dev));
-	static struct info in;
-	memset(&in, 0, sizeof(in));
-	in.nvml_ok = gt_nvml_open(in.nvml_err, sizeof(in.nvml_err)) == 0;
-	if (in.nvml_ok) {
-		in.ngpu = gt_nvml_device_count();
-		gt_nvml_driver_version(in.driver, sizeof(in.driver));
-		gt_nvml_version(in.nvml_ver, sizeof(in.nvml_ver));
-		in.cuda_nvml = gt_nvml_cuda_driver_version();
-	}
-	in.cuda_drv = gt_cuda_driver_version();
-	in.cupti = gt_cupti_version(in.cupti_path, sizeof(in.cupti_path));
+		return gt_finish_stdout(gt_rm_chip_report(mlist, dev, stdout) < 0 ? 1 : 0);
+	static struct gt_gpu_survey in;
+	gt_gpu_survey(&in);
 	int rc = 0;
 	if (strcmp(format, "json") == 0)
 		rc = print_json(&in);
 	else
 		print_text(&in);
-	gt_nvml_close();
+	gt_gpu_survey_free(&in);
 	return gt_finish_stdout(rc);
 }

@@ -11,13 +11,12 @@
  *
  * What a command holds: its options, its help, what it prints, and calls into the module that
  * does the work.  Work shared with another command, the report or the tap lives in that module
- * (the requests of `gputap trigger`, which the tap answers: trace/control.h).  Two commands keep
- * logic that serves them alone, because no module owns what it works on:
+ * (the requests of `gputap trigger`, which the tap answers: trace/control.h; the questions of
+ * `gputap info`: gpu/survey.h, and its metrics: metrics/chip.h).  One command keeps logic that
+ * serves it alone, because no module owns what it works on:
  *  - cmd_diff.c: the comparison of two analyses (kernels matched by name, per-iteration sums,
- *    threshold, text/JSON/CSV), over analyze/analyze.h's results; nothing else compares runs;
- *  - cmd_info.c: the questions to NVML, the driver and CUPTI in the order the answer is printed,
- *    and the check of a metric list (each step a call into gpu/ and metrics/rmagg.h).
- * When a second user of either appears, that logic moves to a module first.
+ *    threshold, text/JSON/CSV), over analyze/analyze.h's results; nothing else compares runs.
+ * When a second user appears, that logic moves to a module first.
  */
 #ifndef GT_COMMANDS_H
 #define GT_COMMANDS_H
