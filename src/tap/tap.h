@@ -33,6 +33,11 @@
  *    capture windows, which may finalize CUPTI) and gt_sources_stop at the
  *    end; the sources put records into the chunks the writer drains and wake
  *    it (gt_tap_wake_writer).
+ *  - dlsym.  The tap defines dlsym (resolve.c) to hand out its hooks; inside
+ *    the library the shared code of core/ and gpu/ that looks symbols up (the
+ *    demangler, the CUDA and CUPTI probes) calls that same dlsym, which passes
+ *    every name it does not hook to the C library's.  It is the only call
+ *    from outside src/tap back into it.
  */
 #ifndef GT_TAP_TAP_H
 #define GT_TAP_TAP_H
