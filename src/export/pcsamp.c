@@ -25,7 +25,8 @@
 
 #define PREFIX "smsp__pcsamp_warps_issue_stalled_"
 #define NOT_ISSUED "_not_issued"
-#define SASS_BUDGET_S 30 /* nvdisasm for at most this long after a run */
+#define SASS_BUDGET_S 30 /* nvdisasm for at most this long after a run (GPUTAP_PCSAMP_SASS_S) */
+#define SASS_SOFT_S 5    /* after this long, stop once the modules left hold under 1 % of the samples */
 #define FIXED 9 /* kernel,function_index,module_crc,pc_offset,samples,not_issued,file,line,sass */
 
 /* CUPTI's reason (after PREFIX) -> the name Nsight Compute's WarpStateStats section prints. */
@@ -455,6 +456,7 @@ static char *module_funs(const struct gt_pcs_data *d, uint64_t crc)
 /* One module to disassemble: with -fun first, then (when that filled nothing) whole. */
 struct sjob {
 	uint64_t crc;
+	uint64_t samples; /* of its PCs */
 	char *funs;
 	int tries; /* runs started */
 	pid_t pid;
@@ -491,9 +493,39 @@ static int sass_collect(struct gt_pcs_data *d, const char *procdir, struct sjob 
 	return n <= 0 && j->funs && j->tries == 1;
 }
 
+int gt_pcs_sass_enough(double elapsed_s, double budget_s, uint64_t left, uint64_t total)
+{
+	if (elapsed_s > budget_s)
+		return 2;
+	/* left < 1 % of total, without overflow for any count */
+	return elapsed_s > SASS_SOFT_S && (total >= 100 ? left < total / 100 : left == 0) ? 1 : 0;
+}
+
+double gt_pcs_sass_budget(void)
+{
+	const char *e = getenv("GPUTAP_PCSAMP_SASS_S");
+	char *end = NULL;
+	double v = e && *e ? strtod(e, &end) : SASS_BUDGET_S;
+	if (e && *e && (!end || *end || !(v >= 0) || v > 86400))
+		v = SASS_BUDGET_S;
+	return v;
+}
+
+static int by_job_samples(const void *x, const void *y)
+{
+	const struct sjob *a = x, *b = y;
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return a->crc < b->crc ? -1 : a->crc > b->crc;
+}
+
 int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm)
 {
 	char tool[4096];
+	double budget = gt_pcs_sass_budget();
+	d->sass_budget_s = budget;
+	if (budget <= 0)
+		return 0; /* GPUTAP_PCSAMP_SASS_S=0: no SASS */
 	if (nvdisasm)
 		snprintf(tool, sizeof(tool), "%s", nvdisasm);
 	else if (find_nvdisasm(tool, sizeof(tool)) < 0)
@@ -520,13 +552,27 @@ int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm
 		jobs[nj].pid = -1;
 		nj++;
 	}
-	/* several at once (one a core, at most 8), for at most SASS_BUDGET_S */
+	/* the modules with most samples first; what is left when the step stops early is the least */
+	uint64_t total = 0, left = 0;
+	for (size_t i = 0; i < d->nrow; i++)
+		for (size_t j = 0; j < nj; j++)
+			if (jobs[j].crc == d->row[i].crc) {
+				jobs[j].samples += d->row[i].samples;
+				break;
+			}
+	for (size_t j = 0; j < nj; j++)
+		total += jobs[j].samples;
+	left = total;
+	gt_sort(jobs, nj, sizeof(*jobs), by_job_samples);
+	/* several at once (one a core, at most 8), for at most the budget; after SASS_SOFT_S, only while
+	 * the modules not done hold 1 % of the samples or more (a framework's largest modules can keep
+	 * nvdisasm busy for the whole budget for a few PCs) */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int par = cpus > 8 ? 8 : cpus < 1 ? 1 : (int)cpus, running = 0, filled = 0;
 	double t0 = mono_s();
 	size_t next = 0;
 	for (;;) {
-		int over = mono_s() - t0 > SASS_BUDGET_S;
+		int over = gt_pcs_sass_enough(mono_s() - t0, budget, left, total);
 		for (; !over && running < par && next < nj; next++) {
 			struct sjob *j = &jobs[next];
 			if (j->done || j->pid > 0)
@@ -536,15 +582,17 @@ int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm
 			sass_path(out, sizeof(out), procdir, j->crc, 1);
 			j->pid = disasm_start(tool, cubin, j->tries == 0 ? j->funs : NULL, out);
 			j->tries++;
-			if (j->pid > 0)
+			if (j->pid > 0) {
 				running++;
-			else
+			} else {
 				j->done = 1;
+				left -= j->samples;
+			}
 		}
 		if (!running)
 			break;
-		if (over) { /* over the budget: stop the rest, their modules keep no SASS */
-			d->sass_over_budget = 1;
+		if (over) { /* over the budget, or enough: stop the rest, their modules keep no SASS */
+			d->sass_over_budget = over;
 			for (size_t i = 0; i < nj; i++) {
 				if (jobs[i].pid <= 0)
 					continue;
@@ -576,15 +624,17 @@ int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm
 					next = i; /* again, whole (an nvdisasm without -fun) */
 			} else {
 				j->done = 1;
+				left -= j->samples;
 			}
 		}
 		if (!ended) {
 			struct timespec q = {0, 5000000};
 			nanosleep(&q, NULL);
 		}
-		if (mono_s() - t0 > SASS_BUDGET_S && next < nj)
-			d->sass_over_budget = 1;
+		if (!running && next < nj && (over = gt_pcs_sass_enough(mono_s() - t0, budget, left, total)) != 0)
+			d->sass_over_budget = over;
 	}
+	d->sass_s = mono_s() - t0;
 	for (size_t i = 0; i < nj; i++)
 		free(jobs[i].funs);
 	free(jobs);
@@ -966,9 +1016,13 @@ int gt_pcs_postrun(const char *rundir, void (*warn)(void *arg, const char *msg),
 				warn(arg, msg);
 			} else {
 				if (d.sass_over_budget && warn) {
-					snprintf(msg, sizeof(msg), "PC sampling: nvdisasm stopped after %d s: %llu PCs of %s have no "
-								   "SASS",
-						 SASS_BUDGET_S, (unsigned long long)d.sass_missing, procs[i].name);
+					snprintf(msg, sizeof(msg),
+						 "PC sampling: nvdisasm stopped after %.0f s (%s): %llu PCs of %s have no SASS "
+						 "(GPUTAP_PCSAMP_SASS_S=%.0f; more for all)",
+						 d.sass_s,
+						 d.sass_over_budget == 1 ? "the modules left hold under 1% of the samples"
+									 : "its time budget",
+						 (unsigned long long)d.sass_missing, procs[i].name, d.sass_budget_s);
 					warn(arg, msg);
 				}
 				if (write_out(dir, GT_PCS_FILE_SAMPLES, gt_pcs_write_samples, &d, err, sizeof(err)) < 0 && warn)

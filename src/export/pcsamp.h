@@ -80,7 +80,8 @@ struct gt_pcs_data {
 	struct gt_pcs_range_row *rr; /* gt_pcs_ranges, or pc_ranges.csv read back; by range, kernel */
 	size_t nrr, caprr;
 	uint64_t sass_found, sass_missing;
-	int sass_over_budget; /* nvdisasm stopped after SASS_BUDGET_S: some modules kept no SASS */
+	int sass_over_budget; /* nvdisasm stopped early, some modules keep no SASS: 1 enough, 2 the budget */
+	double sass_s, sass_budget_s; /* the SASS step's time; its budget (GPUTAP_PCSAMP_SASS_S) */
 };
 
 /* Nsight Compute's name for a CUPTI stall reason ("smsp__pcsamp_warps_issue_stalled_long_scoreboard"
@@ -98,6 +99,11 @@ const char *gt_pcs_total(const struct gt_pcs_data *d, const char *key);
 /* Fill rows' sass from `nvdisasm` (a path; NULL: found in CUDA_HOME, the build's CUDA home, PATH)
  * run on <procdir>/pcsamp/<crc>.cubin.  Returns the rows filled; -1 when no nvdisasm. */
 int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm);
+/* May the SASS step stop, elapsed_s into it with `left` of `total` samples in modules not done?
+ * 2: past budget_s; 1: past 5 s with under 1 % left; 0: go on. */
+int gt_pcs_sass_enough(double elapsed_s, double budget_s, uint64_t left, uint64_t total);
+/* GPUTAP_PCSAMP_SASS_S (seconds, 0 = no SASS), 30 when unset or not a number in 0..86400. */
+double gt_pcs_sass_budget(void);
 /* Parse nvdisasm's text output and fill the rows of module `crc` (for tests, and gt_pcs_sass). */
 int gt_pcs_sass_parse(struct gt_pcs_data *d, uint64_t crc, FILE *disasm);
 /* Per-kernel summary.  0 or -ENOMEM. */

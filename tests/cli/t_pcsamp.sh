@@ -124,6 +124,21 @@ GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" FAKE_NVDISASM_NOFUN=1 FAKE_NVDISASM_LOG=
 grep -q ',0x80,.*,EXIT,' "$T"/run5/pid*/pc_samples.csv && [ "$(wc -l <"$T/nv5.log")" = 2 ] &&
 	grep -qx -- '-c .*abcd.cubin' "$T/nv5.log" && ok run-sass-without-fun || notok run-sass-without-fun "$(cat "$T/nv5.log")"
 
+# the SASS step's budget (GPUTAP_PCSAMP_SASS_S): a slow nvdisasm stopped at it, with one warning
+# saying so and how to have more; 0: nvdisasm not run at all, no warning
+t0=$(date +%s)
+GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" FAKE_NVDISASM_SLEEP=20 GPUTAP_PCSAMP_SASS_S=1 "$GPUTAP" run -o "$T/run6" \
+	--pc-sampling -- "$T/client" pcsamp 1 >/dev/null 2>"$T/run6.err"
+t1=$(date +%s)
+grep -q 'nvdisasm stopped after 1 s (its time budget): 9 PCs of pid[0-9]* have no SASS (GPUTAP_PCSAMP_SASS_S=1; more for all)' \
+	"$T/run6.err" && [ $((t1 - t0)) -lt 15 ] && grep -q '^_Z6kernelv,0,0x000000000000abcd,0x80,[0-9]*,[0-9]*,/src/k.cu,18,,' \
+	"$T"/run6/pid*/pc_samples.csv && ls "$T"/run6/pid*/pc_kernels.csv >/dev/null 2>&1 &&
+	ok run-sass-budget || notok run-sass-budget "$((t1 - t0)) s" "$(cat "$T/run6.err")"
+GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" FAKE_NVDISASM_LOG="$T/nv7.log" GPUTAP_PCSAMP_SASS_S=0 "$GPUTAP" run -o "$T/run7" \
+	--pc-sampling -- "$T/client" pcsamp 1 >/dev/null 2>"$T/run7.err"
+[ ! -e "$T/nv7.log" ] && ! grep -q nvdisasm "$T/run7.err" && ls "$T"/run7/pid*/pc_kernels.csv >/dev/null 2>&1 &&
+	ok run-sass-off || notok run-sass-off "$(cat "$T/nv7.log" "$T/run7.err" 2>&1)"
+
 # no nvdisasm: one warning, the per-kernel files all the same
 GPUTAP_NVDISASM=/nonexistent "$GPUTAP" run -o "$T/run2" --pc-sampling -- "$T/client" pcsamp 1 >/dev/null 2>"$T/run2.err"
 grep -q 'nvdisasm not found' "$T/run2.err" && ls "$T"/run2/pid*/pc_kernels.csv >/dev/null 2>&1 && ok run-no-nvdisasm ||

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # PC sampling on a GPU (docs/pc-sampling.md).  Needs nvcc, ncu, python3 with torch.
 #   make O=.carry/pcs STATIC_DEPS=1 .carry/pcs/gputap .carry/pcs/libgputap.so   (here)
-#   tests/gpu/pcsamp.sh OUTDIR [PARTS]   (there; PARTS from "probe tool ncu torch check bench")
+#   DEADLINE_S=S tests/gpu/pcsamp.sh OUTDIR [PARTS]   (there; PARTS from "probe tool ncu torch check bench")
 # probe: CUPTI's PC Sampling API alone (tests/gpu/pcsamp_probe.cu): reasons, GetData, timings
 # tool:  gputap run --pc-sampling on the three kernels of pcsamp_kernels.cuh (-lineinfo)
 # ncu:   Nsight Compute's sampling of the same kernels (WarpStateStats, SourceCounters)
 # torch: a PyTorch training loop sampled whole
-# check: gputap against ncu: dominant stall group, group shares, hottest source line (pcsamp_check.py)
-# bench: interleaved runs of the training loop: no tool, kernel trace, kernel trace + PC sampling,
-#        and ncu's source-level collection of the same kernels
-# Times on an H100 (2026-11-27): probe+tool+torch+ncu about 115 s; check about 60 s; bench about
-# 45 s for ncu then 66 s a round (10 + 10 + 46 s) with the one-at-a-time SASS step: give it its own
-# call of about 8 minutes for its 7 rounds.
+# check: gputap against ncu's warp sampling at the same period (--warp-sampling-interval N-5):
+#        dominant stall group, group shares, hottest source line (pcsamp_check.py)
+# bench: interleaved rounds of the training loop (no tool, kernel trace, kernel trace + PC
+#        sampling), as many as DEADLINE_S (seconds from the start) leaves room for, at most 9,
+#        after ncu's source-level collection of the same kernels
+# Times on an H100 (2026-11-27): probe+tool+torch+ncu about 115 s; check about 60 s; a bench
+# round 10 + 10 s plus the PC-sampling run with its SASS step; ncu's collection about 45 s.
+# ncu's own messages (stdout and stderr apart) are kept in check.tgz.
 set -u
+START=$(date +%s)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 OUT=${1:?usage: pcsamp.sh OUTDIR [PARTS]}
@@ -29,11 +32,11 @@ cat "$OUT/device.txt"
 NCU="ncu --clock-control none --cache-control none"
 
 build() {
-	[ -x "$B/prog" ] && return 0
-	nvcc -O2 -lineinfo -arch=sm_90 -o "$B/prog" tests/gpu/pcsamp_prog.cu >"$B/nvcc.log" 2>&1 &
-	nvcc -O2 -lineinfo -arch=sm_90 -o "$B/probe" tests/gpu/pcsamp_probe.cu -lcupti -lcuda >>"$B/nvcc.log" 2>&1
-	wait
-	[ -x "$B/prog" ] && [ -x "$B/probe" ] || { echo "not ok build: $(tail -5 "$B/nvcc.log")"; return 1; }
+	[ -x "$B/prog" ] || nvcc -O2 -lineinfo -arch=sm_90 -o "$B/prog" tests/gpu/pcsamp_prog.cu >"$B/nvcc.log" 2>&1
+	[ -x "$B/prog" ] || { echo "not ok build: $(tail -5 "$B/nvcc.log")"; return 1; }
+	part probe || return 0
+	[ -x "$B/probe" ] || nvcc -O2 -lineinfo -arch=sm_90 -o "$B/probe" tests/gpu/pcsamp_probe.cu -lcupti -lcuda >>"$B/nvcc.log" 2>&1
+	[ -x "$B/probe" ] || { echo "not ok build: $(tail -5 "$B/nvcc.log")"; return 1; }
 }
 build
 
@@ -102,79 +105,90 @@ fi
 if part check; then
 	echo "== check: gputap against ncu on the same kernels"
 	echo "bare: $("$B/prog" 40 | tr '\n' ';')"
-	# ncu's --warp-sampling-interval n samples every 2^(5+n) cycles: the same period as --pc-sampling=5+n
+	ncu --help 2>&1 | grep -A3 -i 'sampling-interval' >"$B/ncu-help.txt"
+	# ncu's --warp-sampling-interval n samples every 2^(5+n) cycles: the same period as --pc-sampling=5+n.
+	# ncu profiles 8 launches of each kernel (its samples per launch are gputap's per launch).
 	for p in 17 12; do
 		rm -rf "$B/chk$p"
 		timeout 60 "$G" run -o "$B/chk$p" --pc-sampling=$p -- "$B/prog" 40 >"$B/chk$p.out" 2>"$B/chk$p.err"
 		echo "gputap period $p exit $?: $(tr '\n' ';' <"$B/chk$p.out")"
 		rm -f "$B/ncu$p.ncu-rep"
-		timeout 60 $NCU --section WarpStateStats --section SourceCounters --warp-sampling-interval $((p - 5)) -k regex:k_ -c 6 \
-			-o "$B/ncu$p" "$B/prog" 2 >"$B/ncu$p.out" 2>&1
-		echo "ncu interval $((p - 5)) exit $?"
-		ncu -i "$B/ncu$p.ncu-rep" --page raw --csv >"$B/ncu$p-raw.csv" 2>&1
-		ncu -i "$B/ncu$p.ncu-rep" --page source --csv --print-source=sass >"$B/ncu$p-sass.csv" 2>&1
+		timeout 90 $NCU --section WarpStateStats --section SourceCounters --warp-sampling-interval $((p - 5)) \
+			-k regex:k_ -c 24 -o "$B/ncu$p" "$B/prog" 8 >"$B/ncu$p.out" 2>"$B/ncu$p.err"
+		rc=$?
+		echo "ncu --warp-sampling-interval $((p - 5)) exit $rc; its last lines:"
+		tail -n 4 "$B/ncu$p.err" "$B/ncu$p.out"
+		if [ ! -f "$B/ncu$p.ncu-rep" ]; then # once more without the period, so that the rest can run
+			timeout 90 $NCU --section WarpStateStats --section SourceCounters -k regex:k_ -c 24 \
+				-o "$B/ncu$p" "$B/prog" 8 >"$B/ncu$p-auto.out" 2>"$B/ncu$p-auto.err"
+			echo "ncu without --warp-sampling-interval exit $?"
+			tail -n 4 "$B/ncu$p-auto.err"
+		fi
+		ncu -i "$B/ncu$p.ncu-rep" --page raw --csv >"$B/ncu$p-raw.csv" 2>"$B/ncu$p-raw.err"
+		ncu -i "$B/ncu$p.ncu-rep" --page source --csv --print-source=sass >"$B/ncu$p-sass.csv" 2>"$B/ncu$p-sass.err"
+		echo "exports: raw $(wc -l <"$B/ncu$p-raw.csv") lines, sass $(wc -l <"$B/ncu$p-sass.csv") lines"
+		head -c 600 "$B/ncu$p-sass.csv" | head -4
+		grep -o 'smsp__pcsamp_interval[^,]*' "$B/ncu$p-raw.csv" | head -2 | tr '\n' ' '
+		python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); h=r[0]; print("ncu interval:", [x[h.index("smsp__pcsamp_interval_cycles")] for x in r[2:5]] if "smsp__pcsamp_interval_cycles" in h else "?")' "$B/ncu$p-raw.csv"
 	done
-	rm -rf "$B/chk17b"
-	timeout 60 "$G" run -o "$B/chk17b" --pc-sampling -- "$B/prog" 40 >"$B/chk17b.out" 2>"$B/chk17b.err"
 	nvdisasm -g "$(ls "$B"/chk17/pid*/pcsamp/*.cubin | head -1)" >"$B/nvdisasm-g.txt" 2>&1
 	for p in 17 12; do
-		python3 tests/gpu/pcsamp_check.py "$B/chk$p" "$B/ncu$p-raw.csv" "$B/ncu$p-sass.csv" "$B/nvdisasm-g.txt" 0.10 "2^$p"
+		python3 tests/gpu/pcsamp_check.py "$B/chk$p" "$B/ncu$p-raw.csv" "$B/ncu$p-sass.csv" "$B/nvdisasm-g.txt" 0.10 "2^$p" |
+			tee -a "$B/check.txt"
 	done
-	# run to run: gputap twice at the default period, as if one were the witness
-	python3 - "$B/chk17" "$B/chk17b" <<'PY'
-import glob, json, sys
-a, b = [json.load(open(glob.glob(d + "/*/pc_sampling.json")[0])) for d in sys.argv[1:3]]
-for ka in a["kernels"]:
-    kb = next(k for k in b["kernels"] if k["function"] == ka["function"])
-    ga = {g: v / ka["samples"] for g, v in ka["groups"].items()}
-    gb = {g: v / kb["samples"] for g, v in kb["groups"].items()}
-    print("run-to-run %s: largest share difference %.1f points" % (ka["function"], 100 * max(abs(ga.get(g, 0) - gb.get(g, 0)) for g in set(ga) | set(gb))))
-PY
-	grep -A16 "PC sampling of" "$B/chk17.err" | cut -c1-160
-	cat "$B"/chk17/pid*/pc_ranges.csv
-	tar czf "$OUT/check.tgz" -C "$B" --exclude='*.ncu-rep' --exclude='trace.json' --exclude='*.cubin' \
-		chk17 chk12 chk17b ncu17.out ncu12.out ncu17-raw.csv ncu17-sass.csv ncu12-raw.csv ncu12-sass.csv nvdisasm-g.txt 2>/dev/null
+	cp "$B/check.txt" "$OUT/check.txt" 2>/dev/null
+	tar czf "$OUT/check.tgz" -C "$B" --exclude='*.ncu-rep' --exclude='trace.json' --exclude='*.cubin' --exclude='*.gtr' \
+		chk17 chk12 ncu-help.txt nvdisasm-g.txt $(cd "$B" && ls ncu1[27]*.out ncu1[27]*.err ncu1[27]-*.csv 2>/dev/null)
 fi
 
 if part bench; then
 	echo "== bench: the training loop, interleaved (none, kernel trace, kernel trace + PC sampling)"
 	T="python3 tests/gpu/pcsamp_torch.py --steps 60"
+	S="python3 tests/gpu/pcsamp_torch.py --steps 3 --warmup 1"
 	now() { date +%s.%N; }
 	dt() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b - a}'; }
-	S="python3 tests/gpu/pcsamp_torch.py --steps 3 --warmup 1"
+	left() { awk -v s="$START" -v d="${DEADLINE_S:-100000}" -v n="$(date +%s)" 'BEGIN{print int(d - (n - s))}'; }
+	t0=$(now); timeout 60 $S >/dev/null 2>&1; t1=$(now)
+	echo "bench short-bare total_s $(dt "$t0" "$t1") (the first: files into the page cache)"
 	t0=$(now); timeout 60 $S >/dev/null 2>&1; t1=$(now)
 	echo "bench short-bare total_s $(dt "$t0" "$t1")"
 	t0=$(now)
-	timeout 45 $NCU --section WarpStateStats --section SourceCounters -c 40 $S >"$B/ncu-torch.out" 2>&1
+	timeout 90 $NCU --section WarpStateStats --section SourceCounters -c 40 $S >"$B/ncu-torch.out" 2>&1
 	rc=$?
 	t1=$(now)
 	echo "bench ncu rc $rc total_s $(dt "$t0" "$t1") kernels_profiled $(grep -c '==PROF== Profiling' "$B/ncu-torch.out")"
-	modes="none trace pcs"
-	[ -n "${torch_ok:-}" ] || { modes="none trace"; echo "not ok torch: no PC sampling in the bench"; }
-	for i in 1 2 3 4 5 6 7; do
-		for m in $modes; do
+	tail -n 3 "$B/ncu-torch.out"
+	rounds=0 need=${ROUND_S:-60}
+	for i in 1 2 3 4 5 6 7 8 9; do
+		[ "$(left)" -gt "$need" ] || { echo "bench: $(left) s left, a round takes about $need s: no round $i"; break; }
+		r0=$(date +%s)
+		for m in none trace pcs; do
 			rm -rf "$B/b$m"
 			t0=$(now)
 			case $m in
 			none) timeout 40 $T >"$B/b.out" 2>&1 ;;
 			trace) timeout 40 "$G" run -o "$B/b$m" --tools kernel_trace -- $T >"$B/b.out" 2>"$B/b.err" ;;
-			pcs) timeout 50 "$G" run -o "$B/b$m" --pc-sampling -- $T >"$B/b.out" 2>"$B/b.err" ;;
+			pcs) timeout 70 "$G" run -o "$B/b$m" --tools kernel_trace --pc-sampling -- $T >"$B/b.out" 2>"$B/b.err" ;;
 			esac
 			rc=$?
 			t1=$(now)
 			cmd=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.3f" % ((r["end_ns"]-r["start_ns"])/1e9))' "$B/b$m/run.json" 2>/dev/null)
 			echo "bench $m run $i rc $rc total_s $(dt "$t0" "$t1") command_s ${cmd:-$(dt "$t0" "$t1")} $(grep -h pcsamp_torch "$B/b.out")"
 		done
+		rounds=$i
+		need=$(($(date +%s) - r0 + 5))
 	done
-	head -5 "$B/btrace"/*/trace_cuda_gpu_kern_sum.csv | cut -c1-200
+	echo "bench rounds $rounds"
+	echo "bench kernels $(awk -F, 'NR>1{gsub(/"/,"",$3); s+=$3} END{print s}' "$B/btrace"/*/trace_cuda_gpu_kern_sum.csv) (trace run)"
 	cat "$B/bpcs"/*/pc_sampling_totals.csv | tr '\n' ' '; echo
 	head -6 "$B/bpcs"/*/pc_kernels.csv | cut -c1-300
-	grep -A14 "PC sampling of" "$B/b.err" | cut -c1-160
-	t0=$(now); timeout 60 "$G" run -o "$B/bshort" --pc-sampling -- $S >/dev/null 2>"$B/bshort.err"; t1=$(now)
-	echo "bench short-pcs total_s $(dt "$t0" "$t1") kernels $(awk -F, 'NR>1{gsub(/"/,"",$3); s+=$3} END{print s}' "$B/bshort"/*/trace_cuda_gpu_kern_sum.csv)"
+	grep -i "nvdisasm\|PC sampling" "$B/b.err" | head -5 | cut -c1-300
+	tar czf "$OUT/bench.tgz" -C "$B" --exclude='trace.json' --exclude='*.gtr' --exclude='*.cubin' --exclude='pcsamp' \
+		bpcs btrace b.err ncu-torch.out 2>/dev/null
 fi
 
-# small files only: the CSVs and JSON of the runs, ncu's CSVs, the logs
+# small files only: the CSVs and JSON of the runs, ncu's CSVs, the logs (check and bench have their own)
+part probe || part tool || part torch || part ncu || { ls -la "$OUT"; exit 0; }
 find "$B" \( -name trace.json -o -name '*.ncu-rep' -o -name 'trace.json.gz' -o \( -name '*.gtr' -size +2M \) \) -delete
 tar czf "$OUT/pcsamp.tgz" -C /tmp --exclude='*.cubin' --exclude=prog --exclude=probe gt-pcs 2>/dev/null
 ls -la "$OUT"

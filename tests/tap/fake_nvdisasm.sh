@@ -2,8 +2,9 @@
 # A stand-in for the toolkit's nvdisasm (GPUTAP_NVDISASM) for tests/cli/t_pcsamp.sh: prints, in
 # nvdisasm's layout, the code of the stand-in CUPTI's module (tests/tap/fake_cupti.c).  Its
 # arguments go to $FAKE_NVDISASM_LOG, one call a line; FAKE_NVDISASM_NOFUN=1 refuses -fun (an
-# nvdisasm without it).
+# nvdisasm without it); FAKE_NVDISASM_SLEEP=S takes S seconds first (a framework's large module).
 [ -n "${FAKE_NVDISASM_LOG:-}" ] && echo "$*" >>"$FAKE_NVDISASM_LOG"
+[ -n "${FAKE_NVDISASM_SLEEP:-}" ] && sleep "$FAKE_NVDISASM_SLEEP"
 [ -n "${FAKE_NVDISASM_NOFUN:-}" ] && [ "$2" = -fun ] && { echo "nvdisasm: unknown option -fun" >&2; exit 1; }
 for a in "$@"; do last=$a; done
 head -c 9 "$last" | grep -q FAKECUBIN || { echo "nvdisasm: not a cubin: $last" >&2; exit 1; }
