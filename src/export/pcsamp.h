@@ -100,10 +100,11 @@ const char *gt_pcs_total(const struct gt_pcs_data *d, const char *key);
  * run on <procdir>/pcsamp/<crc>.cubin.  Returns the rows filled; -1 when no nvdisasm. */
 int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm);
 /* May the SASS step stop, elapsed_s into it with `left` of `total` samples in modules not done?
- * 2: past budget_s; 1: past 5 s with under 1 % left; 0: go on. */
-int gt_pcs_sass_enough(double elapsed_s, double budget_s, uint64_t left, uint64_t total);
-/* GPUTAP_PCSAMP_SASS_S (seconds, 0 = no SASS), 30 when unset or not a number in 0..86400. */
-double gt_pcs_sass_budget(void);
+ * 2: past budget_s; 1: `soft` and past 5 s with under 2 % left; 0: go on. */
+int gt_pcs_sass_enough(double elapsed_s, double budget_s, int soft, uint64_t left, uint64_t total);
+/* GPUTAP_PCSAMP_SASS_S (seconds, 0 = no SASS; *soft = 0: that budget alone); unset or not a number
+ * in 0..86400: 30 s, *soft = 1 (the early stop too). */
+double gt_pcs_sass_budget(int *soft);
 /* Parse nvdisasm's text output and fill the rows of module `crc` (for tests, and gt_pcs_sass). */
 int gt_pcs_sass_parse(struct gt_pcs_data *d, uint64_t crc, FILE *disasm);
 /* Per-kernel summary.  0 or -ENOMEM. */

@@ -82,27 +82,31 @@ TEST(export_pcsamp_missing_and_bad)
 	ASSERT_CONTAINS(err, "pc_samples.csv:2: 2 fields, the header has 10");
 }
 
-/* the SASS step: its hard budget, and an early stop once the modules left hold under 1 % of the samples */
+/* the SASS step: its hard budget, and (by default) an early stop once the modules left hold under 2 %
+ * of the samples */
 TEST(export_pcsamp_sass_stop)
 {
-	ASSERT_EQ_INT(gt_pcs_sass_enough(1.0, 30.0, 0, 1000), 0);     /* under 5 s: go on, whatever is left */
-	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 9, 1000), 1);     /* 0.9 % left */
-	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 10, 1000), 0);    /* 1.0 % left */
-	ASSERT_EQ_INT(gt_pcs_sass_enough(29.0, 30.0, 500, 1000), 0);  /* half left, within the budget */
-	ASSERT_EQ_INT(gt_pcs_sass_enough(30.5, 30.0, 500, 1000), 2);  /* past it */
-	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 1, 50), 0);       /* a few samples: only when none left */
-	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 0, 50), 1);
-	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, UINT64_MAX / 200, UINT64_MAX), 1); /* no overflow */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(1.0, 30.0, 1, 0, 1000), 0);    /* under 5 s: go on, whatever is left */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 1, 19, 1000), 1);   /* 1.9 % left */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 1, 20, 1000), 0);   /* 2.0 % left */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 0, 19, 1000), 0);   /* a budget set: that alone */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(29.0, 30.0, 1, 500, 1000), 0); /* half left, within the budget */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(30.5, 30.0, 1, 500, 1000), 2); /* past it */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(30.5, 30.0, 0, 0, 1000), 2);
+	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 1, 1, 50), 0);      /* a few samples: only when none left */
+	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 1, 0, 50), 1);
+	ASSERT_EQ_INT(gt_pcs_sass_enough(6.0, 30.0, 1, UINT64_MAX / 100, UINT64_MAX), 1); /* no overflow */
+	int soft = -1;
 	unsetenv("GPUTAP_PCSAMP_SASS_S");
-	ASSERT(gt_pcs_sass_budget() == 30.0);
+	ASSERT(gt_pcs_sass_budget(&soft) == 30.0 && soft == 1);
 	setenv("GPUTAP_PCSAMP_SASS_S", "0", 1);
-	ASSERT(gt_pcs_sass_budget() == 0.0);
+	ASSERT(gt_pcs_sass_budget(&soft) == 0.0 && soft == 0);
 	setenv("GPUTAP_PCSAMP_SASS_S", "120", 1);
-	ASSERT(gt_pcs_sass_budget() == 120.0);
+	ASSERT(gt_pcs_sass_budget(&soft) == 120.0 && soft == 0);
 	setenv("GPUTAP_PCSAMP_SASS_S", "-1", 1);
-	ASSERT(gt_pcs_sass_budget() == 30.0);
+	ASSERT(gt_pcs_sass_budget(&soft) == 30.0 && soft == 1);
 	setenv("GPUTAP_PCSAMP_SASS_S", "ten", 1);
-	ASSERT(gt_pcs_sass_budget() == 30.0);
+	ASSERT(gt_pcs_sass_budget(&soft) == 30.0 && soft == 1);
 	unsetenv("GPUTAP_PCSAMP_SASS_S");
 }
 
