@@ -31,7 +31,7 @@
 #define GT_PCS_PERIOD_MAX 31
 #define GT_PCS_PERIOD_DEFAULT 17
 
-extern /* Set-up (the process went live): PC sampling registers with the CUPTI switchboard (tap/cupti.h),
+/* Set-up (the process went live): PC sampling registers with the CUPTI switchboard (tap/cupti.h),
  * which calls the next three. */
 void gt_pcs_init(void);
 /* GPUTAP_PCSAMP read (once): 1 when PC sampling is wanted.  Called where CUPTI starts. */

@@ -11,8 +11,9 @@
 # bench: interleaved rounds of the training loop (no tool, kernel trace, kernel trace + PC
 #        sampling), as many as DEADLINE_S (seconds from the start) leaves room for, at most 9,
 #        after ncu's source-level collection of the same kernels
-# Times on an H100 (2026-11-27): probe+tool+torch+ncu about 115 s; check about 60 s; a bench
-# round 10 + 10 s plus the PC-sampling run with its SASS step; ncu's collection about 45 s.
+# Times on an H100 (2026-11-27): probe+tool+torch+ncu about 115 s; check about 60 s with the
+# build; bench: two bare runs 24 s, ncu's collection 34 s, a round about 65 s (10 + 11 s, and 43 s
+# for the PC-sampling run with its 30-s SASS step): 7 rounds with DEADLINE_S=560.
 # ncu's own messages (stdout and stderr apart) are kept in check.tgz.
 set -u
 START=$(date +%s)
