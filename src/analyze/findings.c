@@ -126,6 +126,9 @@ struct fd_gpu {
 	int nev[C_N];
 	double api_ns[FD_MAXAPI];
 	uint64_t api_n[FD_MAXAPI];
+	int pend; /* a gap ended by an op of unknown launch, judged by the next op */
+	uint64_t pend_a, pend_b;
+	long pend_last;
 };
 
 struct gt_fd {
@@ -668,12 +671,102 @@ static const struct fd_call *returned_in(const struct gt_fd *f, int source, uint
 	return best;
 }
 
+/* One GPU idle gap (a, b) of GPU g, ended by an op of iteration `iter` launched by `l` (NULL: unknown);
+ * `last` the iteration of the op before it: its cause, and its time counted (docs/findings.md). */
+static void gap_add(struct gt_fd *f, struct fd_gpu *g, int source, uint64_t a, uint64_t b, long iter, long last,
+		    const struct gt_launch *l)
+{
+	double gap = (double)(b - a);
+	int cause = -1;
+	const struct fd_call *c = NULL;
+	if (iter >= 0 && last >= 0 && iter != last) {
+		/* between steps; an allocator call that returned in the gap is the cause still */
+		c = returned_in(f, source, a, b);
+		cause = c && c->kind == K_ALLOC ? C_ALLOC : C_STEP;
+		if (cause == C_STEP)
+			c = NULL;
+	} else if ((c = returned_in(f, source, a, b)))
+		cause = c->kind == K_ALLOC ? C_ALLOC : c->kind == K_SYNCCOPY ? C_SYNCCOPY : C_SYNC;
+	else if (l && l->start + l->dur > a)
+		cause = gap >= FD_HOST_GAP_NS ? C_HOST : C_LAUNCH;
+	/* a synchronizing call costs the gap after it only as far as the host had been ahead of the GPU
+	 * (the time it waited in the call): in a host-bound program the GPU would have waited for the
+	 * launch anyway, and the rest of the gap is the host's (launch-bound or host work).  Allocator
+	 * calls cost the gap up to the return of the last of them in it: the host's time in cudaFree and
+	 * cudaMalloc (several calls, one waiting for the device) is the churn's */
+	double credit = c ? (double)(c->kind == K_ALLOC ? c->end - a : c->end - c->start) : gap;
+	if (c && cause != C_STEP && credit < gap) {
+		double rest = gap - credit;
+		gap = credit;
+		if (l && l->start + l->dur > a) {
+			int rc = rest >= FD_HOST_GAP_NS ? C_HOST : C_LAUNCH;
+			g->ns[rc] += rest;
+			g->n[rc]++;
+			if (rest > g->max[rc])
+				g->max[rc] = rest;
+		}
+	}
+	if (cause >= 0) {
+		g->ns[cause] += gap;
+		g->n[cause]++;
+		if (gap > g->max[cause])
+			g->max[cause] = gap;
+		if (iter != g->last_it[cause]) {
+			g->last_it[cause] = iter;
+			g->iters_with[cause]++;
+		}
+		if (c) {
+			g->api_ns[c->api] += gap;
+			g->api_n[c->api]++;
+		}
+		/* keep the first gap and the two largest after it */
+		int k = g->nev[cause] < 3 ? g->nev[cause]++ : -1;
+		if (k < 0) {
+			int mi = 1;
+			if (g->ev[cause][2].dur_ns < g->ev[cause][1].dur_ns)
+				mi = 2;
+			if ((uint64_t)gap > g->ev[cause][mi].dur_ns)
+				k = mi;
+		}
+		if (k >= 0) {
+			struct gt_fd_event *ev = &g->ev[cause][k];
+			ev->ts_ns = a;
+			ev->dur_ns = b - a;
+			if (c) /* the call's time is added when the finding is made (view_us, the operator) */
+				snprintf(ev->what, sizeof(ev->what), "GPU idle after %s returned", f->api[c->api]);
+			else if (cause == C_STEP)
+				snprintf(ev->what, sizeof(ev->what), "GPU idle between iteration %ld and %ld",
+					 last, iter);
+			else
+				snprintf(ev->what, sizeof(ev->what), "GPU idle until the next launch call returned");
+			ev->call_ns = c ? c->start : 0;
+			ev->call_dur_ns = c ? c->end - c->start : 0;
+		}
+	}
+}
+
 void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct gt_launch *l, long iter)
 {
 	if (e->gpu >= f->ngpu)
 		return;
 	struct fd_gpu *g = &f->gpu[e->gpu];
 	const size_t nit = f->r ? f->r->gpu[e->gpu].niters : 0;
+	if (iter < 0 && nit && !l && e->cat == GT_CAT_MEMOP) {
+		/* a copy or memset whose API call carries no correlation id (the driver's cuMemset*Async in a
+		 * gputap trace): the iteration whose window holds its GPU start, as the analysis places ops
+		 * without one */
+		const struct gt_an_window *w = f->r->gpu[e->gpu].iters;
+		size_t lo = 0, hi = nit;
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+			if (w[m].start_ns <= e->start)
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		if (lo > 0 && e->start < w[lo - 1].end_ns)
+			iter = (long)(lo - 1);
+	}
 	/* what counts: ops of an iteration (all ops when there are none); the first of 3 or more iterations is
 	 * warm-up (lazy loading, library set-up): its gaps are not counted */
 	const int in = nit == 0 || iter >= 0;
@@ -723,71 +816,20 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 	}
 	const int prev_in = nit == 0 || g->prev_iter >= 0;
 	g->prev_iter = iter;
+	if (g->pend && in && !warm) /* the gap before a copy or memset of unknown launch: judged by this op */
+		gap_add(f, g, source, g->pend_a, g->pend_b, iter, g->pend_last, l);
+	g->pend = 0;
 	if (g->any && e->start > g->busy_until && in && prev_in && !warm) {
-		uint64_t a = g->busy_until, b = e->start;
-		double gap = (double)(b - a);
-		int cause = -1;
-		const struct fd_call *c = NULL;
-		if (iter >= 0 && g->last_iter >= 0 && iter != g->last_iter) {
-			/* between steps; an allocator call that returned in the gap is the cause still */
-			c = returned_in(f, source, a, b);
-			cause = c && c->kind == K_ALLOC ? C_ALLOC : C_STEP;
-			if (cause == C_STEP)
-				c = NULL;
-		} else if ((c = returned_in(f, source, a, b)))
-			cause = c->kind == K_ALLOC ? C_ALLOC : c->kind == K_SYNCCOPY ? C_SYNCCOPY : C_SYNC;
-		else if (l && l->start + l->dur > a)
-			cause = gap >= FD_HOST_GAP_NS ? C_HOST : C_LAUNCH;
-		/* a synchronizing call costs the gap after it only as far as the host had been ahead of the GPU
-		 * (the time it waited in the call): in a host-bound program the GPU would have waited for the
-		 * launch anyway, and the rest of the gap is the host's (launch-bound or host work) */
-		if (c && cause != C_STEP && (double)(c->end - c->start) < gap) {
-			double rest = gap - (double)(c->end - c->start);
-			gap = (double)(c->end - c->start);
-			if (l && l->start + l->dur > a) {
-				int rc = rest >= FD_HOST_GAP_NS ? C_HOST : C_LAUNCH;
-				g->ns[rc] += rest;
-				g->n[rc]++;
-				if (rest > g->max[rc])
-					g->max[rc] = rest;
-			}
-		}
-		if (cause >= 0) {
-			g->ns[cause] += gap;
-			g->n[cause]++;
-			if (gap > g->max[cause])
-				g->max[cause] = gap;
-			if (iter != g->last_it[cause]) {
-				g->last_it[cause] = iter;
-				g->iters_with[cause]++;
-			}
-			if (c) {
-				g->api_ns[c->api] += gap;
-				g->api_n[c->api]++;
-			}
-			/* keep the first gap and the two largest after it */
-			int k = g->nev[cause] < 3 ? g->nev[cause]++ : -1;
-			if (k < 0) {
-				int mi = 1;
-				if (g->ev[cause][2].dur_ns < g->ev[cause][1].dur_ns)
-					mi = 2;
-				if ((uint64_t)gap > g->ev[cause][mi].dur_ns)
-					k = mi;
-			}
-			if (k >= 0) {
-				struct gt_fd_event *ev = &g->ev[cause][k];
-				ev->ts_ns = a;
-				ev->dur_ns = b - a;
-				if (c) /* the call's time is added when the finding is made (view_us, the operator) */
-					snprintf(ev->what, sizeof(ev->what), "GPU idle after %s returned", f->api[c->api]);
-				else if (cause == C_STEP)
-					snprintf(ev->what, sizeof(ev->what), "GPU idle between iteration %ld and %ld",
-						 g->last_iter, iter);
-				else
-					snprintf(ev->what, sizeof(ev->what), "GPU idle until the next launch call returned");
-				ev->call_ns = c ? c->start : 0;
-				ev->call_dur_ns = c ? c->end - c->start : 0;
-			}
+		if (!l && nit && e->cat == GT_CAT_MEMOP) {
+			/* its API call carries no correlation id (a gputap trace's cuMemset*Async, some
+			 * cudaMemcpyAsync): when the host launched it, and which iteration did, are unknown; the
+			 * next op's launch and iteration tell whether the host was late or the step had ended */
+			g->pend = 1;
+			g->pend_a = g->busy_until;
+			g->pend_b = e->start;
+			g->pend_last = g->last_iter;
+		} else {
+			gap_add(f, g, source, g->busy_until, e->start, iter, g->last_iter, l);
 		}
 	}
 	if (!g->any || e->end > g->busy_until)
@@ -1089,10 +1131,20 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 			kc += k->count;
 		}
 		if (cause == C_LAUNCH) {
+			/* the kernels of the iterations (the sweep's count): r->kernels holds the whole input's,
+			 * also where --nvtx picks some ranges of it */
+			uint64_t ikc = 0;
+			double ikt = 0;
+			for (size_t i = 0; i < f->nkx; i++)
+				if (f->kx[i].source == src)
+					ikc += f->kx[i].in_count, ikt += f->kx[i].in_ns;
+			double nit = ag->niters ? (double)ag->niters : 1.0;
+			if (!ikc)
+				ikc = kc, ikt = kt, nit = b.n;
 			snprintf(it->title, sizeof(it->title),
 				 "GPU idle because the host cannot launch fast enough (%.0f kernels per iteration, %.1f us "
 				 "each on average)",
-				 (double)kc / b.n, kc ? kt / (double)kc / 1e3 : 0.0);
+				 (double)ikc / nit, ikt / (double)ikc / 1e3);
 			snprintf(it->method, sizeof(it->method),
 				 "sum of the GPU idle gaps shorter than %.0f us whose next op was launched only after the GPU "
 				 "had gone idle, per iteration: the time a CUDA graph or fused kernels would not wait",
@@ -1120,8 +1172,8 @@ static void gap_finding(struct gt_fd *f, const struct gt_an_result *r, struct gt
 			      "CUDA C++ Best Practices Guide, 'Concurrent Kernel Execution and Overlap'");
 		}
 		if (launched)
-			gt_fd_evidence(it, "%llu kernels launched, mean launch call %.1f us, mean kernel %.1f us; %llu kernels "
-				 "shorter than their own launch call",
+			gt_fd_evidence(it, "in the whole input: %llu kernels launched, mean launch call %.1f us, mean kernel "
+				 "%.1f us; %llu kernels shorter than their own launch call",
 			     (unsigned long long)ops, cpu / (double)launched / 1e3, kc ? kt / (double)kc / 1e3 : 0.0,
 			     (unsigned long long)shortk);
 		break;

@@ -36,7 +36,19 @@ struct acc {
 	size_t n;
 	int has_spr, has_occ, has_time;
 	double total_ns;
+	const char *tag;   /* the iteration range (--nvtx TAG): only launches inside it count; NULL: all */
+	uint64_t launches; /* rows counted */
 };
+
+/* `path` (range names joined by '/', outermost first) has a range named `tag` */
+static int in_range(const char *path, const char *tag)
+{
+	size_t tl = strlen(tag);
+	for (const char *p = path; (p = strstr(p, tag)); p++)
+		if ((p == path || p[-1] == '/') && (p[tl] == '\0' || p[tl] == '/'))
+			return 1;
+	return 0;
+}
 
 /* the column of `metric` ("<metric> (<unit>)" or the bare name), -1 if none */
 static int col_of(const struct gt_csv *c, const char *metric)
@@ -88,7 +100,7 @@ static int read_proc(struct acc *a, const char *dir, const char *proc)
 		return 0;
 	}
 	int ck = col_of(&c, "kernel"), cs = col_of(&c, M_SECTORS), cr = col_of(&c, M_REQUESTS), co = col_of(&c, M_OCC),
-	    ct = col_of(&c, M_TIME);
+	    ct = col_of(&c, M_TIME), cg = col_of(&c, "range");
 	if (ck < 0) {
 		gt_csv_close(&c);
 		return 0;
@@ -99,6 +111,9 @@ static int read_proc(struct acc *a, const char *dir, const char *proc)
 	while ((rc = gt_csv_next(&c, err, sizeof(err))) > 0) {
 		if ((size_t)ck >= c.nfields)
 			continue;
+		if (a->tag && (cg < 0 || (size_t)cg >= c.nfields || !in_range(c.fields[cg], a->tag)))
+			continue;
+		a->launches++;
 		struct kagg *k = agg_of(a, c.fields[ck], proc);
 		if (!k)
 			break;
@@ -147,6 +162,9 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 	struct gt_rundir_proc *procs = NULL;
 	int n = gt_rundir_procs(dir, &procs);
 	struct acc a = {0};
+	/* iterations marked by an NVTX range: the launches inside it (the file's `range` column) */
+	if (r->has_nvtx && r->nvtx_tag && strcmp(r->iter_source, "nvtx") == 0)
+		a.tag = r->nvtx_tag;
 	int files = 0;
 	for (int i = 0; i < n; i++)
 		files += read_proc(&a, dir, procs[i].name);
@@ -162,6 +180,21 @@ void gt_fd_counters(struct gt_fd_list *L, const struct gt_an_result *r, const ch
 	/* per iteration: the measured launches spread over the analysis' iterations */
 	double iters = r->iters > 0 ? r->iters : 1;
 	double T = L->iter_ms * 1e6;
+	if (!r->kernel_count && !r->nccl_count && a.total_ns > 0) {
+		/* per-kernel counters keep no kernel records (docs/range-metrics.md), and CUPTI's kernel replay
+		 * stretches the host's time of every iteration far beyond the program's: the iteration time is
+		 * the measured kernels' time per iteration (the GPU's work; the share is of that) */
+		T = a.total_ns / iters;
+		L->iter_ms = T / 1e6;
+		if (!L->iters && r->iters > 0)
+			L->iters = r->iters;
+		for (size_t i = 0; i < L->n; i++)
+			L->v[i].gain_pct = 100.0 * L->v[i].gain_ms / L->iter_ms;
+		snprintf(L->iter_how, sizeof(L->iter_how),
+			 "%d iterations (%s); iteration time = the kernels' measured time per iteration (per-kernel "
+			 "counters were on: no kernel records, and the host's times include the counters' replay)",
+			 r->iters > 0 ? r->iters : 1, r->iter_source);
+	}
 	const char *ids[2] = {"uncoalesced", "low-occupancy"};
 	int has[2] = {a.has_spr && a.has_time, a.has_occ && a.has_time};
 	for (int kind = 0; kind < 2; kind++) {

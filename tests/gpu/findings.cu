@@ -1,6 +1,8 @@
 // The findings corpus in CUDA C (docs/findings.md, docs/gpu-validation.md): for each finding an
 // anti-pattern planted in a step and a twin without it that computes the same result.
-//   findings [--steps N] [--only MODE]
+//   findings [--steps N] [--only MODE[,MODE...]]
+// The modes coal (uncoalesced loads) and occ (low achieved occupancy) are for a run with per-kernel
+// counters (gputap run --metrics-mode kernel --metrics ...): tests/gpu/findings.sh runs them so too.
 // Every step of MODE/VARIANT is an NVTX range "MODE.VARIANT" (gputap advise --nvtx MODE.VARIANT
 // picks it); after the steps one JSON line: mode, variant, median step time (ms, host wall clock, each
 // step ends synchronized), and a checksum that must be the same for both variants.
@@ -66,7 +68,38 @@ __global__ void writeall(float *x, size_t n, float v)
 		x[i] = v + (float)(i & 7);
 }
 
+// sums x[(i * stride) mod n] over all i (n a power of two, stride odd: every element once); stride 1
+// reads consecutive addresses per warp (coalesced), a large odd stride one 32-byte sector per thread
+__global__ void gather(const float *x, unsigned long long *out, size_t n, size_t stride)
+{
+	unsigned s = 0; // the values are small integers: the sum is exact in any order
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		s += (unsigned)x[(i * stride) & (n - 1)];
+	for (int o = 16; o > 0; o /= 2) // one atomic per warp: the loads, not the atomics, bound the kernel
+		s += __shfl_down_sync(0xffffffffu, s, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(out, (unsigned long long)s);
+}
+
 static int sms;
+static const char *only;
+// --only: a comma-separated list of modes (none: every mode)
+static bool skip(const char *mode)
+{
+	if (!only)
+		return false;
+	size_t n = strlen(mode);
+	for (const char *p = only; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !strncmp(p, mode, n))
+			return false;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return true;
+}
 static long long spin_cycles(double us)
 {
 	int khz = 0;
@@ -108,7 +141,6 @@ static void prepare(float *h, size_t n, int step, double us)
 int main(int argc, char **argv)
 {
 	int steps = 12;
-	const char *only = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--steps") && i + 1 < argc)
 			steps = atoi(argv[++i]);
@@ -124,10 +156,11 @@ int main(int argc, char **argv)
 	float *y;
 	CK(cudaMalloc(&y, 1 << 20));
 	const char *variants[2] = {"planted", "twin"};
-	const long long c100 = spin_cycles(100), c200 = spin_cycles(200);
+	// cycles for the spin kernels, asked once (cudaDeviceGetAttribute inside a step is host work: a gap)
+	const long long c100 = spin_cycles(100), c200 = spin_cycles(200), c300 = spin_cycles(300), c1000 = spin_cycles(1000);
 
 	for (int vi = 0; vi < 2; vi++) { // launch-bound: 1500 tiny kernels per step, or one CUDA graph of them
-		if (only && strcmp(only, "launch"))
+		if (skip("launch"))
 			break;
 		const char *v = variants[vi];
 		char rn[64];
@@ -162,7 +195,7 @@ int main(int argc, char **argv)
 	}
 
 	for (int vi = 0; vi < 2; vi++) { // host-sync: a synchronize after each of 30 kernels, or once per step
-		if (only && strcmp(only, "sync"))
+		if (skip("sync"))
 			break;
 		const char *v = variants[vi];
 		char rn[64];
@@ -188,7 +221,7 @@ int main(int argc, char **argv)
 	  // on the legacy default stream, as a program without streams has it (cudaMemcpy then waits for the kernel)
 		float *hp;
 		CK(cudaMallocHost(&hp, 30 * 1024 * sizeof(float)));
-		for (int vi = 0; vi < 2 && !(only && strcmp(only, "synccopy")); vi++) {
+		for (int vi = 0; vi < 2 && !skip("synccopy"); vi++) {
 			const char *v = variants[vi];
 			char rn[64];
 			snprintf(rn, sizeof(rn), "synccopy.%s", v);
@@ -217,7 +250,7 @@ int main(int argc, char **argv)
 	}
 
 	for (int vi = 0; vi < 2; vi++) { // alloc-churn: a 256 MiB scratch buffer freed and allocated mid-step
-		if (only && strcmp(only, "alloc"))
+		if (skip("alloc"))
 			break;
 		const char *v = variants[vi];
 		char rn[64];
@@ -254,7 +287,7 @@ int main(int argc, char **argv)
 		CK(cudaMallocHost(&h[1], n * sizeof(float)));
 		CK(cudaMalloc(&d, n * sizeof(float)));
 		CK(cudaMalloc(&acc, 64));
-		for (int vi = 0; vi < 2 && !(only && strcmp(only, "datapre")); vi++) {
+		for (int vi = 0; vi < 2 && !skip("datapre"); vi++) {
 			const char *v = variants[vi];
 			char rn[64];
 			snprintf(rn, sizeof(rn), "datapre.%s", v);
@@ -274,7 +307,7 @@ int main(int argc, char **argv)
 				CK(cudaEventRecord(ev, s2));
 				CK(cudaStreamWaitEvent(s, ev, 0));
 				consume<<<sms * 4, 256, 0, s>>>(d, acc, n);
-				for (int k = 0; k < 15; k++)
+				for (int k = 0; k < 25; k++) // 5 ms of GPU work: the next batch's 3 ms hide behind it
 					spin<<<sms * 4, 256, 0, s>>>(y, c200, 1.0f);
 				if (vi == 1 && st + 1 < steps)
 					prepare(h[(st + 1) % 2], n, st + 1, 3000);
@@ -298,7 +331,7 @@ int main(int argc, char **argv)
 			hpg[i] = hpin[i] = (float)(i % 5);
 		CK(cudaMalloc(&d, n * sizeof(float)));
 		CK(cudaMalloc(&acc, 64));
-		for (int vi = 0; vi < 2 && !(only && strcmp(only, "pageable")); vi++) {
+		for (int vi = 0; vi < 2 && !skip("pageable"); vi++) {
 			const char *v = variants[vi];
 			char rn[64];
 			snprintf(rn, sizeof(rn), "pageable.%s", v);
@@ -327,7 +360,7 @@ int main(int argc, char **argv)
 		size_t n = 4u << 20;
 		float *d;
 		CK(cudaMalloc(&d, n * sizeof(float)));
-		for (int vi = 0; vi < 2 && !(only && strcmp(only, "grid")); vi++) {
+		for (int vi = 0; vi < 2 && !skip("grid"); vi++) {
 			const char *v = variants[vi];
 			char rn[64];
 			snprintf(rn, sizeof(rn), "grid.%s", v);
@@ -361,7 +394,7 @@ int main(int argc, char **argv)
 			CK(cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming));
 			CK(cudaEventCreateWithFlags(&used[i], cudaEventDisableTiming));
 		}
-		for (int vi = 0; vi < 2 && !(only && strcmp(only, "serial")); vi++) {
+		for (int vi = 0; vi < 2 && !skip("serial"); vi++) {
 			const char *v = variants[vi];
 			char rn[64];
 			snprintf(rn, sizeof(rn), "serial.%s", v);
@@ -381,7 +414,7 @@ int main(int argc, char **argv)
 						CK(cudaStreamWaitEvent(s, copied[c % 2], 0));
 					}
 					consume<<<sms * 4, 256, 0, s>>>(dc, acc, n);
-					spin<<<sms * 4, 256, 0, s>>>(y, spin_cycles(300), 0.0f);
+					spin<<<sms * 4, 256, 0, s>>>(y, c300, 0.0f);
 					if (vi == 1)
 						CK(cudaEventRecord(used[c % 2], s));
 				}
@@ -401,7 +434,7 @@ int main(int argc, char **argv)
 		size_t n = (1u << 30) / sizeof(float);
 		float *d;
 		CK(cudaMalloc(&d, n * sizeof(float)));
-		for (int vi = 0; vi < 2 && !(only && strcmp(only, "memset")); vi++) {
+		for (int vi = 0; vi < 2 && !skip("memset"); vi++) {
 			const char *v = variants[vi];
 			char rn[64];
 			snprintf(rn, sizeof(rn), "memset.%s", v);
@@ -412,7 +445,7 @@ int main(int argc, char **argv)
 				if (vi == 0)
 					CK(cudaMemsetAsync(d, 0, n * sizeof(float), s));
 				writeall<<<sms * 8, 256, 0, s>>>(d, n, 2.0f);
-				spin<<<sms * 4, 256, 0, s>>>(y, spin_cycles(1000), 0.0f);
+				spin<<<sms * 4, 256, 0, s>>>(y, c1000, 0.0f);
 				CK(cudaStreamSynchronize(s));
 				t.push_back(now_ms() - t0);
 				nvtxRangePop();
@@ -420,6 +453,70 @@ int main(int argc, char **argv)
 			report("memset", v, t, read_sum(d, 4096));
 		}
 		CK(cudaFree(d));
+	}
+	{ // uncoalesced: the same sum read with a stride of 33 elements (one sector per thread) or consecutively
+		size_t n = (128u << 20) / sizeof(float);
+		float *d;
+		unsigned long long *acc;
+		CK(cudaMalloc(&d, n * sizeof(float)));
+		CK(cudaMalloc(&acc, sizeof(*acc)));
+		writeall<<<sms * 8, 256, 0, s>>>(d, n, 0.0f);
+		for (int vi = 0; vi < 2 && !skip("coal"); vi++) {
+			const char *v = variants[vi];
+			char rn[64];
+			snprintf(rn, sizeof(rn), "coal.%s", v);
+			CK(cudaMemsetAsync(acc, 0, sizeof(*acc), s));
+			std::vector<double> t;
+			for (int st = 0; st < steps; st++) {
+				nvtxRangePushA(rn);
+				double t0 = now_ms();
+				gather<<<sms * 8, 256, 0, s>>>(d, acc, n, vi == 0 ? 33 : 1);
+				CK(cudaStreamSynchronize(s));
+				t.push_back(now_ms() - t0);
+				nvtxRangePop();
+			}
+			unsigned long long h;
+			CK(cudaMemcpy(&h, acc, sizeof(h), cudaMemcpyDeviceToHost));
+			report("coal", v, t, (double)h);
+		}
+		CK(cudaFree(d));
+		CK(cudaFree(acc));
+	}
+
+	{ // low-occupancy: the same coalesced sum by 2 warps per SM (64 threads, shared memory that lets one
+	  // block on an SM), or by 8 blocks of 256 threads per SM
+		size_t n = (64u << 20) / sizeof(float);
+		float *d;
+		unsigned long long *acc;
+		CK(cudaMalloc(&d, n * sizeof(float)));
+		CK(cudaMalloc(&acc, sizeof(*acc)));
+		writeall<<<sms * 8, 256, 0, s>>>(d, n, 0.0f);
+		int smem = 0;
+		CK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+		CK(cudaFuncSetAttribute(gather, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+		for (int vi = 0; vi < 2 && !skip("occ"); vi++) {
+			const char *v = variants[vi];
+			char rn[64];
+			snprintf(rn, sizeof(rn), "occ.%s", v);
+			CK(cudaMemsetAsync(acc, 0, sizeof(*acc), s));
+			std::vector<double> t;
+			for (int st = 0; st < steps; st++) {
+				nvtxRangePushA(rn);
+				double t0 = now_ms();
+				if (vi == 0)
+					gather<<<sms, 64, smem, s>>>(d, acc, n, 1);
+				else
+					gather<<<sms * 8, 256, 0, s>>>(d, acc, n, 1);
+				CK(cudaStreamSynchronize(s));
+				t.push_back(now_ms() - t0);
+				nvtxRangePop();
+			}
+			unsigned long long h;
+			CK(cudaMemcpy(&h, acc, sizeof(h), cudaMemcpyDeviceToHost));
+			report("occ", v, t, (double)h);
+		}
+		CK(cudaFree(d));
+		CK(cudaFree(acc));
 	}
 	CK(cudaFree(y));
 	return 0;

@@ -4,8 +4,11 @@ recordings came back).
 
     python3 tests/gpu/findings_check.py DIR [GPUTAP]
 
-DIR holds cuda-plain.jsonl / torch-plain.jsonl (step times without any tool), cuda-run/ and torch-run/
-(gputap runs: every MODE.VARIANT an NVTX range) and kineto/MODE.VARIANT.json.gz (torch.profiler).
+DIR holds cuda-plain.jsonl / torch-plain.jsonl / ddp-plain.jsonl (step times without any tool),
+cuda-run/, torch-run/, ddp-run/ (gputap runs: every MODE.VARIANT an NVTX range), cuda-metrics/ (the
+counter modes under per-kernel counters), kineto/MODE.VARIANT.json.gz and
+ddp-kineto/MODE.VARIANT.rankR.json.gz (torch.profiler).  Programs whose recordings are missing are
+left out.
 For each program: does `gputap advise` rank the planted finding first, is the twin free of it, and
 how does the estimated gain compare with the measured difference of the step times (ratio)?
 Prints a Markdown table and exits 1 when a planted finding is not first or a twin has it.
@@ -20,8 +23,10 @@ EXPECT = {
              "datapre": "step-gap", "pageable": "pageable-copy", "grid": "small-grid",
              "serial": "copy-compute-serial", "memset": "memset"},
     "torch": {"launch": "launch-bound", "item": "host-sync", "pageable": "pageable-copy", "fp32": "fp32-gemm",
-              "zero": "memset", "datapre": "step-gap"},
+              "zero": "memset", "datapre": "step-gap", "cache": "alloc-churn"},
+    "ddp": {"comm": "exposed-comm", "straggler": "straggler"},
 }
+COUNTERS = {"coal": "uncoalesced", "occ": "low-occupancy"}  # cuda modes recorded with per-kernel counters
 
 
 def steps(path):
@@ -31,7 +36,8 @@ def steps(path):
             line = line.strip()
             if line.startswith("{"):
                 d = json.loads(line)
-                out[(d["mode"], d["variant"])] = d
+                if d.get("rank", 0) == 0:
+                    out[(d["mode"], d["variant"])] = d
     return out
 
 
@@ -51,16 +57,26 @@ def main():
           "| measured: no tool (ms/step) | ratio | measured: same recording (ms/step) | ratio "
           "| other findings listed (planted / twin) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for lang in ("cuda", "torch"):
+    expect = dict(EXPECT)
+    expect["cuda"] = dict(EXPECT["cuda"], **COUNTERS)
+    for lang in ("cuda", "torch", "ddp"):
         plain = steps(os.path.join(d, f"{lang}-plain.jsonl"))
-        for mode, want in EXPECT[lang].items():
+        for mode, want in expect[lang].items():
             p, t = plain.get((mode, "planted")), plain.get((mode, "twin"))
+            if not p and not t:
+                continue
             measured = p["step_ms"] - t["step_ms"] if p and t else None
             same = p and t and abs(p["checksum"] - t["checksum"]) <= 1e-3 * max(1.0, abs(p["checksum"]))
-            sources = [("gputap run", lambda v: [os.path.join(d, f"{lang}-run"), "--nvtx", f"{mode}.{v}"])]
-            if lang == "torch":
-                sources.append(("torch.profiler",
-                                lambda v: [os.path.join(d, "kineto", f"{mode}.{v}.json.gz")]))
+            run = "cuda-metrics" if mode in COUNTERS else f"{lang}-run"
+            sources = []
+            if os.path.isdir(os.path.join(d, run)):
+                sources.append(("gputap run" + (" --metrics" if mode in COUNTERS else ""),
+                                lambda v, run=run: [os.path.join(d, run), "--nvtx", f"{mode}.{v}"]))
+            if lang == "torch" and os.path.exists(os.path.join(d, "kineto", f"{mode}.planted.json.gz")):
+                sources.append(("torch.profiler", lambda v: [os.path.join(d, "kineto", f"{mode}.{v}.json.gz")]))
+            if lang == "ddp" and os.path.exists(os.path.join(d, "ddp-kineto", f"{mode}.planted.rank0.json.gz")):
+                sources.append(("torch.profiler", lambda v: [os.path.join(d, "ddp-kineto", f"{mode}.{v}.rank{r}.json.gz")
+                                                             for r in (0, 1)]))
             for how, args in sources:
                 fp, err = advise(gputap, args("planted"))
                 ft, err2 = advise(gputap, args("twin"))

@@ -1,7 +1,7 @@
 """The findings corpus in PyTorch (docs/findings.md, docs/gpu-validation.md): for each finding an
 anti-pattern planted in a training-like step and a twin without it that computes the same result.
 
-    python3 findings_torch.py [--steps N] [--profile DIR] [--only MODE]
+    python3 findings_torch.py [--steps N] [--profile DIR] [--only MODE[,MODE...]]
 
 Every step of MODE/VARIANT is an NVTX range "MODE.VARIANT" (gputap advise --nvtx MODE.VARIANT picks
 it).  With --profile DIR, each MODE/VARIANT is recorded by torch.profiler into
@@ -49,9 +49,10 @@ def setup_launch(v):
 
 def setup_item(v):
     torch.manual_seed(0)
-    # bf16: the step's GEMMs are not FP32 (that would be another finding)
-    return {"w": [(torch.randn(2048, 2048, device=dev) / 45).bfloat16() for _ in range(12)],
-            "x": torch.randn(512, 2048, device=dev).bfloat16(), "acc": torch.zeros((), device=dev), "log": 0.0}
+    # bf16 (the GEMMs are not FP32: that would be another finding), and layers large enough that the GPU,
+    # not the launching host, bounds the step: the synchronizations are the planted cost
+    return {"w": [(torch.randn(4096, 4096, device=dev) / 64).bfloat16() for _ in range(12)],
+            "x": torch.randn(4096, 4096, device=dev).bfloat16(), "acc": torch.zeros((), device=dev), "log": 0.0}
 
 
 def step_item(v, st):
@@ -105,53 +106,73 @@ def step_zero(v, st):
 
 
 def setup_datapre(v):
-    st = {"w": (torch.randn(2048, 2048, device=dev) / 45).bfloat16(), "acc": torch.zeros((), device=dev), "next": None,
-          "i": 0, "thread": None}
+    torch.manual_seed(0)
+    st = {"w": (torch.randn(2048, 2048, device=dev) / 45).bfloat16(), "acc": torch.zeros((), device=dev),
+          "a": (torch.randn(4096, 4096, device=dev) / 64).bfloat16(), "b": (torch.randn(4096, 4096, device=dev) / 64).bfloat16(),
+          "pinned": [torch.empty(512, 2048, pin_memory=True) for _ in range(2)], "i": 0, "thread": None}
+    st["z"] = torch.empty(4096, 4096, device=dev).bfloat16()
     return st
 
 
-def make_batch(i):
-    """host-side data preparation: about 3 ms of numpy work"""
-    rng = np.random.default_rng(i)
-    a = rng.standard_normal((512, 2048), dtype=np.float32)
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.003:
-        a = a * 0.999 + 0.001
-    return torch.from_numpy(a).pin_memory()
+PREP_ROUNDS = 6
+
+
+def make_batch(i, out):
+    """host-side data preparation into the pinned buffer `out`: a fixed amount of numpy work (a few ms,
+    the same data in both variants; numpy releases the GIL in its loops, so a thread can do it while
+    the main thread launches)"""
+    a = np.arange(512 * 2048, dtype=np.float32).reshape(512, 2048)
+    a *= 1e-6
+    a += 0.01 * (i % 7)
+    for _ in range(PREP_ROUNDS):
+        np.multiply(a, 0.999, out=a)
+        np.add(a, 0.001, out=a)
+    np.copyto(out.numpy(), a)
 
 
 def step_datapre(v, st):
-    """step-gap: the batch prepared at the start of each step, or prepared by a thread during the step before"""
+    """step-gap: the batch prepared at the start of each step, or prepared by a thread during the step before
+    (two pinned buffers: the thread fills the one the step after next copies from)"""
     i = st["i"]
+    cur = st["pinned"][i % 2]
     if v == "planted":
-        b = make_batch(i)
+        make_batch(i, cur)
+    elif st["thread"] is None:
+        make_batch(i, cur)
     else:
-        if st["thread"] is None:
-            st["next"] = make_batch(i)
-        else:
-            st["thread"].join()
-        b = st["next"]
-        box = {}
-
-        def work(j=i + 1):
-            box["b"] = make_batch(j)
-            st["next"] = box["b"]
-
-        st["thread"] = threading.Thread(target=work)
-    h = b.to(dev, non_blocking=True).bfloat16()
+        st["thread"].join()
+    h = cur.to(dev, non_blocking=True).bfloat16()
     for _ in range(6):
         h = torch.tanh(h @ st["w"])
-    torch.cuda._sleep(SLEEP_8MS)  # the rest of an 8 ms step on the GPU
+    for _ in range(48):  # the rest of the step on the GPU: 8-11 ms of GEMMs that fill it (the batch hides behind)
+        torch.mm(st["a"], st["b"], out=st["z"])
     st["acc"] += h.float().mean()
     if v == "twin":
+        st["thread"] = threading.Thread(target=make_batch, args=(i + 1, st["pinned"][(i + 1) % 2]))
         st["thread"].start()
     st["log"] = st.get("log", 0.0) + float(h[0, 0].float().item())  # the loss read back: the step ends synchronized
     st["i"] = i + 1
 
 
-SLEEP_8MS = 14_000_000  # GPU clock cycles: about 8 ms at 1.75 GHz
+def setup_cache(v):
+    torch.manual_seed(0)
+    return {"w": [(torch.randn(4096, 4096, device=dev) / 64).bfloat16() for _ in range(8)],
+            "x": torch.randn(4096, 4096, device=dev).bfloat16(), "acc": torch.zeros((), device=dev)}
 
-MODES = ["launch", "item", "pageable", "fp32", "zero", "datapre"]
+
+def step_cache(v, st):
+    """alloc-churn: 32 MiB temporaries per layer with PyTorch's cache emptied in the middle of the step
+    (torch.cuda.empty_cache(): cudaFree of the cached blocks, cudaMalloc again after), or the caching
+    allocator left alone (a healthy loop: its blocks are reused, no cudaMalloc in steady state)"""
+    h = st["x"]
+    for k, w in enumerate(st["w"]):
+        h = torch.tanh(h @ w)
+        if v == "planted" and k == 3:
+            torch.cuda.empty_cache()
+    st["acc"] += h.float().mean()
+
+
+MODES = ["launch", "item", "pageable", "fp32", "zero", "datapre", "cache"]
 
 
 def run(mode, v, steps, prof_dir):
@@ -206,7 +227,7 @@ def main():
     ap.add_argument("--only")
     a = ap.parse_args()
     for m in MODES:
-        if a.only and m != a.only:
+        if a.only and m not in a.only.split(","):
             continue
         for v in ("planted", "twin"):
             run(m, v, a.steps, a.profile)
