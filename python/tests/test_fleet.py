@@ -546,3 +546,24 @@ def test_this_machine_runs_at_most_workers_analyzers_at_once(tmp_path, workers):
     assert len(started) >= 4  # several batches: the bound is tested
     seen = [int(x) for x in open(str(tmp_path / "seen")).read().split()]
     assert max(seen) <= workers, seen
+
+
+def test_analyzer_output_read_in_part_equals_the_whole(job):
+    """worker.parse_result decodes only what fleet reads of the analyzer's JSON: the same values as
+    decoding the whole document, on generated ranks and on the real NCCL fixture; any other layout
+    (here the same document without indentation) is decoded whole."""
+    from gputap.fleet import worker
+
+    d, _ = job
+    paths = sorted(os.path.join(dp, "trace.gtr") for dp, _, fs in os.walk(d) if "trace.gtr" in fs
+                   and "rank%d" % CUT_RANK not in dp)[:16]
+    for args in (paths, [FIXTURE]):
+        out = subprocess.run([GPUTAP, "analyze", "--format", "json", "--collectives"] + args, capture_output=True,
+                             check=True).stdout
+        full = json.loads(out)["results"][0]
+        part = worker.parse_result(out)
+        assert set(part) == set(worker.RESULT_KEYS) & set(full)
+        assert {"timeline", "collectives"} <= set(part)
+        for k in part:
+            assert part[k] == full[k], k
+        assert worker.parse_result(json.dumps(json.loads(out)).encode()) == full

@@ -122,7 +122,7 @@ def clock_offsets(c, ranks):
         multi = c.groupby(KEY)["clock"].transform("nunique") > 1
         d = c[multi]
         if not d.empty:
-            keys = [d[k].to_numpy() for k in KEY]
+            keys = d.groupby(KEY, sort=False).ngroup().to_numpy()  # one number per collective, found once
             for _ in range(3):
                 aligned = d["end_ns"].to_numpy(float) - d["clock"].map(off).to_numpy(float)
                 cons = pd.Series(aligned).groupby(keys).transform("median")
@@ -172,12 +172,13 @@ def _arrivals(c, off):
     c["a_launch"] = np.where(c["launch_ok"].to_numpy(), c["launch_ns"].to_numpy(float) - o, np.nan)
     c = c.sort_values(KEY + ["a_start"], ascending=[True, True, True, False], kind="stable", ignore_index=True)
     g = c.groupby(KEY, sort=False)
+    c["_g"] = g.ngroup()  # the collective's number: later group-bys use it, not the three key columns
     c["n"] = g["a_start"].transform("size")
     c["pos"] = g.cumcount()  # 0: the last to arrive
     first = g["a_start"].transform("min").to_numpy()
     last = g["a_start"].transform("max").to_numpy()
     med = g["a_start"].transform("median").to_numpy()
-    second = c["a_start"].where(c["pos"] == 1).groupby([c[k] for k in KEY], sort=False).transform("max").to_numpy()
+    second = c["a_start"].where(c["pos"] == 1).groupby(c["_g"], sort=False).transform("max").to_numpy()
     n = c["n"].to_numpy()
     ref = np.where(n >= 3, med, first)  # the others' usual arrival: the median; of two ranks the first
     c["late_ms"] = np.maximum(c["a_start"].to_numpy() - ref, 0.0) / 1e6
@@ -397,17 +398,17 @@ def _collective_table(c):
             "duration_ms", "end_spread_ms", "start_ns"]
     if c.empty:
         return pd.DataFrame(columns=cols)
-    k = KEY
+    k = "_g"  # the collective's number (_arrivals), one column: faster to group by than its key's three
     g = c.groupby(k, sort=False)
-    t = g.agg(count=("count", "max"), dtype=("dtype", "max"), bytes=("bytes", "max"), algo=("algo", "first"),
-              proto=("proto", "first"),
+    t = g.agg(comm=("comm", "first"), name=("name", "first"), seq=("seq", "first"), count=("count", "max"),
+              dtype=("dtype", "max"), bytes=("bytes", "max"), algo=("algo", "first"), proto=("proto", "first"),
               match=("match", "first"), skew_ms=("arrival_ms", "max"), wait_ms=("wait_ms", "sum"),
               a_first=("a_start", "min"), end_max=("a_end", "max"), end_min=("a_end", "min"), is_late=("late", "any"),
               n=("n", "first"))
     # the iteration most of its ranks launched it in
-    im = c.groupby(k + ["iteration"], sort=False).size().reset_index(name="m").sort_values("m", ascending=False)
+    im = c.groupby([k, "iteration"], sort=False).size().reset_index(name="m").sort_values("m", ascending=False)
     t["iteration"] = im.drop_duplicates(k).set_index(k)["iteration"].reindex(t.index).to_numpy()
-    s = c.sort_values(k + ["rank"], kind="stable")
+    s = c.sort_values([k, "rank"], kind="stable")
     gs = s.groupby(k, sort=False)
     t["ranks"] = gs["rank"].agg(list).reindex(t.index)
     t["arrival_ms"] = gs["arrival_ms"].agg(list).reindex(t.index)
@@ -424,13 +425,13 @@ def _collective_table(c):
     t["late_by_ms"] = gl["late_ms"].agg(list).reindex(t.index)
     for col in ("late_ranks", "late_by_ms"):
         t[col] = [v if isinstance(v, list) else [] for v in t[col]]
-    t["duration_ms"] = ((c["a_end"] - c["a_start"]) / 1e6).groupby([c[x] for x in k], sort=False).median().reindex(
+    t["duration_ms"] = ((c["a_end"] - c["a_start"]) / 1e6).groupby(c[k], sort=False).median().reindex(
         t.index).to_numpy()
     t["end_spread_ms"] = (t["end_max"] - t["end_min"]) / 1e6
     t["start_ns"] = t["a_first"].astype(np.int64)
     one = t["n"] < 2
     t.loc[one, ["late_rank", "first_rank"]] = -1
-    t = t.reset_index()
+    t = t.reset_index(drop=True)
     t["iteration"] = t["iteration"].fillna(-1).astype(np.int64)
     return t.sort_values(["start_ns", "comm", "seq"], ignore_index=True)[cols]
 
