@@ -151,6 +151,7 @@ struct gt_fd {
 	size_t nfl, fl_cap;
 	struct fd_gflag *gf; /* small-grid launches, by (source, start) */
 	size_t ngf, gf_cap;
+	size_t gf_cur; /* where the last look-up found its place: the sweep asks in start order */
 	struct fd_gpu *gpu;
 	size_t ngpu;
 	const struct gt_an_result *r;
@@ -579,17 +580,33 @@ static int gflag_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static const struct fd_gflag *gflag_find(const struct gt_fd *f, uint32_t source, uint64_t start)
+static const struct fd_gflag *gflag_find(struct gt_fd *f, uint32_t source, uint64_t start)
 {
-	size_t lo = 0, hi = f->ngf;
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-		const struct fd_gflag *x = &f->gf[m];
-		if (x->source < source || (x->source == source && x->start < start))
-			lo = m + 1;
-		else
-			hi = m;
+	/* the sweep asks in start order (per GPU): step on from the last place while that is not past
+	 * the one asked for, else search */
+	size_t lo = f->gf_cur;
+	const struct fd_gflag *x = lo < f->ngf ? &f->gf[lo] : NULL;
+	if (x && x->source == source && x->start <= start) {
+		while (lo < f->ngf && f->gf[lo].source == source && f->gf[lo].start < start && lo - f->gf_cur < 64)
+			lo++;
+		if (lo < f->ngf && f->gf[lo].source == source && f->gf[lo].start < start)
+			x = NULL; /* far ahead: search */
+	} else {
+		x = NULL;
 	}
+	if (!x) {
+		size_t hi = f->ngf;
+		lo = 0;
+		while (lo < hi) {
+			size_t m = lo + (hi - lo) / 2;
+			const struct fd_gflag *y = &f->gf[m];
+			if (y->source < source || (y->source == source && y->start < start))
+				lo = m + 1;
+			else
+				hi = m;
+		}
+	}
+	f->gf_cur = lo;
 	return lo < f->ngf && f->gf[lo].source == source && f->gf[lo].start == start ? &f->gf[lo] : NULL;
 }
 
@@ -630,6 +647,7 @@ void gt_fd_begin(struct gt_fd *f, const struct gt_an_result *r)
 		gt_sort(f->fl, f->nfl, sizeof(*f->fl), flag_cmp);
 	if (f->ngf)
 		gt_sort(f->gf, f->ngf, sizeof(*f->gf), gflag_cmp);
+	f->gf_cur = 0;
 	size_t nsrc = f->nsrc + 1;
 	for (size_t i = 0; i < r->ngpu; i++)
 		if ((size_t)r->gpu[i].source + 1 > nsrc)
