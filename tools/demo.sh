@@ -24,8 +24,12 @@ touch "$out/.gputap-demo"
 outabs=$(cd "$out" && pwd)
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && command -v nvcc >/dev/null 2>&1; then
 	echo "gputap demo: GPU found; profiling examples/cuda_example"
-	make -C "$top/examples" >/dev/null
-	"$gputap" run -o "$outabs/cuda-example" -- "$top/examples/build/cuda_example"
+	exdir=${GT_DEMO_BUILD:-$top/build} # where examples/Makefile puts it (GT_DEMO_BUILD: the tests)
+	if ! make -s -C "$top/examples" O="$exdir" "$exdir/cuda_example" >/dev/null; then
+		echo "gputap demo: could not build examples/cuda_example with nvcc (the error is above)" >&2
+		exit 1
+	fi
+	"$gputap" run -o "$outabs/cuda-example" -- "$exdir/cuda_example"
 	"$gputap" analyze "$outabs/cuda-example"
 	echo "gputap demo: files in $out/cuda-example/ (open report.html; load */trace.json in ui.perfetto.dev)"
 	exit 0

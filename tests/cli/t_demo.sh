@@ -55,4 +55,21 @@ rc=$?
 [ $rc -ne 0 ] && [ -s "$T/mine/file" ] && ok foreign-folder-kept || notok foreign-folder-kept "exit $rc"
 contains foreign-folder-said "$T/demo3.out" "was not made by the demo"
 grep -qx '/demo-run/' "$top/.gitignore" && ok output-ignored || notok output-ignored ".gitignore lacks /demo-run/"
+# With a GPU (stand-ins for nvidia-smi and nvcc: this machine has none): the bundled example is built
+# where the demo then runs it, and `gputap run` runs it (exit 0 in run.json, its output printed).
+mkdir -p "$T/gbin"
+printf '#!/bin/sh\necho "GPU 0: NVIDIA H100 80GB HBM3"\n' >"$T/gbin/nvidia-smi"
+cat >"$T/gbin/nvcc" <<'EOS'
+#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = -o ] && { out=$2; shift; }; shift; done
+printf '#!/bin/sh\necho stand-in-example-ran\n' >"$out" && chmod +x "$out"
+EOS
+chmod +x "$T/gbin/nvidia-smi" "$T/gbin/nvcc"
+PATH="$T/gbin:$PATH" GT_DEMO_BUILD="$T/exbuild" GPUTAP="$GPUTAP" bash "$top/tools/demo.sh" "$T/g" >"$T/g.out" 2>&1
+contains gpu-branch "$T/g.out" "gputap demo: GPU found; profiling examples/cuda_example"
+contains gpu-example-ran "$T/g.out" "stand-in-example-ran"
+[ -x "$T/exbuild/cuda_example" ] && ok gpu-example-built || notok gpu-example-built "$(cat "$T/g.out")"
+if grep -q '"exit_status": *0' "$T/g/cuda-example/run.json" 2>/dev/null; then ok gpu-example-found; else
+	notok gpu-example-found "$(cat "$T/g.out")"; fi
+if grep -q "command not found" "$T/g.out"; then notok gpu-no-not-found "$(cat "$T/g.out")"; else ok gpu-no-not-found; fi
 finish

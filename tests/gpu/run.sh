@@ -35,7 +35,7 @@ rc=$?
 [ $rc -eq $brc ] && say "ok example/exit-status" || say "not ok example/exit-status: $rc vs $brc"
 a=$(sed 's/"pid":[0-9]*,//' "$W/base.out")
 b=$(sed 's/"pid":[0-9]*,//' "$W/ex.out")
-[ -n "$a" ] && [ "$a" = "$b" ] && say "ok example/stdout-unchanged" || say "not ok example/stdout-unchanged: $a | $b"
+[ -n "$a" ] && [ "$a" = "$b" ] && say "ok example/stdout-unchanged" || say "not ok example/stdout-unchanged: $(diff <(echo "$a") <(echo "$b") | head -c 1500 | cat -A)"
 [ ! -s "$W/ex.err" ] && say "ok example/quiet" || say "not ok example/quiet: $(head -c 500 "$W/ex.err")"
 chk example example "$W/ex" "$W/ex.out"
 
@@ -95,7 +95,7 @@ if [ -n "$G" ] && [ -x "$G" ]; then
 	[ $rc -eq $brc ] && say "ok run/exit-status" || say "not ok run/exit-status: $rc vs $brc: $(tail -5 "$W/run-ex.err")"
 	a=$(sed 's/"pid":[0-9]*,//' "$W/base.out")
 	b=$(sed 's/"pid":[0-9]*,//' "$W/run-ex.out")
-	[ "$a" = "$b" ] && say "ok run/stdout-unchanged" || say "not ok run/stdout-unchanged: $b"
+	[ "$a" = "$b" ] && say "ok run/stdout-unchanged" || say "not ok run/stdout-unchanged: $(diff <(echo "$a") <(echo "$b") | head -c 1500 | cat -A)"
 	grep -q 'scale\|add' "$W/run-ex.err" && say "ok run/summary" || say "not ok run/summary: $(head -c 800 "$W/run-ex.err")"
 	"$PY" tests/gpu/check_run.py example "$W/run-ex" "$W/run-ex.out" 2>&1 | tee -a "$log"
 	"$G" analyze "$W/run-ex" --format json >"$W/an.json" 2>"$W/an.err" && say "ok run/analyze" || say "not ok run/analyze: $(head -5 "$W/an.err")"
