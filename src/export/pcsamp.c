@@ -1,12 +1,14 @@
 /* PC sampling after the run: SASS, per-kernel summary, pc_kernels.csv, pc_sampling.json.  See pcsamp.h. */
 #include "export/pcsamp.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -429,28 +431,95 @@ static int by_str(const void *x, const void *y)
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-/* "f1,f2,..." of the functions sampled in module `crc` (malloc'd), NULL when none or too long. */
-static char *module_funs(const struct gt_pcs_data *d, uint64_t crc)
+static void sass_path(char *buf, size_t cap, const char *procdir, uint64_t crc, int out)
+{
+	if (out)
+		snprintf(buf, cap, "%s/pcsamp/.%016" PRIx64 ".sass.%d", procdir, crc, (int)getpid());
+	else
+		snprintf(buf, cap, "%s/pcsamp/%016" PRIx64 ".cubin", procdir, crc);
+}
+
+static int by_cstr(const void *key, const void *elem)
+{
+	return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+char *gt_pcs_cubin_fun_index(const unsigned char *img, size_t n, const char *const *names, size_t nnames)
+{
+	Elf64_Ehdr eh;
+	if (!img || n < sizeof(eh) || !nnames)
+		return NULL;
+	memcpy(&eh, img, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > n || eh.e_shnum > (n - eh.e_shoff) / sizeof(Elf64_Shdr))
+		return NULL;
+	size_t cap = 64, len = 0;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh, st;
+		memcpy(&sh, img + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_link >= eh.e_shnum ||
+		    sh.sh_offset > n || sh.sh_size > n - sh.sh_offset)
+			continue;
+		memcpy(&st, img + eh.e_shoff + sh.sh_link * sizeof(st), sizeof(st));
+		if (st.sh_type != SHT_STRTAB || st.sh_offset > n || st.sh_size > n - st.sh_offset)
+			continue;
+		const char *str = (const char *)img + st.sh_offset;
+		for (size_t k = 1; k < sh.sh_size / sizeof(Elf64_Sym); k++) {
+			Elf64_Sym sym;
+			memcpy(&sym, img + sh.sh_offset + k * sizeof(sym), sizeof(sym));
+			if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_name >= st.sh_size ||
+			    !memchr(str + sym.st_name, '\0', st.sh_size - sym.st_name) ||
+			    !bsearch(str + sym.st_name, names, nnames, sizeof(*names), by_cstr))
+				continue;
+			if (len + 24 > cap) {
+				char *t = realloc(out, cap *= 2);
+				if (!t) {
+					free(out);
+					return NULL;
+				}
+				out = t;
+			}
+			len += (size_t)snprintf(out + len, cap - len, "%s%zu", len ? "," : "", k);
+		}
+	}
+	if (!len) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* nvdisasm's -fun list for module `crc`: the symbol indices of its sampled functions in
+ * <procdir>/pcsamp/<crc>.cubin (malloc'd); NULL when none is found there (the whole module then). */
+static char *module_funs(const struct gt_pcs_data *d, const char *procdir, uint64_t crc)
 {
 	const char **v = malloc((d->nrow ? d->nrow : 1) * sizeof(*v));
 	if (!v)
 		return NULL;
-	size_t n = 0, cap = 1, len = 0;
+	size_t n = 0;
 	for (size_t i = 0; i < d->nrow; i++)
-		if (d->row[i].crc == crc && !strchr(d->row[i].kernel, ','))
+		if (d->row[i].crc == crc && d->row[i].kernel && d->row[i].kernel[0])
 			v[n++] = d->row[i].kernel;
 	gt_sort(v, n, sizeof(*v), by_str);
-	for (size_t i = 0; i < n; i++)
-		cap += strlen(v[i]) + 1;
-	char *s = cap <= (1u << 20) ? malloc(cap) : NULL;
-	for (size_t i = 0; s && i < n; i++)
-		if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
-			len += (size_t)snprintf(s + len, cap - len, "%s%s", len ? "," : "", v[i]);
-	free(v);
-	if (s && !len) {
-		free(s);
-		s = NULL;
+	char path[4400];
+	sass_path(path, sizeof(path), procdir, crc, 0);
+	char *s = NULL;
+	int fd = n ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat sb;
+	if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
+		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			s = gt_pcs_cubin_fun_index(m, (size_t)sb.st_size, v, n);
+			munmap(m, (size_t)sb.st_size);
+		}
 	}
+	if (fd >= 0)
+		close(fd);
+	free(v);
 	return s;
 }
 
@@ -469,14 +538,6 @@ static double mono_s(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void sass_path(char *buf, size_t cap, const char *procdir, uint64_t crc, int out)
-{
-	if (out)
-		snprintf(buf, cap, "%s/pcsamp/.%016" PRIx64 ".sass.%d", procdir, crc, (int)getpid());
-	else
-		snprintf(buf, cap, "%s/pcsamp/%016" PRIx64 ".cubin", procdir, crc);
 }
 
 /* A finished run of job j: parse its output; 1 when it is to run again without -fun. */
@@ -551,7 +612,7 @@ int gt_pcs_sass(struct gt_pcs_data *d, const char *procdir, const char *nvdisasm
 			continue;
 		/* only the sampled functions (a framework's module holds thousands) */
 		jobs[nj].crc = crcs[i];
-		jobs[nj].funs = module_funs(d, crcs[i]);
+		jobs[nj].funs = module_funs(d, procdir, crcs[i]);
 		jobs[nj].pid = -1;
 		nj++;
 	}

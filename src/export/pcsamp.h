@@ -105,6 +105,10 @@ int gt_pcs_sass_enough(double elapsed_s, double budget_s, int soft, uint64_t lef
 /* GPUTAP_PCSAMP_SASS_S (seconds, 0 = no SASS; *soft = 0: that budget alone); unset or not a number
  * in 0..86400: 30 s, *soft = 1 (the early stop too). */
 double gt_pcs_sass_budget(int *soft);
+/* nvdisasm's -fun (--cuda-function-index) takes symbol indices: those of the functions `names`
+ * (sorted, strcmp) in the symbol table of the ELF cubin img[0..n), as "i,j,..." (malloc'd, ascending);
+ * NULL when img is no ELF64, is malformed, or holds none of them. */
+char *gt_pcs_cubin_fun_index(const unsigned char *img, size_t n, const char *const *names, size_t nnames);
 /* Parse nvdisasm's text output and fill the rows of module `crc` (for tests, and gt_pcs_sass). */
 int gt_pcs_sass_parse(struct gt_pcs_data *d, uint64_t crc, FILE *disasm);
 /* Per-kernel summary.  0 or -ENOMEM. */

@@ -50,7 +50,8 @@ head -1 "$csv" | grep -q ',sass,smsp__pcsamp_warps_issue_stalled_long_scoreboard
 	grep -q '^_Z5otherv,1,0x000000000000abcd,0x40,15,0,,,,0,0,15,0$' "$csv" &&
 	[ "$(total "$tot" pcs_with_line)" = 8 ] && [ "$(total "$tot" pcs_without_line)" = 1 ] &&
 	ok tap-rows-and-lines || notok tap-rows-and-lines "$(cat "$csv" "$tot")"
-cmp -s <(head -c 9 "$T"/a/pid*/pcsamp/000000000000abcd.cubin) <(printf FAKECUBIN) && ok tap-module-kept ||
+c=$(ls "$T"/a/pid*/pcsamp/000000000000abcd.cubin 2>/dev/null | head -1)
+[ -n "$c" ] && head -c 4 "$c" | grep -q ELF && grep -aq FAKECUBIN "$c" && ok tap-module-kept ||
 	notok tap-module-kept "$(ls -R "$T/a")"
 grep -qx 'resource-callback 1' "$T/a.log" && grep -qx 'resource-callback 6' "$T/a.log" && grep -qx 'pcs-config 17' "$T/a.log" &&
 	ok tap-resource-callbacks || notok tap-resource-callbacks "$(cat "$T/a.log")"
@@ -90,7 +91,7 @@ p=$(ls -d "$T"/run/pid* 2>/dev/null | head -1)
 grep -q '^_Z6kernelv,0,0x000000000000abcd,0x80,27,12,/src/k.cu,18,EXIT,' "$p/pc_samples.csv" &&
 	grep -q '^_Z6kernelv,0,0x000000000000abcd,0x20,.*,"LDG.E.128 R4, desc\[UR4\]\[R2.64\]",' "$p/pc_samples.csv" &&
 	grep -q '^_Z5otherv,1,0x000000000000abcd,0x40,15,0,,,BAR.SYNC.DEFER_BLOCKING 0x0,' "$p/pc_samples.csv" &&
-	grep -qx -- '-c -fun _Z5otherv,_Z6kernelv .*000000000000abcd.cubin' "$T/nv.log" &&
+	grep -qx -- '-c -fun 2,3 .*000000000000abcd.cubin' "$T/nv.log" && [ "$(wc -l <"$T/nv.log")" = 1 ] &&
 	ok run-sass || notok run-sass "$(cat "$p/pc_samples.csv" "$T/nv.log" 2>&1)"
 # kernel(): 132 samples of 147, Long Scoreboard 108 (81.8 %), Selected 24, hottest line k.cu:18
 grep -q '^kernel(),_Z6kernelv,132,0.8980,48,Long Scoreboard,0.8182,0x80,EXIT,/src/k.cu,18,' "$p/pc_kernels.csv" &&

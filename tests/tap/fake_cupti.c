@@ -277,6 +277,7 @@ EXPORT void fake_cupti_memcpy(void (*between)(void))
  * of long_scoreboard, i/2 of them not issued, and 1 selected; PC 0x40 of _Z5otherv 5 of barrier;
  * and 2 samples of kernels CUPTI gives no PC for. */
 #include <cupti_pcsampling.h>
+#include "fake_cubin.h"
 
 #define PCS_N 9
 static const uint32_t pcs_idx[4] = {3, 7, 9, 12};
@@ -296,7 +297,14 @@ static uint64_t pcs_total, pcs_dropped, pcs_nonuser;
 static CUpti_PCSamplingData *pcs_cfgbuf;
 static int pcs_on;
 static char *pcs_fn[2];
-static const char fake_cubin[] = "FAKECUBIN: the stand-in module of _Z6kernelv and _Z5otherv";
+static unsigned char fake_cubin[FAKE_CUBIN_MAX];
+static size_t fake_cubin_n;
+static int is_fake_cubin(const void *p, size_t n)
+{
+	if (!fake_cubin_n)
+		fake_cubin_n = fake_cubin_build(fake_cubin);
+	return p && n == fake_cubin_n && memcmp(p, fake_cubin, n) == 0;
+}
 #define FAKE_CRC 0xabcdULL
 #define FAKE_CTX ((CUcontext)0x1234)
 
@@ -422,13 +430,13 @@ EXPORT CUptiResult cuptiGetCubinCrc(CUpti_GetCubinCrcParams *p)
 {
 	if (!p->cubin || !p->cubinSize)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	p->cubinCrc = memcmp(p->cubin, "FAKECUBIN", 9) == 0 ? FAKE_CRC : 0x9999;
+	p->cubinCrc = is_fake_cubin(p->cubin, p->cubinSize) ? FAKE_CRC : 0x9999;
 	return CUPTI_SUCCESS;
 }
 /* The module has line info for _Z6kernelv only: line 10 + offset / 16 of /src/k.cu */
 EXPORT CUptiResult cuptiGetSassToSourceCorrelation(CUpti_GetSassToSourceCorrelationParams *p)
 {
-	if (!p->cubin || memcmp(p->cubin, "FAKECUBIN", 9) != 0 || strcmp(p->functionName, "_Z6kernelv") != 0)
+	if (!is_fake_cubin(p->cubin, p->cubinSize) || strcmp(p->functionName, "_Z6kernelv") != 0)
 		return CUPTI_ERROR_UNKNOWN;
 	p->fileName = strdup("k.cu");
 	p->dirName = strdup("/src");
@@ -452,8 +460,9 @@ EXPORT void fake_cupti_pcs_module(void)
 	CUpti_ModuleResourceData m;
 	memset(&m, 0, sizeof(m));
 	m.moduleId = 1;
-	m.pCubin = fake_cubin;
-	m.cubinSize = sizeof(fake_cubin);
+	is_fake_cubin(NULL, 0); /* built */
+	m.pCubin = (const char *)fake_cubin;
+	m.cubinSize = fake_cubin_n;
 	CUpti_ResourceData rd;
 	memset(&rd, 0, sizeof(rd));
 	rd.context = FAKE_CTX;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "export/pcsamp.h"
+#include "../tap/fake_cubin.h"
 #include "test.h"
 #include "trace/trace_io.h"
 
@@ -108,6 +109,53 @@ TEST(export_pcsamp_sass_stop)
 	setenv("GPUTAP_PCSAMP_SASS_S", "ten", 1);
 	ASSERT(gt_pcs_sass_budget(&soft) == 30.0 && soft == 1);
 	unsetenv("GPUTAP_PCSAMP_SASS_S");
+}
+
+/* nvdisasm's -fun takes symbol indices: the sampled functions' in the cubin's symbol table */
+TEST(export_pcsamp_cubin_fun_index)
+{
+	unsigned char img[FAKE_CUBIN_MAX];
+	size_t n = fake_cubin_build(img);
+	const char *both[] = {"_Z5otherv", "_Z6kernelv"}, *one[] = {"_Z5otherv"}, *none[] = {"_Z4nonev"};
+	const char *sect[] = {""}; /* index 1 is a section symbol, no function: never listed */
+	char *s = gt_pcs_cubin_fun_index(img, n, both, 2);
+	ASSERT(s != NULL);
+	ASSERT_EQ_STR(s, "2,3");
+	free(s);
+	s = gt_pcs_cubin_fun_index(img, n, one, 1);
+	ASSERT(s != NULL);
+	ASSERT_EQ_STR(s, "3");
+	free(s);
+	ASSERT(gt_pcs_cubin_fun_index(img, n, none, 1) == NULL);
+	ASSERT(gt_pcs_cubin_fun_index(img, n, sect, 1) == NULL);
+	ASSERT(gt_pcs_cubin_fun_index(img, n, both, 0) == NULL);
+	/* cut anywhere: no read past the image, and never an index that is not _Z6kernelv's or _Z5otherv's */
+	for (size_t k = 0; k < n; k++) {
+		unsigned char *cut = malloc(k ? k : 1);
+		memcpy(cut, img, k);
+		s = gt_pcs_cubin_fun_index(cut, k, both, 2);
+		ASSERT(s == NULL || !strcmp(s, "2,3") || !strcmp(s, "2") || !strcmp(s, "3"));
+		free(s);
+		free(cut);
+	}
+	/* not ELF; a symbol table linked to a section that is no string table; a name not terminated */
+	unsigned char bad[FAKE_CUBIN_MAX];
+	memcpy(bad, img, n);
+	bad[0] = 'X';
+	ASSERT(gt_pcs_cubin_fun_index(bad, n, both, 2) == NULL);
+	Elf64_Ehdr eh;
+	memcpy(&eh, img, sizeof(eh));
+	Elf64_Shdr sh;
+	memcpy(bad, img, n);
+	memcpy(&sh, bad + eh.e_shoff + 3 * sizeof(sh), sizeof(sh));
+	sh.sh_link = 4; /* .comment */
+	memcpy(bad + eh.e_shoff + 3 * sizeof(sh), &sh, sizeof(sh));
+	ASSERT(gt_pcs_cubin_fun_index(bad, n, both, 2) == NULL);
+	memcpy(bad, img, n);
+	memcpy(&sh, bad + eh.e_shoff + 2 * sizeof(sh), sizeof(sh));
+	sh.sh_size = 5; /* .strtab cut inside "_Z6kernelv" */
+	memcpy(bad + eh.e_shoff + 2 * sizeof(sh), &sh, sizeof(sh));
+	ASSERT(gt_pcs_cubin_fun_index(bad, n, both, 2) == NULL);
 }
 
 TEST(export_pcsamp_sass_parse)
