@@ -127,8 +127,10 @@ struct fd_gpu {
 	double api_ns[FD_MAXAPI];
 	uint64_t api_n[FD_MAXAPI];
 	int pend; /* a gap ended by an op of unknown launch, judged by the next op */
-	uint64_t pend_a, pend_b;
+	uint64_t pend_a, pend_b, pend_idle;
 	long pend_last;
+	double sync_left; /* what the last synchronization's wait has not yet explained of the gaps after it */
+	int sync_cause, sync_api;
 };
 
 struct gt_fd {
@@ -689,12 +691,13 @@ static const struct fd_call *returned_in(const struct gt_fd *f, int source, uint
 	return best;
 }
 
-/* One GPU idle gap (a, b) of GPU g, ended by an op of iteration `iter` launched by `l` (NULL: unknown);
- * `last` the iteration of the op before it: its cause, and its time counted (docs/findings.md). */
-static void gap_add(struct gt_fd *f, struct fd_gpu *g, int source, uint64_t a, uint64_t b, long iter, long last,
-		    const struct gt_launch *l)
+/* One GPU idle gap (a, b) of GPU g, `idle` ns of it idle (less than b - a where ops of unknown launch
+ * ran inside), ended by an op of iteration `iter` launched by `l` (NULL: unknown); `last` the
+ * iteration of the op before it: its cause, and its time counted (docs/findings.md). */
+static void gap_add(struct gt_fd *f, struct fd_gpu *g, int source, uint64_t a, uint64_t b, uint64_t idle, long iter,
+		    long last, const struct gt_launch *l)
 {
-	double gap = (double)(b - a);
+	double gap = (double)idle;
 	int cause = -1;
 	const struct fd_call *c = NULL;
 	if (iter >= 0 && last >= 0 && iter != last) {
@@ -723,6 +726,24 @@ static void gap_add(struct gt_fd *f, struct fd_gpu *g, int source, uint64_t a, u
 			if (rest > g->max[rc])
 				g->max[rc] = rest;
 		}
+	}
+	/* after a synchronization the GPU has no queued work until the host gets ahead again: the
+	 * late launches that follow (a few bytes zeroed, then the next kernel) are the synchronization's
+	 * too, as far as the host had waited in it */
+	if (cause == C_LAUNCH && g->sync_left > 0) {
+		double take = gap < g->sync_left ? gap : g->sync_left;
+		g->ns[g->sync_cause] += take;
+		g->api_ns[g->sync_api] += take;
+		g->sync_left -= take;
+		gap -= take;
+		if (gap <= 0)
+			cause = -1;
+	} else if (c && (cause == C_SYNC || cause == C_SYNCCOPY)) {
+		g->sync_left = credit > gap ? credit - gap : 0;
+		g->sync_cause = cause;
+		g->sync_api = c->api;
+	} else {
+		g->sync_left = 0;
 	}
 	if (cause >= 0) {
 		g->ns[cause] += gap;
@@ -834,21 +855,32 @@ void gt_fd_op(struct gt_fd *f, const struct gt_ev *e, int source, const struct g
 	}
 	const int prev_in = nit == 0 || g->prev_iter >= 0;
 	g->prev_iter = iter;
-	if (g->pend && in && !warm) /* the gap before a copy or memset of unknown launch: judged by this op */
-		gap_add(f, g, source, g->pend_a, g->pend_b, iter, g->pend_last, l);
-	g->pend = 0;
-	if (g->any && e->start > g->busy_until && in && prev_in && !warm) {
-		if (!l && nit && e->cat == GT_CAT_MEMOP) {
-			/* its API call carries no correlation id (a gputap trace's cuMemset*Async, some
-			 * cudaMemcpyAsync): when the host launched it, and which iteration did, are unknown; the
-			 * next op's launch and iteration tell whether the host was late or the step had ended */
+	if (l && g->any && l->start + l->dur <= g->busy_until)
+		g->sync_left = 0; /* launched before the GPU went idle: the host is ahead again */
+	const int gap = g->any && e->start > g->busy_until && in && prev_in && !warm;
+	const int unknown = !l && nit && e->cat == GT_CAT_MEMOP;
+	if (g->pend && !(in && !warm))
+		g->pend = 0;
+	if (gap && unknown) {
+		/* its API call carries no correlation id (a gputap trace's cuMemset*Async, some
+		 * cudaMemcpyAsync): when the host launched it, and which iteration did, are unknown; the next
+		 * op's launch and iteration tell whether the host was late or the step had ended.  Idle time
+		 * on both sides of such an op (a few bytes zeroed between a synchronization and the next
+		 * launch) is one gap */
+		if (!g->pend) {
 			g->pend = 1;
 			g->pend_a = g->busy_until;
-			g->pend_b = e->start;
+			g->pend_idle = 0;
 			g->pend_last = g->last_iter;
-		} else {
-			gap_add(f, g, source, g->busy_until, e->start, iter, g->last_iter, l);
 		}
+		g->pend_b = e->start;
+		g->pend_idle += e->start - g->busy_until;
+	} else if (g->pend && (gap || !unknown)) {
+		uint64_t idle = g->pend_idle + (gap ? e->start - g->busy_until : 0);
+		gap_add(f, g, source, g->pend_a, gap ? e->start : g->pend_b, idle, iter, g->pend_last, l);
+		g->pend = 0;
+	} else if (gap) {
+		gap_add(f, g, source, g->busy_until, e->start, e->start - g->busy_until, iter, g->last_iter, l);
 	}
 	if (!g->any || e->end > g->busy_until)
 		g->busy_until = e->end;

@@ -100,13 +100,13 @@ torch-run pageable pageable-copy
 torch-run fp32 fp32-gemm
 torch-run zero memset
 torch-run2 launch launch-bound 0.3
-torch-run2 item host-sync
+torch-run2 item host-sync 0.3
 torch-run2 datapre step-gap 0.3
 torch-run2 cache alloc-churn
 kineto pageable pageable-copy
 kineto fp32 fp32-gemm
 kineto zero memset
-kineto2 item host-sync
+kineto2 item host-sync 0.3
 kineto2 cache alloc-churn
 ddp-run comm exposed-comm
 ddp-kineto comm exposed-comm
