@@ -119,24 +119,28 @@ def clock_offsets(c, ranks):
     off = {h: 0.0 for h in hosts}
     fit = {}
     if not c.empty and len(hosts) > 1:
-        multi = c.groupby(KEY)["clock"].transform("nunique") > 1
-        d = c[multi]
-        if not d.empty:
-            keys = d.groupby(KEY, sort=False).ngroup().to_numpy()  # one number per collective, found once
+        # numbers, not strings: one per collective (found once) and one per clock
+        gid = c.groupby(KEY, sort=False).ngroup().to_numpy()
+        ccode, cnames = pd.factorize(c["clock"], use_na_sentinel=False)
+        g = pd.Series(ccode).groupby(gid)
+        multi = (g.transform("min") != g.transform("max")).to_numpy()  # seen by two clocks or more
+        if multi.any():
+            keys, dc = gid[multi], ccode[multi]
+            end = c["end_ns"].to_numpy(float)[multi]
             for _ in range(3):
-                aligned = d["end_ns"].to_numpy(float) - d["clock"].map(off).to_numpy(float)
+                aligned = end - np.array([off.get(h, np.nan) for h in cnames])[dc]
                 cons = pd.Series(aligned).groupby(keys).transform("median")
-                resid = d["end_ns"].to_numpy(float) - cons.to_numpy()
-                per = pd.Series(resid).groupby(d["clock"].to_numpy()).median()
-                base = per.get(ref, 0.0)
+                per = pd.Series(end - cons.to_numpy()).groupby(dc).median()
+                base = per.get(cnames.get_loc(ref), 0.0) if ref in cnames else 0.0
                 for h, v in per.items():
-                    off[h] = float(v - base)
-            aligned = d["end_ns"].to_numpy(float) - d["clock"].map(off).to_numpy(float)
+                    off[cnames[h]] = float(v - base)
+            aligned = end - np.array([off.get(h, np.nan) for h in cnames])[dc]
             cons = pd.Series(aligned).groupby(keys).transform("median")
             res = pd.Series(np.abs(aligned - cons.to_numpy()))
-            g = res.groupby(d["clock"].to_numpy())
-            st = pd.DataFrame({"n": g.size(), "rms": np.sqrt((res ** 2).groupby(d["clock"].to_numpy()).mean()),
+            g = res.groupby(dc)
+            st = pd.DataFrame({"n": g.size(), "rms": np.sqrt((res ** 2).groupby(dc).mean()),
                                "p95": g.quantile(0.95), "max": g.max()})
+            st.index = [cnames[i] for i in st.index]
             for h, r in st.iterrows():
                 fit[h] = {"collectives": int(r["n"]), "rms_us": float(r["rms"]) / 1e3, "p95_us": float(r["p95"]) / 1e3,
                           "max_us": float(r["max"]) / 1e3}
