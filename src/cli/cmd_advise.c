@@ -19,7 +19,7 @@ const char cmd_advise_help[] =
     "Say what is wrong with a run: a short list of findings, most costly first.  Each has a stable id,\n"
     "a title, the evidence with its numbers (per iteration, where: rank/GPU/stream, the API call or\n"
     "kernel, events with their times as the trace's Perfetto view shows them), the estimated gain if\n"
-    "fixed (ms per iteration and %% of the iteration, and how it was estimated; 'up to' marks an upper\n"
+    "fixed (ms per iteration and % of the iteration, and how it was estimated; 'up to' marks an upper\n"
     "bound), and the fix in PyTorch and CUDA C terms with a reference.\n"
     "\n"
     "INPUT is anything 'gputap analyze' reads: a gputap run directory, a trace.gtr, PyTorch profiler\n"
@@ -28,12 +28,13 @@ const char cmd_advise_help[] =
     "\n"
     "Kinds (docs/findings.md gives each one's thresholds and why): launch-bound, host-gap, host-sync,\n"
     "sync-copy, alloc-churn, step-gap, pageable-copy, copy-compute-serial, small-grid, memset,\n"
-    "fp32-gemm, exposed-comm, straggler.  A kind the input cannot show is listed under 'Not checked'\n"
-    "with the reason.\n"
+    "fp32-gemm, exposed-comm, straggler; from per-kernel counters (a run of 'gputap run --metrics-mode\n"
+    "kernel --metrics ...', docs/findings.md names them) uncoalesced and low-occupancy.  A kind the\n"
+    "input cannot show is listed under 'Not checked' with the reason.\n"
     "\n"
     "Options:\n"
     "  --format F      text (default) or json (schema in docs/findings.md)\n"
-    "  --min-gain PCT  list only findings whose estimated gain is at least PCT %% of an iteration\n"
+    "  --min-gain PCT  list only findings whose estimated gain is at least PCT % of an iteration\n"
     "                  (default 2; the others are counted)\n"
     "  --nvtx TAG      the NVTX range that marks one iteration (as 'gputap analyze')\n"
     "  --iters N       split a timeline without iteration ranges into N windows (as 'gputap analyze')\n"
@@ -137,8 +138,20 @@ int cmd_advise(int argc, char **argv)
 			werr = 1;
 		yajl_gen_free(g);
 	} else {
-		char esc[1024];
-		printf("===== %s =====\n", gt_term_str(r->title, esc, sizeof(esc)));
+		/* what was read: the analysis' title names the first input only */
+		char esc[1024], head[1024] = "";
+		size_t hl = 0;
+		int nin = argc - optind;
+		for (int i = 0; i < nin && hl < sizeof(head); i++) {
+			const char *b = strrchr(argv[optind + i], '/');
+			b = b && b[1] ? b + 1 : argv[optind + i];
+			if (hl > 200) {
+				hl += (size_t)snprintf(head + hl, sizeof(head) - hl, " and %d more", nin - i);
+				break;
+			}
+			hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s", i ? ", " : "", b);
+		}
+		printf("===== %s =====\n", gt_term_str(nin > 1 ? head : r->title, esc, sizeof(esc)));
 		gt_fd_print_text(r->findings, min_gain, 0, stdout);
 	}
 	gt_an_free(r);

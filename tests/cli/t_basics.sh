@@ -22,4 +22,9 @@ if [ -s "$T/.out" ]; then notok log-quiet-silent "printed: $(head -c 300 "$T/.ou
 GPUTAP_LOG=loud expect_status log-bad-value 2 "$GPUTAP" frobnicate
 contains log-bad-value-named "$T/.out" "GPUTAP_LOG=loud is not valid"
 contains log-bad-value-default "$T/.out" "is not a gputap command"
+# every command's help is printed as written: no printf escapes left in it
+for c in $("$GPUTAP" --help | sed -n 's/^  \([a-z]*\)  .*/\1/p'); do
+	"$GPUTAP" help "$c" >"$T/h.$c" 2>&1
+	if grep -q '%%' "$T/h.$c"; then notok "help-$c-no-double-percent" "$(grep '%%' "$T/h.$c")"; else ok "help-$c-no-double-percent"; fi
+done
 finish

@@ -298,4 +298,9 @@ then ok counters-planted-twin; else notok counters-planted-twin "$(cat "$T/c.out
 
 expect_status trace-v1 0 "$GPUTAP" advise "$FIX/trace-v1/trace.gtr"
 expect_status trace-v2 0 "$GPUTAP" advise "$FIX/trace-v2/trace.gtr"
+# the header names every input read, not only the first
+F2=$FIX/findings
+"$GPUTAP" advise "$F2/straggler.planted.rank0.json.gz" "$F2/straggler.planted.rank1.json.gz" >"$T/hdr.out" 2>&1
+[ "$(head -1 "$T/hdr.out")" = "===== straggler.planted.rank0.json.gz, straggler.planted.rank1.json.gz =====" ] &&
+	ok advise-header-all-inputs || notok advise-header-all-inputs "$(head -1 "$T/hdr.out")"
 finish
