@@ -20,6 +20,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from findings_torch import kineto_profiler  # the same profiler window as the one-GPU corpus
+
 MODES = ["comm", "straggler"]
 
 
@@ -61,11 +63,7 @@ def run(mode, v, steps, prof_dir, rank, dev):
     prof = None
     if prof_dir:
         path = f"{prof_dir}/{mode}.{v}.rank{rank}.json"
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                                  torch.profiler.ProfilerActivity.CUDA],
-                                      schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps - 1, repeat=1),
-                                      on_trace_ready=lambda p: p.export_chrome_trace(path))
-        prof.start()
+        prof = kineto_profiler(path, steps)
     t0 = time.perf_counter()
     for _ in range(steps):
         torch.cuda.nvtx.range_push(f"{mode}.{v}")

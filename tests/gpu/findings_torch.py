@@ -175,6 +175,16 @@ def step_cache(v, st):
 MODES = ["launch", "item", "pageable", "fp32", "zero", "datapre", "cache"]
 
 
+def kineto_profiler(path, steps):
+    """torch.profiler over `steps` steps (the first a warm-up), started, its trace exported to path."""
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                              torch.profiler.ProfilerActivity.CUDA],
+                                  schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps - 1, repeat=1),
+                                  on_trace_ready=lambda p: p.export_chrome_trace(path))
+    prof.start()
+    return prof
+
+
 def run(mode, v, steps, prof_dir):
     st = globals()["setup_" + mode](v)
     fn = globals()["step_" + mode]
@@ -190,11 +200,7 @@ def run(mode, v, steps, prof_dir):
     prof = None
     if prof_dir:
         path = f"{prof_dir}/{mode}.{v}.json"
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                                  torch.profiler.ProfilerActivity.CUDA],
-                                      schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps - 1, repeat=1),
-                                      on_trace_ready=lambda p: p.export_chrome_trace(path))
-        prof.start()
+        prof = kineto_profiler(path, steps)
     # no synchronization between steps (a training loop has none; the host runs ahead), but for the
     # step that reads its loss back (datapre): the time per step is the whole loop's over the steps
     t0 = time.perf_counter()
