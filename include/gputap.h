@@ -54,6 +54,14 @@ int gputap_metrics_enable(const char *metrics, const char *mode);
  * returns the document's full length (call again with a larger buf when the
  * return value >= cap), or a negative GPUTAP_E* code. */
 long gputap_results_json(char *buf, unsigned long cap);
+/* PC sampling windows (docs/pc-sampling.md): with PC sampling on in this process
+ * (`gputap run --pc-sampling`, GPUTAP_PCSAMP), samples are taken only between
+ * gputap_pcsamp_start() and gputap_pcsamp_stop() from the first of these calls on
+ * (GPUTAP_PCSAMP_WINDOW=1: from the start).  Call them from the program's threads,
+ * outside CUPTI callbacks.  They return the number of contexts sampled in windows,
+ * or GPUTAP_EINVAL when PC sampling is not on. */
+int gputap_pcsamp_start(void);
+int gputap_pcsamp_stop(void);
 /* The last error of a call above, in one sentence; "" when none. */
 const char *gputap_last_error(void);
 

@@ -3,8 +3,10 @@
  *
  * The call sequence per context (cupti_pcsampling.h): cuptiPCSamplingEnable,
  * the stall reasons (GetNumStallReasons, GetStallReasons), then the
- * configuration (period, all reasons, buffers, continuous mode, no start/stop
- * control: sampling runs from the enable), cuptiPCSamplingGetData while the
+ * configuration (period, all reasons, buffers, continuous mode; start/stop
+ * control only in window mode: without it sampling runs from the enable, with
+ * it only between cuptiPCSamplingStart and Stop, which gputap_pcsamp_start()
+ * and gputap_pcsamp_stop() call on the program's thread), cuptiPCSamplingGetData while the
  * program runs (every 100 ms from the writer thread, and when a module is
  * about to be unloaded: PCs stay unique only between loads), and at the end
  * cuptiPCSamplingDisable, which copies what is left into the configured
@@ -22,10 +24,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cuda.h>
 #include <cupti.h>
 #include <cupti_pcsampling.h>
 
 #include "core/log.h"
+#include "gputap.h"
+#include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/cupti.h"
 #include "tap/pcsamp_agg.h"
@@ -35,6 +40,8 @@
 	X(cuptiPCSamplingEnable)                                                                   \
 	X(cuptiPCSamplingDisable)                                                                  \
 	X(cuptiPCSamplingGetData)                                                                  \
+	X(cuptiPCSamplingStart)                                                                    \
+	X(cuptiPCSamplingStop)                                                                     \
 	X(cuptiPCSamplingSetConfigurationAttribute)                                                \
 	X(cuptiPCSamplingGetNumStallReasons)                                                       \
 	X(cuptiPCSamplingGetStallReasons)                                                          \
@@ -50,6 +57,8 @@
 struct pcs_ctx {
 	CUcontext ctx;
 	int on;
+	int started; /* window mode: between cuptiPCSamplingStart and Stop */
+	int startstop; /* configured with start/stop control */
 	size_t nreason;
 	uint32_t *ridx; /* the reasons configured (kept while sampling) */
 	CUpti_PCSamplingData cfg, get; /* Disable's buffer, GetData's buffer */
@@ -80,6 +89,12 @@ static struct {
 	char **names;
 	size_t nnames, names_cap;
 	int said_error;
+	/* windows (gputap_pcsamp_start/stop): contexts configured with start/stop control */
+	int window;         /* window mode */
+	int running;        /* a window is open */
+	uint64_t windows;   /* windows opened */
+	uint64_t before_windows; /* samples of the whole-run sampling dropped when windows began */
+	int late_ctx;       /* contexts found at a window call, created before sampling started */
 	/* cubins, keyed by CRC (own lock: a module loads on the program's thread) */
 	pthread_mutex_t cmu;
 	struct cubin *cub;
@@ -87,6 +102,9 @@ static struct {
 	uint64_t cub_skipped, cub_skipped_bytes;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .cmu = PTHREAD_MUTEX_INITIALIZER};
 #undef GT_PCS_PTR
+/* this thread holds P.mu in a window call: a resource callback CUPTI or the driver makes on it
+ * meanwhile returns at once (P.mu is not recursive) */
+static __thread int held_here;
 
 int gt_pcs_parse_period(const char *s)
 {
@@ -136,6 +154,8 @@ int gt_pcs_wanted(void)
 	P.hwbuf = env_mb("GPUTAP_PCSAMP_HWBUF_MB", 128, 4096) << 20;
 	P.scratch = env_mb("GPUTAP_PCSAMP_SCRATCH_MB", 4, 1024) << 20;
 	P.cub_cap = env_mb("GPUTAP_PCSAMP_CUBIN_MB", 256, 65536) << 20;
+	const char *w = getenv("GPUTAP_PCSAMP_WINDOW");
+	P.window = w && *w && strcmp(w, "0") != 0 && strcmp(w, "off") != 0;
 	gt_pcs_agg_init(&P.agg);
 	P.wanted = 1;
 	return 1;
@@ -258,15 +278,27 @@ out:
 	return rc;
 }
 
-/* Enable and configure PC sampling on a new context (under P.mu). */
-static void ctx_enable(CUcontext ctx)
+/* Enable and configure PC sampling on a context (under P.mu): a new slot, or the slot it had
+ * (disabled: destroyed, or re-enabled for windows).  1 when enabled, else 0. */
+static int ctx_enable(CUcontext ctx)
 {
-	if (P.nctx >= MAX_CTX) {
-		if (P.ctx_over++ == 0)
-			gt_warn("PC sampling: more than %d CUDA contexts; later ones are not sampled", MAX_CTX);
-		return;
+	struct pcs_ctx *c = NULL;
+	for (int i = 0; i < P.nctx && !c; i++)
+		if (P.ctx[i].ctx == ctx && !P.ctx[i].on)
+			c = &P.ctx[i];
+	int fresh = !c;
+	if (fresh) {
+		if (P.nctx >= MAX_CTX) {
+			if (P.ctx_over++ == 0)
+				gt_warn("PC sampling: more than %d CUDA contexts; later ones are not sampled", MAX_CTX);
+			return 0;
+		}
+		c = &P.ctx[P.nctx];
+	} else {
+		buf_free(&c->cfg);
+		buf_free(&c->get);
+		free(c->ridx);
 	}
-	struct pcs_ctx *c = &P.ctx[P.nctx];
 	memset(c, 0, sizeof(*c));
 	c->ctx = ctx;
 	CUpti_PCSamplingEnableParams ep = {0};
@@ -275,7 +307,7 @@ static void ctx_enable(CUcontext ctx)
 	CUptiResult r = P.cuptiPCSamplingEnable(&ep);
 	if (r != CUPTI_SUCCESS) {
 		say_error("cuptiPCSamplingEnable", r);
-		return;
+		return 0;
 	}
 	uint32_t *idx = NULL;
 	if (ctx_reasons(c, &idx) < 0 || buf_init(&c->cfg, BUF_PCS, c->nreason) < 0 ||
@@ -296,7 +328,7 @@ static void ctx_enable(CUcontext ctx)
 	ci[k].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
 	ci[k++].attributeData.hardwareBufferSizeData.hardwareBufferSize = P.hwbuf;
 	ci[k].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
-	ci[k++].attributeData.enableStartStopControlData.enableStartStopControl = 0;
+	ci[k++].attributeData.enableStartStopControlData.enableStartStopControl = P.window ? 1 : 0;
 	ci[k].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
 	ci[k++].attributeData.outputDataFormatData.outputDataFormat = CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
 	ci[k].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
@@ -318,9 +350,12 @@ static void ctx_enable(CUcontext ctx)
 		goto fail;
 	}
 	c->on = 1;
-	P.nctx++;
-	gt_info("PC sampling enabled on context %p (%zu stall reasons)", (void *)ctx, c->nreason);
-	return;
+	c->startstop = P.window;
+	if (fresh)
+		P.nctx++;
+	gt_info("PC sampling enabled on context %p (%zu stall reasons%s)", (void *)ctx, c->nreason,
+		P.window ? ", started only in windows" : "");
+	return 1;
 fail:
 	free(idx);
 	free(c->ridx);
@@ -331,6 +366,8 @@ fail:
 	dp.size = CUpti_PCSamplingDisableParamsSize;
 	dp.ctx = ctx;
 	P.cuptiPCSamplingDisable(&dp);
+	c->ctx = fresh ? NULL : ctx;
+	return 0;
 }
 
 /* CUPTI's name strings of a buffer, each kept once to be freed at the end. */
@@ -393,6 +430,15 @@ static void ctx_drain(struct pcs_ctx *c)
 
 static void ctx_disable(struct pcs_ctx *c)
 {
+	if (c->started) {
+		CUpti_PCSamplingStopParams sp = {0};
+		sp.size = CUpti_PCSamplingStopParamsSize;
+		sp.ctx = c->ctx;
+		CUptiResult r = P.cuptiPCSamplingStop(&sp);
+		if (r != CUPTI_SUCCESS)
+			say_error("cuptiPCSamplingStop", r);
+		c->started = 0;
+	}
 	ctx_drain(c);
 	c->cfg.totalNumPcs = 0;
 	CUpti_PCSamplingDisableParams dp = {0};
@@ -447,7 +493,7 @@ void gt_pcs_resource(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void
 {
 	(void)dom; /* resource callbacks only (tap/cupti.h) */
 	const CUpti_ResourceData *rd = data;
-	if (!atomic_load(&gt_tap.pcs_active) || !rd || getpid() != P.pid)
+	if (!atomic_load(&gt_tap.pcs_active) || !rd || getpid() != P.pid || held_here)
 		return;
 	int saved = gt_tls.guard;
 	gt_tls.guard++;
@@ -498,6 +544,147 @@ void gt_pcs_tick(void)
 			ctx_drain(&P.ctx[i]);
 	pthread_mutex_unlock(&P.mu);
 	gt_tls.guard = saved;
+}
+
+/* ---- windows: gputap_pcsamp_start / gputap_pcsamp_stop (the program's thread, never a callback) ---- */
+
+/* The contexts that exist now: the calling thread's current one and every device's active primary
+ * context, through the driver's own entry points (nothing is created: an inactive primary context
+ * is not retained).  Called without P.mu: the driver may call back. */
+static int existing_contexts(CUcontext *out, int max)
+{
+	typedef CUresult (*getcur_t)(CUcontext *);
+	typedef CUresult (*count_t)(int *);
+	typedef CUresult (*devget_t)(CUdevice *, int);
+	typedef CUresult (*state_t)(CUdevice, unsigned *, int *);
+	typedef CUresult (*retain_t)(CUcontext *, CUdevice);
+	typedef CUresult (*release_t)(CUdevice);
+	getcur_t getcur = (getcur_t)gt_real_driver("cuCtxGetCurrent");
+	count_t count = (count_t)gt_real_driver("cuDeviceGetCount");
+	devget_t get = (devget_t)gt_real_driver("cuDeviceGet");
+	state_t state = (state_t)gt_real_driver("cuDevicePrimaryCtxGetState");
+	retain_t retain = (retain_t)gt_real_driver("cuDevicePrimaryCtxRetain");
+	release_t release = (release_t)gt_real_driver("cuDevicePrimaryCtxRelease_v2");
+	int n = 0;
+	CUcontext cur = NULL;
+	if (getcur && getcur(&cur) == CUDA_SUCCESS && cur)
+		out[n++] = cur;
+	int ndev = 0;
+	if (!count || !get || !state || !retain || !release || count(&ndev) != CUDA_SUCCESS)
+		return n;
+	for (int d = 0; d < ndev && n < max; d++) {
+		CUdevice dev;
+		unsigned flags = 0;
+		int active = 0;
+		CUcontext pc = NULL;
+		if (get(&dev, d) != CUDA_SUCCESS || state(dev, &flags, &active) != CUDA_SUCCESS || !active ||
+		    retain(&pc, dev) != CUDA_SUCCESS)
+			continue;
+		release(dev); /* it stays active: the program holds it */
+		int seen = 0;
+		for (int i = 0; i < n && !seen; i++)
+			seen = out[i] == pc;
+		if (pc && !seen)
+			out[n++] = pc;
+	}
+	return n;
+}
+
+/* Windows from now on (under P.mu): every context sampled so far is disabled (its samples,
+ * taken outside any window, are dropped) and enabled again with start/stop control. */
+static void to_windows(void)
+{
+	CUcontext again[MAX_CTX];
+	int n = 0;
+	for (int i = 0; i < P.nctx; i++)
+		if (P.ctx[i].on) {
+			ctx_disable(&P.ctx[i]);
+			again[n++] = P.ctx[i].ctx;
+		}
+	P.before_windows += gt_pcs_agg_samples(&P.agg);
+	gt_pcs_agg_free(&P.agg);
+	gt_pcs_agg_init(&P.agg);
+	P.window = 1;
+	for (int i = 0; i < n; i++)
+		ctx_enable(again[i]);
+	if (P.before_windows)
+		gt_info("PC sampling: windows from now on; %" PRIu64 " samples taken before are dropped", P.before_windows);
+}
+
+/* Open (on = 1) or close a window on every sampled context.  The number of contexts sampling
+ * in windows, or GPUTAP_EINVAL when PC sampling is not on in this process. */
+static int window(int on)
+{
+	if (!P.loaded || getpid() != P.pid || !atomic_load(&gt_tap.pcs_active)) {
+		gt_api_set_error("PC sampling is not on in this process: run under `gputap run --pc-sampling` or set "
+				 "GPUTAP_PCSAMP before gputap starts");
+		return GPUTAP_EINVAL;
+	}
+	int saved = gt_tls.guard;
+	gt_tls.guard++;
+	CUcontext now[MAX_CTX];
+	int nnow = existing_contexts(now, MAX_CTX);
+	pthread_mutex_lock(&P.mu);
+	held_here = 1;
+	int rc = 0;
+	if (P.finished) {
+		gt_api_set_error("PC sampling has ended in this process");
+		rc = GPUTAP_EINVAL;
+		goto out;
+	}
+	if (!P.window)
+		to_windows();
+	for (int j = 0; j < nnow; j++) { /* contexts CUPTI never reported created: before sampling started */
+		int known = 0;
+		for (int i = 0; i < P.nctx && !known; i++)
+			known = P.ctx[i].on && P.ctx[i].ctx == now[j];
+		if (!known && ctx_enable(now[j]))
+			P.late_ctx++;
+	}
+	for (int i = 0; i < P.nctx; i++) {
+		struct pcs_ctx *c = &P.ctx[i];
+		if (!c->on || !c->startstop)
+			continue;
+		if (on && !c->started) {
+			CUpti_PCSamplingStartParams sp = {0};
+			sp.size = CUpti_PCSamplingStartParamsSize;
+			sp.ctx = c->ctx;
+			CUptiResult r = P.cuptiPCSamplingStart(&sp);
+			if (r != CUPTI_SUCCESS) {
+				say_error("cuptiPCSamplingStart", r);
+				continue;
+			}
+			c->started = 1;
+		} else if (!on && c->started) {
+			CUpti_PCSamplingStopParams sp = {0};
+			sp.size = CUpti_PCSamplingStopParamsSize;
+			sp.ctx = c->ctx;
+			CUptiResult r = P.cuptiPCSamplingStop(&sp);
+			if (r != CUPTI_SUCCESS)
+				say_error("cuptiPCSamplingStop", r);
+			c->started = 0;
+			ctx_drain(c); /* PCs are unique within a window only */
+		}
+		rc++;
+	}
+	if (on && !P.running)
+		P.windows++;
+	P.running = on;
+out:
+	held_here = 0;
+	pthread_mutex_unlock(&P.mu);
+	gt_tls.guard = saved;
+	return rc;
+}
+
+GT_EXPORT int gputap_pcsamp_start(void)
+{
+	return window(1);
+}
+
+GT_EXPORT int gputap_pcsamp_stop(void)
+{
+	return window(0);
 }
 
 static struct cubin *cubin_of(uint64_t crc)
@@ -616,9 +803,11 @@ static void write_files(uint64_t found, uint64_t none, uint64_t no_cubin, uint64
 		 "contexts_not_sampled,%" PRIu64 "\ngetdata_calls,%" PRIu64 "\ngetdata_ms,%.3f\ngetdata_errors,%" PRIu64
 		 "\nmodules_kept,%zu\nmodules_not_kept,%" PRIu64 "\nmodules_written,%" PRIu64
 		 "\npcs_with_line,%" PRIu64 "\npcs_without_line,%" PRIu64 "\npcs_without_module,%" PRIu64
-		 "\npcs_over_time_budget,%" PRIu64 "\n",
+		 "\npcs_over_time_budget,%" PRIu64 "\nwindow_mode,%d\nwindows,%" PRIu64 "\nsamples_before_windows,%" PRIu64
+		 "\ncontexts_found_at_window,%d\n",
 		 P.period, P.hwbuf, P.scratch, P.nctx, P.ctx_over, P.getdata_calls, (double)P.getdata_ns / 1e6,
-		 P.getdata_errors, P.ncub, P.cub_skipped, written, found, none, no_cubin, over);
+		 P.getdata_errors, P.ncub, P.cub_skipped, written, found, none, no_cubin, over, P.window, P.windows,
+		 P.before_windows, P.late_ctx);
 	write_atomic(dir, "pc_sampling_totals.csv", put_totals, extra);
 }
 

@@ -11,11 +11,18 @@
  * (cuptiGetSassToSourceCorrelation, at the end), and the process's files:
  * <proc>/pc_samples.csv, <proc>/pc_sampling_totals.csv and
  * <proc>/pcsamp/<crc>.cubin for the modules that have samples.
+ * Windows (gputap_pcsamp_start / gputap_pcsamp_stop, include/gputap.h): with
+ * GPUTAP_PCSAMP_WINDOW set, contexts are configured with start/stop control
+ * and sample only inside windows; without it, the first window call drops the
+ * samples so far and re-enables every context so.  A window call also enables
+ * the contexts that existed before sampling started (the current one and the
+ * active primary ones), which CUPTI never reported created.
  *
  * Invariants:
  *  - nothing here runs on a kernel launch: only resource callbacks (context
  *    created / destroy starting, module loaded / unload starting), the
- *    writer thread and the end; with GPUTAP_PCSAMP unset every entry point
+ *    writer thread, the end and the window calls (the program's threads,
+ *    never a CUPTI callback); with GPUTAP_PCSAMP unset every entry point
  *    returns at its first test;
  *  - CUPTI's PC sampling calls and the aggregation are serialised by one
  *    mutex; the cubin copies are made outside it.

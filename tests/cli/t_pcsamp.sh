@@ -81,6 +81,45 @@ rc=$?
 [ $rc -eq 0 ] && [ "$(col_sum "$(ls "$T"/d/pid*/pc_samples.csv)" 5)" = 147 ] && [ "$(grep -c '^pcs-disable' "$T/d.log")" = 1 ] &&
 	ok destroyed-context-drained || notok destroyed-context-drained "exit $rc" "$(cat "$T/d.log" "$T/d.out")"
 
+# windows (gputap_pcsamp_start/stop) with GPUTAP_PCSAMP_WINDOW=1: enabled with start/stop control,
+# sampling only in the even rounds' windows (2 of 4: 98 samples), drained at each window's end
+tap "$T/w" env GPUTAP_PCSAMP=on GPUTAP_PCSAMP_WINDOW=1 FAKE_CUPTI_LOG="$T/w.log" "$T/client" pcsamp-window 4 >"$T/w.out" 2>&1
+rc=$?
+wtot=$(ls "$T"/w/pid*/pc_sampling_totals.csv 2>/dev/null)
+[ $rc -eq 0 ] && [ -n "$wtot" ] && [ "$(total "$wtot" samples)" = 98 ] && [ "$(total "$wtot" windows)" = 2 ] &&
+	[ "$(total "$wtot" window_mode)" = 1 ] && [ "$(total "$wtot" samples_before_windows)" = 0 ] &&
+	[ "$(col_sum "$(ls "$T"/w/pid*/pc_samples.csv)" 5)" = 98 ] && ok window-samples-only-inside ||
+	notok window-samples-only-inside "exit $rc" "$(cat "$T/w.out" "$wtot" 2>&1)"
+[ "$(grep -c '^window start=1 stop=1$' "$T/w.out")" = 2 ] && grep -qx 'pcs-startstop 1' "$T/w.log" &&
+	[ "$(grep -c '^pcs-enable' "$T/w.log")" = 1 ] && [ "$(grep -c '^pcs-start$' "$T/w.log")" = 2 ] &&
+	[ "$(grep -c '^pcs-stop$' "$T/w.log")" = 2 ] &&
+	[ "$(grep -A1 '^pcs-stop$' "$T/w.log" | grep -c '^pcs-getdata 9$')" = 2 ] && ok window-start-stop-calls ||
+	notok window-start-stop-calls "$(cat "$T/w.out" "$T/w.log")"
+# without GPUTAP_PCSAMP_WINDOW: whole-run sampling until the first window call, whose samples
+# (round 1: 49) are dropped; the context disabled and enabled again with start/stop control
+tap "$T/s" env GPUTAP_PCSAMP=on FAKE_CUPTI_LOG="$T/s.log" "$T/client" pcsamp-window 4 >"$T/s.out" 2>&1
+rc=$?
+stot=$(ls "$T"/s/pid*/pc_sampling_totals.csv 2>/dev/null)
+[ $rc -eq 0 ] && [ -n "$stot" ] && [ "$(total "$stot" samples)" = 98 ] && [ "$(total "$stot" samples_before_windows)" = 49 ] &&
+	[ "$(grep -c '^pcs-enable' "$T/s.log")" = 2 ] && [ "$(grep '^pcs-startstop' "$T/s.log" | tr '\n' ' ')" = "pcs-startstop 0 pcs-startstop 1 " ] &&
+	[ "$(grep -c '^window start=1 stop=1$' "$T/s.out")" = 2 ] && ok window-switch-drops-before ||
+	notok window-switch-drops-before "exit $rc" "$(cat "$T/s.out" "$T/s.log" "$stot" 2>&1)"
+# a context made before the tap (CUPTI never reports it created): found at the first window call as
+# the current and primary context, enabled there and sampled in the windows; no module kept
+tap "$T/l" env GPUTAP_PCSAMP=on GPUTAP_PCSAMP_WINDOW=1 GPUTAP_CUDA_LIB="$T/libfakecupti.so" FAKE_CUDA_CTX=1 \
+	FAKE_CUPTI_LOG="$T/l.log" "$T/client" pcsamp-late 4 >"$T/l.out" 2>&1
+rc=$?
+ltot=$(ls "$T"/l/pid*/pc_sampling_totals.csv 2>/dev/null)
+[ $rc -eq 0 ] && [ -n "$ltot" ] && [ "$(total "$ltot" samples)" = 98 ] && [ "$(total "$ltot" contexts_found_at_window)" = 1 ] &&
+	[ "$(total "$ltot" pcs_without_module)" = 9 ] && [ "$(grep -c '^pcs-enable' "$T/l.log")" = 1 ] &&
+	grep -qx cuda-retain "$T/l.log" && ok window-context-made-before ||
+	notok window-context-made-before "exit $rc" "$(cat "$T/l.out" "$T/l.log" "$ltot" 2>&1)"
+# PC sampling off: the calls say so (GPUTAP_EINVAL), nothing is enabled
+tap "$T/n" env FAKE_CUPTI_LOG="$T/n.log" "$T/client" pcsamp-window 2 >"$T/n.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx 'window start=-4 stop=-4' "$T/n.out" && ! grep -q '^pcs-' "$T/n.log" && ok window-off-einval ||
+	notok window-off-einval "exit $rc" "$(cat "$T/n.out" "$T/n.log")"
+
 # gputap run --pc-sampling: SASS from nvdisasm (only the sampled functions), per-kernel files, summary, report
 export GPUTAP_CUPTI_LIB="$T/libfakecupti.so"
 GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" FAKE_NVDISASM_LOG="$T/nv.log" "$GPUTAP" run -o "$T/run" --pc-sampling \

@@ -13,6 +13,10 @@
  *                150 ms apart (the writer drains them); the last round is left for the end
  *   pcsamp-destroy N  the same, then the context is destroyed before the process ends
  *   pcsamp-ranges N  N rounds of: NVTX range "fwd" with 2 launches, "bwd" with 6, then samples
+ *   pcsamp-window N  as pcsamp, with a window (gputap_pcsamp_start ... stop) around the even
+ *                rounds; prints "window start=R stop=R" (the calls' results) per window
+ *   pcsamp-late N    the same without the context-created callback and the module: the
+ *                context existed before the tap (FAKE_CUDA_CTX=1)
  *   plain        nothing more
  * It defines clock_gettime (exported) so that `clockstep` can step CLOCK_REALTIME.
  */
@@ -115,6 +119,30 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(mode, "pcsamp-destroy"))
 			ctx(1);
+		return 0;
+	}
+	if (!strcmp(mode, "pcsamp-window") || !strcmp(mode, "pcsamp-late")) {
+		int (*start)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gputap_pcsamp_start");
+		int (*stop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gputap_pcsamp_stop");
+		void (*samples)(void) = (void (*)(void))fake("fake_cupti_pcs_samples");
+		if (!start || !stop) {
+			fprintf(stderr, "cupti_client: gputap_pcsamp_start/stop not found\n");
+			return 3;
+		}
+		if (!strcmp(mode, "pcsamp-window")) {
+			((void (*)(int))fake("fake_cupti_pcs_context"))(0);
+			((void (*)(void))fake("fake_cupti_pcs_module"))();
+		}
+		struct timespec q = {0, 150000000};
+		for (unsigned i = 1; i <= n; i++) {
+			int a = 0;
+			if (i % 2 == 0)
+				a = start();
+			samples();
+			if (i % 2 == 0)
+				printf("window start=%d stop=%d\n", a, stop());
+			nanosleep(&q, NULL);
+		}
 		return 0;
 	}
 	if (!strcmp(mode, "pcsamp-ranges")) {

@@ -270,8 +270,13 @@ EXPORT void fake_cupti_memcpy(void (*between)(void))
  *   FAKE_CUPTI_PCS_REFUSE=1   cuptiPCSamplingEnable fails (CUPTI_ERROR_NOT_SUPPORTED)
  *   FAKE_CUPTI_PCS_DROP=N     each round of samples also has N samples dropped by the "hardware"
  *   FAKE_CUPTI_PCS_MAXPCS=N   GetData hands over at most N PCs a call (the rest: remainingNumPcs)
- * The log (FAKE_CUPTI_LOG) gets "pcs-enable", "pcs-config PERIOD", "pcs-getdata N" (PCs handed
- * over), "pcs-disable N" and "resource-callback ID" for each resource callback enabled.
+ *   FAKE_CUDA_CTX=1           the driver stand-ins below report the context as current and as
+ *                             device 0's active primary context (a context made before the tap)
+ * The log (FAKE_CUPTI_LOG) gets "pcs-enable", "pcs-config PERIOD", "pcs-startstop 0|1" (start/stop
+ * control configured), "pcs-start", "pcs-stop", "pcs-getdata N" (PCs handed over), "pcs-disable N",
+ * "cuda-retain" (the primary context retained) and "resource-callback ID" for each resource
+ * callback enabled.  Samples accrue only while sampling runs: from the configuration without
+ * start/stop control, between cuptiPCSamplingStart and Stop with it.
  * Stall reasons: index 3 long_scoreboard, 7 its not_issued part, 9 barrier, 12 selected; a
  * round of samples (fake_cupti_pcs_samples) gives PC 0x10*i (i = 1..8) of _Z6kernelv i samples
  * of long_scoreboard, i/2 of them not issued, and 1 selected; PC 0x40 of _Z5otherv 5 of barrier;
@@ -295,7 +300,7 @@ static struct {
 static int pcs_have[PCS_N];
 static uint64_t pcs_total, pcs_dropped, pcs_nonuser;
 static CUpti_PCSamplingData *pcs_cfgbuf;
-static int pcs_on;
+static int pcs_on, pcs_ss, pcs_started;
 static char *pcs_fn[2];
 static unsigned char fake_cubin[FAKE_CUBIN_MAX];
 static size_t fake_cubin_n;
@@ -316,6 +321,7 @@ EXPORT CUptiResult cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams *p)
 	if (!p || p->ctx != FAKE_CTX)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pcs_on = 1;
+	pcs_ss = pcs_started = 0;
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiPCSamplingGetNumStallReasons(CUpti_PCSamplingGetNumStallReasonsParams *p)
@@ -336,6 +342,10 @@ EXPORT CUptiResult cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSamplingConf
 	for (size_t i = 0; i < p->numAttributes; i++) {
 		CUpti_PCSamplingConfigurationInfo *c = &p->pPCSamplingConfigurationInfo[i];
 		c->attributeStatus = CUPTI_SUCCESS;
+		if (c->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL) {
+			pcs_ss = c->attributeData.enableStartStopControlData.enableStartStopControl != 0;
+			logf_("pcs-startstop %u\n", (unsigned)pcs_ss);
+		}
 		if (c->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER)
 			pcs_cfgbuf = c->attributeData.samplingDataBufferData.samplingDataBuffer;
 		if (c->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD) {
@@ -413,18 +423,61 @@ EXPORT CUptiResult cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams *p)
 	(void)p;
 	size_t n = pcs_on && pcs_cfgbuf ? pcs_fill(pcs_cfgbuf) : 0;
 	logf_("pcs-disable %u\n", (unsigned)n);
-	pcs_on = 0;
+	pcs_on = pcs_ss = pcs_started = 0;
 	return CUPTI_SUCCESS;
 }
+/* as CUPTI: only with start/stop control configured, and not twice */
 EXPORT CUptiResult cuptiPCSamplingStart(CUpti_PCSamplingStartParams *p)
 {
-	(void)p;
-	return CUPTI_ERROR_INVALID_OPERATION;
+	if (!p || p->ctx != FAKE_CTX || !pcs_on || !pcs_ss || pcs_started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	logf_("pcs-start%.0u\n", 0);
+	pcs_started = 1;
+	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiPCSamplingStop(CUpti_PCSamplingStopParams *p)
 {
-	(void)p;
-	return CUPTI_ERROR_INVALID_OPERATION;
+	if (!p || p->ctx != FAKE_CTX || !pcs_on || !pcs_ss || !pcs_started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	logf_("pcs-stop%.0u\n", 0);
+	pcs_started = 0;
+	return CUPTI_SUCCESS;
+}
+
+/* The driver's calls that find the contexts made before the tap (GPUTAP_CUDA_LIB names this file) */
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
+{
+	*c = getenv("FAKE_CUDA_CTX") ? FAKE_CTX : NULL;
+	return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetCount(int *n)
+{
+	*n = 1;
+	return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGet(CUdevice *d, int i)
+{
+	*d = i;
+	return i == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active)
+{
+	(void)d;
+	*flags = 0;
+	*active = getenv("FAKE_CUDA_CTX") != NULL;
+	return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+	(void)d;
+	logf_("cuda-retain%.0u\n", 0);
+	*c = FAKE_CTX;
+	return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+	(void)d;
+	return CUDA_SUCCESS;
 }
 EXPORT CUptiResult cuptiGetCubinCrc(CUpti_GetCubinCrcParams *p)
 {
@@ -474,6 +527,8 @@ EXPORT void fake_cupti_pcs_module(void)
 EXPORT void fake_cupti_pcs_samples(void)
 {
 	const char *dr = getenv("FAKE_CUPTI_PCS_DROP");
+	if (!pcs_on || (pcs_ss && !pcs_started))
+		return; /* not sampling now */
 	pthread_mutex_lock(&mu);
 	for (int i = 0; i < 8; i++) {
 		pcs_pend[i].off = 0x10u * (unsigned)(i + 1);
