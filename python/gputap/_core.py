@@ -358,6 +358,21 @@ def flush():
         _raise_for(rc, lib, "gputap_flush")
 
 
+def pcsamp_window(on):
+    """Open (on=True) or close a PC sampling window (gputap_pcsamp_start/stop, docs/pc-sampling.md):
+    samples are taken only inside windows from the first call on.  Returns the number of contexts
+    sampled in windows; raises GputapError when PC sampling is not on in this process (run under
+    `gputap run --pc-sampling`, or set GPUTAP_PCSAMP before init()) or the library has no windows."""
+    lib = _lib_or_raise()
+    name = "gputap_pcsamp_start" if on else "gputap_pcsamp_stop"
+    if not hasattr(lib, name):
+        raise GputapError("%s has no PC sampling windows (%s)" % (_lib.info()["path"], name))
+    rc = getattr(lib, name)()
+    if rc < 0:
+        raise GputapError(_lib.last_error(lib) or "%s failed (code %d)" % (name, rc))
+    return rc
+
+
 def results_json(flush_first=True):
     """The library's results document as JSON text (see docs/python.md)."""
     lib = _lib.load()

@@ -69,6 +69,8 @@ _PROTOS = {
     "gputap_results_json": (ctypes.c_long, [ctypes.c_char_p, ctypes.c_ulong]),
     "gputap_results_reset": (ctypes.c_int, []),
     "gputap_last_error": (ctypes.c_char_p, []),
+    "gputap_pcsamp_start": (ctypes.c_int, []),
+    "gputap_pcsamp_stop": (ctypes.c_int, []),
 }
 
 

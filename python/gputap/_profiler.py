@@ -8,14 +8,18 @@
             train_step(batch)
             prof.step()
 
-Steps are counted by step().  In an active window the results are cleared
+Steps are counted by step().  With pc_sampling=True, PC sampling (docs/pc-sampling.md) runs
+only inside active windows: started when a window opens, stopped (after the window's GPU work
+finished) when it closes.  In an active window the results are cleared
 when the window opens; when it closes (its last step ends) the results of the
 window are collected and on_trace_ready(prof) is called; prof.results() is
 then that window's document.  Ranges are recorded in every phase (so NVTX
 tools see them); only active windows are reported.
 """
 import enum
+import os
 import sys
+import warnings
 
 from . import _core
 from . import _results
@@ -63,7 +67,8 @@ _RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
 class Profiler:
     """Start gputap with a metric list; report the ranges of each active window."""
 
-    def __init__(self, metrics=None, mode="auto", schedule=None, on_trace_ready=None, out_dir=None):
+    def __init__(self, metrics=None, mode="auto", schedule=None, on_trace_ready=None, out_dir=None,
+                 pc_sampling=False):
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError("on_trace_ready must be callable")
         if schedule is not None and not callable(schedule):
@@ -73,6 +78,9 @@ class Profiler:
         self.schedule = schedule or _always
         self.on_trace_ready = on_trace_ready
         self.out_dir = out_dir
+        self.pc_sampling = bool(pc_sampling)
+        self._pcs = False  # PC sampling windows in use
+        self._pcs_open = False
         self.step_num = 0
         self.windows = 0
         self._action = ProfilerAction.NONE
@@ -81,9 +89,21 @@ class Profiler:
 
     # -- life --
     def start(self):
+        if self.pc_sampling and not _core.active():
+            # an in-process start: PC sampling on, in windows only, from the start of CUPTI
+            os.environ.setdefault("GPUTAP_PCSAMP", "on")
+            os.environ.setdefault("GPUTAP_PCSAMP_WINDOW", "1")
         _core.init(out_dir=self.out_dir)
         if self.metrics:
             _core.enable_metrics(self.metrics, self.mode)
+        self._pcs = False
+        if self.pc_sampling:
+            try:
+                _core.pcsamp_window(False)  # windows from now on: nothing sampled outside them
+                self._pcs = True
+            except _core.GputapError as e:
+                warnings.warn("Profiler(pc_sampling=True): %s; the windows are recorded without it" % e,
+                              _core.GputapWarning, stacklevel=2)
         self._running = True
         self.step_num = 0
         self._transit(ProfilerAction.NONE, self.schedule(0))
@@ -120,9 +140,16 @@ class Profiler:
         if nxt in _RECORDING and prev not in _RECORDING:
             _core.flush()
             _core.reset()
+            if self._pcs:
+                _core.pcsamp_window(True)
+                self._pcs_open = True
         self._action = nxt
 
     def _save(self):
+        if self._pcs_open:
+            _core.flush()  # the window's kernels have run: their samples are in
+            _core.pcsamp_window(False)
+            self._pcs_open = False
         self._doc = _core.results()
         self._doc["window"] = {"index": self.windows, "end_step": self.step_num}
         self.windows += 1

@@ -45,6 +45,7 @@ def test_signatures():
         ("schedule", None),
         ("on_trace_ready", None),
         ("out_dir", None),
+        ("pc_sampling", False),
     ]
     p = gputap.create_profiler()
     assert params(p.profile_range) == [("name", e), ("type", "CONCURRENT_KERNEL")]

@@ -120,6 +120,35 @@ rc=$?
 [ $rc -eq 0 ] && grep -qx 'window start=-4 stop=-4' "$T/n.out" && ! grep -q '^pcs-' "$T/n.log" && ok window-off-einval ||
 	notok window-off-einval "exit $rc" "$(cat "$T/n.out" "$T/n.log")"
 
+# the Python package: Profiler(pc_sampling=True) under the tap (CUPTI started as at cuInit), a round
+# of samples per step; the
+# window is steps 2-3 (2 rounds: 98 samples), the round before the Profiler (49) is dropped
+cat >"$T/prof.py" <<'PY'
+import ctypes, os, gputap
+assert ctypes.CDLL(None).InitializeInjection() == 1  # as the driver calls it at cuInit
+f = ctypes.CDLL(os.environ["GPUTAP_CUPTI_LIB"])
+f.fake_cupti_pcs_context(0)
+f.fake_cupti_pcs_module()
+f.fake_cupti_pcs_samples()
+with gputap.Profiler(schedule=gputap.schedule(wait=1, warmup=1, active=2, repeat=1), pc_sampling=True) as p:
+    for i in range(6):
+        f.fake_cupti_pcs_samples()
+        p.step()
+print("steps", p.step_num, "windows", p.windows)
+PY
+if command -v python3 >/dev/null; then
+	tap "$T/py" env GPUTAP_PCSAMP=on FAKE_CUPTI_LOG="$T/py.log" PYTHONPATH="$GT_TEST_SRCDIR/../python" GPUTAP_NO_EXTENSION=1 \
+		python3 "$T/prof.py" >"$T/py.out" 2>&1
+	rc=$?
+	ptot=$(ls "$T"/py/pid*/pc_sampling_totals.csv 2>/dev/null)
+	[ $rc -eq 0 ] && [ -n "$ptot" ] && grep -qx 'steps 6 windows 1' "$T/py.out" && [ "$(total "$ptot" samples)" = 98 ] &&
+		[ "$(total "$ptot" samples_before_windows)" = 49 ] && [ "$(total "$ptot" windows)" = 1 ] &&
+		[ "$(grep -c '^pcs-start$' "$T/py.log")" = 1 ] && [ "$(grep -c '^pcs-stop$' "$T/py.log")" = 1 ] &&
+		ok python-profiler-window || notok python-profiler-window "exit $rc" "$(cat "$T/py.out" "$T/py.log" "$ptot" 2>&1)"
+else
+	notok python-profiler-window "needs python3"
+fi
+
 # gputap run --pc-sampling: SASS from nvdisasm (only the sampled functions), per-kernel files, summary, report
 export GPUTAP_CUPTI_LIB="$T/libfakecupti.so"
 GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" FAKE_NVDISASM_LOG="$T/nv.log" "$GPUTAP" run -o "$T/run" --pc-sampling \
