@@ -2,7 +2,8 @@
  * The CUPTI switchboard (tap/cupti.h): libcupti is dlopen'ed (never linked),
  * activity records are converted to gputap records, and callbacks are
  * enabled for a few ids only (those the registered clients ask for, the
- * launches' correlation, the statically linked runtime's cudaMemcpy*).
+ * launches', copies' and memsets' correlation, the statically linked
+ * runtime's cudaMemcpy*).
  * CUPTI timestamps come from our CLOCK_REALTIME callback, so GPU and host
  * records share one time axis.
  */
@@ -431,6 +432,41 @@ static void enable_launches(void)
 		enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 }
 
+/* The driver's copies and memsets the hooks record (tap/hook_driver.c), each entry point with its
+ * per-thread-stream variant.  A GPU copy or memset carries the correlation id of the driver call that
+ * made it, which only the call's callback tells: without these callbacks the call's API record (or
+ * that of the runtime call around it, tap/hook_runtime.c) would have none, and its GPU record no
+ * launch.  Launches are not among them: their callbacks, and so their cost, stay as they are. */
+#define GT_CB2(n, v) CUPTI_DRIVER_TRACE_CBID_##n, CUPTI_DRIVER_TRACE_CBID_##n##_##v,
+static const CUpti_CallbackId copy_cbids[] = {
+	GT_CB2(cuMemcpyHtoD_v2, ptds) GT_CB2(cuMemcpyDtoH_v2, ptds) GT_CB2(cuMemcpyDtoD_v2, ptds)
+	GT_CB2(cuMemcpyHtoDAsync_v2, ptsz) GT_CB2(cuMemcpyDtoHAsync_v2, ptsz) GT_CB2(cuMemcpyDtoDAsync_v2, ptsz)
+	GT_CB2(cuMemcpy, ptds) GT_CB2(cuMemcpyAsync, ptsz) GT_CB2(cuMemcpyPeer, ptds) GT_CB2(cuMemcpyPeerAsync, ptsz)
+	GT_CB2(cuMemcpy2D_v2, ptds) GT_CB2(cuMemcpy2DUnaligned_v2, ptds) GT_CB2(cuMemcpy2DAsync_v2, ptsz)
+	GT_CB2(cuMemcpy3D_v2, ptds) GT_CB2(cuMemcpy3DAsync_v2, ptsz) GT_CB2(cuMemcpy3DPeer, ptds)
+	GT_CB2(cuMemcpy3DPeerAsync, ptsz) GT_CB2(cuMemcpyHtoA_v2, ptds) GT_CB2(cuMemcpyAtoH_v2, ptds)
+	GT_CB2(cuMemcpyDtoA_v2, ptds) GT_CB2(cuMemcpyAtoD_v2, ptds) GT_CB2(cuMemcpyAtoA_v2, ptds)
+	GT_CB2(cuMemcpyHtoAAsync_v2, ptsz) GT_CB2(cuMemcpyAtoHAsync_v2, ptsz)};
+static const CUpti_CallbackId memset_cbids[] = {
+	GT_CB2(cuMemsetD8_v2, ptds) GT_CB2(cuMemsetD16_v2, ptds) GT_CB2(cuMemsetD32_v2, ptds)
+	GT_CB2(cuMemsetD2D8_v2, ptds) GT_CB2(cuMemsetD2D16_v2, ptds) GT_CB2(cuMemsetD2D32_v2, ptds)
+	GT_CB2(cuMemsetD8Async, ptsz) GT_CB2(cuMemsetD16Async, ptsz) GT_CB2(cuMemsetD32Async, ptsz)
+	GT_CB2(cuMemsetD2D8Async, ptsz) GT_CB2(cuMemsetD2D16Async, ptsz) GT_CB2(cuMemsetD2D32Async, ptsz)};
+#undef GT_CB2
+
+/* API records and GPU copies (memsets) both recorded: the copies' (memsets') callbacks, for their ids. */
+static void enable_copies(unsigned tr)
+{
+	if (!(tr & GT_TR_API))
+		return;
+	if (tr & GT_TR_MEMCPY)
+		for (size_t i = 0; i < sizeof(copy_cbids) / sizeof(copy_cbids[0]); i++)
+			enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, copy_cbids[i]);
+	if (tr & GT_TR_MEMSET)
+		for (size_t i = 0; i < sizeof(memset_cbids) / sizeof(memset_cbids[0]); i++)
+			enable_cb(CUPTI_CB_DOMAIN_DRIVER_API, memset_cbids[i]);
+}
+
 /* A client's callbacks: the launches if it wants them, and its own ids. */
 static void enable_client(const struct gt_cupti_client *c)
 {
@@ -562,9 +598,10 @@ static int start_cupti(void)
 			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000);
 			enable_cb(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000);
 		}
-		/* correlation ids for the launches only (whole domains cost too much) */
+		/* correlation ids for the launches, copies and memsets only (whole domains cost too much) */
 		if (windows)
 			enable_launches();
+		enable_copies(tr);
 		for (int i = 0; i < GT_CUPTI_NSLOTS; i++) {
 			const struct gt_cupti_client *c = client(i);
 			if (want[i] && (!c->subscribed || c->subscribed(C.lib) == 0))

@@ -2,7 +2,10 @@
  * CUDA runtime copies, interposed by name: this catches programs whose
  * runtime is a shared library (PyTorch).  A statically linked runtime is
  * counted by the CUPTI runtime callback instead (cupti.c); in_runtime keeps
- * one call from being counted twice.
+ * one call from being counted twice.  The driver copy the runtime makes is
+ * not recorded (the guard is up), but its CUPTI callback still leaves its
+ * correlation id in gt_tls.corr (cupti.c enables the copies' callbacks): the
+ * id of the GPU copy, which the runtime call's record carries.
  */
 #include <cuda_runtime_api.h>
 
@@ -40,11 +43,12 @@ static cudaError_t do_memcpy(int i, void *self, void *dst, const void *src, size
 	t->in_runtime++;
 	int st = gt_hot_stamped();
 	uint64_t t0 = gt_hot_clock(st);
+	t->corr = 0;
 	cudaError_t r = real(dst, src, n, k);
 	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
 	t->in_runtime--;
-	gt_hot_api_end(st, GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, 0);
+	gt_hot_api_end(st, GT_API_cudaMemcpy, t0, t1, (int)r, n, (int)k, 0, t->corr);
 	t->guard--;
 	errno = saved_errno;
 	return r;
@@ -62,11 +66,12 @@ static cudaError_t do_memcpy_async(int i, void *self, void *dst, const void *src
 	t->in_runtime++;
 	int st = gt_hot_stamped();
 	uint64_t t0 = gt_hot_clock(st);
+	t->corr = 0;
 	cudaError_t r = real(dst, src, n, k, s);
 	uint64_t t1 = gt_hot_clock(st);
 	int saved_errno = errno;
 	t->in_runtime--;
-	gt_hot_api_end(st, GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, 0);
+	gt_hot_api_end(st, GT_API_cudaMemcpyAsync, t0, t1, (int)r, n, (int)k, 0, t->corr);
 	t->guard--;
 	errno = saved_errno;
 	return r;

@@ -8,8 +8,13 @@
  *   L<v>  cuLaunchKernel of kernel 1 with first argument v   (P<v> from _ptsz)
  *   E     cuEventRecord       C  cuMemcpyDtoH     S  cuStreamSynchronize
  * With FAKE_SYNC_US=N each cuStreamSynchronize also sleeps N microseconds.
+ * cuMemsetD8Async (word Z) and cuMemcpyHtoDAsync (word H) also report to the
+ * stand-in CUPTI when the tap loaded it (GPUTAP_CUPTI_LIB, tests/tap/fake_cupti.c)
+ * as the real driver reports to CUPTI: callbacks, a correlation id, a GPU record.
  */
 #include <cuda.h>
+#include <cupti_driver_cbid.h>
+#include <dlfcn.h>
 #include "procaddr.h"
 #include <pthread.h>
 #include <stdio.h>
@@ -163,6 +168,34 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream s)
 	return CUDA_SUCCESS;
 }
 
+/* The stand-in CUPTI's view of driver call `cbid` (op 1 a copy, 2 a memset), if it is loaded. */
+static void cupti_call(unsigned cbid, const char *name, int op)
+{
+	static unsigned (*fn)(unsigned, const char *, int);
+	if (!fn) {
+		const char *p = getenv("GPUTAP_CUPTI_LIB");
+		void *h = p ? dlopen(p, RTLD_NOW | RTLD_NOLOAD) : NULL;
+		if (h)
+			*(void **)&fn = dlsym(h, "fake_cupti_driver_call");
+	}
+	if (fn)
+		fn(cbid, name, op);
+}
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+	(void)d, (void)v, (void)n, (void)s;
+	put("Z");
+	cupti_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, "cuMemsetD8Async", 2);
+	return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+	(void)d, (void)h, (void)n, (void)s;
+	put("H");
+	cupti_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", 1);
+	return CUDA_SUCCESS;
+}
+
 static const struct fake_entry entries[] = {
 	{"cuCtxGetCurrent", (void *)cuCtxGetCurrent, NULL},
 	{"cuCtxPushCurrent", (void *)cuCtxPushCurrent_v2, NULL},
@@ -170,6 +203,8 @@ static const struct fake_entry entries[] = {
 	{"cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
 	{"cuEventRecord", (void *)cuEventRecord, NULL},
 	{"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, NULL},
+	{"cuMemsetD8Async", (void *)cuMemsetD8Async, NULL},
+	{"cuMemcpyHtoDAsync", (void *)cuMemcpyHtoDAsync_v2, NULL},
 	{"cuStreamSynchronize", (void *)cuStreamSynchronize, NULL},
 	{"cuStreamIsCapturing", (void *)cuStreamIsCapturing, NULL},
 };

@@ -4,7 +4,10 @@
  * back, kernels delivered when the tap flushes, launches with their driver
  * callbacks, refused activity kinds, a runtime callback, and a log of the
  * flushes, subscriptions (on which thread), unsubscriptions and finalizes it
- * was asked for.
+ * was asked for.  A stand-in driver's copies and memsets come through
+ * fake_cupti_driver_call: a correlation id, the driver callbacks only when the
+ * tap enabled that callback id (as CUPTI does), and a copy or memset record
+ * delivered at the next flush while that activity kind is on.
  *   FAKE_CUPTI_REFUSE=K   cuptiActivityEnable(K) fails (CUPTI_ERROR_NOT_COMPATIBLE)
  *   FAKE_CUPTI_BUSY=1     cuptiSubscribe fails: another client holds CUPTI
  *   FAKE_CUPTI_KERNEL_NAME=N  kernel records are named N (default fake_kernel)
@@ -34,7 +37,13 @@ static CUpti_TimestampCallbackFunc tsfn;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 #define PEND_MAX 65536
 static unsigned pend[PEND_MAX]; /* correlation ids of kernels "run" and not yet delivered */
+static unsigned char pend_op[PEND_MAX]; /* what ran: OP_KERNEL, OP_MEMCPY, OP_MEMSET */
 static unsigned pending;
+enum { OP_KERNEL, OP_MEMCPY, OP_MEMSET };
+/* Every record takes one slot of this size in a buffer (the tap walks them with GetNextRecord). */
+#define MAXSZ(a, b) ((a) > (b) ? (a) : (b))
+#define REC_SLOT MAXSZ(sizeof(CUpti_ActivityKernel10), MAXSZ(sizeof(CUpti_ActivityMemcpy6), sizeof(CUpti_ActivityMemset4)))
+static unsigned char drv_cb[4096]; /* driver callback ids the subscriber enabled */
 static unsigned corr = 100;
 
 static void logf_(const char *fmt, unsigned v)
@@ -67,6 +76,7 @@ EXPORT CUptiResult cuptiGetVersion(uint32_t *v)
 	return CUPTI_SUCCESS;
 }
 static int kact; /* kernel activity enabled: launches make kernel records */
+static int cact, sact; /* copy and memset activity enabled */
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
 	const char *r = getenv("FAKE_CUPTI_REFUSE");
@@ -74,12 +84,20 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 		return CUPTI_ERROR_NOT_COMPATIBLE;
 	if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 		kact = 1;
+	if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
+		cact = 1;
+	if (k == CUPTI_ACTIVITY_KIND_MEMSET)
+		sact = 1;
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
 	if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 		kact = 0;
+	if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
+		cact = 0;
+	if (k == CUPTI_ACTIVITY_KIND_MEMSET)
+		sact = 0;
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
@@ -98,9 +116,11 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	logf_("flush %u\n", flag);
 	static unsigned ids[PEND_MAX];
+	static unsigned char ops[PEND_MAX];
 	pthread_mutex_lock(&mu);
 	unsigned n = pending;
 	memcpy(ids, pend, n * sizeof(ids[0]));
+	memcpy(ops, pend_op, n);
 	pending = 0;
 	if (!n || !req || !done) {
 		pthread_mutex_unlock(&mu);
@@ -115,7 +135,36 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	}
 	size_t valid = 0;
 	uint64_t t = now();
-	for (unsigned i = 0; i < n && valid + sizeof(CUpti_ActivityKernel10) <= size; i++) {
+	for (unsigned i = 0; i < n && valid + REC_SLOT <= size; i++) {
+		memset(buf + valid, 0, REC_SLOT);
+		if (ops[i] == OP_MEMCPY) {
+			CUpti_ActivityMemcpy6 m;
+			memset(&m, 0, sizeof(m));
+			m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+			m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+			m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+			m.bytes = 64;
+			m.start = t - 2000 + i;
+			m.end = t - 1000 + i;
+			m.streamId = 7;
+			m.correlationId = ids[i];
+			memcpy(buf + valid, &m, sizeof(m));
+			valid += REC_SLOT;
+			continue;
+		}
+		if (ops[i] == OP_MEMSET) {
+			CUpti_ActivityMemset4 m;
+			memset(&m, 0, sizeof(m));
+			m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+			m.bytes = 64;
+			m.start = t - 2000 + i;
+			m.end = t - 1000 + i;
+			m.streamId = 7;
+			m.correlationId = ids[i];
+			memcpy(buf + valid, &m, sizeof(m));
+			valid += REC_SLOT;
+			continue;
+		}
 		CUpti_ActivityKernel10 k;
 		memset(&k, 0, sizeof(k));
 		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -126,7 +175,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 		k.correlationId = ids[i];
 		k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
 		memcpy(buf + valid, &k, sizeof(k));
-		valid += sizeof(k);
+		valid += REC_SLOT;
 	}
 	pthread_mutex_unlock(&mu); /* (held through: `ids` is one buffer) */
 	done(NULL, 0, buf, size, valid);
@@ -134,8 +183,8 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 }
 EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_Activity **rec)
 {
-	uint8_t *next = *rec ? (uint8_t *)*rec + sizeof(CUpti_ActivityKernel10) : buf;
-	if (next + sizeof(CUpti_ActivityKernel10) > buf + valid)
+	uint8_t *next = *rec ? (uint8_t *)*rec + REC_SLOT : buf;
+	if (next + REC_SLOT > buf + valid)
 		return CUPTI_ERROR_MAX_LIMIT_REACHED;
 	*rec = (CUpti_Activity *)next;
 	return CUPTI_SUCCESS;
@@ -166,7 +215,9 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
 EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
 				       CUpti_CallbackId id)
 {
-	(void)en, (void)h;
+	(void)h;
+	if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < sizeof(drv_cb))
+		drv_cb[id] = en != 0;
 	if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
 		logf_("runtime-callback %u\n", (unsigned)id);
 	if (d == CUPTI_CB_DOMAIN_RESOURCE)
@@ -188,7 +239,8 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *t)
 EXPORT CUptiResult cuptiFinalize(void)
 {
 	logf_("finalize%.0u\n", 0);
-	kact = 0;
+	kact = cact = sact = 0;
+	memset(drv_cb, 0, sizeof(drv_cb));
 	subscriber = NULL;
 	return CUPTI_SUCCESS;
 }
@@ -199,8 +251,10 @@ EXPORT CUptiResult cuptiFinalize(void)
 EXPORT void fake_cupti_kernels(unsigned n)
 {
 	pthread_mutex_lock(&mu);
-	for (unsigned i = 0; i < n && pending < PEND_MAX; i++)
+	for (unsigned i = 0; i < n && pending < PEND_MAX; i++) {
+		pend_op[pending] = OP_KERNEL;
 		pend[pending++] = ++corr; /* (ran while kernel activity was on) */
+	}
 	pthread_mutex_unlock(&mu);
 }
 
@@ -232,14 +286,35 @@ EXPORT void fake_cupti_launch(unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		pthread_mutex_lock(&mu);
 		unsigned c = ++corr;
-		if (kact && pending < PEND_MAX) /* recorded only while kernel activity is on */
+		if (kact && pending < PEND_MAX) { /* recorded only while kernel activity is on */
+			pend_op[pending] = OP_KERNEL;
 			pend[pending++] = c;
+		}
 		CUpti_CallbackFunc f = subscriber;
 		pthread_mutex_unlock(&mu);
 		if (f)
 			report_call(f, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel",
 				    NULL, c, NULL);
 	}
+}
+
+/* A stand-in driver's call `cbid` (its entry point `name`) as CUPTI sees it: a correlation id (returned),
+ * the subscriber's enter and exit callbacks if it enabled `cbid`, and for op 1 (a copy) or 2 (a
+ * memset) the GPU record, delivered at the next flush while that activity kind is on. */
+EXPORT unsigned fake_cupti_driver_call(unsigned cbid, const char *name, int op);
+EXPORT unsigned fake_cupti_driver_call(unsigned cbid, const char *name, int op)
+{
+	pthread_mutex_lock(&mu);
+	unsigned c = ++corr;
+	if (((op == OP_MEMCPY && cact) || (op == OP_MEMSET && sact)) && pending < PEND_MAX) {
+		pend_op[pending] = (unsigned char)op;
+		pend[pending++] = c;
+	}
+	CUpti_CallbackFunc f = cbid < sizeof(drv_cb) && drv_cb[cbid] ? subscriber : NULL;
+	pthread_mutex_unlock(&mu);
+	if (f)
+		report_call(f, CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, NULL, c, NULL);
+	return c;
 }
 
 /* CUPTI keeps asking for buffers without giving any back: how many bytes it got */
