@@ -95,6 +95,7 @@ static struct {
 	uint64_t windows;   /* windows opened */
 	uint64_t before_windows; /* samples of the whole-run sampling dropped when windows began */
 	int late_ctx;       /* contexts found at a window call, created before sampling started */
+	uint64_t mod_missing; /* sampled modules without a cubin (at the end) */
 	/* cubins, keyed by CRC (own lock: a module loads on the program's thread) */
 	pthread_mutex_t cmu;
 	struct cubin *cub;
@@ -738,6 +739,22 @@ static void source_lines(uint64_t *found, uint64_t *none, uint64_t *no_cubin, ui
 	}
 }
 
+/* Modules (CRCs) with samples and no cubin kept (under P.mu and P.cmu). */
+static uint64_t modules_without_cubin(void)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < P.agg.npc; i++) {
+		uint64_t crc = P.agg.pc[i].crc;
+		if (cubin_of(crc))
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = P.agg.pc[j].crc == crc;
+		n += !seen;
+	}
+	return n;
+}
+
 static int write_atomic(const char *dir, const char *name, int (*fn)(FILE *, void *), void *arg)
 {
 	char path[4400], tmp[4400];
@@ -804,10 +821,10 @@ static void write_files(uint64_t found, uint64_t none, uint64_t no_cubin, uint64
 		 "\nmodules_kept,%zu\nmodules_not_kept,%" PRIu64 "\nmodules_written,%" PRIu64
 		 "\npcs_with_line,%" PRIu64 "\npcs_without_line,%" PRIu64 "\npcs_without_module,%" PRIu64
 		 "\npcs_over_time_budget,%" PRIu64 "\nwindow_mode,%d\nwindows,%" PRIu64 "\nsamples_before_windows,%" PRIu64
-		 "\ncontexts_found_at_window,%d\n",
+		 "\ncontexts_found_at_window,%d\nmodules_without_cubin,%" PRIu64 "\n",
 		 P.period, P.hwbuf, P.scratch, P.nctx, P.ctx_over, P.getdata_calls, (double)P.getdata_ns / 1e6,
 		 P.getdata_errors, P.ncub, P.cub_skipped, written, found, none, no_cubin, over, P.window, P.windows,
-		 P.before_windows, P.late_ctx);
+		 P.before_windows, P.late_ctx, P.mod_missing);
 	write_atomic(dir, "pc_sampling_totals.csv", put_totals, extra);
 }
 
@@ -833,6 +850,18 @@ void gt_pcs_finish(void)
 	pthread_mutex_lock(&P.cmu);
 	uint64_t found = 0, none = 0, no_cubin = 0, over = 0;
 	source_lines(&found, &none, &no_cubin, &over);
+	P.mod_missing = modules_without_cubin();
+	if (P.mod_missing) { /* a warning where contexts were found made before gputap started */
+		char m[400];
+		snprintf(m, sizeof(m),
+			 "PC sampling: %" PRIu64 " sampled modules have no cubin (loaded before gputap started, or over "
+			 "GPUTAP_PCSAMP_CUBIN_MB): their %" PRIu64 " PCs keep function + offset, without source line or SASS",
+			 P.mod_missing, no_cubin);
+		if (P.late_ctx)
+			gt_warn("%s", m);
+		else
+			gt_info("%s", m);
+	}
 	uint64_t t2 = gt_now_ns();
 	write_files(found, none, no_cubin, over);
 	gt_info("PC sampling: %" PRIu64 " samples at %zu PCs (%" PRIu64 " dropped); drain %.1f ms, source lines %.1f ms, "

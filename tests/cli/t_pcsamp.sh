@@ -111,8 +111,10 @@ tap "$T/l" env GPUTAP_PCSAMP=on GPUTAP_PCSAMP_WINDOW=1 GPUTAP_CUDA_LIB="$T/libfa
 rc=$?
 ltot=$(ls "$T"/l/pid*/pc_sampling_totals.csv 2>/dev/null)
 [ $rc -eq 0 ] && [ -n "$ltot" ] && [ "$(total "$ltot" samples)" = 98 ] && [ "$(total "$ltot" contexts_found_at_window)" = 1 ] &&
-	[ "$(total "$ltot" pcs_without_module)" = 9 ] && [ "$(grep -c '^pcs-enable' "$T/l.log")" = 1 ] &&
-	grep -qx cuda-retain "$T/l.log" && ok window-context-made-before ||
+	[ "$(total "$ltot" pcs_without_module)" = 9 ] && [ "$(total "$ltot" modules_without_cubin)" = 1 ] &&
+	[ "$(grep -c '^pcs-enable' "$T/l.log")" = 1 ] && grep -qx cuda-retain "$T/l.log" &&
+	grep -q 'PC sampling: 1 sampled modules have no cubin (loaded before gputap started' "$T/l.out" &&
+	ok window-context-made-before ||
 	notok window-context-made-before "exit $rc" "$(cat "$T/l.out" "$T/l.log" "$ltot" 2>&1)"
 # PC sampling off: the calls say so (GPUTAP_EINVAL), nothing is enabled
 tap "$T/n" env FAKE_CUPTI_LOG="$T/n.log" "$T/client" pcsamp-window 2 >"$T/n.out" 2>&1
