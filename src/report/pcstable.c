@@ -60,6 +60,11 @@ static void text_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 	const char *per = gt_pcs_total(d, "period_log2_cycles"), *drop = gt_pcs_total(d, "dropped_samples");
 	fprintf(out, "\nPC sampling of %s: %" PRIu64 " samples (one per SM every 2^%s cycles), %s dropped by the hardware\n",
 		proc, d->samples, per ? per : "?", drop ? drop : "?");
+	const char *wm = gt_pcs_total(d, "window_mode"), *nw = gt_pcs_total(d, "windows"),
+		   *before = gt_pcs_total(d, "samples_before_windows");
+	if (wm && strcmp(wm, "1") == 0)
+		fprintf(out, "  sampled only in windows (gputap_pcsamp_start ... stop): %s; %s samples before the first dropped\n",
+			nw ? nw : "?", before ? before : "?");
 	fprintf(out, "  %-30s %9s %6s  %-24s %s\n", "Kernel", "Samples", "Share", "Top stall", "Next");
 	for (size_t i = 0; i < d->nk && (int)i < max_k; i++) {
 		const struct gt_pcs_kernel *k = &d->k[i];
@@ -124,14 +129,15 @@ static void text_table(FILE *out, const char *proc, const struct gt_pcs_data *d,
 
 static void html_table(FILE *out, const char *proc, const struct gt_pcs_data *d, int max_k)
 {
-	const char *per = gt_pcs_total(d, "period_log2_cycles"), *drop = gt_pcs_total(d, "dropped_samples");
+	const char *per = gt_pcs_total(d, "period_log2_cycles"), *drop = gt_pcs_total(d, "dropped_samples"),
+		   *wm = gt_pcs_total(d, "window_mode");
 	fputs("<h3>", out);
 	gt_html_esc(out, proc);
 	fprintf(out, "</h3>\n<p class=\"note\">%" PRIu64 " samples, one per SM every 2<sup>%s</sup> cycles; %s dropped by "
-		     "the hardware. Bars: the stall reasons of each kernel's samples, grouped as Nsight Compute "
+		     "the hardware%s. Bars: the stall reasons of each kernel's samples, grouped as Nsight Compute "
 		     "names them.</p>\n<table><tr><th>kernel</th><th>samples</th><th>share</th><th>stall reasons</th>"
 		     "<th>hottest lines</th></tr>\n",
-		d->samples, per ? per : "?", drop ? drop : "?");
+		d->samples, per ? per : "?", drop ? drop : "?", wm && strcmp(wm, "1") == 0 ? "; sampled only in windows" : "");
 	for (size_t i = 0; i < d->nk && (int)i < max_k; i++) {
 		const struct gt_pcs_kernel *k = &d->k[i];
 		char dm[2048], nm[128];

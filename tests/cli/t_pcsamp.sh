@@ -116,6 +116,13 @@ ltot=$(ls "$T"/l/pid*/pc_sampling_totals.csv 2>/dev/null)
 	grep -q 'PC sampling: 1 sampled modules have no cubin (loaded before gputap started' "$T/l.out" &&
 	ok window-context-made-before ||
 	notok window-context-made-before "exit $rc" "$(cat "$T/l.out" "$T/l.log" "$ltot" 2>&1)"
+# CUPTI calling back on the window call's own thread (it holds the PC sampling lock): the callback
+# returns at once instead of waiting for that lock forever
+tap "$T/re" env GPUTAP_PCSAMP=on GPUTAP_PCSAMP_WINDOW=1 FAKE_CUPTI_PCS_REENTER=1 FAKE_CUPTI_LOG="$T/re.log" \
+	timeout 20 "$T/client" pcsamp-window 2 >"$T/re.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx 'pcs-reentered' "$T/re.log" && grep -qx 'window start=1 stop=1' "$T/re.out" && ok window-callback-inside-no-deadlock ||
+	notok window-callback-inside-no-deadlock "exit $rc (124: deadlocked)" "$(cat "$T/re.out" "$T/re.log")"
 # PC sampling off: the calls say so (GPUTAP_EINVAL), nothing is enabled
 tap "$T/n" env FAKE_CUPTI_LOG="$T/n.log" "$T/client" pcsamp-window 2 >"$T/n.out" 2>&1
 rc=$?
@@ -214,6 +221,14 @@ GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" FAKE_NVDISASM_LOG="$T/nv7.log" GPUTAP_PC
 GPUTAP_NVDISASM=/nonexistent "$GPUTAP" run -o "$T/run2" --pc-sampling -- "$T/client" pcsamp 1 >/dev/null 2>"$T/run2.err"
 grep -q 'nvdisasm not found' "$T/run2.err" && ls "$T"/run2/pid*/pc_kernels.csv >/dev/null 2>&1 && ok run-no-nvdisasm ||
 	notok run-no-nvdisasm "$(cat "$T/run2.err")"
+
+# gputap run --pc-sampling of a program with windows: the summary and the report say so
+GPUTAP_PCSAMP_WINDOW=1 GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" "$GPUTAP" run -o "$T/run8" --pc-sampling \
+	-- "$T/client" pcsamp-window 4 >/dev/null 2>"$T/run8.err"
+grep -q 'PC sampling of pid[0-9]*: 98 samples' "$T/run8.err" &&
+	grep -q '  sampled only in windows (gputap_pcsamp_start ... stop): 2; 0 samples before the first dropped' "$T/run8.err" &&
+	grep -q 'dropped by the hardware; sampled only in windows\.' "$T/run8/report.html" &&
+	! grep -q 'sampled only in windows' "$T/run.err" && ok run-windows-said || notok run-windows-said "$(cat "$T/run8.err")"
 
 # the tool: the full trace and PC sampling at the default period
 FAKE_CUPTI_LOG="$T/t.log" GPUTAP_NVDISASM="$src/fake_nvdisasm.sh" "$GPUTAP" run -o "$T/run3" --tools pc_sampling \

@@ -345,6 +345,8 @@ EXPORT void fake_cupti_memcpy(void (*between)(void))
  *   FAKE_CUPTI_PCS_REFUSE=1   cuptiPCSamplingEnable fails (CUPTI_ERROR_NOT_SUPPORTED)
  *   FAKE_CUPTI_PCS_DROP=N     each round of samples also has N samples dropped by the "hardware"
  *   FAKE_CUPTI_PCS_MAXPCS=N   GetData hands over at most N PCs a call (the rest: remainingNumPcs)
+ *   FAKE_CUPTI_PCS_REENTER=1  cuptiPCSamplingStart calls the subscriber back on the same thread (a
+ *                             module about to be unloaded), as CUPTI may from inside its calls
  *   FAKE_CUDA_CTX=1           the driver stand-ins below report the context as current and as
  *                             device 0's active primary context (a context made before the tap)
  * The log (FAKE_CUPTI_LOG) gets "pcs-enable", "pcs-config PERIOD", "pcs-startstop 0|1" (start/stop
@@ -508,6 +510,13 @@ EXPORT CUptiResult cuptiPCSamplingStart(CUpti_PCSamplingStartParams *p)
 		return CUPTI_ERROR_INVALID_OPERATION;
 	logf_("pcs-start%.0u\n", 0);
 	pcs_started = 1;
+	if (getenv("FAKE_CUPTI_PCS_REENTER") && subscriber) {
+		CUpti_ResourceData rd;
+		memset(&rd, 0, sizeof(rd));
+		rd.context = FAKE_CTX;
+		subscriber(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, &rd);
+		logf_("pcs-reentered%.0u\n", 0);
+	}
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiPCSamplingStop(CUpti_PCSamplingStopParams *p)
