@@ -429,17 +429,23 @@ static void ctx_drain(struct pcs_ctx *c)
 	P.getdata_ns += gt_now_ns() - t0;
 }
 
+/* Stop a context's sampling (start/stop control) if it runs; its samples stay to be drained. */
+static void ctx_stop(struct pcs_ctx *c)
+{
+	if (!c->started)
+		return;
+	CUpti_PCSamplingStopParams sp = {0};
+	sp.size = CUpti_PCSamplingStopParamsSize;
+	sp.ctx = c->ctx;
+	CUptiResult r = P.cuptiPCSamplingStop(&sp);
+	if (r != CUPTI_SUCCESS)
+		say_error("cuptiPCSamplingStop", r);
+	c->started = 0;
+}
+
 static void ctx_disable(struct pcs_ctx *c)
 {
-	if (c->started) {
-		CUpti_PCSamplingStopParams sp = {0};
-		sp.size = CUpti_PCSamplingStopParamsSize;
-		sp.ctx = c->ctx;
-		CUptiResult r = P.cuptiPCSamplingStop(&sp);
-		if (r != CUPTI_SUCCESS)
-			say_error("cuptiPCSamplingStop", r);
-		c->started = 0;
-	}
+	ctx_stop(c);
 	ctx_drain(c);
 	c->cfg.totalNumPcs = 0;
 	CUpti_PCSamplingDisableParams dp = {0};
@@ -657,13 +663,7 @@ static int window(int on)
 			}
 			c->started = 1;
 		} else if (!on && c->started) {
-			CUpti_PCSamplingStopParams sp = {0};
-			sp.size = CUpti_PCSamplingStopParamsSize;
-			sp.ctx = c->ctx;
-			CUptiResult r = P.cuptiPCSamplingStop(&sp);
-			if (r != CUPTI_SUCCESS)
-				say_error("cuptiPCSamplingStop", r);
-			c->started = 0;
+			ctx_stop(c);
 			ctx_drain(c); /* PCs are unique within a window only */
 		}
 		rc++;
