@@ -13,13 +13,8 @@ import torch
 import torch.nn as nn
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--warmup", type=int, default=10)
-    a = ap.parse_args()
-    torch.manual_seed(0)
-    dev = "cuda"
+def model(dev):
+    """The loop's net, optimizer and batch (random, from the caller's seed)."""
     net = nn.Sequential(
         nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
         nn.MaxPool2d(2), nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(4),
@@ -28,6 +23,17 @@ def main():
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
     x = torch.randn(64, 3, 64, 64, device=dev)
     y = torch.randint(0, 10, (64,), device=dev)
+    return net, opt, x, y
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--warmup", type=int, default=10)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    dev = "cuda"
+    net, opt, x, y = model(dev)
     loss_fn = nn.CrossEntropyLoss()
     times = []
     t_loop = time.perf_counter()

@@ -17,6 +17,8 @@ import time
 import torch
 import torch.nn as nn
 
+from pcsamp_torch import model  # the same net and batch as the whole-loop runs
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -30,14 +32,7 @@ def main():
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
     dev = "cuda"
-    net = nn.Sequential(
-        nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
-        nn.MaxPool2d(2), nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(4),
-        nn.Flatten(), nn.Linear(128 * 16, 1024), nn.GELU(), nn.LayerNorm(1024), nn.Linear(1024, 10),
-    ).to(dev)
-    opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
-    x = torch.randn(64, 3, 64, 64, device=dev)
-    y = torch.randint(0, 10, (64,), device=dev)
+    net, opt, x, y = model(dev)
     m = torch.randn(1 << 22, device=dev)
     loss_fn = nn.CrossEntropyLoss()
     torch.cuda.synchronize()
