@@ -39,16 +39,22 @@ static char *with_first_existing(const char *prefix, const char *const *sfx)
 	return NULL;
 }
 
-/* A CSV input: a prefix, or one of the files (its siblings are found from its prefix). */
-static int read_csv_input(struct gt_an_ctx *c, const char *in, char *err, size_t errlen)
+/* The prefix of an nsys summary CSV set from a prefix or one of its files (the suffix cut). */
+static void csv_prefix(const char *in, char *prefix, size_t cap)
 {
-	char prefix[4096];
-	snprintf(prefix, sizeof(prefix), "%s", in);
+	snprintf(prefix, cap, "%s", in);
 	const char *const *all[] = {kern_sfx, mem_sfx, nvtx_sfx};
 	for (size_t k = 0; k < 3; k++)
 		for (const char *const *s = all[k]; *s; s++)
 			if (has_suffix(prefix, *s))
 				prefix[strlen(prefix) - strlen(*s)] = '\0';
+}
+
+/* A CSV input: a prefix, or one of the files (its siblings are found from its prefix). */
+static int read_csv_input(struct gt_an_ctx *c, const char *in, char *err, size_t errlen)
+{
+	char prefix[4096];
+	csv_prefix(in, prefix, sizeof(prefix));
 	char *kern = with_first_existing(prefix, kern_sfx);
 	if (!kern) {
 		snprintf(err, errlen, "%s: no such file, and no %s%s (nor an older %s%s) next to it", in, prefix,
@@ -116,7 +122,66 @@ static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, s
 	return rc < 0 ? rc : (int)n;
 }
 
-/* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of Kineto traces. */
+/* A folder of nsys summary CSVs (the nsys-CSV analyzer's inputs, often beside its config.json): each
+ * kernel summary in it (by name) is one input, as if named, its siblings found from its prefix; a
+ * GPU Performance Analyzer config there is pointed to, not read.  How many were read (0: none), or -1. */
+static int read_csv_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0, config = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && rc == 0) {
+		if (e->d_name[0] == '.')
+			continue;
+		config |= strcmp(e->d_name, "config.json") == 0;
+		int kern = 0;
+		for (const char *const *sfx = kern_sfx; *sfx; sfx++)
+			kern |= has_suffix(e->d_name, *sfx);
+		if (!kern)
+			continue;
+		if (n == cap) {
+			char **nv = realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(*nv));
+			if (!nv) {
+				rc = -1;
+				break;
+			}
+			names = nv;
+		}
+		size_t len = strlen(dir) + strlen(e->d_name) + 2;
+		if (!(names[n] = malloc(len))) {
+			rc = -1;
+			break;
+		}
+		snprintf(names[n++], len, "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: out of memory", dir);
+	if (n)
+		gt_sort(names, n, sizeof(*names), str_cmp);
+	if (rc == 0 && n && config)
+		gt_an_note(c,
+			   "%s: read as nsys summary CSVs; its config.json is not read (gputap analyze --config %s/config.json "
+			   "takes its inputs, iterations and kernel classes)",
+			   dir, dir);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		c->cand_off = 1; /* as read_input does for a named CSV */
+		rc = read_csv_input(c, names[i], err, errlen);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc < 0 ? rc : (int)n;
+}
+
+/* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of nsys summary
+ * CSVs, else a folder of Kineto traces. */
 static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
 {
 	struct gt_rundir_proc *procs;
@@ -141,7 +206,10 @@ static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t e
 			 dir);
 		return -1;
 	}
-	int k = read_kineto_folder(c, dir, err, errlen);
+	int k = read_csv_folder(c, dir, err, errlen);
+	if (k != 0)
+		return k > 0 ? 0 : -1;
+	k = read_kineto_folder(c, dir, err, errlen);
 	if (k == 0)
 		snprintf(err, errlen,
 			 "%s: not a gputap run directory (no run.json, no <proc>/trace.gtr) and no PyTorch profiler "
@@ -459,6 +527,26 @@ static void ctx_close(struct gt_an_ctx *c)
 
 /* Every input into the context (the config's nsys CSVs first); each name's ranges per input into
  * `seen_all`.  0, or a reader's negative status with err. */
+/* Whether inputs[i] is a file of an nsys summary CSV set one of inputs[0..i) already names (a kernel,
+ * memory or NVTX summary of the same prefix). */
+static int csv_set_named_before(const char *const *inputs, int i)
+{
+	if (!has_suffix(inputs[i], ".csv"))
+		return 0;
+	char a[4096], b[4096];
+	csv_prefix(inputs[i], a, sizeof(a));
+	if (!strcmp(a, inputs[i]))
+		return 0; /* no set's suffix: a file of its own */
+	for (int j = 0; j < i; j++) {
+		if (!has_suffix(inputs[j], ".csv"))
+			continue;
+		csv_prefix(inputs[j], b, sizeof(b));
+		if (!strcmp(a, b))
+			return 1;
+	}
+	return 0;
+}
+
 static int read_inputs(struct gt_an_ctx *c, const char *const *inputs, int ninputs, struct gt_names *seen_all,
 		       char *err, size_t errlen)
 {
@@ -470,6 +558,8 @@ static int read_inputs(struct gt_an_ctx *c, const char *const *inputs, int ninpu
 			gt_an_input_done(c, seen_all, o->csv_nvtx, 0);
 	}
 	for (int i = 0; i < ninputs; i++) {
+		if (csv_set_named_before(inputs, i))
+			continue; /* `*.csv`: the set's files name it once each; it is read once */
 		uint64_t m0 = c->nvtx_count;
 		int k = read_input(c, inputs[i], err, errlen);
 		if (k < 0)

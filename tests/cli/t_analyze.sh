@@ -90,4 +90,16 @@ expect_status options-after-input 0 "$GPUTAP" analyze "$D/old/run" --format json
 contains options-after-input-json "$T/.out" '"schema_version"'
 expect_status help 0 "$GPUTAP" analyze --help
 contains help-text "$T/.out" "Exit status"
+# the set's three files named (a shell's *.csv) are one input, read once: totals as with the kernel file alone
+"$GPUTAP" analyze "$L"/llama2-70B-GBS512-FSDP256_cuda_gpu_kern_sum.csv >"$T/one.txt" 2>/dev/null
+"$GPUTAP" analyze "$L"/*.csv >"$T/glob.txt" 2>/dev/null
+if [ -s "$T/one.txt" ] && cmp -s "$T/one.txt" "$T/glob.txt"; then ok csv-set-named-thrice-read-once; else
+	notok csv-set-named-thrice-read-once "$(diff "$T/one.txt" "$T/glob.txt" | head -8)"; fi
+# a folder of nsys summary CSVs beside the config: read as the CSVs (not as Kineto traces), the config pointed to
+mkdir -p "$T/nsysdir" && cp "$L"/*.csv "$T/nsysdir/" && printf '{"inputs": [], "kernel_to_class_map": {}}\n' >"$T/nsysdir/config.json"
+"$GPUTAP" analyze "$T/nsysdir" >"$T/dir.txt" 2>"$T/dir.err"
+rc=$?
+if [ $rc -eq 0 ] && diff <(sed 1d "$T/one.txt") <(sed 1d "$T/dir.txt") >/dev/null; then ok csv-folder; else
+	notok csv-folder "exit $rc" "$(head -5 "$T/dir.err")"; fi
+contains csv-folder-points-to-config "$T/dir.err" "config.json is not read (gputap analyze --config $T/nsysdir/config.json"
 finish
