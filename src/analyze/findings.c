@@ -2006,8 +2006,11 @@ static const char *fmt_ms(char *b, size_t cap, double ms)
 void gt_fd_print_text(const struct gt_fd_list *L, double min_gain, int brief, FILE *o)
 {
 	size_t ns = shown(L, min_gain);
-	fprintf(o, "Findings (estimated gain >= %.1f%% of an iteration of %.3f ms, and >= %.0f us): %zu\n", min_gain,
-		L->iter_ms, FD_MIN_GAIN_MS * 1e3, ns);
+	if (L->iter_ms > 0)
+		fprintf(o, "Findings (estimated gain >= %.1f%% of an iteration of %.3f ms, and >= %.0f us): %zu\n",
+			min_gain, L->iter_ms, FD_MIN_GAIN_MS * 1e3, ns);
+	else /* no timeline: no iteration time to take a share of (the checks below say why) */
+		fprintf(o, "Findings: %zu (no iteration time in this input)\n", ns);
 	size_t k = 0;
 	for (size_t i = 0; i < L->n; i++) {
 		const struct gt_fd_item *it = &L->v[i];

@@ -303,4 +303,10 @@ F2=$FIX/findings
 "$GPUTAP" advise "$F2/straggler.planted.rank0.json.gz" "$F2/straggler.planted.rank1.json.gz" >"$T/hdr.out" 2>&1
 [ "$(head -1 "$T/hdr.out")" = "===== straggler.planted.rank0.json.gz, straggler.planted.rank1.json.gz =====" ] &&
 	ok advise-header-all-inputs || notok advise-header-all-inputs "$(head -1 "$T/hdr.out")"
+# nsys summary CSVs (a folder of them): nothing to check, said as such, no "0.000 ms" iteration
+"$GPUTAP" advise "$FIX/nsys-llama2-70b" >"$T/nsys.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx 'Findings: 0 (no iteration time in this input)' "$T/nsys.out" &&
+	grep -q '^Not checked: launch-bound: the input has no timeline' "$T/nsys.out" && ! grep -q '0.000 ms' "$T/nsys.out" &&
+	ok advise-nsys-summaries || notok advise-nsys-summaries "exit $rc" "$(head -5 "$T/nsys.out")"
 finish
