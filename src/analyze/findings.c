@@ -2203,10 +2203,17 @@ static void hputs(const char *s, FILE *o)
 void gt_fd_print_html(const struct gt_fd_list *L, double min_gain, FILE *o)
 {
 	size_t ns = shown(L, min_gain);
-	fprintf(o, "<h2 id=\"findings\">Findings</h2>\n<p class=\"sub\">Estimated gain of at least %.1f%% of an iteration "
-		   "(%.3f ms): %zu. <code>gputap advise</code> prints the same with every event; docs/findings.md "
-		   "defines each.</p>\n",
-		min_gain, L->iter_ms, ns);
+	if (L->iter_ms > 0)
+		fprintf(o,
+			"<h2 id=\"findings\">Findings</h2>\n<p class=\"sub\">Estimated gain of at least %.1f%% of an "
+			"iteration (%.3f ms): %zu. <code>gputap advise</code> prints the same with every event; "
+			"docs/findings.md defines each.</p>\n",
+			min_gain, L->iter_ms, ns);
+	else
+		fprintf(o,
+			"<h2 id=\"findings\">Findings</h2>\n<p class=\"sub\">%zu (no iteration time in this input). "
+			"docs/findings.md defines each kind.</p>\n",
+			ns);
 	if (ns) {
 		fputs("<ol>\n", o);
 		for (size_t i = 0; i < L->n; i++) {

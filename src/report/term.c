@@ -20,6 +20,10 @@ static void summary_findings(FILE *f, const struct gt_fd_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		if (gt_fd_listed(&l->v[i], GT_FD_MIN_GAIN_PCT))
 			shown++;
+	if (!l->nchecked) { /* nothing the input could show (no timeline): why, as the first kind says */
+		fprintf(f, "  findings     none checked: %s\n", l->nskipped ? l->skipped[0].why : "nothing to check");
+		return;
+	}
 	if (!shown) {
 		fprintf(f, "  findings     none with an estimated gain of %.0f%% of an iteration or more (%zu kind%s checked)\n",
 			GT_FD_MIN_GAIN_PCT, l->nchecked, l->nchecked == 1 ? "" : "s");

@@ -38,4 +38,8 @@ got=$(sed -n 's/^  findings     [0-9]*: //p' "$T/fd.sum" | sed 's/ of an iterati
 case $want in straggler*) ok findings-straggler-first ;; *) notok findings-straggler-first "$want" ;; esac
 check findings-twin "$GPUTAP" report -o "$T/fd2.html" "$F/straggler.twin.rank0.json.gz" "$F/straggler.twin.rank1.json.gz"
 contains findings-twin-none "$T/.out" "findings     none with an estimated gain of 2% of an iteration or more"
+# an input the findings cannot read (nsys summaries, no timeline): said, on the page and in the summary
+check findings-nsys "$GPUTAP" report -o "$T/nsys.html" "$FIX/nsys-llama2-70b"
+contains findings-nsys-none-checked "$T/.out" "findings     none checked: the input has no timeline"
+contains findings-nsys-page "$T/nsys.html" "0 (no iteration time in this input)"
 finish
