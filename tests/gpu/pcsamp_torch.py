@@ -14,7 +14,7 @@ import torch.nn as nn
 
 
 def model(dev):
-    """The loop's net, optimizer and batch (random, from the caller's seed)."""
+    """The loop's net, optimizer and batch (random, from the caller's RNG state)."""
     net = nn.Sequential(
         nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
         nn.MaxPool2d(2), nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(4),
