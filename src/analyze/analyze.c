@@ -122,6 +122,61 @@ static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, s
 	return rc < 0 ? rc : (int)n;
 }
 
+/* A folder holding gputap traces itself (`trace.gtr` copied out of a run, or several `*.gtr`): each,
+ * by name, as if named; a `.partial` only where its finished twin is not there.  How many were read
+ * (0: none), or -1. */
+static int read_gtr_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && rc == 0) {
+		char p[4200];
+		struct stat st;
+		if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".gtr") || has_suffix(e->d_name, ".gtr.partial")))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (has_suffix(p, ".partial")) {
+			char done[4200];
+			snprintf(done, sizeof(done), "%.*s", (int)(strlen(p) - strlen(".partial")), p);
+			if (access(done, F_OK) == 0)
+				continue;
+		}
+		if (n == cap) {
+			char **nv = realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(*nv));
+			if (!nv) {
+				rc = -1;
+				break;
+			}
+			names = nv;
+		}
+		if (!(names[n] = strdup(p))) {
+			rc = -1;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: out of memory", dir);
+	if (n)
+		gt_sort(names, n, sizeof(*names), str_cmp);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = gt_an_read_gtr(c, names[i], NULL, err, errlen);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc < 0 ? rc : (int)n;
+}
+
 /* A folder of nsys summary CSVs (the nsys-CSV analyzer's inputs, often beside its config.json): each
  * kernel summary in it (by name) is one input, as if named, its siblings found from its prefix; a
  * GPU Performance Analyzer config there is pointed to, not read.  How many were read (0: none), or -1. */
@@ -180,8 +235,8 @@ static int read_csv_folder(struct gt_an_ctx *c, const char *dir, char *err, size
 	return rc < 0 ? rc : (int)n;
 }
 
-/* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of nsys summary
- * CSVs, else a folder of Kineto traces. */
+/* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of gputap traces,
+ * else of nsys summary CSVs, else of Kineto traces. */
 static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
 {
 	struct gt_rundir_proc *procs;
@@ -206,7 +261,10 @@ static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t e
 			 dir);
 		return -1;
 	}
-	int k = read_csv_folder(c, dir, err, errlen);
+	int k = read_gtr_folder(c, dir, err, errlen);
+	if (k != 0)
+		return k > 0 ? 0 : -1;
+	k = read_csv_folder(c, dir, err, errlen);
 	if (k != 0)
 		return k > 0 ? 0 : -1;
 	k = read_kineto_folder(c, dir, err, errlen);

@@ -102,4 +102,15 @@ rc=$?
 if [ $rc -eq 0 ] && diff <(sed 1d "$T/one.txt") <(sed 1d "$T/dir.txt") >/dev/null; then ok csv-folder; else
 	notok csv-folder "exit $rc" "$(head -5 "$T/dir.err")"; fi
 contains csv-folder-points-to-config "$T/dir.err" "config.json is not read (gputap analyze --config $T/nsysdir/config.json"
+# a folder holding a trace itself (trace.gtr copied out of a run): read as that trace, not refused
+"$GPUTAP" analyze "$FIX/trace-v2/trace.gtr" >"$T/gtr1.txt" 2>/dev/null
+"$GPUTAP" analyze "$FIX/trace-v2" >"$T/gtrdir.txt" 2>"$T/gtrdir.err"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$T/gtr1.txt" ] && diff <(grep -v "^=====" "$T/gtr1.txt") <(grep -v "^=====" "$T/gtrdir.txt") >/dev/null; then
+	ok gtr-folder; else notok gtr-folder "exit $rc" "$(head -3 "$T/gtrdir.err")"; fi
+# its .partial is left out when the finished trace is beside it, read when alone
+mkdir -p "$T/gp" && cp "$FIX/trace-v2/trace.gtr" "$T/gp/trace.gtr" && cp "$FIX/trace-v2/trace.gtr" "$T/gp/trace.gtr.partial"
+"$GPUTAP" analyze "$T/gp" >"$T/gp.txt" 2>/dev/null
+diff <(grep -v "^=====" "$T/gtr1.txt") <(grep -v "^=====" "$T/gp.txt") >/dev/null && ok gtr-folder-partial-twin-left-out ||
+	notok gtr-folder-partial-twin-left-out "$(diff <(grep -v "^=====" "$T/gtr1.txt") <(grep -v "^=====" "$T/gp.txt") | head -5)"
 finish
