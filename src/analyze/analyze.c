@@ -74,10 +74,12 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A folder of PyTorch profiler (Kineto) traces, HTA's usual input: every plain *.json and *.json.gz
- * file in it (not below), by name, one rank each.  How many were read (0: none there), or -1. */
-static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
+/* The plain files of `dir` (not below) that `want` takes, by name: paths (malloc'd, each too) into
+ * *out.  How many, or -1 (err says why). */
+static int list_files(const char *dir, int (*want)(const char *dir, const char *name), char ***out, char *err,
+		      size_t errlen)
 {
+	*out = NULL;
 	DIR *d = opendir(dir);
 	if (!d) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -90,7 +92,7 @@ static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, s
 	while ((e = readdir(d))) {
 		char p[4200];
 		struct stat st;
-		if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".json") || has_suffix(e->d_name, ".json.gz")))
+		if (e->d_name[0] == '.' || !want(dir, e->d_name))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
 		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
@@ -110,16 +112,63 @@ static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, s
 		n++;
 	}
 	closedir(d);
-	if (rc < 0)
+	if (rc < 0) {
 		snprintf(err, errlen, "%s: out of memory", dir);
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		return -1;
+	}
 	if (n)
 		gt_sort(names, n, sizeof(*names), str_cmp);
-	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = gt_an_read_kineto(c, names[i], err, errlen);
-	for (size_t i = 0; i < n; i++)
+	*out = names;
+	return (int)n;
+}
+
+static void free_files(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	return rc < 0 ? rc : (int)n;
+}
+
+static int is_kineto_name(const char *dir, const char *name)
+{
+	(void)dir;
+	return has_suffix(name, ".json") || has_suffix(name, ".json.gz");
+}
+
+/* a trace, or a .partial whose finished twin is not beside it */
+static int is_gtr_name(const char *dir, const char *name)
+{
+	if (has_suffix(name, ".gtr"))
+		return 1;
+	if (!has_suffix(name, ".gtr.partial"))
+		return 0;
+	char done[4200];
+	snprintf(done, sizeof(done), "%s/%.*s", dir, (int)(strlen(name) - strlen(".partial")), name);
+	return access(done, F_OK) != 0;
+}
+
+static int is_kern_csv_name(const char *dir, const char *name)
+{
+	(void)dir;
+	for (const char *const *sfx = kern_sfx; *sfx; sfx++)
+		if (has_suffix(name, *sfx))
+			return 1;
+	return 0;
+}
+
+/* A folder of PyTorch profiler (Kineto) traces, HTA's usual input: every plain *.json and *.json.gz
+ * file in it (not below), by name, one rank each.  How many were read (0: none there), or -1. */
+static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
+{
+	char **names;
+	int n = list_files(dir, is_kineto_name, &names, err, errlen), rc = 0;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = gt_an_read_kineto(c, names[i], err, errlen);
+	free_files(names, n);
+	return n < 0 || rc < 0 ? -1 : n;
 }
 
 /* A folder holding gputap traces itself (`trace.gtr` copied out of a run, or several `*.gtr`): each,
@@ -127,54 +176,12 @@ static int read_kineto_folder(struct gt_an_ctx *c, const char *dir, char *err, s
  * (0: none), or -1. */
 static int read_gtr_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && rc == 0) {
-		char p[4200];
-		struct stat st;
-		if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".gtr") || has_suffix(e->d_name, ".gtr.partial")))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (has_suffix(p, ".partial")) {
-			char done[4200];
-			snprintf(done, sizeof(done), "%.*s", (int)(strlen(p) - strlen(".partial")), p);
-			if (access(done, F_OK) == 0)
-				continue;
-		}
-		if (n == cap) {
-			char **nv = realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(*nv));
-			if (!nv) {
-				rc = -1;
-				break;
-			}
-			names = nv;
-		}
-		if (!(names[n] = strdup(p))) {
-			rc = -1;
-			break;
-		}
-		n++;
-	}
-	closedir(d);
-	if (rc < 0)
-		snprintf(err, errlen, "%s: out of memory", dir);
-	if (n)
-		gt_sort(names, n, sizeof(*names), str_cmp);
-	for (size_t i = 0; i < n && rc == 0; i++)
+	char **names;
+	int n = list_files(dir, is_gtr_name, &names, err, errlen), rc = 0;
+	for (int i = 0; i < n && rc == 0; i++)
 		rc = gt_an_read_gtr(c, names[i], NULL, err, errlen);
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	return rc < 0 ? rc : (int)n;
+	free_files(names, n);
+	return n < 0 || rc < 0 ? -1 : n;
 }
 
 /* A folder of nsys summary CSVs (the nsys-CSV analyzer's inputs, often beside its config.json): each
@@ -182,57 +189,20 @@ static int read_gtr_folder(struct gt_an_ctx *c, const char *dir, char *err, size
  * GPU Performance Analyzer config there is pointed to, not read.  How many were read (0: none), or -1. */
 static int read_csv_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0, config = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && rc == 0) {
-		if (e->d_name[0] == '.')
-			continue;
-		config |= strcmp(e->d_name, "config.json") == 0;
-		int kern = 0;
-		for (const char *const *sfx = kern_sfx; *sfx; sfx++)
-			kern |= has_suffix(e->d_name, *sfx);
-		if (!kern)
-			continue;
-		if (n == cap) {
-			char **nv = realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(*nv));
-			if (!nv) {
-				rc = -1;
-				break;
-			}
-			names = nv;
-		}
-		size_t len = strlen(dir) + strlen(e->d_name) + 2;
-		if (!(names[n] = malloc(len))) {
-			rc = -1;
-			break;
-		}
-		snprintf(names[n++], len, "%s/%s", dir, e->d_name);
-	}
-	closedir(d);
-	if (rc < 0)
-		snprintf(err, errlen, "%s: out of memory", dir);
-	if (n)
-		gt_sort(names, n, sizeof(*names), str_cmp);
-	if (rc == 0 && n && config)
+	char **names, cfg[4200];
+	int n = list_files(dir, is_kern_csv_name, &names, err, errlen), rc = 0;
+	snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
+	if (n > 0 && access(cfg, F_OK) == 0)
 		gt_an_note(c,
-			   "%s: read as nsys summary CSVs; its config.json is not read (gputap analyze --config %s/config.json "
+			   "%s: read as nsys summary CSVs; its config.json is not read (gputap analyze --config %s "
 			   "takes its inputs, iterations and kernel classes)",
-			   dir, dir);
-	for (size_t i = 0; i < n && rc == 0; i++) {
+			   dir, cfg);
+	for (int i = 0; i < n && rc == 0; i++) {
 		c->cand_off = 1; /* as read_input does for a named CSV */
 		rc = read_csv_input(c, names[i], err, errlen);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	return rc < 0 ? rc : (int)n;
+	free_files(names, n);
+	return n < 0 || rc < 0 ? -1 : n;
 }
 
 /* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of gputap traces,
