@@ -1985,7 +1985,7 @@ int gt_fd_listed(const struct gt_fd_item *it, double min_gain)
 	return it->gain_pct >= min_gain && it->gain_ms >= FD_MIN_GAIN_MS;
 }
 
-static size_t shown(const struct gt_fd_list *L, double min_gain)
+size_t gt_fd_shown(const struct gt_fd_list *L, double min_gain)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < L->n; i++)
@@ -2005,7 +2005,7 @@ static const char *fmt_ms(char *b, size_t cap, double ms)
 
 void gt_fd_print_text(const struct gt_fd_list *L, double min_gain, int brief, FILE *o)
 {
-	size_t ns = shown(L, min_gain);
+	size_t ns = gt_fd_shown(L, min_gain);
 	if (L->iter_ms > 0)
 		fprintf(o, "Findings (estimated gain >= %.1f%% of an iteration of %.3f ms, and >= %.0f us): %zu\n",
 			min_gain, L->iter_ms, FD_MIN_GAIN_MS * 1e3, ns);
@@ -2202,7 +2202,7 @@ static void hputs(const char *s, FILE *o)
 
 void gt_fd_print_html(const struct gt_fd_list *L, double min_gain, FILE *o)
 {
-	size_t ns = shown(L, min_gain);
+	size_t ns = gt_fd_shown(L, min_gain);
 	if (L->iter_ms > 0)
 		fprintf(o,
 			"<h2 id=\"findings\">Findings</h2>\n<p class=\"sub\">Estimated gain of at least %.1f%% of an "

@@ -125,6 +125,8 @@ void gt_fd_list_free(struct gt_fd_list *l);
 /* Whether a finding is listed at this threshold: at least min_gain % of an iteration and at least
  * 10 us per iteration (the rest are counted as below the threshold). */
 int gt_fd_listed(const struct gt_fd_item *it, double min_gain);
+/* How many findings are listed at this threshold. */
+size_t gt_fd_shown(const struct gt_fd_list *l, double min_gain);
 
 /* ---- output ---- */
 /* Text: the ranked list (findings of at least min_gain_pct, then how many were below it, then what

@@ -16,10 +16,7 @@ static void summary_findings(FILE *f, const struct gt_fd_list *l)
 {
 	if (!l)
 		return;
-	size_t shown = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (gt_fd_listed(&l->v[i], GT_FD_MIN_GAIN_PCT))
-			shown++;
+	size_t shown = gt_fd_shown(l, GT_FD_MIN_GAIN_PCT);
 	if (!l->nchecked) { /* nothing the input could show (no timeline): why, as the first kind says */
 		fprintf(f, "  findings     none checked: %s\n", l->nskipped ? l->skipped[0].why : "nothing to check");
 		return;
