@@ -343,15 +343,40 @@ def test_separately_started_scheduler_and_workers_through_the_cli(tmp_path):
                 p.wait()
 
 
-def test_cli_says_what_to_install_when_the_extra_is_missing(tmp_path):
-    shim = tmp_path / "shim"
+def _shim(tmp_path, *mods):
+    """A PYTHONPATH on which importing each of `mods` fails as when it is not installed."""
+    shim = tmp_path / ("shim-" + "-".join(mods))
     shim.mkdir()
-    (shim / "pyarrow.py").write_text("raise ImportError(\"No module named 'pyarrow'\")\n")
-    env = dict(os.environ, PYTHONPATH=str(shim) + os.pathsep + PYDIR)
-    cp = subprocess.run([GPUTAP, "fleet", str(tmp_path)], env=env, capture_output=True)
-    assert cp.returncode == 1
-    err = cp.stderr.decode()
-    assert "pip install './python[fleet]'" in err and "pyarrow" in err
+    for m in mods:
+        (shim / (m + ".py")).write_text("raise ImportError(\"No module named '%s'\")\n" % m)
+    return dict(os.environ, PYTHONPATH=str(shim) + os.pathsep + PYDIR)
+
+
+def test_cli_says_what_to_install_when_the_extra_is_missing(tmp_path):
+    job = str(tmp_path / "job")
+    generate.write_gtr(job, ranks=2, gpus_per_host=2, iterations=2, plants=False)
+    # numpy missing: nothing can be reduced; pyarrow missing: the Parquet files of -o cannot be written
+    for mod, args in (("numpy", [job]), ("pyarrow", ["-o", str(tmp_path / "out"), job])):
+        cp = subprocess.run([GPUTAP, "fleet"] + args, env=_shim(tmp_path, mod), capture_output=True)
+        assert cp.returncode == 1, (mod, cp.stderr)
+        err = cp.stderr.decode()
+        assert "pip install './python[fleet]'" in err and mod in err, err
+        assert not os.path.exists(str(tmp_path / "out" / "summary.json"))
+
+
+def test_cli_runs_without_importing_pandas(tmp_path):
+    """The command's reduction is numpy's: with pandas' import failing it still finds the straggler and
+    writes every file (pandas is for the Python API's DataFrames, made on first use)."""
+    job = str(tmp_path / "job")
+    truth = generate.write_gtr(job, ranks=8, gpus_per_host=4, iterations=6, late_ms=20.0)
+    out = str(tmp_path / "out")
+    cp = subprocess.run([GPUTAP, "fleet", "--quiet", "-o", out, job], env=_shim(tmp_path, "pandas"),
+                        capture_output=True)
+    assert cp.returncode == 0, cp.stderr
+    s = json.load(open(os.path.join(out, "summary.json")))
+    assert truth["slow_rank"] in [x["rank"] for x in s["stragglers"]]
+    assert pq.read_table(os.path.join(out, "ranks.parquet")).num_rows == s["ranks"] == 8 - len(s["failed"]) >= 7
+    assert "Stragglers" in cp.stdout.decode()
 
 
 def test_cli_usage_errors(tmp_path):
@@ -548,22 +573,42 @@ def test_this_machine_runs_at_most_workers_analyzers_at_once(tmp_path, workers):
     assert max(seen) <= workers, seen
 
 
-def test_analyzer_output_read_in_part_equals_the_whole(job):
-    """worker.parse_result decodes only what fleet reads of the analyzer's JSON: the same values as
-    decoding the whole document, on generated ranks and on the real NCCL fixture; any other layout
-    (here the same document without indentation) is decoded whole."""
+def test_analyzer_columns_equal_its_json(job):
+    """`gputap analyze --format columns` (what fleet reads) holds the JSON format's numbers: per GPU its
+    totals and per iteration its window, and every collective row, on generated ranks and on the real
+    NCCL fixture; output cut short or with bytes after the columns is refused, not misread."""
     from gputap.fleet import worker
 
     d, _ = job
     paths = sorted(os.path.join(dp, "trace.gtr") for dp, _, fs in os.walk(d) if "trace.gtr" in fs
                    and "rank%d" % CUT_RANK not in dp)[:16]
+    win = ("start_ns", "end_ns", "first_ns", "last_ns", "span_ms", "busy_ms", "idle_ms", "kernel_sum_ms", "kernels",
+           "memops", "compute_ms", "comm_ms", "overlap_ms", "exposed_comm_ms", "memop_ms", "non_compute_ms")
     for args in (paths, [FIXTURE]):
-        out = subprocess.run([GPUTAP, "analyze", "--format", "json", "--collectives"] + args, capture_output=True,
-                             check=True).stdout
-        full = json.loads(out)["results"][0]
-        part = worker.parse_result(out)
-        assert set(part) == set(worker.RESULT_KEYS) & set(full)
-        assert {"timeline", "collectives"} <= set(part)
-        for k in part:
-            assert part[k] == full[k], k
-        assert worker.parse_result(json.dumps(json.loads(out)).encode()) == full
+        def run(fmt):
+            return subprocess.run([GPUTAP, "analyze", "--format", fmt, "--collectives"] + args, capture_output=True,
+                                  check=True).stdout
+        full = json.loads(run("json"))["results"][0]
+        raw = run("columns")
+        hdr, tab = worker.parse_columns(raw)
+        gj = full["timeline"]["gpus"]
+        assert [(g["label"], g["source"], g["device"], len(g["iterations"])) for g in gj] == [
+            (g["label"], g["source"], g["device"], g["iterations"]) for g in hdr["gpus"]]
+        assert [g["total"] for g in gj] == [g["total"] for g in hdr["gpus"]]
+        it = tab["iterations"]
+        rows = [w for g in gj for w in g["iterations"]]
+        assert len(rows) == len(it["gpu"]) > 0
+        for k in win:
+            got = it[k].tolist() if k.endswith("_ns") or k in ("kernels", "memops") else [round(x, 6) for x in it[k]]
+            assert got == [w[k] for w in rows], k
+        co, strs = tab["collectives"], hdr["tables"]["collectives"]["strings"]
+        cj = full["collectives"]
+        assert len(cj) == len(co["source"]) > 0
+        for k in ("source", "device", "seq", "count", "bytes", "start_ns", "end_ns", "launch_ns"):
+            assert co[k].tolist() == [c[k] for c in cj], k
+        assert co["iteration"].tolist() == [-1 if c["iteration"] is None else c["iteration"] for c in cj]
+        for k in ("comm", "name", "algo", "proto", "dtype", "match"):
+            assert [strs[i] for i in co[k]] == [c[k] for c in cj], k
+        for bad in (raw[:-8], raw + b"\0" * 8, raw[:40]):
+            with pytest.raises(ValueError):
+                worker.parse_columns(bad)

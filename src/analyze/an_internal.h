@@ -216,6 +216,8 @@ unsigned gt_colls_dtype_size(const char *name);
 /* After gt_tl_finish: match plugin records to kernels (through the launches), number the rest by order,
  * put each into its iteration, and move the rows into r.  0 or -1 (out of memory). */
 int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *r);
+/* The JSON object of one window (output.c; a yajl_gen): the JSON format's, also in the columns header. */
+void gt_an_json_window(void *gen, const struct gt_an_window *w);
 /* The JSON "collectives" array of a result (a yajl_gen), nothing when it has none. */
 void gt_an_json_collectives(void *gen, const struct gt_an_result *r);
 /* Every API call the timeline engine holds (source, start, corr), in the order read. */

@@ -302,6 +302,8 @@ void gt_an_free(struct gt_an_result *r);
 int gt_an_print_text(const struct gt_an_result *r, FILE *f);
 int gt_an_print_json(const struct gt_an_result *const *r, size_t n, FILE *f);
 int gt_an_print_csv(const struct gt_an_result *r, FILE *f);
+/* Iterations and collectives as binary columns after a JSON header line (output_columns.c; docs/analyze.md). */
+int gt_an_print_columns(const struct gt_an_result *r, FILE *f);
 
 /* Helpers for the per-op tables, shared by the output here and gputap report (the names: emit.c;
  * the rest: output_detail.c). */

@@ -214,8 +214,9 @@ static void jstats(yajl_gen g, const char *k, const struct gt_an_stat *v, size_t
 	yajl_gen_array_close(g);
 }
 
-static void jwindow(yajl_gen g, const struct gt_an_window *w)
+void gt_an_json_window(void *gen, const struct gt_an_window *w)
 {
+	yajl_gen g = gen;
 	yajl_gen_map_open(g);
 	gt_an_jint(g, "start_ns", w->start_ns);
 	gt_an_jint(g, "end_ns", w->end_ns);
@@ -304,7 +305,7 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 	if (r->has_timeline) {
 		yajl_gen_map_open(g);
 		GS(g, "total");
-		jwindow(g, &r->total);
+		gt_an_json_window(g, &r->total);
 		GS(g, "gpus");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < r->ngpu; i++) {
@@ -314,11 +315,11 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 			gt_an_jint(g, "source", (unsigned)r->gpu[i].source);
 			gt_an_jint(g, "device", (unsigned)r->gpu[i].device);
 			GS(g, "total");
-			jwindow(g, &r->gpu[i].total);
+			gt_an_json_window(g, &r->gpu[i].total);
 			GS(g, "iterations");
 			yajl_gen_array_open(g);
 			for (size_t j = 0; j < r->gpu[i].niters; j++)
-				jwindow(g, &r->gpu[i].iters[j]);
+				gt_an_json_window(g, &r->gpu[i].iters[j]);
 			yajl_gen_array_close(g);
 			yajl_gen_map_close(g);
 		}

@@ -13,7 +13,7 @@
 
 const char cmd_analyze_help[] =
     "usage: gputap analyze --config FILE [--format text|json|csv]\n"
-    "       gputap analyze [--map F] [--iters N] [--gpus N] [--nvtx TAG] [--format text|json|csv]\n"
+    "       gputap analyze [--map F] [--iters N] [--gpus N] [--nvtx TAG] [--format text|json|csv|columns]\n"
     "                      [--title T] [--progress] [--collectives] [--launched-only]\n"
     "                      [--without-last-step] [--hta-view] [--top N] [--kernel-wait-us X]\n"
     "                      [--buckets N] [--all-rows] INPUT...\n"
@@ -50,7 +50,9 @@ const char cmd_analyze_help[] =
     "                     range that repeats and covers the most time, named in a note); `--nvtx windows`:\n"
     "                     each capture window of a gputap trace (gputap run --capture) is one iteration\n"
     "  --format F         text (default, the GPU Performance Analyzer's layout plus the measured tables), json (stable,\n"
-    "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value)\n"
+    "                     with schema_version), csv (title,section,gpu,iteration,name,metric,value),\n"
+    "                     columns (per-GPU iterations and, with --collectives, the collectives as binary\n"
+    "                     columns after a JSON header line: what 'gputap fleet' reads; docs/analyze.md)\n"
     "  --title T          title of the report (default: the first input's name)\n"
     "  --progress         show progress on stderr (default: only when stderr is a terminal)\n"
     "  --collectives      JSON: add \"collectives\", one row per NCCL collective per rank (communicator,\n"
@@ -182,10 +184,16 @@ int cmd_analyze(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv")) {
-		gt_error("--format is text, json or csv, not '%s'", format);
+	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv") && strcmp(format, "columns")) {
+		gt_error("--format is text, json, csv or columns, not '%s'", format);
 		return 2;
 	}
+	if (config && strcmp(format, "columns") == 0) {
+		gt_error("--format columns is for INPUTs given on the command line, not --config");
+		return 2;
+	}
+	if (strcmp(format, "columns") == 0)
+		o.findings = 0; /* the columns hold no findings: not found for nothing */
 	if (config) {
 		if (optind < argc || mapf || o.iters || o.gpus || o.nvtx_tag) {
 			gt_error("--config takes everything from the config file: no INPUT, --map, --iters, --gpus "
@@ -219,6 +227,8 @@ int cmd_analyze(int argc, char **argv)
 		werr = gt_an_print_json((const struct gt_an_result *const *)&r, 1, stdout);
 	else if (strcmp(format, "csv") == 0)
 		werr = gt_an_print_csv(r, stdout);
+	else if (strcmp(format, "columns") == 0)
+		werr = gt_an_print_columns(r, stdout);
 	else {
 		if (r->findings && r->has_timeline) {
 			gt_fd_print_text(r->findings, GT_FD_MIN_GAIN_PCT, 1, stdout);

@@ -7,9 +7,10 @@
 
 One task per few ranks runs the C analyzer where the ranks' files can be read: on this machine,
 `workers` analyzer processes at a time, by default; on a Dask cluster given by scheduler address,
-scheduler file or client, on the worker of the ranks' machine.  The tasks return small Arrow tables; the client
-concatenates them and reduces them with column arithmetic; see docs/fleet.md.  Needs the `fleet` extra:
-`pip install 'gputap[fleet]'` (dask.distributed, pyarrow, pandas).
+scheduler file or client, on the worker of the ranks' machine.  The tasks return small tables of numpy
+columns; the client concatenates them and reduces them with numpy column arithmetic (pandas is imported only
+when a result's `ranks`, `iterations` or `collectives` DataFrame is asked for); see docs/fleet.md.  Needs the
+`fleet` extra: `pip install 'gputap[fleet]'` (dask.distributed, pyarrow, pandas).
 """
 import os
 import socket
@@ -22,7 +23,7 @@ MISSING_EXTRA = ("gputap fleet needs dask.distributed, pandas and pyarrow: pip i
 
 def _require(dask=True, load=True):
     """The extra's modules are there (found, not imported: importing dask alone takes half a second);
-    with `load`, pandas and pyarrow imported too (analyze() imports them itself, once the analyzer
+    with `load`, numpy imported too (analyze() imports what it needs itself, once the analyzer
     processes run)."""
     import importlib.util
 
@@ -37,11 +38,13 @@ def _require(dask=True, load=True):
         _load()
 
 
-def _load():
-    """Import pandas and pyarrow (half a second of a Python start)."""
+def _load(files=False):
+    """Import numpy, and pyarrow's Parquet writer when files are written (a tenth of a second each;
+    pandas, half a second, only when a DataFrame is asked for)."""
     try:
-        import pandas  # noqa: F401
-        import pyarrow  # noqa: F401
+        import numpy  # noqa: F401
+        if files:
+            import pyarrow.parquet  # noqa: F401
     except ImportError as e:
         raise ImportError("%s (%s)" % (MISSING_EXTRA, e)) from e
 
@@ -51,9 +54,23 @@ class FleetError(RuntimeError):
 
 
 class FleetResult:
-    def __init__(self, ranks, iterations, collectives, summary, out=None):
-        self.ranks, self.iterations, self.collectives, self.summary, self.out = (ranks, iterations, collectives,
-                                                                                 summary, out)
+    """`ranks`, `iterations`, `collectives`: pandas DataFrames (made on first use); `tables`: the same
+    as dicts of numpy columns; `summary`: the dict of summary.json; `out`: the folder written."""
+
+    def __init__(self, tables, summary, out=None):
+        self.tables, self.summary, self.out = tables, summary, out
+        self._frames = {}
+
+    def _frame(self, name):
+        if name not in self._frames:
+            from gputap.fleet.columns import frame
+
+            self._frames[name] = frame(self.tables[name])
+        return self._frames[name]
+
+    ranks = property(lambda self: self._frame("ranks"), doc="one row per rank (pandas DataFrame)")
+    iterations = property(lambda self: self._frame("iterations"), doc="one row per rank and iteration")
+    collectives = property(lambda self: self._frame("collectives"), doc="one row per collective")
 
 
 def _progress(stream, done, total, failed, t0, final=False):
@@ -150,7 +167,7 @@ def _gather(client, futs, total, progress, t0, lost_after):
                     why = (str(f.exception()).strip().splitlines() or [""])[0]
                     got.append(failed_batch(futs[f], "task failed: %s" % why))
             for r in got:
-                st = r["ranks"].column("status").to_pylist()
+                st = r["ranks"]["status"].tolist()
                 ndone += len(st)
                 nfail += st.count("failed")
                 parts.append(r)
@@ -195,7 +212,7 @@ def _close(client, cluster):
 
 def _start_local(batches, n, exe, opts):
     """Start the batches on this machine, `n` analyzer processes at a time: they run while the caller
-    imports pandas and pyarrow.  n + 1 threads wait for them, the processes bounded by a semaphore, so
+    imports numpy (and pyarrow's Parquet writer).  n + 1 threads wait for them, the processes bounded by a semaphore, so
     that one thread reads a finished batch's output while the next batch's analyzer runs."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
@@ -221,7 +238,7 @@ def _local(ex, futs, total, progress, t0):
                 r = f.result()
             except Exception as e:  # noqa: BLE001 - one batch's failure is its ranks' failure
                 r = failed_batch(futs[f], "task failed: %s" % e)
-            st = r["ranks"].column("status").to_pylist()
+            st = r["ranks"]["status"].tolist()
             ndone += len(st)
             nfail += st.count("failed")
             parts.append(r)
@@ -253,23 +270,18 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     started = None
     if tasks and local:
         # one machine: a Dask scheduler would add a second of start-up and nothing else; threads wait for
-        # `workers` analyzer processes at a time, started before pandas and pyarrow are imported (half a
-        # second that the analyzer then spends working)
+        # `workers` analyzer processes at a time, started before numpy and pyarrow are imported (time that
+        # the analyzer then spends working)
         n = workers or min(4, os.cpu_count() or 1)
         started = _start_local(inp.batches(tasks, n, by_host=False), n, exe, opts)
         cluster = {"kind": "local", "workers": n}
     try:
-        _load()
+        _load(files=bool(out))
     except ImportError:
         if started:
             started[0].shutdown(wait=True)
         raise
-    import pyarrow as pa
-
-    from gputap.fleet import output, reduce
-
-    if started and out:
-        import pyarrow.parquet  # noqa: F401 - a tenth of a second more, while the analyzers still run
+    from gputap.fleet import columns, output, reduce, worker
 
     if started:
         parts = _local(*started, len(tasks), progress, t0)
@@ -302,10 +314,8 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     if not parts:
         parts = [failed_batch([], "")]
 
-    def cat(name):
-        return pa.concat_tables([p[name] for p in parts]).to_pandas()
-
-    rk, it, co = cat("ranks"), cat("iterations"), cat("collectives")
+    rk, it, co = (columns.concat([p[k] for p in parts], names) for k, names in (
+        ("ranks", worker.RANK_FIELDS), ("iterations", worker.ITER_FIELDS), ("collectives", worker.COLL_FIELDS)))
     ranks, iters, colls, summary = reduce.reduce(tasks, rk, it, co, failed)
     summary["inputs"] = [os.path.abspath(p) for p in inputs]
     summary["cluster"] = cluster
@@ -314,7 +324,7 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     import resource
 
     summary["memory"] = {"client_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
-    res = FleetResult(ranks, iters, colls, summary, out)
+    res = FleetResult({"ranks": ranks, "iterations": iters, "collectives": colls}, summary, out)
     if out:
         output.write_all(res, out)
     return res

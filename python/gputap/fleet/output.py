@@ -6,7 +6,9 @@ import json
 import math
 import os
 
-import pyarrow as pa
+import numpy as np
+
+from gputap.fleet.columns import nrows
 
 
 def _clean(o):
@@ -27,14 +29,58 @@ def _atomic(path, write):
     os.replace(tmp, path)
 
 
-def _parquet(df, path, schema=None):
+def _arrow_type(pa, col):
+    if isinstance(col, list):
+        return None  # list columns: their type is in the schema
+    if col.dtype == object:
+        return pa.string()
+    return pa.from_numpy_dtype(col.dtype)
+
+
+def _buf(pa, a, dtype):
+    return pa.py_buffer(np.ascontiguousarray(a, dtype=dtype))
+
+
+def _arrow(pa, col, typ):
+    """One column as an Arrow array, built from its buffers: pyarrow's converters (pa.array) import
+    pandas, half a second that fleet's command does not otherwise spend."""
+    if pa.types.is_list(typ):
+        n = np.fromiter((len(v) for v in col), dtype=np.int64, count=len(col))
+        flat = np.fromiter((x for v in col for x in v), dtype=typ.value_type.to_pandas_dtype(), count=int(n.sum()))
+        off = np.zeros(len(col) + 1, np.int32)
+        np.cumsum(n, out=off[1:])
+        return pa.Array.from_buffers(typ, len(col), [None, _buf(pa, off, np.int32)],
+                                     children=[_arrow(pa, flat, typ.value_type)])
+    if pa.types.is_string(typ):
+        data = [v.encode("utf-8", "replace") for v in np.asarray(col, dtype=object).tolist()]
+        off = np.zeros(len(data) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)), out=off[1:])
+        if off[-1] >= 2 ** 31:
+            typ = pa.large_string()
+        return pa.Array.from_buffers(typ, len(data), [None, _buf(pa, off, np.int64 if typ == pa.large_string()
+                                                                  else np.int32), pa.py_buffer(b"".join(data))])
+    if pa.types.is_boolean(typ):
+        return pa.Array.from_buffers(typ, len(col), [None, pa.py_buffer(np.packbits(np.asarray(col, bool),
+                                                                                   bitorder="little"))])
+    return pa.Array.from_buffers(typ, len(col), [None, _buf(pa, col, typ.to_pandas_dtype())])
+
+
+def _parquet(t, path, schema=None):
+    """A table of numpy columns (columns.py) as a Parquet file; strings as strings, each column's type
+    the same with or without rows."""
+    import pyarrow as pa
     import pyarrow.parquet as pq  # only when files are written: a tenth of a second to import
 
-    table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    if schema is None:
+        schema = pa.schema([(k, _arrow_type(pa, v)) for k, v in t.items()])
+    arrays = [_arrow(pa, t[f.name], f.type) for f in schema]
+    table = pa.Table.from_arrays(arrays, names=[f.name for f in schema])
     _atomic(path, lambda p: pq.write_table(table, p))
 
 
 def collectives_schema():
+    import pyarrow as pa
+
     return pa.schema([
         ("comm", pa.string()), ("seq", pa.int64()), ("iteration", pa.int64()), ("name", pa.string()),
         ("count", pa.int64()), ("dtype", pa.string()), ("bytes", pa.int64()), ("algo", pa.string()), ("proto", pa.string()), ("match", pa.string()),
@@ -78,7 +124,7 @@ def headline(s):
 
 def text_summary(res):
     s = res.summary
-    r = res.ranks
+    r = res.tables["ranks"]
     lines = [headline(s)]
     if s["collectives"]:
         lines.append("late = arriving more than %.3f ms after the others (%.0f x their usual scatter of %.3f ms, "
@@ -127,7 +173,7 @@ def text_summary(res):
         if len(pi) > TEXT_ROWS:
             keep = sorted(pi, key=lambda x: -x["cost_ms"])[:TEXT_ROWS]
             shown = sorted(keep, key=lambda x: x["iteration"])
-        host = dict(zip(r["rank"], r["host"])) if len(r) else {}
+        host = dict(zip(r["rank"].tolist(), r["host"].tolist())) if nrows(r) else {}
         lines += ["", "Per iteration (time not waiting for other ranks, ms)%s:" % (
             "; the %d with the most waiting" % TEXT_ROWS if len(pi) > TEXT_ROWS else ""),
             "  %5s %6s %-14s %9s %-13s %7s %10s %7s %10s %10s" % (
@@ -139,10 +185,11 @@ def text_summary(res):
                 x["cause"] or "-", x["slowest_rank"], x["slowest_ms"], x["fastest_rank"], x["fastest_ms"],
                 x["spread_ms"]))
         lines += _more(len(pi), len(shown), "summary.json (per_iteration) and iterations.parquet")
-    if len(r):
+    if nrows(r):
         lines += ["", "Per rank (ms)       median        min        max"]
         for col in ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "wait_ms", "work_ms"):
-            lines.append("  %-16s %10.3f %10.3f %10.3f" % (col[:-3], r[col].median(), r[col].min(), r[col].max()))
+            v = np.asarray(r[col], dtype=float)
+            lines.append("  %-16s %10.3f %10.3f %10.3f" % (col[:-3], np.nanmedian(v), np.nanmin(v), np.nanmax(v)))
     if s["clock"] and len(s["clock"]) > 1:
         cl = s["clock"]
         shown = cl[:1] + sorted(cl[1:], key=lambda c: -c.get("rms_us", 0))[:TEXT_ROWS // 2 - 1]
@@ -161,27 +208,28 @@ def text_summary(res):
 
 
 def _bars(ranks, width=760):
-    """An SVG of each rank's time not waiting (dark) and waiting (light), in rank order."""
-    if not len(ranks):
+    """An SVG of each rank's time not waiting (dark) and waiting (light), in rank order (`ranks`: columns
+    rank, work_ms, wait_ms, as a dict of arrays or a DataFrame)."""
+    work = np.asarray(ranks["work_ms"], dtype=float)
+    wait = np.asarray(ranks["wait_ms"], dtype=float)
+    rk = np.asarray(ranks["rank"]).astype(int)
+    n = len(work)
+    if not n:
         return ""
-    n = len(ranks)
-    top = max(float((ranks["work_ms"] + ranks["wait_ms"]).max()), 1e-9)
+    top = max(float((work + wait).max()), 1e-9)
     bw = (width - 60) / n  # a fraction of a pixel for thousands of ranks: every bar inside the chart
     h = 160
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img">' % (width, h + 30)]
-    # plain Python numbers, row by row (DataFrame.iterrows costs a Series per rank)
-    work, wait = ranks["work_ms"].astype(float).tolist(), ranks["wait_ms"].astype(float).tolist()
-    for i, (rank, wk, wt) in enumerate(zip(ranks["rank"].astype(int).tolist(), work, wait)):
+    for i, (rank, wk, wt) in enumerate(zip(rk.tolist(), work.tolist(), wait.tolist())):
         x = 50 + i * bw
         hw = h * wk / top
         hv = h * wt / top
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#2b6cb0"><title>rank %d: %.3f ms '
                      'not waiting</title></rect>' % (x, h - hw, bw * 0.9, hw, rank, wk))
         parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#bee3f8"><title>rank %d: %.3f ms '
-                     'waiting</title></rect>' % (x, h - hw - hv, bw * 0.9, hv, rank, wt))
+                     'waiting</title></rect>' % (x, max(h - hw - hv, 0.0), bw * 0.9, hv, rank, wt))
     parts.append('<text x="0" y="12" font-size="11">%.1f ms</text><text x="0" y="%d" font-size="11">0</text>' % (top, h))
-    parts.append('<text x="50" y="%d" font-size="11">ranks %d..%d</text></svg>' % (h + 20, ranks["rank"].min(),
-                                                                                   ranks["rank"].max()))
+    parts.append('<text x="50" y="%d" font-size="11">ranks %d..%d</text></svg>' % (h + 20, rk.min(), rk.max()))
     return "".join(parts)
 
 
@@ -197,7 +245,7 @@ def report_html(res):
         return "".join(out)
 
     body = ["<h2>Fleet</h2>", "<p>%s</p>" % html.escape(headline(s)[len("gputap fleet: "):])]
-    body.append("<h3>Time per rank: not waiting (dark) and waiting in collectives (light)</h3>" + _bars(res.ranks))
+    body.append("<h3>Time per rank: not waiting (dark) and waiting in collectives (light)</h3>" + _bars(res.tables["ranks"]))
     if s["stragglers"]:
         body.append("<h3>Stragglers</h3>" + table(s["stragglers"], ["rank", "host", "cost_ms", "pattern", "cause",
                                                                      "late_collectives", "iterations_late", "reason"]))
@@ -228,11 +276,9 @@ def report_html(res):
 
 def write_all(res, out):
     os.makedirs(out, exist_ok=True)
-    _parquet(res.ranks, os.path.join(out, "ranks.parquet"))
-    _parquet(res.iterations, os.path.join(out, "iterations.parquet"))
-    cols = [f.name for f in collectives_schema()]
-    _parquet(res.collectives[cols] if len(res.collectives) else res.collectives.reindex(columns=cols),
-             os.path.join(out, "collectives.parquet"), schema=collectives_schema())
+    _parquet(res.tables["ranks"], os.path.join(out, "ranks.parquet"))
+    _parquet(res.tables["iterations"], os.path.join(out, "iterations.parquet"))
+    _parquet(res.tables["collectives"], os.path.join(out, "collectives.parquet"), schema=collectives_schema())
 
     def wj(p):
         with open(p, "w") as f:

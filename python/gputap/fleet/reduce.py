@@ -1,15 +1,17 @@
 """Cross-rank answers from the per-rank results (docs/fleet.md defines every number).
 
-Input: the tasks and the tables the workers returned (worker.analyze_batch).  Output: three pandas
-tables (ranks, iterations, collectives) and a summary dict.  Everything here is per rank, per rank
-and iteration, or per collective and rank in size: the traces themselves never reach the client.
-All of it is column arithmetic (no loop over ranks or collectives in Python), so that 2,000 ranks
-cost about what 2 do.
+Input: the tasks and the tables the workers returned (worker.analyze_batch), as columns (see
+columns.py).  Output: three tables (ranks, iterations, collectives) as columns and a summary dict.
+Everything here is per rank, per rank and iteration, or per collective and rank in size: the traces
+themselves never reach the client.  All of it is numpy column arithmetic (no loop over collectives
+in Python, no pandas: its import alone took longer than the analyzer's run over a thousand ranks),
+so that 2,000 ranks cost about what 2 do.
 """
 import re
 
 import numpy as np
-import pandas as pd
+
+from gputap.fleet.columns import Groups, concat, factorize, first_seen_ids, group_ids, lookup, nrows, strings, take
 
 RANK_COLS = ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "overlap_ms", "memop_ms",
              "kernel_sum_ms", "non_compute_ms")
@@ -21,7 +23,26 @@ CAUSES = ("compute", "memory copies", "host/launch", "data loading")
 LIST_MAX = 200      # entries of the summary's lists (the tables hold every row)
 # one collective across ranks: NCCL numbers the collectives of a communicator per kind (its AllReduces 0,
 # 1, 2, ... and its Broadcasts 0, 1, ... apart), so the kind is part of the key
-KEY = ["comm", "name", "seq"]
+KEY = ("comm", "name", "seq")
+
+RANKS_OUT = ("rank", "host", "path", "clock", "label", "gpus", "iterations", "first_ns", "last_ns") + RANK_COLS + (
+    "collectives", "wait_ms", "work_ms", "late_count", "last_count", "iterations_late", "cost_ms", "waited_for_ms",
+    "max_late_ms", "cause", "pattern", "clock_offset_ms")
+ITERS_OUT = ("rank", "host", "iteration", "start_ns", "local_start_ns") + RANK_COLS + (
+    "wait_ms", "work_ms", "late_ms", "late_collectives", "cost_ms", "waited_for_ms", "cause")
+COLLS_OUT = ("comm", "seq", "iteration", "name", "count", "dtype", "bytes", "algo", "proto", "match", "ranks",
+             "arrival_ms", "skew_ms", "wait_ms", "late_rank", "first_rank", "late_ms", "held_ms", "is_late", "late_ranks",
+             "late_by_ms", "cause", "duration_ms", "end_spread_ms", "start_ns")
+_INT = {"rank", "gpus", "iterations", "first_ns", "last_ns", "collectives", "late_count", "last_count", "iterations_late",
+        "iteration", "start_ns", "local_start_ns", "late_collectives", "seq", "count", "bytes", "late_rank", "first_rank"}
+_STR = {"host", "path", "clock", "label", "cause", "pattern", "comm", "name", "dtype", "algo", "proto", "match"}
+_LIST = {"ranks", "arrival_ms", "late_ranks", "late_by_ms"}
+
+
+def empty(names):
+    """A table of these columns without rows, each of its type."""
+    return {k: (np.zeros(0, np.int64) if k in _INT else strings([]) if k in _STR else [] if k in _LIST
+                else np.zeros(0, bool) if k == "is_late" else np.zeros(0)) for k in names}
 
 
 def _robust(values):
@@ -37,14 +58,12 @@ def _split(tasks, rk, failed_inputs):
     """Statuses: failed, skipped (no GPU work), partial (left out of the statistics), ok."""
     path = {t["index"]: t["path"] for t in tasks}
     failed = list(failed_inputs)
-    st = rk["status"].to_numpy()
-    for i, m in zip(rk["task"][st == "failed"], rk["message"][st == "failed"]):
-        failed.append({"path": path[i], "error": m})
-    skipped = [{"path": path[i], "reason": m} for i, m in zip(rk["task"][st == "skipped"], rk["message"][st == "skipped"])]
-    partial = [{"path": path[i], "reason": m or "the trace is partial", "label": lab}
-               for i, m, lab in zip(rk["task"][st == "partial"], rk["message"][st == "partial"],
-                                    rk["label"][st == "partial"])]
-    return failed, skipped, partial, rk[st == "ok"]
+    st, task, msg, lab = (rk[k].tolist() for k in ("status", "task", "message", "label"))
+    failed += [{"path": path[i], "error": m} for s, i, m in zip(st, task, msg) if s == "failed"]
+    skipped = [{"path": path[i], "reason": m} for s, i, m in zip(st, task, msg) if s == "skipped"]
+    partial = [{"path": path[i], "reason": m or "the trace is partial", "label": b}
+               for s, i, m, b in zip(st, task, msg, lab) if s == "partial"]
+    return failed, skipped, partial, take(rk, rk["status"] == "ok")
 
 
 def _numbers(tasks, good):
@@ -53,7 +72,7 @@ def _numbers(tasks, good):
     by = {t["index"]: t for t in tasks}
     used, out, clashes = set(), {}, []
     want = []
-    for i, lab in zip(good["task"], good["label"]):
+    for i, lab in zip(good["task"].tolist(), good["label"].tolist()):
         r = by[i].get("rank")
         if r is None:
             m = re.match(r"rank(\d+)/", lab or "")
@@ -76,34 +95,50 @@ def _numbers(tasks, good):
     return out, clashes
 
 
-def match_collectives(colls):
+def match_collectives(c):
     """Give every row a (comm, name, seq) key that is equal on every rank for one collective.
 
     Rows from NCCL's profiler plugin or the trace's arguments have it.  Rows numbered by order
     (older NCCL, traces that do not say) get the key of the collective at the same position in
-    the ranks that have keys; when no rank has keys, the key is the position itself."""
-    if colls.empty:
-        return colls
-    c = colls.copy()
-    c["_t"] = np.where(c["launch_ok"], c["launch_ns"], c["start_ns"]) if "launch_ok" in c else np.where(
-        c["launch_ns"] > 0, c["launch_ns"], c["start_ns"])
-    c = c.sort_values(["rank", "device", "_t", "seq"], kind="stable")
-    c["ordinal"] = c.groupby(["rank", "device"]).cumcount()
-    known = c[c["comm"] != ""]
+    the ranks that have keys (of several, the one most ranks have there; of equally many, the
+    first in sorted order); when no rank has keys, the key is the position itself.  Returns the
+    rows sorted by rank, device and launch (or start), with their "ordinal" there and "_k", the
+    collective's number in the keys' sorted order."""
+    if not nrows(c):
+        return dict(c, ordinal=np.zeros(0, np.int64), _k=np.zeros(0, np.int64))
+    t = np.where(c["launch_ok"], c["launch_ns"], c["start_ns"])
+    c = take(c, np.lexsort((c["seq"], t, c["device"], c["rank"])))
+    c["ordinal"] = Groups(group_ids(c["rank"], c["device"])[0]).cumcount()
     unknown = c["comm"] == ""
     if unknown.any():
-        if len(known):
-            ref = (known.groupby(["ordinal"] + KEY).size().reset_index(name="n")
-                   .sort_values(["ordinal", "n"], ascending=[True, False]).drop_duplicates("ordinal"))
-            m = c.loc[unknown, ["ordinal"]].merge(ref, on="ordinal", how="left")
-            c.loc[unknown, "comm"] = m["comm"].fillna("(order)").to_numpy()
-            c.loc[unknown, "name"] = np.where(m["name"].isna(), c.loc[unknown, "name"], m["name"].fillna(""))
-            c.loc[unknown, "seq"] = np.where(m["seq"].isna(), c.loc[unknown, "ordinal"],
-                                             m["seq"].fillna(0)).astype(np.int64)
+        comm, name, seq = c["comm"].copy(), c["name"].copy(), c["seq"].copy()
+        known = ~unknown
+        if known.any():
+            gk, _ = group_ids(c["ordinal"][known], c["comm"][known], c["name"][known], c["seq"][known])
+            n = np.bincount(gk)
+            rows = np.nonzero(known)[0]
+            first = np.full(len(n), len(rows), np.int64)
+            np.minimum.at(first, gk, np.arange(len(rows)))
+            ref = rows[first]  # one row per (ordinal, key), in sorted key order
+            # per ordinal the key most ranks have there, of equally many the first in that order
+            o = np.lexsort((np.arange(len(ref)), -n, c["ordinal"][ref]))
+            ords = c["ordinal"][ref][o]
+            keep = np.ones(len(o), bool)
+            keep[1:] = ords[1:] != ords[:-1]
+            best = ref[o[keep]]
+            j = lookup(c["ordinal"][unknown], c["ordinal"][best], np.arange(len(best)), -1)
+            hit = j >= 0
+            u = np.nonzero(unknown)[0]
+            comm[u] = np.where(hit, c["comm"][best][np.maximum(j, 0)], "(order)")
+            name[u] = np.where(hit, c["name"][best][np.maximum(j, 0)], c["name"][u])
+            seq[u] = np.where(hit, c["seq"][best][np.maximum(j, 0)], c["ordinal"][u])
         else:
-            c.loc[unknown, "comm"] = "(order)"
-            c.loc[unknown, "seq"] = c.loc[unknown, "ordinal"]
-    return c.drop(columns=["_t"]).reset_index(drop=True)
+            comm[unknown] = "(order)"
+            seq[unknown] = c["ordinal"][unknown]
+        c["comm"], c["name"], c["seq"] = comm, name, seq
+    # one number per collective, in the (comm, name, seq) order
+    c["_k"] = group_ids(factorize(c["comm"])[0], factorize(c["name"])[0], c["seq"])[0]
+    return c
 
 
 def clock_offsets(c, ranks):
@@ -114,40 +149,37 @@ def clock_offsets(c, ranks):
     consensus end is the median of the aligned ends, and a host's offset the median of its ranks'
     ends minus the consensus.  Fit: residuals of the aligned ends.  Hosts without shared
     collectives fall back to the run.json clock anchors (start of `gputap run` on that host)."""
-    hosts = list(dict.fromkeys(ranks.sort_values("rank")["clock"]))
+    hosts = list(dict.fromkeys(ranks["clock"].tolist()))  # ranks are in rank order
     ref = hosts[0] if hosts else ""
     off = {h: 0.0 for h in hosts}
     fit = {}
-    if not c.empty and len(hosts) > 1:
-        # numbers, not strings: one per collective (found once) and one per clock
-        gid = c.groupby(KEY, sort=False).ngroup().to_numpy()
-        ccode, cnames = pd.factorize(c["clock"], use_na_sentinel=False)
-        g = pd.Series(ccode).groupby(gid)
-        multi = (g.transform("min") != g.transform("max")).to_numpy()  # seen by two clocks or more
+    if nrows(c) and len(hosts) > 1:
+        gid, ccode, cnames = c["_k"], c["_clock"], hosts
+        g = Groups(gid)
+        lo, hi = g.min(ccode), g.max(ccode)
+        multi = (lo != hi)[gid]  # seen by two clocks or more
         if multi.any():
-            keys, dc = gid[multi], ccode[multi]
-            end = c["end_ns"].to_numpy(float)[multi]
+            keys, dc = first_seen_ids(gid[multi]), ccode[multi]
+            gk, gc = Groups(keys), Groups(dc, len(cnames))
+            end = c["end_ns"].astype(float)[multi]
             for _ in range(3):
                 aligned = end - np.array([off.get(h, np.nan) for h in cnames])[dc]
-                cons = pd.Series(aligned).groupby(keys).transform("median")
-                per = pd.Series(end - cons.to_numpy()).groupby(dc).median()
-                base = per.get(cnames.get_loc(ref), 0.0) if ref in cnames else 0.0
-                for h, v in per.items():
-                    off[cnames[h]] = float(v - base)
+                cons = gk.median(aligned)[keys]
+                per = gc.median(end - cons)
+                base = per[cnames.index(ref)] if ref in cnames and gc.size[cnames.index(ref)] else 0.0
+                for h in np.nonzero(gc.size)[0]:
+                    off[cnames[h]] = float(per[h] - base)
             aligned = end - np.array([off.get(h, np.nan) for h in cnames])[dc]
-            cons = pd.Series(aligned).groupby(keys).transform("median")
-            res = pd.Series(np.abs(aligned - cons.to_numpy()))
-            g = res.groupby(dc)
-            st = pd.DataFrame({"n": g.size(), "rms": np.sqrt((res ** 2).groupby(dc).mean()),
-                               "p95": g.quantile(0.95), "max": g.max()})
-            st.index = [cnames[i] for i in st.index]
-            for h, r in st.iterrows():
-                fit[h] = {"collectives": int(r["n"]), "rms_us": float(r["rms"]) / 1e3, "p95_us": float(r["p95"]) / 1e3,
-                          "max_us": float(r["max"]) / 1e3}
+            res = np.abs(aligned - gk.median(aligned)[keys])
+            rms = np.sqrt(gc.sum(res ** 2) / np.maximum(gc.size, 1))
+            p95, mx = gc.quantile(res, 0.95), gc.max(res)
+            for h in np.nonzero(gc.size)[0]:
+                fit[cnames[h]] = {"collectives": int(gc.size[h]), "rms_us": float(rms[h]) / 1e3,
+                                  "p95_us": float(p95[h]) / 1e3, "max_us": float(mx[h]) / 1e3}
     anchors = {}
-    if "anchor_ns" in ranks:
-        a = ranks.dropna(subset=["anchor_ns"]).drop_duplicates("clock")
-        anchors = dict(zip(a["clock"], a["anchor_ns"].astype(float)))
+    for h, a in zip(ranks["clock"].tolist(), ranks["anchor_ns"]):
+        if a is not None and a == a and h not in anchors:
+            anchors[h] = float(a)
     out = []
     for h in hosts:
         e = {"host": h, "offset_ms": off[h] / 1e6}
@@ -167,81 +199,99 @@ def clock_offsets(c, ranks):
     return off, out
 
 
-def _arrivals(c, off):
+def _arrivals(c, off, ranks_clock):
     """Per collective row, after aligning the clocks: arrival (kernel start), lateness against the
-    others, wait, and per collective the noise of the arrivals."""
-    o = c["clock"].map(off).fillna(0.0).to_numpy(float)
-    c["a_start"] = c["start_ns"].to_numpy(float) - o
-    c["a_end"] = c["end_ns"].to_numpy(float) - o
-    c["a_launch"] = np.where(c["launch_ok"].to_numpy(), c["launch_ns"].to_numpy(float) - o, np.nan)
-    c = c.sort_values(KEY + ["a_start"], ascending=[True, True, True, False], kind="stable", ignore_index=True)
-    g = c.groupby(KEY, sort=False)
-    c["_g"] = g.ngroup()  # the collective's number: later group-bys use it, not the three key columns
-    c["n"] = g["a_start"].transform("size")
-    c["pos"] = g.cumcount()  # 0: the last to arrive
-    first = g["a_start"].transform("min").to_numpy()
-    last = g["a_start"].transform("max").to_numpy()
-    med = g["a_start"].transform("median").to_numpy()
-    second = c["a_start"].where(c["pos"] == 1).groupby(c["_g"], sort=False).transform("max").to_numpy()
-    n = c["n"].to_numpy()
+    others, wait, and per collective the noise of the arrivals.  Rows sorted by collective, the
+    latest arrival first; "_g" numbers the collectives in that order."""
+    o = np.array([off.get(h, 0.0) for h in dict.fromkeys(ranks_clock)], dtype=float)[c["_clock"]] if nrows(c) \
+        else np.zeros(0)
+    a_start = c["start_ns"].astype(float) - o
+    c = dict(c, a_start=a_start, a_end=c["end_ns"].astype(float) - o,
+             a_launch=np.where(c["launch_ok"], c["launch_ns"].astype(float) - o, np.nan))
+    c = take(c, np.lexsort((-c["a_start"], c["_k"])))
+    gid = c["_k"]  # numbered in the keys' order: the collectives' order here
+    g = Groups(gid)
+    c["_g"] = gid
+    n = g.size[gid]
+    c["n"] = n
+    pos = g.cumcount()  # 0: the last to arrive
+    c["pos"] = pos
+    s = c["a_start"]
+    first, last, med = g.min(s)[gid], g.max(s)[gid], g.median(s)[gid]
+    second = g.max(np.where(pos == 1, s, np.nan))[gid]
     ref = np.where(n >= 3, med, first)  # the others' usual arrival: the median; of two ranks the first
-    c["late_ms"] = np.maximum(c["a_start"].to_numpy() - ref, 0.0) / 1e6
-    c["held_ms"] = np.where((c["pos"] == 0) & (n >= 2), np.nan_to_num(last - second), 0.0) / 1e6
-    dur = np.maximum(c["a_end"].to_numpy() - c["a_start"].to_numpy(), 0.0)
-    c["wait_ms"] = np.minimum(last - c["a_start"].to_numpy(), dur) / 1e6  # waiting happens inside the kernel
-    c["arrival_ms"] = (c["a_start"].to_numpy() - first) / 1e6
-    c["dev_ns"] = np.abs(c["a_start"].to_numpy() - med)
-    lmed = g["a_launch"].transform("median").to_numpy()
-    c["launch_lag_ms"] = (c["a_launch"].to_numpy() - lmed) / 1e6
-    return c
+    c["late_ms"] = np.maximum(s - ref, 0.0) / 1e6
+    c["held_ms"] = np.where((pos == 0) & (n >= 2), np.nan_to_num(last - second), 0.0) / 1e6
+    dur = np.maximum(c["a_end"] - s, 0.0)
+    c["wait_ms"] = np.minimum(last - s, dur) / 1e6  # waiting happens inside the kernel
+    c["arrival_ms"] = (s - first) / 1e6
+    c["dev_ns"] = np.abs(s - med)
+    c["launch_lag_ms"] = (c["a_launch"] - g.median(c["a_launch"])[gid]) / 1e6
+    return c, g
 
 
-def _noise_ms(c):
+def _noise_ms(c, g):
     """The arrivals' usual scatter (ms): per collective of 3 or more ranks 1.4826 x the median absolute
     deviation of the arrivals (one or a few late ranks do not move it), the median over collectives;
     with two ranks only, the same scale of the skews of the collectives in the better half."""
-    big = c[c["n"] >= 3]
-    if len(big):
-        mad = big.groupby(KEY, sort=False)["dev_ns"].median()
-        return float(1.4826 * np.median(mad.to_numpy())) / 1e6
-    top = c[(c["pos"] == 0) & (c["n"] == 2)]["held_ms"].to_numpy()
+    big = g.size >= 3
+    if big.any():
+        mad = g.median(c["dev_ns"])[big]
+        return float(1.4826 * np.median(mad)) / 1e6
+    top = c["held_ms"][(c["pos"] == 0) & (c["n"] == 2)]
     if len(top) < 2:
         return 0.0
     low = np.sort(top)[: max(2, len(top) // 2)]
     return float(1.4826 * np.median(np.abs(low - np.median(low))))
 
 
-def _iteration_excess(iters):
-    """Per rank and iteration, how far above the iteration's median rank it was in each phase."""
-    it = iters.sort_values(["rank", "iteration"]).copy()
+def _ri_key(rank, iteration, span):
+    """One int per (rank, iteration); iteration -1 (outside the iterations) included."""
+    return np.asarray(rank, np.int64) * span + (np.asarray(iteration, np.int64) + 1)
+
+
+def _iteration_excess(it):
+    """Per rank and iteration (rows sorted by rank, iteration), how far above the iteration's median
+    rank it was in each phase."""
     # GPU idle before the iteration's work: from the previous iteration's last op (the first: from the
     # iteration range's start) to its first op
-    prev_last = it.groupby("rank")["last_ns"].shift(1).fillna(it["start_ns"])
-    it["lead_idle_ms"] = np.maximum((it["first_ns"] - prev_last).to_numpy(float), 0.0) / 1e6
-    ph = {"compute": "compute_ms", "memory copies": "memop_ms", "host/launch": "idle_ms", "data loading": "lead_idle_ms"}
-    med = it.groupby("iteration")[list(ph.values())].transform("median")
-    for name, col in ph.items():
-        it["x_" + name] = it[col] - med[col]
-    return it
+    r = it["rank"]
+    prev_last = np.empty(len(r), np.int64)
+    if len(r):
+        prev_last[1:] = it["last_ns"][:-1]
+        newr = np.ones(len(r), bool)
+        newr[1:] = r[1:] != r[:-1]
+        prev_last[newr] = it["start_ns"][newr]
+    lead = np.maximum((it["first_ns"] - prev_last).astype(float), 0.0) / 1e6
+    ph = {"compute": it["compute_ms"], "memory copies": it["memop_ms"], "host/launch": it["idle_ms"],
+          "data loading": lead}
+    gi = Groups(group_ids(it["iteration"])[0])
+    return {name: v - gi.median(v)[gi.gid] for name, v in ph.items()}
 
 
-def _causes(late, ex):
+def _causes(c, late, it, ex, span):
     """Cause of each late arrival: the phase of its rank's iteration most above the median rank; a
     collective the host launched late (by half the lateness or more) is put down to the host (data
     loading when the GPU sat idle before the iteration's work, else host/launch)."""
-    if late.empty:
-        return np.array([], dtype=object)
-    cols = ["x_" + n for n in CAUSES]
-    m = late[["rank", "iteration"]].merge(ex[["rank", "iteration"] + cols], on=["rank", "iteration"], how="left")
-    x = m[cols].to_numpy(float)
-    x = np.where(np.isnan(x), -np.inf, x)
-    host = (late["launch_lag_ms"].to_numpy(float) >= 0.5 * late["late_ms"].to_numpy(float))
+    idx = np.nonzero(late)[0]
+    if not len(idx):
+        return strings([])
+    j = lookup(_ri_key(c["rank"][idx], c["iteration"][idx], span), _ri_key(it["rank"], it["iteration"], span),
+               np.arange(nrows(it)), -1)
+    x = np.full((len(idx), len(CAUSES)), -np.inf)
+    hit = j >= 0
+    for k, name in enumerate(CAUSES):
+        v = ex[name][j[hit]] if len(ex[name]) else np.zeros(0)
+        x[hit, k] = np.where(np.isnan(v), -np.inf, v)
+    lm = c["late_ms"][idx]
+    lag = c["launch_lag_ms"][idx]
+    host = np.where(np.isnan(lag), False, lag >= 0.5 * lm)
     x[host, 0] = -np.inf
     x[host, 1] = -np.inf
     best = np.argmax(x, axis=1)
     top = x[np.arange(len(x)), best]
     names = np.array(CAUSES, dtype=object)[best]
-    return np.where(top > 0.1 * late["late_ms"].to_numpy(float), names, np.where(host, "host/launch", "unclear"))
+    return np.where(top > 0.1 * lm, names, np.where(host, "host/launch", "unclear")).astype(object)
 
 
 def _pattern(k, n):
@@ -252,283 +302,384 @@ def _pattern(k, n):
     return "consistent" if k >= max(2, 0.5 * n) else "intermittent"
 
 
-def reduce(tasks, rk, iters, colls, failed_inputs):
-    """(ranks, iterations, collectives, summary) from the workers' tables (pandas)."""
-    failed, skipped, partial, good = _split(tasks, rk, failed_inputs)
+def _prepare(tasks, good, it, co):
+    """The ranks table (rank order) and the iterations and collective rows of its ranks, with rank
+    numbers, clocks, and times relative to the first collective."""
     nums, clashes = _numbers(tasks, good)
     by = {t["index"]: t for t in tasks}
-    ranks = pd.DataFrame({
-        "rank": [nums[i] for i in good["task"]],
-        "host": [by[i].get("host") or "" for i in good["task"]],
-        "path": [by[i]["path"] for i in good["task"]],
-        "anchor_ns": [by[i].get("anchor_ns") for i in good["task"]],
-        "task": good["task"].to_numpy(),
-    })
-    ranks["clock"] = np.where(ranks["host"] != "", ranks["host"], "rank" + ranks["rank"].astype(str))
+    task = good["task"]
+    rank = np.array([nums[i] for i in task.tolist()], dtype=np.int64)
+    o = np.argsort(rank, kind="stable")
+    host = strings([by[i].get("host") or "" for i in task.tolist()])
+    ranks = {"rank": rank, "host": host, "path": strings([by[i]["path"] for i in task.tolist()]),
+             "clock": strings([h if h else "rank%d" % r for h, r in zip(host.tolist(), rank.tolist())]),
+             "anchor_ns": [by[i].get("anchor_ns") for i in task.tolist()], "task": task}
     for k in ("label", "gpus", "iterations", "first_ns", "last_ns") + RANK_COLS:
-        ranks[k] = good[k].to_numpy()
-    ranks = ranks.sort_values("rank", ignore_index=True)
-    tmap = ranks.set_index("task")
-    iters = iters[iters["task"].isin(tmap.index)].copy()
-    iters["rank"] = iters["task"].map(tmap["rank"])
-    colls = colls[colls["task"].isin(tmap.index)].copy()
-    colls["rank"] = colls["task"].map(tmap["rank"])
-    colls["clock"] = colls["task"].map(tmap["clock"])
-
+        ranks[k] = good[k]
+    ranks = take(ranks, o)
+    rt = ranks["task"]
+    it = take(it, np.isin(it["task"], rt))
+    it["rank"] = lookup(it["task"], rt, ranks["rank"], -1)
+    co = take(co, np.isin(co["task"], rt))
+    co["rank"] = lookup(co["task"], rt, ranks["rank"], -1)
+    # each rank's clock as a number: the clocks in order of their first rank (clock_offsets' order)
+    names = list(dict.fromkeys(ranks["clock"].tolist()))
+    at = {h: i for i, h in enumerate(names)}
+    ranks["_clock"] = np.array([at[h] for h in ranks["clock"].tolist()], dtype=np.int64)
+    j = lookup(co["task"], rt, np.arange(len(rt)), 0)
+    co["_clock"] = ranks["_clock"][j] if len(j) else np.zeros(0, np.int64)
     # times relative to the first one: a float of ns since the epoch is only good to 256 ns
-    base = int(colls["start_ns"].min()) if len(colls) else 0
-    for k in ("start_ns", "end_ns"):
-        colls[k] = colls[k] - base
-    colls["launch_ok"] = colls["launch_ns"] > 0
-    colls["launch_ns"] = np.where(colls["launch_ok"], colls["launch_ns"] - base, 0)
+    base = int(co["start_ns"].min()) if nrows(co) else 0
+    co["start_ns"] = co["start_ns"] - base
+    co["end_ns"] = co["end_ns"] - base
+    co["launch_ok"] = co["launch_ns"] > 0
+    co["launch_ns"] = np.where(co["launch_ok"], co["launch_ns"] - base, 0)
+    return ranks, it, co, base, clashes
+
+
+def reduce(tasks, rk, iters, colls, failed_inputs):
+    """(ranks, iterations, collectives, summary) from the workers' tables: tables as columns."""
+    failed, skipped, partial, good = _split(tasks, rk, failed_inputs)
+    ranks, iters, colls, base, clashes = _prepare(tasks, good, iters, colls)
     c = match_collectives(colls)
     off, clock = clock_offsets(c, ranks)
     warnings = []
     if clashes:
         warnings.append("%d inputs claimed a rank number another input has; renumbered: %s" % (
             len(clashes), ", ".join(clashes[:5])))
-    nranks = len(ranks)
-    if not c.empty:
-        c = _arrivals(c, off)
-        noise = _noise_ms(c)
+    nranks = nrows(ranks)
+    if nrows(c):
+        c, g = _arrivals(c, off, ranks["clock"].tolist())
+        noise = _noise_ms(c, g)
     else:
-        for k in ("late_ms", "held_ms", "wait_ms", "arrival_ms", "launch_lag_ms", "a_start", "a_end", "n", "pos"):
-            c[k] = pd.Series(dtype=float)
+        c = dict(c, **{k: np.zeros(0) for k in ("late_ms", "held_ms", "wait_ms", "arrival_ms", "launch_lag_ms",
+                                                 "a_start", "a_end")})
+        c.update(n=np.zeros(0, np.int64), pos=np.zeros(0, np.int64), _g=np.zeros(0, np.int64))
+        g = Groups(c["_g"], 0)
         noise = 0.0
     thr = max(LATE_MIN_MS, LATE_NOISE * noise)
-    c["late"] = (c["late_ms"] > thr) & (c["n"] >= 2)
-    ex = _iteration_excess(iters) if len(iters) else pd.DataFrame(columns=["rank", "iteration"] + ["x_" + n for n in CAUSES])
-    c["cause"] = ""
-    lr = c[c["late"]]
-    if len(lr):
-        c.loc[lr.index, "cause"] = _causes(lr, ex)
-    c["cost_ms"] = np.where(c["late"] & (c["pos"] == 0), c["held_ms"], 0.0)  # the job waited for it alone
+    late = (c["late_ms"] > thr) & (c["n"] >= 2)
+    c["late"] = late
+    # iterations in rank, iteration order: the phases' excess per rank and iteration
+    iters = take(iters, np.lexsort((iters["iteration"], iters["rank"])))
+    span = int(max(iters["iteration"].max() if nrows(iters) else 0, c["iteration"].max() if nrows(c) else 0)) + 2
+    cause = np.full(nrows(c), "", dtype=object)
+    if late.any():
+        cause[late] = _causes(c, late, iters, _iteration_excess(iters) if nrows(iters) else
+                              {k: np.zeros(0) for k in CAUSES}, span)
+    c["cause"] = cause
+    c["cost_ms"] = np.where(late & (c["pos"] == 0), c["held_ms"], 0.0)  # the job waited for it alone
     c["waited_for_ms"] = c["cost_ms"] * (c["n"] - 1)
 
-    # ---- one row per collective
-    ct = _collective_table(c)
+    ct = _collective_table(c, g)
     ct["start_ns"] = ct["start_ns"] + base
-
-    # ---- per rank and iteration
-    if len(iters):
-        key = ["rank", "iteration"]
-        if len(c):
-            agg = c.groupby(key).agg(wait_ms=("wait_ms", "sum"), cost_ms=("cost_ms", "sum"),
-                                     waited_for_ms=("waited_for_ms", "sum"))
-            gl = c[c["late"]].groupby(key)
-            agg["late_ms"] = gl["late_ms"].max().reindex(agg.index).fillna(0.0)
-            agg["late_collectives"] = gl.size().reindex(agg.index).fillna(0).astype(int)
-            iters = iters.merge(agg.reset_index(), on=key, how="left")
-        for k in ("wait_ms", "late_ms", "cost_ms", "waited_for_ms"):
-            iters[k] = iters[k].fillna(0.0) if k in iters else 0.0
-        iters["late_collectives"] = iters["late_collectives"].fillna(0).astype(int) if "late_collectives" in iters else 0
-        iters["wait_ms"] = np.minimum(iters["wait_ms"], iters["comm_ms"])
-        iters["work_ms"] = np.maximum(iters["span_ms"] - iters["wait_ms"], 0.0)
-        cz = c[c["late"]].sort_values("late_ms", ascending=False).drop_duplicates(key)[key + ["cause"]]
-        iters = iters.merge(cz, on=key, how="left")
-        iters["cause"] = iters["cause"].fillna("")
-        iters["host"] = iters["rank"].map(ranks.set_index("rank")["host"])
-        iters["clock_offset_ms"] = iters["rank"].map(ranks.set_index("rank")["clock"]).map(off).fillna(0.0) / 1e6
-        iters["local_start_ns"] = iters["start_ns"]
-        iters["start_ns"] = iters["start_ns"] - np.round(iters["clock_offset_ms"] * 1e6).astype(np.int64)
-        iters = iters.sort_values(["rank", "iteration"], ignore_index=True)
-    iters = iters.reindex(columns=["rank", "host", "iteration", "start_ns", "local_start_ns", *RANK_COLS, "wait_ms",
-                                   "work_ms", "late_ms", "late_collectives", "cost_ms", "waited_for_ms", "cause"])
-
-    # ---- per rank
-    g = c.groupby("rank")
-    ranks["collectives"] = ranks["rank"].map(g.size()).fillna(0).astype(int)
-    ranks["wait_ms"] = np.minimum(ranks["rank"].map(g["wait_ms"].sum()).fillna(0.0), ranks["comm_ms"])
-    ranks["work_ms"] = np.maximum(ranks["span_ms"] - ranks["wait_ms"], 0.0)
-    lt = c[c["late"]]
-    gl = lt.groupby("rank")
-    ranks["late_count"] = ranks["rank"].map(gl.size()).fillna(0).astype(int)
-    ranks["last_count"] = ranks["rank"].map(c[(c["pos"] == 0) & (c["n"] >= 2)].groupby("rank").size()).fillna(0).astype(int)
-    ranks["iterations_late"] = ranks["rank"].map(lt[lt["iteration"] >= 0].groupby("rank")["iteration"].nunique()).fillna(0).astype(int)
-    ranks["cost_ms"] = ranks["rank"].map(g["cost_ms"].sum()).fillna(0.0)
-    ranks["waited_for_ms"] = ranks["rank"].map(g["waited_for_ms"].sum()).fillna(0.0)
-    ranks["max_late_ms"] = ranks["rank"].map(gl["late_ms"].max()).fillna(0.0)
-    if len(lt):
-        w = lt.groupby(["rank", "cause"])["late_ms"].sum().reset_index().sort_values("late_ms", ascending=False)
-        ranks["cause"] = ranks["rank"].map(w.drop_duplicates("rank").set_index("rank")["cause"]).fillna("")
-    else:
-        ranks["cause"] = ""
-    nit = int(iters["iteration"].nunique()) if len(iters) else 0
-    # by iterations when there are some (a collective outside them, at start-up say, does not count);
-    # by collectives otherwise, or for a rank late only outside the iterations
-    ranks["pattern"] = [_pattern(k, nit) if nit and k else _pattern(m, n)
-                        for k, m, n in zip(ranks["iterations_late"], ranks["late_count"], ranks["collectives"])]
-    ranks["clock_offset_ms"] = ranks["clock"].map(off).fillna(0.0) / 1e6
+    iters, nit = _iteration_table(iters, c, ranks, off, span)
+    ranks = _rank_table(ranks, c, off, nit)
 
     stragglers = _stragglers(ranks, nit)
     it_summary = _per_iteration(iters, c)
-    late = _late_list(ct)
+    late_list = _late_list(ct)
     outliers = _outliers(ranks)
 
-    by_match = {k: int(v) for k, v in c["match"].value_counts().items()} if len(c) else {}
+    by_match = {}
+    for m in c["match"].tolist() if nrows(c) else []:
+        by_match[m] = by_match.get(m, 0) + 1
+    by_match = dict(sorted(by_match.items(), key=lambda kv: -kv[1]))
     if by_match.get("order"):
         warnings.append("%d of %d collective rows matched by order (no NCCL profiler-plugin records or trace "
                         "sequence numbers): right only when every rank issued its collectives in the same order"
-                        % (by_match["order"], len(c)))
+                        % (by_match["order"], nrows(c)))
     for e in clock:
         if e.get("rms_us", 0) > 1000:
             warnings.append("clock %s: its collectives' ends agree only to %.1f ms rms after alignment: skews "
                             "and waits on it are uncertain by as much" % (e["host"], e["rms_us"] / 1e3))
-    if len(ct) and nranks > 1:
-        short = int((ct["ranks"].map(len) < ct["ranks"].map(len).max()).sum())
+    if nrows(ct) and nranks > 1:
+        seen = np.array([len(x) for x in ct["ranks"]])
+        short = int((seen < seen.max()).sum())
         if short:
             warnings.append("%d collectives were seen on fewer ranks than the others (a rank left out, or "
                             "traces that start or end at different points)" % short)
-    hosts = sorted(set(ranks["host"]) - {""})
+    hosts = sorted(set(ranks["host"].tolist()) - {""})
     summary = {
         "schema_version": 2, "tool": "gputap fleet",
-        "ranks": int(nranks), "hosts": hosts, "clocks": int(ranks["clock"].nunique()) if nranks else 0,
-        "iterations": nit, "collectives": int(len(ct)), "collective_rows_by_match": by_match,
+        "ranks": int(nranks), "hosts": hosts, "clocks": len(set(ranks["clock"].tolist())) if nranks else 0,
+        "iterations": nit, "collectives": int(nrows(ct)), "collective_rows_by_match": by_match,
         "match": ("none" if not by_match else next(iter(by_match)) if len(by_match) == 1 else "mixed"),
         "late_threshold_ms": thr, "arrival_noise_ms": noise,
         "failed": failed, "skipped": skipped, "partial": partial,
         "stragglers": stragglers, "slow_ranks": stragglers,
-        "late_collectives": late, "late_collectives_total": int(ct["is_late"].sum()) if len(ct) else 0,
+        "late_collectives": late_list, "late_collectives_total": int(ct["is_late"].sum()) if nrows(ct) else 0,
         "outliers": outliers, "per_iteration": it_summary, "clock": clock, "warnings": warnings,
     }
-    ranks = ranks.drop(columns=["anchor_ns", "task"])
-    return ranks, iters, ct, summary
+    return {k: ranks[k] for k in RANKS_OUT}, iters, ct, summary
 
 
-def _collective_table(c):
-    cols = ["comm", "seq", "iteration", "name", "count", "dtype", "bytes", "algo", "proto", "match", "ranks",
-            "arrival_ms", "skew_ms",
-            "wait_ms", "late_rank", "first_rank", "late_ms", "held_ms", "is_late", "late_ranks", "late_by_ms", "cause",
-            "duration_ms", "end_spread_ms", "start_ns"]
-    if c.empty:
-        return pd.DataFrame(columns=cols)
-    k = "_g"  # the collective's number (_arrivals), one column: faster to group by than its key's three
-    g = c.groupby(k, sort=False)
-    t = g.agg(comm=("comm", "first"), name=("name", "first"), seq=("seq", "first"), count=("count", "max"),
-              dtype=("dtype", "max"), bytes=("bytes", "max"), algo=("algo", "first"), proto=("proto", "first"),
-              match=("match", "first"), skew_ms=("arrival_ms", "max"), wait_ms=("wait_ms", "sum"),
-              a_first=("a_start", "min"), end_max=("a_end", "max"), end_min=("a_end", "min"), is_late=("late", "any"),
-              n=("n", "first"))
-    # the iteration most of its ranks launched it in
-    im = c.groupby([k, "iteration"], sort=False).size().reset_index(name="m").sort_values("m", ascending=False)
-    t["iteration"] = im.drop_duplicates(k).set_index(k)["iteration"].reindex(t.index).to_numpy()
-    s = c.sort_values([k, "rank"], kind="stable")
-    gs = s.groupby(k, sort=False)
-    t["ranks"] = gs["rank"].agg(list).reindex(t.index)
-    t["arrival_ms"] = gs["arrival_ms"].agg(list).reindex(t.index)
-    top = c[c["pos"] == 0].set_index(k)
-    t["late_rank"] = top["rank"].reindex(t.index).to_numpy()
-    t["late_ms"] = top["late_ms"].reindex(t.index).to_numpy()
-    t["held_ms"] = np.where(t["is_late"], top["held_ms"].reindex(t.index).to_numpy(), 0.0)
-    t["cause"] = top["cause"].reindex(t.index).fillna("").to_numpy()
-    bot = c.sort_values("a_start", kind="stable").drop_duplicates(k).set_index(k)
-    t["first_rank"] = bot["rank"].reindex(t.index).to_numpy()
-    lr = c[c["late"]]  # already latest first within a collective
-    gl = lr.groupby(k, sort=False)
-    t["late_ranks"] = gl["rank"].agg(list).reindex(t.index)
-    t["late_by_ms"] = gl["late_ms"].agg(list).reindex(t.index)
-    for col in ("late_ranks", "late_by_ms"):
-        t[col] = [v if isinstance(v, list) else [] for v in t[col]]
-    t["duration_ms"] = ((c["a_end"] - c["a_start"]) / 1e6).groupby(c[k], sort=False).median().reindex(
-        t.index).to_numpy()
-    t["end_spread_ms"] = (t["end_max"] - t["end_min"]) / 1e6
-    t["start_ns"] = t["a_first"].astype(np.int64)
-    one = t["n"] < 2
-    t.loc[one, ["late_rank", "first_rank"]] = -1
-    t = t.reset_index(drop=True)
-    t["iteration"] = t["iteration"].fillna(-1).astype(np.int64)
-    return t.sort_values(["start_ns", "comm", "seq"], ignore_index=True)[cols]
+def _collective_table(c, g):
+    if not nrows(c):
+        return empty(COLLS_OUT)
+    gid = c["_g"]
+    first = g.first_row()  # the latest arrival of each collective (rows are latest first)
+    t = {k: c[k][first] for k in ("comm", "name", "seq", "algo", "proto", "match")}
+    t["count"] = g.max(c["count"])[:].astype(np.int64)
+    t["bytes"] = g.max(c["bytes"]).astype(np.int64)
+    dcode, dnames = factorize(c["dtype"])
+    t["dtype"] = dnames[g.max(dcode).astype(np.int64)]
+    t["skew_ms"] = g.max(c["arrival_ms"])
+    t["wait_ms"] = g.sum(c["wait_ms"])
+    a_first, end_max, end_min = g.min(c["a_start"]), g.max(c["a_end"]), g.min(c["a_end"])
+    late = c["late"]
+    is_late = g.count(late) > 0
+    t["is_late"] = is_late
+    n = g.size
+    # the iteration most of its ranks launched it in (of equally many, the lowest)
+    gi, _ = group_ids(gid, c["iteration"])
+    cnt = np.bincount(gi)
+    rows = Groups(gi).first_row()
+    o = np.lexsort((c["iteration"][rows], -cnt, gid[rows]))
+    keep = np.ones(len(o), bool)
+    keep[1:] = gid[rows][o][1:] != gid[rows][o][:-1]
+    iteration = np.full(g.n, -1, np.int64)
+    iteration[gid[rows][o][keep]] = c["iteration"][rows][o][keep]
+    t["iteration"] = iteration
+    by_rank = np.lexsort((c["rank"], gid))
+    t["ranks"] = g.lists(c["rank"], by_rank)
+    t["arrival_ms"] = g.lists(c["arrival_ms"], by_rank)
+    t["late_rank"] = c["rank"][first]
+    t["late_ms"] = c["late_ms"][first]
+    t["held_ms"] = np.where(is_late, c["held_ms"][first], 0.0)
+    t["cause"] = c["cause"][first]
+    # the earliest arrival; of equal ones the first row
+    t["first_rank"] = c["rank"][g.first_row(c["a_start"] == a_first[gid])]
+    lr = np.nonzero(late)[0]  # already latest first within a collective
+    gl = Groups(gid[lr], g.n)
+    t["late_ranks"] = gl.lists(c["rank"][lr])
+    t["late_by_ms"] = gl.lists(c["late_ms"][lr])
+    t["duration_ms"] = g.median((c["a_end"] - c["a_start"]) / 1e6)
+    t["end_spread_ms"] = (end_max - end_min) / 1e6
+    t["start_ns"] = a_first.astype(np.int64)
+    one = n < 2
+    t["late_rank"] = np.where(one, -1, t["late_rank"])
+    t["first_rank"] = np.where(one, -1, t["first_rank"])
+    kc = factorize(t["comm"])[0]
+    return take({k: t[k] for k in COLLS_OUT}, np.lexsort((t["seq"], kc, t["start_ns"])))
+
+
+def _iteration_table(it, c, ranks, off, span):
+    """Per rank and iteration: waits, lateness, cost and cause, with the clock offset applied."""
+    if not nrows(it):
+        return empty(ITERS_OUT), 0
+    nit = len(np.unique(it["iteration"]))
+    key = _ri_key(it["rank"], it["iteration"], span)
+    z = np.zeros(nrows(it))
+    wait, cost, waited, late_ms, nlate, cause = z, z, z, z, np.zeros(nrows(it), np.int64), strings([""] * nrows(it))
+    if nrows(c):
+        ck = _ri_key(c["rank"], c["iteration"], span)
+        gid, ng = group_ids(ck)
+        g = Groups(gid, ng)
+        uk = ck[g.first_row()]
+        j = lookup(key, uk, np.arange(ng), -1)
+        hit = j >= 0
+        jj = np.maximum(j, 0)
+
+        def per(v):
+            return np.where(hit, v[jj], 0.0) if ng else z
+
+        wait, cost, waited = per(g.sum(c["wait_ms"])), per(g.sum(c["cost_ms"])), per(g.sum(c["waited_for_ms"]))
+        lt = c["late"]
+        late_ms = np.nan_to_num(per(g.max(np.where(lt, c["late_ms"], np.nan))))
+        nlate = per(g.count(lt).astype(float)).astype(np.int64)
+        # the cause of the latest late arrival of the rank in the iteration
+        li = np.nonzero(lt)[0]
+        if len(li):
+            o = li[np.lexsort((np.arange(len(li)), -c["late_ms"][li], ck[li]))]
+            ko = ck[o]
+            keep = np.ones(len(o), bool)
+            keep[1:] = ko[1:] != ko[:-1]
+            m = lookup(key, ko[keep], c["cause"][o[keep]], "")
+            cause = strings(m.tolist())
+    out = {"rank": it["rank"]}
+    rj = lookup(it["rank"], ranks["rank"], np.arange(nrows(ranks)), 0)
+    out["host"] = ranks["host"][rj]
+    clock_off = np.array([off.get(h, 0.0) for h in ranks["clock"].tolist()], dtype=float)[rj] / 1e6
+    out["iteration"] = it["iteration"]
+    out["start_ns"] = it["start_ns"] - np.round(clock_off * 1e6).astype(np.int64)
+    out["local_start_ns"] = it["start_ns"]
+    for k in RANK_COLS:
+        out[k] = it[k]
+    out["wait_ms"] = np.minimum(wait, it["comm_ms"])
+    out["work_ms"] = np.maximum(it["span_ms"] - out["wait_ms"], 0.0)
+    out["late_ms"] = late_ms
+    out["late_collectives"] = nlate
+    out["cost_ms"] = cost
+    out["waited_for_ms"] = waited
+    out["cause"] = cause
+    return out, nit
+
+
+def _rank_table(ranks, c, off, nit):
+    """Per rank: collectives, waits, lateness, cost, pattern and cause, clock offset."""
+    r = ranks["rank"]
+    nr = len(r)
+    j = lookup(c["rank"], r, np.arange(nr), 0) if nrows(c) else np.zeros(0, np.int64)
+    g = Groups(j, nr)
+    late = c["late"]
+    gl_max = g.max(np.where(late, c["late_ms"], np.nan))
+    ranks["collectives"] = g.size.astype(np.int64)
+    ranks["wait_ms"] = np.minimum(g.sum(c["wait_ms"]), ranks["comm_ms"])
+    ranks["work_ms"] = np.maximum(ranks["span_ms"] - ranks["wait_ms"], 0.0)
+    ranks["late_count"] = g.count(late).astype(np.int64)
+    ranks["last_count"] = g.count((c["pos"] == 0) & (c["n"] >= 2)).astype(np.int64)
+    li = late & (c["iteration"] >= 0)
+    if li.any():
+        pairs = np.unique(np.stack([j[li], c["iteration"][li]]), axis=1)
+        ranks["iterations_late"] = np.bincount(pairs[0], minlength=nr).astype(np.int64)
+    else:
+        ranks["iterations_late"] = np.zeros(nr, np.int64)
+    ranks["cost_ms"] = g.sum(c["cost_ms"])
+    ranks["waited_for_ms"] = g.sum(c["waited_for_ms"])
+    ranks["max_late_ms"] = np.nan_to_num(gl_max)
+    cause = np.full(nr, "", dtype=object)
+    lt = np.nonzero(late)[0]
+    if len(lt):
+        # the cause of most of the rank's lateness (of equal sums, the first in sorted order)
+        cc, cn = factorize(c["cause"][lt])
+        gid, ng = group_ids(j[lt], cc)
+        sums = np.bincount(gid, weights=c["late_ms"][lt])
+        rows = Groups(gid).first_row()
+        rr, ca = j[lt][rows], cc[rows]
+        o = np.lexsort((ca, -sums, rr))
+        keep = np.ones(len(o), bool)
+        keep[1:] = rr[o][1:] != rr[o][:-1]
+        cause[rr[o][keep]] = cn[ca[o][keep]]
+    ranks["cause"] = cause
+    # by iterations when there are some (a collective outside them, at start-up say, does not count);
+    # by collectives otherwise, or for a rank late only outside the iterations
+    ranks["pattern"] = strings([_pattern(k, nit) if nit and k else _pattern(m, n) for k, m, n in
+                                zip(ranks["iterations_late"].tolist(), ranks["late_count"].tolist(),
+                                    ranks["collectives"].tolist())])
+    ranks["clock_offset_ms"] = np.array([off.get(h, 0.0) for h in ranks["clock"].tolist()], dtype=float) / 1e6
+    return ranks
 
 
 def _stragglers(ranks, nit):
     """Ranks the others waited for (late beyond the noise at one collective or more), costliest first;
     and ranks whose time not waiting is an outlier although they were never late (an asynchronous
     job).  Each with its cost, whether it is consistent or one-off, and its cause."""
-    if not len(ranks):
+    if not nrows(ranks):
         return []
-    wmed, wscale = _robust(ranks["work_ms"])
-    z = (ranks["work_ms"] - wmed) / wscale
-    slow_work = (z > Z_OUTLIER) & (ranks["work_ms"] > wmed * (1 + REL_OUTLIER / 2)) if len(ranks) >= 3 else z < -np.inf
-    pick = ranks[(ranks["late_count"] > 0) | slow_work].copy()
-    pick = pick.sort_values(["cost_ms", "max_late_ms", "work_ms"], ascending=False).head(LIST_MAX)
+    work = ranks["work_ms"]
+    wmed, wscale = _robust(work)
+    z = (work - wmed) / wscale
+    slow_work = (z > Z_OUTLIER) & (work > wmed * (1 + REL_OUTLIER / 2)) if nrows(ranks) >= 3 else z < -np.inf
+    pick = np.nonzero((ranks["late_count"] > 0) | slow_work)[0]
+    pick = pick[np.lexsort((-work[pick], -ranks["max_late_ms"][pick], -ranks["cost_ms"][pick]))][:LIST_MAX]
     out = []
-    for r in pick.itertuples(index=False):
-        per = r.cost_ms / r.iterations_late if r.iterations_late else r.cost_ms
-        if r.late_count:
+    for i in pick.tolist():
+        r = {k: ranks[k][i] for k in ("rank", "host", "cost_ms", "waited_for_ms", "late_count", "collectives",
+                                       "iterations_late", "pattern", "cause", "max_late_ms", "work_ms")}
+        per = r["cost_ms"] / r["iterations_late"] if r["iterations_late"] else r["cost_ms"]
+        if r["late_count"]:
             reason = ("%s: late at %d of %d collectives%s (by up to %.3f ms); the others waited %.3f ms for it "
                       "alone%s; cause: %s" % (
-                          r.pattern, r.late_count, r.collectives,
-                          (" in %d of %d iterations" % (r.iterations_late, nit)) if nit else "", r.max_late_ms,
-                          r.cost_ms, (" (%.3f ms per late iteration)" % per) if r.iterations_late > 1 else "",
-                          r.cause or "unclear"))
+                          r["pattern"], r["late_count"], r["collectives"],
+                          (" in %d of %d iterations" % (r["iterations_late"], nit)) if nit else "", r["max_late_ms"],
+                          r["cost_ms"], (" (%.3f ms per late iteration)" % per) if r["iterations_late"] > 1 else "",
+                          r["cause"] or "unclear"))
         else:
             reason = "never late beyond the noise, but %.3f ms not waiting for others vs %.3f ms median" % (
-                r.work_ms, wmed)
-        out.append({"rank": int(r.rank), "host": r.host, "cost_ms": float(r.cost_ms),
-                    "waited_for_ms": float(r.waited_for_ms), "cost_per_late_iteration_ms": float(per),
-                    "late_collectives": int(r.late_count), "collectives": int(r.collectives),
-                    "iterations_late": int(r.iterations_late), "iterations": int(nit), "pattern": r.pattern,
-                    "cause": r.cause, "max_late_ms": float(r.max_late_ms), "work_ms": float(r.work_ms),
+                r["work_ms"], wmed)
+        out.append({"rank": int(r["rank"]), "host": r["host"], "cost_ms": float(r["cost_ms"]),
+                    "waited_for_ms": float(r["waited_for_ms"]), "cost_per_late_iteration_ms": float(per),
+                    "late_collectives": int(r["late_count"]), "collectives": int(r["collectives"]),
+                    "iterations_late": int(r["iterations_late"]), "iterations": int(nit), "pattern": r["pattern"],
+                    "cause": r["cause"], "max_late_ms": float(r["max_late_ms"]), "work_ms": float(r["work_ms"]),
                     "median_work_ms": float(wmed), "reason": reason})
     return out
 
 
-def _per_iteration(iters, c):
-    if not len(iters):
+def _per_iteration(it, c):
+    if not nrows(it):
         return []
-    it = iters.copy()
-    g = it.groupby("iteration")
-    slow = it.loc[g["work_ms"].idxmax()].set_index("iteration")
-    fast = it.loc[g["work_ms"].idxmin()].set_index("iteration")
-    med = g[["work_ms", "compute_ms", "memop_ms", "idle_ms"]].median()
-    out = pd.DataFrame({"ranks": g.size(), "slowest_rank": slow["rank"], "slowest_ms": slow["work_ms"],
-                        "fastest_rank": fast["rank"], "fastest_ms": fast["work_ms"], "median_ms": med["work_ms"]})
+    gid, ng = group_ids(it["iteration"])
+    g = Groups(gid, ng)
+    iters = it["iteration"][g.first_row()]
+    work = it["work_ms"]
+    # the slowest and the fastest rank of each iteration: of equal ones the first row (the lowest rank)
+    slow = g.first_row(work == g.max(work)[gid])
+    fast = g.first_row(work == g.min(work)[gid])
+    med = {k: g.median(it[k]) for k in ("work_ms", "compute_ms", "memop_ms", "idle_ms")}
+    ph = np.stack([it["compute_ms"][slow] - med["compute_ms"], it["memop_ms"][slow] - med["memop_ms"],
+                   it["idle_ms"][slow] - med["idle_ms"]], axis=1)
+    names = np.array(["compute", "memory copies", "idle (GPU waiting for the CPU)"], dtype=object)
+    top = ph.max(axis=1)
+    out = {"iteration": iters, "ranks": g.size, "slowest_rank": it["rank"][slow], "slowest_ms": work[slow],
+           "fastest_rank": it["rank"][fast], "fastest_ms": work[fast], "median_ms": med["work_ms"]}
     out["spread_ms"] = out["slowest_ms"] - out["fastest_ms"]
-    ph = pd.DataFrame({"compute": slow["compute_ms"] - med["compute_ms"], "memory copies": slow["memop_ms"] - med["memop_ms"],
-                       "idle (GPU waiting for the CPU)": slow["idle_ms"] - med["idle_ms"]})
-    out["phase"] = np.where(ph.max(axis=1) > 0, ph.idxmax(axis=1), "none")
-    out["phase_excess_ms"] = np.maximum(ph.max(axis=1), 0.0)
-    lt = c[c["late"]] if len(c) else c
+    out["phase"] = np.where(top > 0, names[np.argmax(ph, axis=1)], "none")
+    out["phase_excess_ms"] = np.maximum(top, 0.0)
+    lt = np.nonzero(c["late"])[0] if nrows(c) else np.zeros(0, np.int64)
     if len(lt):
-        top = lt.sort_values(["cost_ms", "late_ms"], ascending=False).drop_duplicates("iteration").set_index("iteration")
-        out["late_rank"] = top["rank"].reindex(out.index).fillna(-1).astype(int)
-        out["late_ms"] = top["late_ms"].reindex(out.index).fillna(0.0)
-        out["cause"] = top["cause"].reindex(out.index).fillna("")
-        out["late_collectives"] = lt.drop_duplicates(KEY).groupby("iteration").size().reindex(out.index).fillna(0).astype(int)
-        out["cost_ms"] = lt.groupby("iteration")["cost_ms"].sum().reindex(out.index).fillna(0.0)
+        # per iteration, the late arrival that cost most (of equal costs the latest; of equal ones the first)
+        o = lt[np.lexsort((np.arange(len(lt)), -c["late_ms"][lt], -c["cost_ms"][lt]))]
+        lit = c["iteration"][o]
+        _, fi = np.unique(lit, return_index=True)
+        top_rows = o[fi]
+        j = lookup(iters, c["iteration"][top_rows], np.arange(len(top_rows)), -1)
+        hit = j >= 0
+        jj = np.maximum(j, 0)
+        out["late_rank"] = np.where(hit, c["rank"][top_rows][jj], -1)
+        out["late_ms"] = np.where(hit, c["late_ms"][top_rows][jj], 0.0)
+        out["cause"] = np.where(hit, c["cause"][top_rows][jj], "")
+        # per collective its first late row (the latest arrival), counted in that row's iteration
+        kg = c["_g"][lt]
+        firsts = lt[np.unique(kg, return_index=True)[1]]
+        itv, nv = np.unique(c["iteration"][firsts], return_counts=True)
+        out["late_collectives"] = lookup(iters, itv, nv, 0)
+        gli, nli = group_ids(c["iteration"][lt])
+        sums = np.bincount(gli, weights=c["cost_ms"][lt], minlength=nli)
+        out["cost_ms"] = lookup(iters, c["iteration"][lt][Groups(gli, nli).first_row()], sums, 0.0)
     else:
-        out["late_rank"], out["late_ms"], out["cause"], out["late_collectives"], out["cost_ms"] = -1, 0.0, "", 0, 0.0
-    out = out.reset_index()
-    return [{k: (int(v) if k in ("iteration", "ranks", "slowest_rank", "fastest_rank", "late_rank", "late_collectives")
-                 else v if isinstance(v, str) else float(v)) for k, v in row.items()} for row in out.to_dict("records")]
+        n = len(iters)
+        out["late_rank"], out["late_ms"], out["cause"] = np.full(n, -1), np.zeros(n), np.full(n, "", dtype=object)
+        out["late_collectives"], out["cost_ms"] = np.zeros(n, np.int64), np.zeros(n)
+    ints = ("iteration", "ranks", "slowest_rank", "fastest_rank", "late_rank", "late_collectives")
+    cols = {k: v.tolist() for k, v in out.items()}
+    return [{k: (int(cols[k][i]) if k in ints else cols[k][i] if isinstance(cols[k][i], str) else float(cols[k][i]))
+             for k in cols} for i in range(len(iters))]
 
 
 def _late_list(ct):
-    if not len(ct):
+    if not nrows(ct):
         return []
-    t = ct[ct["is_late"]].sort_values(["held_ms", "late_ms"], ascending=False).head(LIST_MAX)
-    return [{"iteration": int(r.iteration), "comm": r.comm, "seq": int(r.seq), "name": r.name, "count": int(r.count),
-             "dtype": r.dtype, "bytes": int(r.bytes), "late_rank": int(r.late_rank), "late_ms": float(r.late_ms), "held_ms": float(r.held_ms),
-             "skew_ms": float(r.skew_ms), "cause": r.cause,
-             "late_ranks": [[int(a), float(b)] for a, b in list(zip(r.late_ranks, r.late_by_ms))[:8]]}
-            for r in t.itertuples(index=False)]
+    idx = np.nonzero(ct["is_late"])[0]
+    idx = idx[np.lexsort((-ct["late_ms"][idx], -ct["held_ms"][idx]))][:LIST_MAX]
+    t = take(ct, idx)
+    return [{"iteration": int(t["iteration"][i]), "comm": t["comm"][i], "seq": int(t["seq"][i]), "name": t["name"][i],
+             "count": int(t["count"][i]), "dtype": t["dtype"][i], "bytes": int(t["bytes"][i]),
+             "late_rank": int(t["late_rank"][i]), "late_ms": float(t["late_ms"][i]),
+             "held_ms": float(t["held_ms"][i]), "skew_ms": float(t["skew_ms"][i]), "cause": t["cause"][i],
+             "late_ranks": [[int(a), float(b)] for a, b in list(zip(t["late_ranks"][i], t["late_by_ms"][i]))[:8]]}
+            for i in range(len(idx))]
 
 
 def _outliers(ranks):
-    if len(ranks) < 3:
+    if nrows(ranks) < 3:
         return []
     mets = {"work_ms": "time not waiting for other ranks", "compute_ms": "compute", "idle_ms": "GPU idle",
             "memop_ms": "memory copies", "exposed_comm_ms": "exposed communication", "wait_ms": "waiting in collectives"}
     out = []
     for m, what in mets.items():
         med, scale = _robust(ranks[m])
-        v = ranks[m].to_numpy(float)
+        v = ranks[m].astype(float)
         z = (v - med) / scale
-        rel = np.abs(v - med) / med if med else np.where(v != 0, np.inf, 0.0)
-        for i in np.nonzero((np.abs(z) > Z_OUTLIER) & (rel > REL_OUTLIER))[0][:LIST_MAX]:
-            r = ranks.iloc[i]
-            out.append({"rank": int(r["rank"]), "host": r["host"], "gpu": r["label"], "metric": m, "value": float(v[i]),
-                        "median": med, "z": float(z[i]),
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.abs(v - med) / med if med else np.where(v != 0, np.inf, 0.0)
+        for i in np.nonzero((np.abs(z) > Z_OUTLIER) & (rel > REL_OUTLIER))[0][:LIST_MAX].tolist():
+            out.append({"rank": int(ranks["rank"][i]), "host": ranks["host"][i], "gpu": ranks["label"][i], "metric": m,
+                        "value": float(v[i]), "median": med, "z": float(z[i]),
                         "reason": "%s %s the median: %.3f vs %.3f ms" % (what, "above" if v[i] > med else "below",
                                                                          v[i], med)})
     return out[:LIST_MAX]
+
+
+__all__ = ["reduce", "match_collectives", "clock_offsets", "concat", "RANKS_OUT", "ITERS_OUT", "COLLS_OUT"]

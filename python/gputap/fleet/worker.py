@@ -1,10 +1,12 @@
 """The task: run the C analyzer on a few ranks' files, on the worker that can read them.
 
-`gputap analyze --format json --collectives FILE...` runs as a child process over the ranks of one
+`gputap analyze --format columns --collectives FILE...` runs as a child process over the ranks of one
 task (inputs.batches() groups small ranks of one machine so that a process start does not cost more
 than the analysis; a large rank is a task of its own): the child's memory is bounded by the largest
 rank of the task (it streams the trace and sorts externally), and the numbers are the
-single-machine analyzer's own.  The task returns three small Arrow tables (one row per rank, per
+single-machine analyzer's own, read as binary columns (no number printed and parsed).  numpy is
+imported when the first output is read, not with this module: on this machine the analyzers start
+first.  The task returns three small tables as numpy columns (one row per rank, per
 rank and iteration, per collective and rank) and never raises: a rank whose files are missing or
 broken comes back with status "failed", a process with no GPU work (a launcher) "skipped", a
 trace the analyzer calls partial "partial".
@@ -41,11 +43,11 @@ def find_gputap(hint=None):
 
 
 def _run(exe, paths, opts, timeout, gate=None):
-    """(doc, None) or (None, message).  `gate`, when given, is held while the analyzer runs (not while
-    its output is read): a semaphore that bounds the analyzer processes, not the threads."""
+    """((header, tables), None) or (None, message).  `gate`, when given, is held while the analyzer runs
+    (not while its output is read): a semaphore that bounds the analyzer processes, not the threads."""
     try:
         with gate or contextlib.nullcontext():
-            cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", *opts, *paths],
+            cp = subprocess.run([exe, "analyze", "--format", "columns", "--collectives", *opts, *paths],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, "the analyzer could not run: %s" % e
@@ -55,56 +57,60 @@ def _run(exe, paths, opts, timeout, gate=None):
         msg = cp.stderr.decode("utf-8", "replace").strip().splitlines()
         msg = [m[len("gputap: error: "):] if m.startswith("gputap: error: ") else m for m in msg
                if not m.startswith("gputap: warning: ")]
+        if cp.returncode == 2 and any("--format is" in m for m in msg):
+            return None, ("%s does not write --format columns: a gputap older than this package; install the "
+                          "same gputap on every worker" % exe)
         return None, "; ".join(msg[-3:]) or "the analyzer failed with status %d" % cp.returncode
     try:
-        return parse_result(cp.stdout), None
-    except (ValueError, KeyError, IndexError) as e:
+        return parse_columns(cp.stdout), None
+    except (ValueError, KeyError, IndexError, TypeError) as e:
         return None, "unreadable analyzer output: %s" % e
 
 
-# What _collect reads of a result.  The analyzer writes more (streams, kernels per rank, memory
-# bandwidth, buckets): half of the time json.loads took over a batch of 64 generated ranks.
-RESULT_KEYS = ("timeline", "collectives", "notes", "iteration_source")
-_KEY = b'\n      "'  # a key of results[0], as `gputap analyze --format json` indents it
-_HEAD = b'\n  "results": [\n    {\n      "'
-_RESULT_END = b"\n    }"
+COLUMNS_MAGIC = b"gputap-columns 1\n"
 
 
-def parse_result(out):
-    """The first result of `gputap analyze --format json`, with RESULT_KEYS only.  The analyzer
-    writes a result's keys each on a line of its own, indented by 6 spaces, and a JSON string
-    cannot hold a line break: so a value runs from its key to the next such line (or the result's
-    closing brace), and only those bytes are decoded.  Another layout: the whole document."""
-    b = bytes(out)
-    stop = b.find(_RESULT_END) if b.startswith(b"{") and _HEAD in b[:200] else -1
-    if stop < 0:
-        return json.loads(b)["results"][0]
-    doc = {}
-    for k in RESULT_KEYS:
-        pat = _KEY + k.encode() + b'": '
-        i = b.find(pat, 0, stop)
-        if i < 0:
-            continue
-        i += len(pat)
-        j = b.find(_KEY, i, stop)
-        doc[k] = json.loads(b[i:j if j >= 0 else stop].rstrip().rstrip(b","))
-    return doc
+def parse_columns(out):
+    """(header, {"iterations": {column: array}, "collectives": {...}}) of `gputap analyze --format
+    columns` (docs/analyze.md): a JSON header line, then each table's columns of 8-byte numbers, read
+    in place (no number is parsed)."""
+    import numpy as np
+
+    if not out.startswith(COLUMNS_MAGIC):
+        raise ValueError("not the analyzer's columns (first bytes %r)" % bytes(out[:20]))
+    nl = out.index(b"\n", len(COLUMNS_MAGIC))
+    hdr = json.loads(out[len(COLUMNS_MAGIC):nl])
+    order = {"little": "<", "big": ">"}[hdr["byteorder"]]
+    pos, tables = nl + 1, {}
+    for t in ("iterations", "collectives"):
+        spec, cols = hdr["tables"][t], {}
+        n = int(spec["rows"])
+        for name, typ in spec["columns"]:
+            if typ not in ("i8", "f8") or pos + 8 * n > len(out):
+                raise ValueError("column %s.%s: %s" % (t, name, "cut short" if typ in ("i8", "f8") else
+                                                       "unknown type %r" % typ))
+            cols[name] = np.frombuffer(out, dtype=order + typ, count=n, offset=pos)
+            pos += 8 * n
+        tables[t] = cols
+    if pos != len(out):
+        raise ValueError("%d bytes after the columns" % (len(out) - pos))
+    return hdr, tables
 
 
 class _Rows:
-    """Columns of one output table, filled row by row."""
+    """Columns of one output table, filled row by row or by whole columns."""
 
     def __init__(self, names):
         self.cols = {n: [] for n in names}
 
     def add(self, **kw):
         for k, v in self.cols.items():
-            v.append(kw[k])
+            v.append([kw[k]])
 
     def extend(self, n, **kw):
         for k, v in self.cols.items():
             x = kw[k]
-            v.extend(x if isinstance(x, list) else [x] * n)
+            v.append(x if isinstance(x, (list, tuple)) or hasattr(x, "dtype") and x.ndim else [x] * n)
 
 
 RANK_FIELDS = ("task", "status", "message", "label", "gpus", "iterations", "first_ns", "last_ns",
@@ -113,52 +119,79 @@ ITER_FIELDS = ("task", "iteration", "start_ns", "first_ns", "last_ns") + WINDOW_
 COLL_FIELDS = ("task",) + COLL_STR + COLL_INT
 
 
-def _collect(doc, idx, rows, iters, colls):
-    """Split one analyzer result over several inputs into per-task rows.  idx: task number per source."""
+def _collect(parsed, idx, rows, iters, colls):
+    """Split one analyzer result over several inputs into per-task rows.  idx: task per source."""
+    import numpy as np
+
+    hdr, tab = parsed
+    gpus = hdr.get("gpus") or []
     by_src = {}
-    for g in (doc.get("timeline") or {}).get("gpus") or []:
-        by_src.setdefault(g.get("source", 0), []).append(g)
-    label_src = {}
-    for s, gs in by_src.items():
-        for g in gs:
-            label_src[g["label"].rsplit("/gpu", 1)[0]] = s
-    notes = doc.get("notes") or []
+    for i, g in enumerate(gpus):
+        by_src.setdefault(g.get("source", 0), []).append(i)
+    notes = hdr.get("notes") or []
+    it = tab["iterations"]
+    nrow = np.array([g["iterations"] for g in gpus], dtype=np.int64)
+    start = np.zeros(len(gpus) + 1, np.int64)
+    np.cumsum(nrow, out=start[1:])
+    srcs = np.array([g.get("source", 0) for g in gpus], dtype=np.int64)
+    one_each = all(len(v) == 1 for v in by_src.values())
+    if one_each and len(it["gpu"]):  # one GPU per rank, the usual case: the whole table at once
+        gsrc = srcs[it["gpu"]]
+        ok = (gsrc >= 0) & (gsrc < len(idx))
+        g = it["gpu"][ok]
+        tasks = np.array([t["index"] for t in idx], dtype=np.int64)
+        iters.extend(int(ok.sum()), task=tasks[gsrc[ok]], iteration=np.arange(len(it["gpu"]))[ok] - start[g],
+                     **{k: np.array(it[k][ok]) for k in ("start_ns", "first_ns", "last_ns")},
+                     **{k: np.round(it[k][ok], 6) for k in WINDOW_KEYS})
     for s, task in enumerate(idx):
-        gpus = by_src.get(s, [])
+        mine = by_src.get(s, [])
         status, msg = "ok", ""
         path = task["path"]
         part = [n for n in notes if n.startswith(path + ":") and "partial" in n]
         if part or path.endswith(".partial"):
             status, msg = "partial", (part[0][len(path) + 2:] if part else "the trace is partial")
-        if not gpus:
+        if not mine:
             rows.add(task=task["index"], status="skipped" if status == "ok" else status,
                      message=msg or SKIP_REASON, label="", gpus=0, iterations=0, first_ns=0, last_ns=0,
                      iteration_source="", **{k: 0.0 for k in WINDOW_KEYS})
             continue
-        nit = max(len(g.get("iterations") or []) for g in gpus)
-        rows.add(task=task["index"], status=status, message=msg, label=",".join(g["label"] for g in gpus),
-                 gpus=len(gpus), iterations=nit, first_ns=min(g["total"]["first_ns"] for g in gpus),
-                 last_ns=max(g["total"]["last_ns"] for g in gpus), iteration_source=doc.get("iteration_source") or "",
-                 **{k: float(sum(g["total"][k] for g in gpus)) for k in WINDOW_KEYS})
-        if len(gpus) == 1:  # one GPU per rank, the usual case: whole columns at once
-            its = gpus[0].get("iterations") or []
-            iters.extend(len(its), task=task["index"], iteration=list(range(len(its))),
-                         **{k: [w[k] for w in its] for k in ITER_FIELDS[2:]})
+        tot = [gpus[i]["total"] for i in mine]
+        nit = int(max(nrow[i] for i in mine))
+        rows.add(task=task["index"], status=status, message=msg, label=",".join(gpus[i]["label"] for i in mine),
+                 gpus=len(mine), iterations=nit, first_ns=min(t["first_ns"] for t in tot),
+                 last_ns=max(t["last_ns"] for t in tot), iteration_source=hdr.get("iteration_source") or "",
+                 **{k: float(sum(t[k] or 0.0 for t in tot)) for k in WINDOW_KEYS})
+        if nit == 0 or one_each:
             continue
-        for j in range(nit):
-            ws = [g["iterations"][j] for g in gpus if j < len(g.get("iterations") or [])]
-            iters.add(task=task["index"], iteration=j, start_ns=min(w["start_ns"] for w in ws),
-                      first_ns=min(w["first_ns"] for w in ws), last_ns=max(w["last_ns"] for w in ws),
-                      **{k: float(sum(w[k] for w in ws)) for k in WINDOW_KEYS})
-    cl = doc.get("collectives") or []
-    if cl and "source" not in cl[0]:  # an analyzer older than the "source" field: by the label
-        for c in cl:
-            c["source"] = label_src.get(c.get("rank"), -1)
-    cl = [c for c in cl if 0 <= c["source"] < len(idx)]
-    colls.extend(len(cl), task=[idx[c["source"]]["index"] for c in cl],
-                 iteration=[-1 if c["iteration"] is None else c["iteration"] for c in cl],
-                 **{k: [c.get(k, d) for c in cl] for ks, d in ((COLL_STR, ""), (COLL_INT, 0)) for k in ks
-                    if k != "iteration"})
+        # the rank's iterations: of one GPU its rows; of several, per iteration the first start, the last
+        # end and the sums of the GPUs that have it
+        sl = [slice(start[i], start[i + 1]) for i in mine]
+        j = np.concatenate([np.arange(nrow[i]) for i in mine])
+        pick = np.concatenate([np.arange(x.start, x.stop) for x in sl])
+        iters.extend(nit, task=task["index"], iteration=np.arange(nit),
+                     start_ns=_per_iter(it["start_ns"][pick], j, nit, np.minimum),
+                     first_ns=_per_iter(it["first_ns"][pick], j, nit, np.minimum),
+                     last_ns=_per_iter(it["last_ns"][pick], j, nit, np.maximum),
+                     **{k: np.round(_per_iter(it[k][pick], j, nit, np.add), 6) for k in WINDOW_KEYS})
+    co = tab["collectives"]
+    src = co["source"]
+    keep = (src >= 0) & (src < len(idx))
+    tasks = np.array([t["index"] for t in idx], dtype=np.int64)
+    strs = np.array((hdr["tables"]["collectives"].get("strings") or []) + [""], dtype=object)
+    colls.extend(int(keep.sum()), task=tasks[src[keep]],
+                 **{k: strs[co[k][keep]] for k in COLL_STR}, **{k: np.array(co[k][keep]) for k in COLL_INT})
+
+
+def _per_iter(v, j, n, ufunc):
+    """Per iteration 0..n-1 the reduction of the values v (iteration j each): the values themselves
+    when each iteration has one."""
+    import numpy as np
+
+    if len(v) == n:
+        return np.array(v)
+    out = np.zeros(n, dtype=v.dtype) if ufunc is np.add else np.full(n, v.max() if ufunc is np.minimum else v.min())
+    ufunc.at(out, j, v)
+    return out
 
 
 def _named(msg, tasks):
@@ -171,7 +204,7 @@ def _named(msg, tasks):
 
 def analyze_batch(tasks, gputap=None, opts=(), timeout=3600, gate=None):
     """Analyse the ranks of one task list (dicts from inputs.expand() with an "index").  Returns
-    {"ranks", "iterations", "collectives": pyarrow Tables, "seconds", "pid", "rss_kib"}.  `gate`: see
+    {"ranks", "iterations", "collectives": tables as numpy columns (columns.py), "seconds", "pid"}.  `gate`: see
     _run (this machine's threads)."""
     t0 = time.time()
     rows, iters, colls = _Rows(RANK_FIELDS), _Rows(ITER_FIELDS), _Rows(COLL_FIELDS)
@@ -198,9 +231,9 @@ def analyze_batch(tasks, gputap=None, opts=(), timeout=3600, gate=None):
     queue = [todo] if todo else []
     while queue:
         part = queue.pop()
-        doc, err = _run(exe, [t["path"] for t in part], opts, timeout, gate)
-        if doc is not None:
-            _collect(doc, part, rows, iters, colls)
+        got, err = _run(exe, [t["path"] for t in part], opts, timeout, gate)
+        if got is not None:
+            _collect(got, part, rows, iters, colls)
             continue
         bad = _named(err, part) if len(part) > 1 else part[0]
         if bad is None:
@@ -219,20 +252,19 @@ def analyze_batch(tasks, gputap=None, opts=(), timeout=3600, gate=None):
             "seconds": time.time() - t0, "pid": os.getpid()}
 
 
-def _type(name):
-    import pyarrow as pa
-
-    if name in ("status", "message", "label", "iteration_source") + COLL_STR:
-        return pa.string()
-    if name in WINDOW_KEYS:
-        return pa.float64()
-    return pa.int64()
-
-
 def _table(r):
-    import pyarrow as pa
+    """The rows as columns: numpy arrays (strings as objects), small to send and cheap to join."""
+    import numpy as np
 
-    return pa.table({k: pa.array(v, type=_type(k)) for k, v in r.cols.items()})
+    from gputap.fleet.columns import strings
+
+    def col(name, parts):
+        if name in ("status", "message", "label", "iteration_source") + COLL_STR:
+            return strings([x for p in parts for x in (p.tolist() if hasattr(p, "tolist") else p)])
+        dt = np.float64 if name in WINDOW_KEYS else np.int64
+        return np.concatenate([np.asarray(p, dtype=dt) for p in parts]) if parts else np.zeros(0, dt)
+
+    return {k: col(k, v) for k, v in r.cols.items()}
 
 
 def failed_batch(tasks, message):
