@@ -1,26 +1,26 @@
 """gputap fleet against one `gputap analyze` of the same inputs, on generated jobs.
 
     python3 bench/fleet/run.py [--ranks 16,128,512,1024] [--workers 1,2] [--iterations 6]
-                               [--extra 64x300x0,64x6x2000] [--repeat 2] [--before PYDIR]
+                               [--extra 256x300x0,64x6x2000] [--repeat 7] [--before PYDIR]
 
-Per job: written once as gputap run folders (8 ranks a machine, no plants); then, each in a fresh
-process and REPEAT times (the best wall time kept): one `gputap analyze --format json
---collectives` of every rank's trace (what fleet needs of each rank), and `gputap fleet --workers
-W -o DIR` (the C command: Python's start, the analyzer runs, the reduction, the files written).
-Printed: wall times, the peak RSS of the single analyzer, of fleet's client process (the
-client, where the worker threads wait for their analyzer processes) and of one fleet task's
-analyzer (the largest batch of ranks fleet gives one analyzer run, measured alone); "start s" is
-the start of a Python that imports numpy, pandas and pyarrow, measured beside each fleet run: the
-fixed cost in fleet's time on a loaded machine.  --extra
-RxIxK adds jobs of R ranks, I iterations, K more small kernels per iteration (long and heavy ranks).
---before PYDIR: also `gputap fleet` with the Python package found in PYDIR (an older version's
-python/ folder, same gputap binary), interleaved with the current one: "before s" and its ratio.
-The interpreter is this one (GPUTAP_PYTHON), as the `gputap` command pip installs sets it, not a
-`python3` wrapper found on PATH.
+Per job: written once as gputap run folders (8 ranks a machine, no plants); then REPEAT rounds,
+each measurement in a fresh process and the modes interleaved within a round: one `gputap analyze`
+of every rank's trace (the user's command, text output), one `gputap analyze --format json
+--collectives` (what fleet once read of each rank), and `gputap fleet --workers W` for each W, without
+and with `-o DIR` (the C command: Python's start, the analyzer runs, the reduction, the summary; with
+-o the Parquet files and report too).  Printed per job and mode: the median wall time, min-max, the
+ratio of medians to the text analyze, the peak RSS of the single analyzer and of fleet's client
+process; "floor" is a Python start that imports numpy (what fleet's client pays before any work).
+--extra RxIxK adds jobs of R ranks, I iterations, K more small kernels per iteration (long and heavy
+ranks).  --before PYDIR: also `python -m gputap.fleet -o` with the Python package found in PYDIR
+(an older python/ folder, same gputap binary), interleaved (not through the C command, which puts
+this tree's package first on the path).  The interpreter is this one (GPUTAP_PYTHON), as
+the `gputap` command pip installs sets it, not a `python3` wrapper found on PATH.
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,59 +48,59 @@ def main():
     ap.add_argument("--ranks", default="16,128,512,1024")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--iterations", type=int, default=6)
-    ap.add_argument("--extra", default="64x300x0,64x6x2000",
+    ap.add_argument("--extra", default="256x300x0,64x6x2000",
                     help="RxIxK,...: jobs of R ranks, I iterations, K extra kernels per iteration")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--before", metavar="PYDIR", help="an older python/ folder to run fleet with too")
     a = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""),
                GPUTAP_PYTHON=sys.executable)
     env.pop("DASK_SCHEDULER_ADDRESS", None)
-    env_before = dict(env, PYTHONPATH=os.path.abspath(a.before) + os.pathsep + os.environ.get("PYTHONPATH", "")) \
+    env_before = dict(env, PYTHONPATH=os.path.abspath(a.before) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                      GPUTAP=os.path.abspath(os.environ.get("GPUTAP") or os.path.join(REPO, "build", "gputap"))) \
         if a.before else None
     sys.path.insert(0, os.path.join(REPO, "python"))
-    from gputap.fleet import generate, inputs
+    from gputap.fleet import generate
     exe = os.path.abspath(os.environ.get("GPUTAP") or os.path.join(REPO, "build", "gputap"))
     jobs = [(int(n), a.iterations, 0) for n in a.ranks.split(",") if n]
     jobs += [tuple(int(x) for x in e.split("x")) for e in a.extra.split(",") if e]
     workers = [int(w) for w in a.workers.split(",")]
-    print("%6s %6s %6s %10s | %10s %10s | %8s %10s %8s %10s %10s %8s%s" % (
-        "ranks", "iters", "kern", "MB traces", "analyze s", "MiB", "workers", "fleet s", "start s", "client MiB",
-        "task MiB", "fleet/an", " | %9s %9s" % ("before s", "before/an") if env_before else ""))
-    floor_cmd = [sys.executable, "-c", "import numpy, pandas, pyarrow, pyarrow.parquet"]
+    floor_cmd = [sys.executable, "-c", "import numpy"]
     t_all = time.time()
+    print("%-22s %-14s %9s %17s %8s %10s" % ("job (ranks x iters +k)", "mode", "median s", "min-max s",
+                                                "/analyze", "peak MiB"))
     for n, iters, kern in jobs:
         with tempfile.TemporaryDirectory() as d:
             job = os.path.join(d, "job")
             generate.write_gtr(job, ranks=n, gpus_per_host=8, iterations=iters, plants=False, kernels=kern)
             traces = sorted(os.path.join(dp, "trace.gtr") for dp, _, fs in os.walk(job) if "trace.gtr" in fs)
-            size = sum(os.path.getsize(t) for t in traces) / 1e6
-            an = [run_one([exe, "analyze", "--format", "json", "--collectives"] + traces, env) for _ in range(a.repeat)]
-            best_an = min(x["wall"] for x in an)
-            tasks, _ = inputs.expand([job])
+            modes = [("analyze", [exe, "analyze"] + traces, env),
+                     ("analyze json", [exe, "analyze", "--format", "json", "--collectives"] + traces, env)]
             for w in workers:
-                big = max(inputs.batches(tasks, w, by_host=False),
-                          key=lambda b: sum(os.path.getsize(t["path"]) for t in b))
-                task = run_one([exe, "analyze", "--format", "json", "--collectives"] + [t["path"] for t in big], env)
-                fl, fb = [], []
-                for k in range(a.repeat):
-                    for e, acc in ((env, fl), (env_before, fb)):
-                        if e is None:
-                            continue
-                        out = os.path.join(d, "out%d-%d-%d" % (w, k, len(acc)))
-                        r = run_one([exe, "fleet", "--workers", str(w), "--quiet", "-o", out, job], e)
+                modes.append(("fleet w%d" % w, [exe, "fleet", "--workers", str(w), "--quiet", job], env))
+                modes.append(("fleet -o w%d" % w, [exe, "fleet", "--workers", str(w), "--quiet", "-o", "OUT", job],
+                              env))
+                if env_before:  # through -m: the C command puts the build tree's package first on the path
+                    modes.append(("before -o w%d" % w, [sys.executable, "-m", "gputap.fleet", "--workers", str(w),
+                                                        "--quiet", "-o", "OUT", job], env_before))
+            modes.append(("floor (numpy)", floor_cmd, env))
+            got = {m[0]: [] for m in modes}
+            for k in range(a.repeat):
+                for name, cmd, e in modes:
+                    out = os.path.join(d, "out-%s-%d" % (name.replace(" ", "_"), k))
+                    r = run_one([out if x == "OUT" else x for x in cmd], e)
+                    if "OUT" in cmd:
                         s = json.load(open(os.path.join(out, "summary.json")))
                         assert s["ranks"] == n, s["ranks"]
-                        r.update(client=s["memory"]["client_peak_kib"])
-                        acc.append(r)
-                best = min(fl, key=lambda x: x["wall"])
-                before = " | %9.3f %9.2f" % (min(x["wall"] for x in fb), min(x["wall"] for x in fb) / best_an) \
-                    if fb else ""
-                # what any Python command that reads with pandas and writes Parquet pays first, measured now
-                floor = min(run_one(floor_cmd, env)["wall"] for _ in range(a.repeat))
-                print("%6d %6d %6d %10.1f | %10.3f %10.1f | %8d %10.3f %8.3f %10.1f %10.1f %8.2f%s" % (
-                    n, iters, kern, size, best_an, max(x["rss"] for x in an) / 1024, w, best["wall"], floor,
-                    max(x["client"] for x in fl) / 1024, task["rss"] / 1024, best["wall"] / best_an, before),
+                        r["rss"] = max(r["rss"], s["memory"]["client_peak_kib"])
+                    got[name].append(r)
+            base = statistics.median(x["wall"] for x in got["analyze"])
+            label = "%d x %d%s" % (n, iters, " +%d" % kern if kern else "")
+            for name, _, _ in modes:
+                w = [x["wall"] for x in got[name]]
+                med = statistics.median(w)
+                print("%-22s %-14s %9.3f %8.3f-%-8.3f %8.2f %10.1f" % (
+                    label, name, med, min(w), max(w), med / base, max(x["rss"] for x in got[name]) / 1024),
                     flush=True)
     print("total bench time %.1f s" % (time.time() - t_all))
 

@@ -55,7 +55,7 @@ const char cmd_analyze_help[] =
     "                     columns after a JSON header line: what 'gputap fleet' reads; docs/analyze.md)\n"
     "  --title T          title of the report (default: the first input's name)\n"
     "  --progress         show progress on stderr (default: only when stderr is a terminal)\n"
-    "  --collectives      JSON: add \"collectives\", one row per NCCL collective per rank (communicator,\n"
+    "  --collectives      JSON, columns: add \"collectives\", one row per NCCL collective per rank (communicator,\n"
     "                     sequence number, algorithm, protocol, GPU start/end, iteration), as NCCL's\n"
     "                     profiler plugin recorded it, else numbered in order; what 'gputap fleet' matches\n"
     "  --launched-only    leave out GPU ops whose launch event is not in the trace (launched before it\n"
