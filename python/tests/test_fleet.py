@@ -365,12 +365,13 @@ def test_cli_says_what_to_install_when_the_extra_is_missing(tmp_path):
 
 
 def test_cli_runs_without_importing_pandas(tmp_path):
-    """The command's reduction is numpy's: with pandas' import failing it still finds the straggler and
-    writes every file (pandas is for the Python API's DataFrames, made on first use)."""
+    """The command's reduction is numpy's: with pandas' and dask's imports failing it still finds the
+    straggler on this machine and writes every file (pandas is for the Python API's DataFrames, made
+    on first use; dask for a cluster)."""
     job = str(tmp_path / "job")
     truth = generate.write_gtr(job, ranks=8, gpus_per_host=4, iterations=6, late_ms=20.0)
     out = str(tmp_path / "out")
-    cp = subprocess.run([GPUTAP, "fleet", "--quiet", "-o", out, job], env=_shim(tmp_path, "pandas"),
+    cp = subprocess.run([GPUTAP, "fleet", "--quiet", "-o", out, job], env=_shim(tmp_path, "pandas", "dask"),
                         capture_output=True)
     assert cp.returncode == 0, cp.stderr
     s = json.load(open(os.path.join(out, "summary.json")))

@@ -17,17 +17,17 @@ import socket
 import sys
 import time
 
-MISSING_EXTRA = ("gputap fleet needs dask.distributed, pandas and pyarrow: pip install './python[fleet]' "
-                 "(or pip install 'dask[distributed]' pandas pyarrow)")
+MISSING_EXTRA = ("gputap fleet needs numpy, pyarrow (for -o) and dask.distributed (for a cluster): pip install "
+                 "'./python[fleet]' (or pip install numpy pyarrow 'dask[distributed]')")
 
 
-def _require(dask=True, load=True):
-    """The extra's modules are there (found, not imported: importing dask alone takes half a second);
-    with `load`, numpy imported too (analyze() imports what it needs itself, once the analyzer
-    processes run)."""
+def _require(dask=True, load=True, files=True):
+    """The modules this analysis needs are there (found, not imported: importing dask alone takes half a
+    second): numpy always, pyarrow when files are written, dask.distributed for a cluster; with `load`,
+    imported too (analyze() imports them itself, once the analyzer processes run)."""
     import importlib.util
 
-    for m in ("pandas", "pyarrow") + (("dask", "distributed") if dask else ()):
+    for m in ("numpy",) + (("pyarrow",) if files else ()) + (("dask", "distributed") if dask else ()):
         try:
             found = importlib.util.find_spec(m) is not None
         except (ImportError, ValueError):
@@ -35,7 +35,7 @@ def _require(dask=True, load=True):
         if not found:
             raise ImportError("%s (No module named '%s')" % (MISSING_EXTRA, m))
     if load:
-        _load()
+        _load(files)
 
 
 def _load(files=False):
@@ -255,7 +255,7 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     collectives.parquet, summary.json, summary.txt and report.html into `out` when given.  Raises
     FleetError when the cluster is lost before every rank was analysed."""
     local = client is None and not scheduler and not scheduler_file
-    _require(dask=not local, load=False)
+    _require(dask=not local, load=False, files=bool(out))
     from gputap.fleet import inputs as inp
     from gputap.fleet.worker import analyze_batch, failed_batch, find_gputap
 

@@ -52,7 +52,8 @@ def main(argv=None):
                 print("gputap fleet: the scheduler of DASK_SCHEDULER_ADDRESS: %s" % env, file=sys.stderr)
     try:
         from gputap import fleet
-        fleet._require(load=False)  # found; analyze() imports them while the analyzer runs
+        # found (not imported: analyze() imports them while the analyzer runs); dask only for a cluster
+        fleet._require(dask=bool(sched or a.scheduler_file), load=False, files=bool(a.output))
     except ImportError as e:
         print("gputap fleet: error: %s" % e, file=sys.stderr)
         return 1
