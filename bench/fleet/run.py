@@ -9,8 +9,9 @@ of every rank's trace (the user's command, text output), one `gputap analyze --f
 --collectives` (what fleet once read of each rank), and `gputap fleet --workers W` for each W, without
 and with `-o DIR` (the C command: Python's start, the analyzer runs, the reduction, the summary; with
 -o the Parquet files and report too).  Printed per job and mode: the median wall time, min-max, the
-ratio of medians to the text analyze, the peak RSS of the single analyzer and of fleet's client
-process; "floor" is a Python start that imports numpy (what fleet's client pays before any work).
+ratio of medians to the text analyze, the peak RSS of the largest process of the mode's tree and,
+for fleet with -o, of its client process (summary.json); then one fleet task's analyzer run alone
+(the largest batch of ranks, what bounds a worker's memory); "floor" is a Python start that imports numpy (what fleet's client pays before any work).
 --extra RxIxK adds jobs of R ranks, I iterations, K more small kernels per iteration (long and heavy
 ranks).  --before PYDIR: also `python -m gputap.fleet -o` with the Python package found in PYDIR
 (an older python/ folder, same gputap binary), interleaved (not through the C command, which puts
@@ -67,8 +68,8 @@ def main():
     workers = [int(w) for w in a.workers.split(",")]
     floor_cmd = [sys.executable, "-c", "import numpy"]
     t_all = time.time()
-    print("%-22s %-14s %9s %17s %8s %10s" % ("job (ranks x iters +k)", "mode", "median s", "min-max s",
-                                                "/analyze", "peak MiB"))
+    print("%-22s %-14s %9s %17s %8s %10s %10s" % ("job (ranks x iters +k)", "mode", "median s", "min-max s",
+                                                     "/analyze", "peak MiB", "client MiB"))
     for n, iters, kern in jobs:
         with tempfile.TemporaryDirectory() as d:
             job = os.path.join(d, "job")
@@ -92,16 +93,24 @@ def main():
                     if "OUT" in cmd:
                         s = json.load(open(os.path.join(out, "summary.json")))
                         assert s["ranks"] == n, s["ranks"]
-                        r["rss"] = max(r["rss"], s["memory"]["client_peak_kib"])
+                        r["client"] = s["memory"]["client_peak_kib"]
                     got[name].append(r)
             base = statistics.median(x["wall"] for x in got["analyze"])
             label = "%d x %d%s" % (n, iters, " +%d" % kern if kern else "")
             for name, _, _ in modes:
                 w = [x["wall"] for x in got[name]]
                 med = statistics.median(w)
-                print("%-22s %-14s %9.3f %8.3f-%-8.3f %8.2f %10.1f" % (
-                    label, name, med, min(w), max(w), med / base, max(x["rss"] for x in got[name]) / 1024),
-                    flush=True)
+                cl = [x["client"] for x in got[name] if "client" in x]
+                print("%-22s %-14s %9.3f %8.3f-%-8.3f %8.2f %10.1f %10s" % (
+                    label, name, med, min(w), max(w), med / base, max(x["rss"] for x in got[name]) / 1024,
+                    "%.1f" % (max(cl) / 1024) if cl else "-"), flush=True)
+            # one fleet task's analyzer alone: the largest batch of 2 workers' split (what bounds a worker)
+            from gputap.fleet import inputs
+            tasks, _ = inputs.expand([job])
+            big = max(inputs.batches(tasks, 2, by_host=False), key=lambda b: sum(os.path.getsize(t["path"]) for t in b))
+            r = run_one([exe, "analyze", "--format", "columns", "--collectives"] + [t["path"] for t in big], env)
+            print("%-22s %-14s %9.3f %17s %8s %10.1f %10s" % (label, "task (%d ranks)" % len(big), r["wall"], "", "",
+                                                                r["rss"] / 1024, "-"), flush=True)
     print("total bench time %.1f s" % (time.time() - t_all))
 
 

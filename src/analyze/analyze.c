@@ -74,10 +74,10 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The plain files of `dir` (not below) that `want` takes, by name: paths (malloc'd, each too) into
- * *out.  How many, or -1 (err says why). */
-static int list_files(const char *dir, int (*want)(const char *dir, const char *name), char ***out, char *err,
-		      size_t errlen)
+/* The plain files (`dirs`: the folders) of `dir` (not below) that `want` takes, by name: paths
+ * (malloc'd, each too) into *out.  How many, or -1 (err says why). */
+static int list_entries(const char *dir, int (*want)(const char *dir, const char *name), int dirs, char ***out,
+			char *err, size_t errlen)
 {
 	*out = NULL;
 	DIR *d = opendir(dir);
@@ -95,7 +95,7 @@ static int list_files(const char *dir, int (*want)(const char *dir, const char *
 		if (e->d_name[0] == '.' || !want(dir, e->d_name))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+		if (stat(p, &st) < 0 || !(dirs ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
 			continue;
 		if (n == cap) {
 			char **nv = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*nv));
@@ -123,6 +123,12 @@ static int list_files(const char *dir, int (*want)(const char *dir, const char *
 		gt_sort(names, n, sizeof(*names), str_cmp);
 	*out = names;
 	return (int)n;
+}
+
+static int list_files(const char *dir, int (*want)(const char *dir, const char *name), char ***out, char *err,
+		      size_t errlen)
+{
+	return list_entries(dir, want, 0, out, err, errlen);
 }
 
 static void free_files(char **names, int n)
@@ -205,8 +211,29 @@ static int read_csv_folder(struct gt_an_ctx *c, const char *dir, char *err, size
 	return n < 0 || rc < 0 ? -1 : n;
 }
 
-/* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of gputap traces,
- * else of nsys summary CSVs, else of Kineto traces. */
+static int is_run_name(const char *dir, const char *name)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return gt_rundir_is_run(p);
+}
+
+static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen);
+
+/* A folder of gputap runs (one per machine of a job, as `gputap fleet` takes it): each run in it, by
+ * name, as if each were named.  How many were read (0: none there), or -1. */
+static int read_runs_folder(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
+{
+	char **names;
+	int n = list_entries(dir, is_run_name, 1, &names, err, errlen), rc = 0;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = read_rundir(c, names[i], err, errlen);
+	free_files(names, n);
+	return n < 0 || rc < 0 ? -1 : n;
+}
+
+/* A folder: a gputap run directory (trace/rundir.h says what one is), else a folder of gputap runs,
+ * else of gputap traces, else of nsys summary CSVs, else of Kineto traces. */
 static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t errlen)
 {
 	struct gt_rundir_proc *procs;
@@ -231,7 +258,10 @@ static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t e
 			 dir);
 		return -1;
 	}
-	int k = read_gtr_folder(c, dir, err, errlen);
+	int k = read_runs_folder(c, dir, err, errlen);
+	if (k != 0)
+		return k > 0 ? 0 : -1;
+	k = read_gtr_folder(c, dir, err, errlen);
 	if (k != 0)
 		return k > 0 ? 0 : -1;
 	k = read_csv_folder(c, dir, err, errlen);
@@ -240,8 +270,8 @@ static int read_rundir(struct gt_an_ctx *c, const char *dir, char *err, size_t e
 	k = read_kineto_folder(c, dir, err, errlen);
 	if (k == 0)
 		snprintf(err, errlen,
-			 "%s: not a gputap run directory (no run.json, no <proc>/trace.gtr) and no PyTorch profiler "
-			 "traces (*.json, *.json.gz) in it",
+			 "%s: not a gputap run directory (no run.json, no <proc>/trace.gtr), no gputap runs, traces "
+			 "or nsys summary CSVs, and no PyTorch profiler traces (*.json, *.json.gz) in it",
 			 dir);
 	return k > 0 ? 0 : -1;
 }

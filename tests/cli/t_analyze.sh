@@ -113,4 +113,13 @@ mkdir -p "$T/gp" && cp "$FIX/trace-v2/trace.gtr" "$T/gp/trace.gtr" && cp "$FIX/t
 "$GPUTAP" analyze "$T/gp" >"$T/gp.txt" 2>/dev/null
 diff <(grep -v "^=====" "$T/gtr1.txt") <(grep -v "^=====" "$T/gp.txt") >/dev/null && ok gtr-folder-partial-twin-left-out ||
 	notok gtr-folder-partial-twin-left-out "$(diff <(grep -v "^=====" "$T/gtr1.txt") <(grep -v "^=====" "$T/gp.txt") | head -5)"
+# a folder of gputap runs (one per machine, as gputap fleet takes a job): each run, as if each were named
+mkdir -p "$T/job/m2/p7" && cp -r "$FIX/fleet-ddp-2xh200" "$T/job/m1" && cp "$FIX/trace-v2/trace.gtr" "$T/job/m2/p7/" &&
+	echo '{}' >"$T/job/m2/run.json"
+"$GPUTAP" analyze --format json "$T/job/m1" "$T/job/m2" 2>/dev/null | grep -v '"title"' >"$T/runs1.json"
+"$GPUTAP" analyze --format json "$T/job" 2>"$T/runs.err" | grep -v '"title"' >"$T/runs.json"
+rc=$?
+if [ $rc -eq 0 ] && grep -q '"label": "p7' "$T/runs.json" && grep -q '"label": "rank1' "$T/runs.json" &&
+	cmp -s "$T/runs1.json" "$T/runs.json"; then ok runs-folder; else
+	notok runs-folder "exit $rc" "$(head -3 "$T/runs.err")" "$(diff "$T/runs1.json" "$T/runs.json" | head -5)"; fi
 finish
