@@ -629,3 +629,47 @@ def test_real_ddp_run_with_a_planted_straggler(tmp_path):
     lines = cp.stdout.splitlines()
     assert lines[-1] == "14 passed, 0 failed", lines[-1]
     assert not [x for x in lines if x.startswith("not ok")]
+
+
+def test_ranks_with_two_gpus_each(tmp_path):
+    """A process that drives two GPUs is one rank: its row and its iterations are the sums (spans: of
+    each GPU's) of its GPUs' windows as `gputap analyze --format json` gives them, iteration by
+    iteration; the third rank's extra kernels in iteration 2 show there and only there."""
+    T0, US = generate.T0, 1000
+    MS = 1000 * US
+    for r in range(3):
+        os.makedirs(str(tmp_path / "job" / ("rank%d" % r)))
+        w = TraceWriter(str(tmp_path / "job" / ("rank%d" % r) / "trace.gtr"), "rank%d" % r, "node00", pid=100 + r,
+                        start_ns=T0)
+        corr, t = 1, T0 + MS
+        for i in range(4):
+            a = t
+            for dev in (0, 1):
+                for k in range(3 + dev + (r == 2 and i == 2) * 5):
+                    s = t + k * 2 * MS + dev * 300 * US
+                    w.api("cudaLaunchKernel", s - 50 * US, s - 40 * US, corr)
+                    w.kernel("gemm_%d" % k, dev, 7, s, s + MS + r * 100 * US, corr)
+                    corr += 1
+            t += 20 * MS
+            w.range("ProfilerStep#%d" % i, a - 100 * US, t - MS)
+        w.close()
+    job = str(tmp_path / "job")
+    res = fleet.analyze([job], workers=2, gputap=GPUTAP, progress=None)
+    assert res.summary["ranks"] == 3 and not res.summary["failed"]
+    one = _analyze_json(sorted(os.path.join(job, "rank%d" % r, "trace.gtr") for r in range(3)))
+    by_rank = {}
+    for g in one["timeline"]["gpus"]:
+        by_rank.setdefault(int(g["label"].split("/")[0][4:]), []).append(g)
+    for _, row in res.ranks.iterrows():
+        gs = by_rank[row["rank"]]
+        assert row["gpus"] == len(gs) == 2 and row["iterations"] == 4
+        for k in ("span_ms", "busy_ms", "compute_ms", "idle_ms"):
+            assert abs(row[k] - sum(g["total"][k] for g in gs)) < 1e-9, k
+        its = res.iterations[res.iterations["rank"] == row["rank"]].sort_values("iteration")
+        for j, it in enumerate(its.itertuples()):
+            ws = [g["iterations"][j] for g in gs]
+            assert it.local_start_ns == min(w["start_ns"] for w in ws)
+            assert abs(it.compute_ms - sum(w["compute_ms"] for w in ws)) < 1e-9
+    c2 = res.iterations[res.iterations["rank"] == 2].set_index("iteration")["compute_ms"]
+    c0 = res.iterations[res.iterations["rank"] == 0].set_index("iteration")["compute_ms"]
+    assert c2[2] > c2[1] + 5 and abs(c2[1] - c0[1]) < 2
