@@ -57,10 +57,10 @@ def _trace_in(d):
     return None
 
 
-def _proc_task(pdir, run):
+def _proc_task(pdir, run, trace=None):
     name = os.path.basename(os.path.normpath(pdir))
     host = run.get("host") if run else None
-    return Task(path=_trace_in(pdir) or pdir, label=name, rank=_rank_of(name), host=host,
+    return Task(path=trace or _trace_in(pdir) or pdir, label=name, rank=_rank_of(name), host=host,
                 run_dir=os.path.dirname(os.path.normpath(pdir)) if run else None,
                 anchor_ns=run.get("start_ns") if run else None)
 
@@ -76,7 +76,11 @@ def expand(inputs):
     seen = set()
 
     def add(t):
-        key = os.path.realpath(t["path"])
+        try:  # the same file named twice (a link, a path with ..): one task; a stat, not a walk of the path
+            st = os.stat(t["path"])
+            key = (st.st_dev, st.st_ino)
+        except OSError:
+            key = os.path.realpath(t["path"])
         if key not in seen:
             seen.add(key)
             tasks.append(t)
@@ -102,11 +106,13 @@ def expand(inputs):
             failed.append({"path": p, "error": "no such file or folder"})
             return
         run = _read_run_json(p)
-        if run or any(_trace_in(os.path.join(p, e)) for e in _listdir(p)):
-            for e in _listdir(p):
+        names = _listdir(p)
+        found = {e: _trace_in(os.path.join(p, e)) for e in names}  # each folder's trace, looked for once
+        if run or any(found.values()):
+            for e in names:
                 sub = os.path.join(p, e)
-                if os.path.isdir(sub) and _looks_like_proc(sub) and e != "samplers":
-                    add(_proc_task(sub, run))
+                if e != "samplers" and (found[e] or re.fullmatch(r"(rank\d+|pid\d+)", e) and os.path.isdir(sub)):
+                    add(_proc_task(sub, run, found[e]))
             return
         if _looks_like_proc(p):
             add(_proc_task(p, _read_run_json(os.path.dirname(os.path.normpath(p)))))
