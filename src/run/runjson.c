@@ -182,6 +182,7 @@ static void write_tool(yajl_gen g, const struct gt_run *r, size_t i)
 				knum(g, "energy_thread_cpu_pct", 4, 100.0 * rs->s.energy_cpu_s / rs->s.wall_s);
 			ku64(g, "energy_reads", rs->s.energy_reads);
 			ku64(g, "reads_cut_for_energy", rs->s.busy_skips);
+			ku64(g, "slow_reads_put_off", rs->s.slow_backoffs);
 		}
 	}
 	yajl_gen_map_close(g);

@@ -150,7 +150,16 @@ static void plan_reads(struct gt_sampler *s)
 	if (s->slow_every < 1)
 		s->slow_every = 1;
 	for (int i = 0; i < s->ndev; i++)
-		s->slow_phase[i] = (uint64_t)i * s->slow_every / (uint64_t)s->ndev;
+		s->slow_next[i] = s->slow_phase[i] = (uint64_t)i * s->slow_every / (uint64_t)s->ndev;
+}
+
+/* Ticks until a device's next slow read, after one that took cost_ns: slow_every, or more for a read
+ * that would otherwise take more than GT_SAMPLER_SLOW_SHARE of one core. */
+static uint64_t slow_gap(const struct gt_sampler *s, uint64_t cost_ns)
+{
+	double wait = (double)cost_ns / GT_SAMPLER_SLOW_SHARE;
+	uint64_t ticks = (uint64_t)(wait / (double)s->period_ns) + 1;
+	return ticks > s->slow_every ? ticks : s->slow_every;
 }
 
 int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int ndev, double period_s,
@@ -434,14 +443,22 @@ static void tick(struct gt_sampler *s)
 		struct gt_gpu_sample g;
 		uint64_t td = i == 0 ? t : s->clock.real_ns(s->clock.ctx);
 		unsigned want = s->fast_want;
-		if (s->samples % s->slow_every == s->slow_phase[i])
+		int slow = s->slow_want && s->samples >= s->slow_next[i];
+		if (slow)
 			want |= s->slow_want;
 		if (atomic_load_explicit(&s->energy_busy_idx, memory_order_acquire) == i && (want & ~GT_S_POWER)) {
 			want &= GT_S_POWER;
 			s->busy_skips++;
+			slow = 0; /* not read: due again next tick */
 		}
+		uint64_t t_read = slow ? s->clock.real_ns(s->clock.ctx) : 0;
 		if (s->source.sample(s->source.ctx, s->dev[i], want, &g) < 0)
 			memset(&g, 0, sizeof(g));
+		if (slow) { /* the read's cost sets when the next one is due */
+			uint64_t end = s->clock.real_ns(s->clock.ctx), gap = slow_gap(s, end > t_read ? end - t_read : 0);
+			s->slow_next[i] = s->samples + gap;
+			s->slow_backoffs += gap > s->slow_every;
+		}
 		g.valid &= want; /* a cell not read this tick is empty, never stale */
 		uint64_t ets_i = td;
 		if (efresh[i]) { /* the energy reader's, once per value */

@@ -23,7 +23,11 @@
  * memory).  gpu_samples.csv's other metrics (utilisation, SM clock,
  * temperature, and power or memory when their tool is not asked) are read at
  * most every slow_period_ns (default GT_SAMPLER_SLOW_PERIOD_NS), i.e. every
- * `slow_every` ticks, each device on its own tick of that cycle.
+ * `slow_every` ticks, each device on its own tick of that cycle; a device
+ * whose reads take longer (a utilisation query of 0.2-2 ms was seen on H200s
+ * whose other queries take under 10 us) waits c / GT_SAMPLER_SLOW_SHARE after
+ * a read that took c ns, so that no device's slow reads cost more than
+ * 0.05 % of one core.
  *
  * The energy counter is never read by the tick thread: a second thread (the
  * energy reader, gpu_samples.csv only) reads one device at a time, devices in
@@ -86,6 +90,8 @@ struct gt_sampler_source {
 #define GT_SAMPLER_LINEBUF 65536
 /* gpu_samples.csv's extra metrics at most at 10 Hz */
 #define GT_SAMPLER_SLOW_PERIOD_NS 100000000ull
+/* The share of one core a device's slow reads may take (see above). */
+#define GT_SAMPLER_SLOW_SHARE 0.0005
 /* energy counter reads (their own thread): their time over the wait after them */
 #define GT_SAMPLER_ENERGY_SHARE 0.001
 #define GT_SAMPLER_ENERGY_MIN_GAP_NS 1000000000ull
@@ -117,11 +123,14 @@ struct gt_sampler {
 	double cpu_s;     /* CPU time of the tick thread */
 	double wall_s;
 	double energy_cpu_s; /* CPU time of the energy reader's thread */
-	/* what is read: fast_want every tick, slow_want on device i's ticks
-	 * k with k % slow_every == slow_phase[i] */
+	/* what is read: fast_want every tick, slow_want on device i's tick
+	 * slow_next[i] (first slow_phase[i], then slow_every ticks later, or more
+	 * after a costly read: gt_sampler_slow_gap) */
 	unsigned fast_want, slow_want;
 	uint64_t slow_every;
 	uint64_t slow_phase[GT_SAMPLER_MAXDEV];
+	uint64_t slow_next[GT_SAMPLER_MAXDEV];
+	uint64_t slow_backoffs; /* slow reads put off beyond slow_every for their cost */
 	/* energy reader (its thread only; read after gt_sampler_stop) */
 	int energy_dev;         /* index into dev[] of the next read */
 	uint64_t energy_reads;  /* reads made */

@@ -27,6 +27,8 @@ struct fake {
 	double power[8];
 	unsigned want[64][8]; /* what each tick asked of each device */
 	uint64_t metric_cost[6]; /* time of one query, by GT_S_* bit (tick thread) */
+	uint64_t util_cost[8];   /* more time of a utilisation query, by device */
+	int nutil[8];            /* utilisation queries, by device */
 	uint64_t query_ns;       /* the tick's queries together */
 	int sample_energy;       /* sample() calls asked for GT_S_ENERGY (must stay 0) */
 	/* The energy reader on its own simulated timeline: f_wait runs every read
@@ -128,6 +130,11 @@ static int f_sample(void *c, int dev, unsigned want, struct gt_gpu_sample *s)
 			f->mono += f->metric_cost[b];
 			f->query_ns += f->metric_cost[b];
 		}
+	if ((want & GT_S_UTIL) && dev < 8) {
+		f->mono += f->util_cost[dev];
+		f->query_ns += f->util_cost[dev];
+		f->nutil[dev]++;
+	}
 	if (f->calls % f->ndev == 0 && f->ntaken < 64)
 		f->taken[f->ntaken++] = f->mono;
 	f->calls++;
@@ -680,6 +687,48 @@ TEST(sampler_h100_costs_8_devices_100hz_under_1pct)
 	ASSERT_EQ_U64(s.missed, 0);
 	ASSERT_EQ_INT(f.nenergy, 16); /* one each 3.9 ms + 3.9 s */
 	ASSERT_EQ_INT(f.sample_energy, 0);
+}
+
+/* 4 x H200 as measured (nvml_bench): power 0.5 us, memory 7 us, and a utilisation query that takes
+ * 244 us on average on GPU 0 and 180 us on GPU 2 (0.3 us on the others).  At 100 Hz for 60 s the
+ * cheap devices keep their 10 Hz of slow reads; the costly ones are put off so that their slow reads
+ * stay near GT_SAMPLER_SLOW_SHARE (0.05 %) of one core each; the tick's queries together stay under
+ * half a percent (at a fixed 10 Hz the utilisation reads alone would cost 0.42 %). */
+TEST(sampler_costly_utilisation_query_put_off)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	memset(&f, 0, sizeof(f));
+	f.metric_cost[0] = 500;  /* GT_S_POWER */
+	f.metric_cost[2] = 7000; /* GT_S_MEM */
+	f.metric_cost[3] = f.metric_cost[4] = f.metric_cost[5] = 400;
+	f.util_cost[0] = 244000;
+	f.util_cost[2] = 180000;
+	f.energy_cost = 3900000;
+	for (int d = 0; d < 4; d++)
+		f.valid[d] = GT_S_ALL;
+	setup(&s, &f, 4);
+	s.max_samples = 6000;
+	char err[256];
+	int devs[4] = {0, 1, 2, 3};
+	ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 4, 0.01, GT_SO_POWER | GT_SO_VRAM | GT_SO_RICH,
+				      REAL0, err, sizeof(err)),
+		      0);
+	gt_sampler_run(&s);
+	gt_sampler_stop(&s);
+	double tick_pct = 100.0 * (double)f.query_ns / 60e9;
+	fprintf(stderr, "sampler model, 4 x H200 costs, 100 Hz, 60 s: tick queries %.3f%%, utilisation reads %d %d %d %d\n",
+		tick_pct, f.nutil[0], f.nutil[1], f.nutil[2], f.nutil[3]);
+	ASSERT(f.nutil[1] >= 590 && f.nutil[1] <= 600); /* 10 Hz */
+	ASSERT(f.nutil[3] >= 590 && f.nutil[3] <= 600);
+	/* one read each c / 0.05 % : 0.5 s after a 252 us read, 0.38 s after a 188 us one */
+	ASSERT(f.nutil[0] >= 110 && f.nutil[0] <= 125);
+	ASSERT(f.nutil[2] >= 150 && f.nutil[2] <= 165);
+	double util_pct0 = 100.0 * (double)f.nutil[0] * 244000 / 60e9;
+	ASSERT(util_pct0 < 0.05);
+	ASSERT(tick_pct < 0.45);
+	ASSERT(s.slow_backoffs > 200);
+	ASSERT_EQ_U64(s.missed, 0);
 }
 
 TEST(sampler_parse_devices)
