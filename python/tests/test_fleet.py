@@ -615,14 +615,16 @@ def test_analyzer_columns_equal_its_json(job):
                 worker.parse_columns(bad)
 
 
-def test_real_ddp_run_with_a_planted_straggler(tmp_path):
-    """A real 2 x H200 DDP job traced by `gputap run` (tests/fixtures/fleet-ddp-2xh200): rank 1 sleeps
-    19.708 ms on the GPU before backward from step 4 on.  tests/gpu/check_fleet_ddp.py checks fleet's
-    answer against the job's own PLANT line: slow rank 1, its cost within 15 % of the sleep x 8 steps,
-    a late collective by rank 1 on every affected step (75-125 % of the sleep), no other rank late
-    after the warm-up, torchrun's process skipped, the collectives matched by NCCL's plugin."""
-    run = str(tmp_path / "ddp2")
-    shutil.copytree(os.path.join(REPO, "tests", "fixtures", "fleet-ddp-2xh200"), run)
+@pytest.mark.parametrize("fixture", ["fleet-ddp-2xh200", "fleet-ddp-4xh200"])
+def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture):
+    """Real 2- and 4-GPU DDP jobs (2 and 4 x H200) traced by `gputap run` (tests/fixtures/fleet-ddp-*):
+    rank 1 sleeps ~19.5 ms on the GPU before backward from step 4 on.  tests/gpu/check_fleet_ddp.py
+    checks fleet's answer against the job's own PLANT line: slow rank 1, its cost within 15 % of the
+    sleep x 8 steps, a late collective by rank 1 on every affected step (75-125 % of the sleep), no
+    other rank late after the warm-up, torchrun's process skipped, the collectives matched by NCCL's
+    plugin."""
+    run = str(tmp_path / "ddp")
+    shutil.copytree(os.path.join(REPO, "tests", "fixtures", fixture), run)
     cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_fleet_ddp.py"), run, GPUTAP],
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout[-3000:] + cp.stderr[-2000:]
