@@ -314,8 +314,9 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     if not parts:
         parts = [failed_batch([], "")]
 
-    rk, it, co = (columns.concat([p[k] for p in parts], names) for k, names in (
-        ("ranks", worker.RANK_FIELDS), ("iterations", worker.ITER_FIELDS), ("collectives", worker.COLL_FIELDS)))
+    rk, it, co = (columns.concat([p[k] for p in parts], names, strs) for k, names, strs in (
+        ("ranks", worker.RANK_FIELDS, ()), ("iterations", worker.ITER_FIELDS, ()),
+        ("collectives", worker.COLL_FIELDS, worker.COLL_STR)))
     ranks, iters, colls, summary = reduce.reduce(tasks, rk, it, co, failed)
     summary["inputs"] = [os.path.abspath(p) for p in inputs]
     summary["cluster"] = cluster

@@ -26,9 +26,17 @@ def _take_list(v, idx):
     return [v[i] for i in idx.tolist()]
 
 
-def concat(tables, names):
-    """The tables one after the other (columns `names`; a table without rows may lack columns)."""
+def concat(tables, names, string_cols=()):
+    """The tables one after the other (columns `names`; a table without rows may lack columns).
+    `string_cols`: columns of numbers into each table's own "_strings"; joined, they point into one
+    table of strings in sorted order (so that their numbers sort as the strings do), "_strings"."""
     out = {}
+    if string_cols:
+        vocab = sorted({x for t in tables for x in (t.get("_strings", strings([""])).tolist())} | {""})
+        at = {x: i for i, x in enumerate(vocab)}
+        tables = [dict(t, **{k: np.array([at[x] for x in t["_strings"].tolist()], dtype=np.int64)[t[k]]
+                             for k in string_cols if k in t and len(t[k])}) for t in tables]
+        out["_strings"] = strings(vocab)
     for k in names:
         parts = [t[k] for t in tables if k in t and len(t[k])]
         if not parts:
@@ -74,8 +82,10 @@ def group_ids(*cols):
     for c in cols:
         ci, u = factorize(np.asarray(c))
         code = ci if code is None else code * len(u) + ci
-    u, inv = np.unique(code, return_inverse=True)
-    return inv.astype(np.int64, copy=False), len(u)
+    if len(cols) == 1:
+        return code, int(code.max()) + 1  # factorize's numbers are dense already
+    inv, u = factorize(code)
+    return inv, len(u)
 
 
 def first_seen_ids(gid):
@@ -165,6 +175,13 @@ class Groups:
     def quantile(self, v, q):
         """Per group, linear interpolation between the closest ranks (as numpy and pandas)."""
         v = np.asarray(v, dtype=float)
+        if 0 < self.n <= 64:  # few groups: one partition each, no sort of the whole column
+            vs, out, s = v[self.order], np.full(self.n, np.nan), 0
+            for i, k in enumerate(self.size.tolist()):
+                if k:
+                    out[i] = np.quantile(vs[s:s + k], q)
+                s += k
+            return out
         o = np.lexsort((v, self.gid))
         vs = v[o]
         start = np.concatenate(([0], np.cumsum(self.size)[:-1])).astype(np.int64)

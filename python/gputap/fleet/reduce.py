@@ -7,6 +7,7 @@ themselves never reach the client.  All of it is numpy column arithmetic (no loo
 in Python, no pandas: its import alone took longer than the analyzer's run over a thousand ranks),
 so that 2,000 ranks cost about what 2 do.
 """
+import bisect
 import re
 
 import numpy as np
@@ -24,6 +25,7 @@ LIST_MAX = 200      # entries of the summary's lists (the tables hold every row)
 # one collective across ranks: NCCL numbers the collectives of a communicator per kind (its AllReduces 0,
 # 1, 2, ... and its Broadcasts 0, 1, ... apart), so the kind is part of the key
 KEY = ("comm", "name", "seq")
+STR_COLS = ("comm", "name", "algo", "proto", "match", "dtype")  # numbers into the collectives' _strings
 
 RANKS_OUT = ("rank", "host", "path", "clock", "label", "gpus", "iterations", "first_ns", "last_ns") + RANK_COLS + (
     "collectives", "wait_ms", "work_ms", "late_count", "last_count", "iterations_late", "cost_ms", "waited_for_ms",
@@ -95,8 +97,10 @@ def _numbers(tasks, good):
     return out, clashes
 
 
-def match_collectives(c):
+def match_collectives(c, empty=0, order=None):
     """Give every row a (comm, name, seq) key that is equal on every rank for one collective.
+    comm and name are numbers into a sorted table of strings (_strings): `empty` that of "",
+    `order` that of "(order)".
 
     Rows from NCCL's profiler plugin or the trace's arguments have it.  Rows numbered by order
     (older NCCL, traces that do not say) get the key of the collective at the same position in
@@ -109,7 +113,7 @@ def match_collectives(c):
     t = np.where(c["launch_ok"], c["launch_ns"], c["start_ns"])
     c = take(c, np.lexsort((c["seq"], t, c["device"], c["rank"])))
     c["ordinal"] = Groups(group_ids(c["rank"], c["device"])[0]).cumcount()
-    unknown = c["comm"] == ""
+    unknown = c["comm"] == empty
     if unknown.any():
         comm, name, seq = c["comm"].copy(), c["name"].copy(), c["seq"].copy()
         known = ~unknown
@@ -129,15 +133,15 @@ def match_collectives(c):
             j = lookup(c["ordinal"][unknown], c["ordinal"][best], np.arange(len(best)), -1)
             hit = j >= 0
             u = np.nonzero(unknown)[0]
-            comm[u] = np.where(hit, c["comm"][best][np.maximum(j, 0)], "(order)")
+            comm[u] = np.where(hit, c["comm"][best][np.maximum(j, 0)], order)
             name[u] = np.where(hit, c["name"][best][np.maximum(j, 0)], c["name"][u])
             seq[u] = np.where(hit, c["seq"][best][np.maximum(j, 0)], c["ordinal"][u])
         else:
-            comm[unknown] = "(order)"
+            comm[unknown] = order
             seq[unknown] = c["ordinal"][unknown]
         c["comm"], c["name"], c["seq"] = comm, name, seq
     # one number per collective, in the (comm, name, seq) order
-    c["_k"] = group_ids(factorize(c["comm"])[0], factorize(c["name"])[0], c["seq"])[0]
+    c["_k"] = group_ids(c["comm"], c["name"], c["seq"])[0]
     return c
 
 
@@ -302,6 +306,20 @@ def _pattern(k, n):
     return "consistent" if k >= max(2, 0.5 * n) else "intermittent"
 
 
+def _vocab(co):
+    """The collectives' table of strings (taken out of `co`), with "" and "(order)" in it and still
+    sorted; the numbers of those two."""
+    v = co.pop("_strings", strings([""])).tolist()
+    for x in ("", "(order)"):
+        if x not in v:
+            pos = bisect.bisect_left(v, x)
+            v.insert(pos, x)
+            for k in STR_COLS:
+                if k in co:
+                    co[k] = co[k] + (co[k] >= pos)
+    return strings(v), v.index(""), v.index("(order)")
+
+
 def _prepare(tasks, good, it, co):
     """The ranks table (rank order) and the iterations and collective rows of its ranks, with rank
     numbers, clocks, and times relative to the first collective."""
@@ -340,8 +358,10 @@ def _prepare(tasks, good, it, co):
 def reduce(tasks, rk, iters, colls, failed_inputs):
     """(ranks, iterations, collectives, summary) from the workers' tables: tables as columns."""
     failed, skipped, partial, good = _split(tasks, rk, failed_inputs)
+    colls = dict(colls)
+    vocab, empty, order = _vocab(colls)
     ranks, iters, colls, base, clashes = _prepare(tasks, good, iters, colls)
-    c = match_collectives(colls)
+    c = match_collectives(colls, empty, order)
     off, clock = clock_offsets(c, ranks)
     warnings = []
     if clashes:
@@ -371,7 +391,7 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     c["cost_ms"] = np.where(late & (c["pos"] == 0), c["held_ms"], 0.0)  # the job waited for it alone
     c["waited_for_ms"] = c["cost_ms"] * (c["n"] - 1)
 
-    ct = _collective_table(c, g)
+    ct = _collective_table(c, g, vocab)
     ct["start_ns"] = ct["start_ns"] + base
     iters, nit = _iteration_table(iters, c, ranks, off, span)
     ranks = _rank_table(ranks, c, off, nit)
@@ -382,7 +402,7 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     outliers = _outliers(ranks)
 
     by_match = {}
-    for m in c["match"].tolist() if nrows(c) else []:
+    for m in vocab[c["match"]].tolist() if nrows(c) else []:
         by_match[m] = by_match.get(m, 0) + 1
     by_match = dict(sorted(by_match.items(), key=lambda kv: -kv[1]))
     if by_match.get("order"):
@@ -414,16 +434,16 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     return {k: ranks[k] for k in RANKS_OUT}, iters, ct, summary
 
 
-def _collective_table(c, g):
+def _collective_table(c, g, vocab):
     if not nrows(c):
         return empty(COLLS_OUT)
     gid = c["_g"]
     first = g.first_row()  # the latest arrival of each collective (rows are latest first)
-    t = {k: c[k][first] for k in ("comm", "name", "seq", "algo", "proto", "match")}
+    t = {k: (vocab[c[k][first]] if k in STR_COLS else c[k][first]) for k in ("comm", "name", "seq", "algo", "proto",
+                                                                             "match")}
     t["count"] = g.max(c["count"])[:].astype(np.int64)
     t["bytes"] = g.max(c["bytes"]).astype(np.int64)
-    dcode, dnames = factorize(c["dtype"])
-    t["dtype"] = dnames[g.max(dcode).astype(np.int64)]
+    t["dtype"] = vocab[g.max(c["dtype"]).astype(np.int64)]  # the numbers sort as the strings
     t["skew_ms"] = g.max(c["arrival_ms"])
     t["wait_ms"] = g.sum(c["wait_ms"])
     a_first, end_max, end_min = g.min(c["a_start"]), g.max(c["a_end"]), g.min(c["a_end"])
@@ -531,8 +551,9 @@ def _rank_table(ranks, c, off, nit):
     ranks["last_count"] = g.count((c["pos"] == 0) & (c["n"] >= 2)).astype(np.int64)
     li = late & (c["iteration"] >= 0)
     if li.any():
-        pairs = np.unique(np.stack([j[li], c["iteration"][li]]), axis=1)
-        ranks["iterations_late"] = np.bincount(pairs[0], minlength=nr).astype(np.int64)
+        pairs = np.unique(j[li] * (int(c["iteration"][li].max()) + 1) + c["iteration"][li])  # (rank, iteration)
+        ranks["iterations_late"] = np.bincount(pairs // (int(c["iteration"][li].max()) + 1),
+                                               minlength=nr).astype(np.int64)
     else:
         ranks["iterations_late"] = np.zeros(nr, np.int64)
     ranks["cost_ms"] = g.sum(c["cost_ms"])

@@ -98,10 +98,12 @@ def parse_columns(out):
 
 
 class _Rows:
-    """Columns of one output table, filled row by row or by whole columns."""
+    """Columns of one output table, filled row by row or by whole columns; `strings`: the table of
+    strings its string-number columns (the collectives') point into."""
 
     def __init__(self, names):
         self.cols = {n: [] for n in names}
+        self.strings = {"": 0}
 
     def add(self, **kw):
         for k, v in self.cols.items():
@@ -177,9 +179,11 @@ def _collect(parsed, idx, rows, iters, colls):
     src = co["source"]
     keep = (src >= 0) & (src < len(idx))
     tasks = np.array([t["index"] for t in idx], dtype=np.int64)
-    strs = np.array((hdr["tables"]["collectives"].get("strings") or []) + [""], dtype=object)
+    # string columns stay numbers: the analyzer's into the batch's table of strings (colls.strings)
+    remap = np.array([colls.strings.setdefault(x, len(colls.strings))
+                      for x in hdr["tables"]["collectives"].get("strings") or []] + [0], dtype=np.int64)
     colls.extend(int(keep.sum()), task=tasks[src[keep]],
-                 **{k: strs[co[k][keep]] for k in COLL_STR}, **{k: np.array(co[k][keep]) for k in COLL_INT})
+                 **{k: remap[co[k][keep]] for k in COLL_STR}, **{k: np.array(co[k][keep]) for k in COLL_INT})
 
 
 def _per_iter(v, j, n, ufunc):
@@ -259,12 +263,15 @@ def _table(r):
     from gputap.fleet.columns import strings
 
     def col(name, parts):
-        if name in ("status", "message", "label", "iteration_source") + COLL_STR:
+        if name in ("status", "message", "label", "iteration_source"):
             return strings([x for p in parts for x in (p.tolist() if hasattr(p, "tolist") else p)])
         dt = np.float64 if name in WINDOW_KEYS else np.int64
         return np.concatenate([np.asarray(p, dtype=dt) for p in parts]) if parts else np.zeros(0, dt)
 
-    return {k: col(k, v) for k, v in r.cols.items()}
+    t = {k: col(k, v) for k, v in r.cols.items()}
+    if any(k in t for k in COLL_STR):
+        t["_strings"] = strings(list(r.strings))  # string number i is t["_strings"][i]
+    return t
 
 
 def failed_batch(tasks, message):
