@@ -724,7 +724,7 @@ static int finish_timeline(struct gt_an_ctx *c, struct gt_an_result *r, size_t m
 	c->tl.launched_only = o->launched_only;
 	c->tl.without_last_step = o->without_last_step;
 	c->tl.ranges_are_steps = !c->tag;
-	if (!(c->tl.dt = gt_dt_new(o, c->tl.ngpus, &c->names))) {
+	if (!o->no_detail && !(c->tl.dt = gt_dt_new(o, c->tl.ngpus, &c->names))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

@@ -271,6 +271,8 @@ struct gt_an_opts {
 	int all_rows;          /* text: every per-iteration row (default: the first GT_AN_TEXT_ROWS) */
 	const struct gt_an_sink *sink; /* every GPU op of the timelines, NULL: none */
 	int findings;          /* also find what is wrong (analyze/findings.h): result.findings */
+	int no_detail;         /* skip the per-op analyses (streams, kernels, memory bandwidth, time buckets,
+				* HTA's views): for outputs that print none of them (--format columns) */
 	/* gputap trace inputs read by the caller, so that the analysis shares one pass over each trace with
 	 * the caller's own readers (gputap run): for each trace, gtr_feed opens it, lets the analysis join
 	 * (trace/visit.h), reads it once and closes it.  0, or -1 with err.

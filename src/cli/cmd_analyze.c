@@ -193,7 +193,7 @@ int cmd_analyze(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(format, "columns") == 0)
-		o.findings = 0; /* the columns hold no findings: not found for nothing */
+		o.findings = 0, o.no_detail = 1; /* the columns hold neither: not computed for nothing */
 	if (config) {
 		if (optind < argc || mapf || o.iters || o.gpus || o.nvtx_tag) {
 			gt_error("--config takes everything from the config file: no INPUT, --map, --iters, --gpus "
