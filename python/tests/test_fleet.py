@@ -675,3 +675,27 @@ def test_ranks_with_two_gpus_each(tmp_path):
     c2 = res.iterations[res.iterations["rank"] == 2].set_index("iteration")["compute_ms"]
     c0 = res.iterations[res.iterations["rank"] == 0].set_index("iteration")["compute_ms"]
     assert c2[2] > c2[1] + 5 and abs(c2[1] - c0[1]) < 2
+
+
+def test_report_chart_equals_the_ranks_table(result):
+    """report.html's bars are the ranks table: one dark and one light bar per rank, in rank order, each
+    titled with that rank's time not waiting / waiting (3 decimals), heights in proportion, the axis'
+    top label the largest rank's total; its tables name the summary's stragglers."""
+    res, out, _ = result
+    page = open(os.path.join(out, "report.html")).read()
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    bars = re.findall(r'<rect x="[0-9.]+" y="([0-9.]+)" width="[0-9.]+" height="([0-9.]+)" fill="(#[0-9a-f]+)">'
+                      r'<title>rank (\d+): ([0-9.]+) ms (not waiting|waiting)</title>', svg)
+    r = res.ranks.sort_values("rank")
+    assert len(bars) == 2 * len(r)
+    work = [b for b in bars if b[5] == "not waiting"]
+    wait = [b for b in bars if b[5] == "waiting"]
+    assert [int(b[3]) for b in work] == list(r["rank"]) == [int(b[3]) for b in wait]
+    assert [float(b[4]) for b in work] == [round(x, 3) for x in r["work_ms"]]
+    assert [float(b[4]) for b in wait] == [round(x, 3) for x in r["wait_ms"]]
+    top = float(re.search(r'<text x="0" y="12" font-size="11">([0-9.]+) ms</text>', svg).group(1))
+    assert abs(top - (r["work_ms"] + r["wait_ms"]).max()) < 0.06
+    for b, w in zip(work, r["work_ms"]):  # heights: 160 px for the top
+        assert abs(float(b[1]) - 160 * w / (r["work_ms"] + r["wait_ms"]).max()) < 0.06
+    for s in res.summary["stragglers"]:
+        assert "<td>%d</td>" % s["rank"] in page
