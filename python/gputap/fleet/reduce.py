@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from gputap.fleet.columns import Groups, concat, factorize, first_seen_ids, group_ids, lookup, nrows, strings, take
+from gputap.fleet.columns import Groups, factorize, first_seen_ids, group_ids, lookup, nrows, strings, take
 
 RANK_COLS = ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "overlap_ms", "memop_ms",
              "kernel_sum_ms", "non_compute_ms")
@@ -703,4 +703,4 @@ def _outliers(ranks):
     return out[:LIST_MAX]
 
 
-__all__ = ["reduce", "match_collectives", "clock_offsets", "concat", "RANKS_OUT", "ITERS_OUT", "COLLS_OUT"]
+__all__ = ["reduce", "match_collectives", "clock_offsets", "RANKS_OUT", "ITERS_OUT", "COLLS_OUT"]
