@@ -39,6 +39,16 @@ void gt_an_jint(void *gen, const char *k, unsigned long long v)
 	yajl_gen_integer(g, (long long)v);
 }
 
+void gt_an_jstrs(void *gen, const char *k, char *const *v, size_t n)
+{
+	yajl_gen g = gen;
+	GS(g, k);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++)
+		GS(g, v[i]);
+	yajl_gen_array_close(g);
+}
+
 void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu, long it, const char *name,
 		   const char *metric, double v)
 {

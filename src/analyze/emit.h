@@ -24,5 +24,7 @@ void gt_an_csv_row(FILE *f, const char *title, const char *sec, const char *gpu,
 void gt_an_jnum(void *g, const char *k, double v);
 /* A JSON key and integer; `g` is a yajl_gen. */
 void gt_an_jint(void *g, const char *k, unsigned long long v);
+/* A JSON key and an array of the n strings v; `g` is a yajl_gen. */
+void gt_an_jstrs(void *g, const char *k, char *const *v, size_t n);
 
 #endif

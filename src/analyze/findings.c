@@ -24,6 +24,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "analyze/an_internal.h"
+#include "analyze/emit.h"
 #include "analyze/findings.h"
 #include "core/demangle.h"
 #include "core/sort.h"
@@ -2126,11 +2127,7 @@ void gt_fd_json(void *gen, const struct gt_fd_list *L, double min_gain)
 		yajl_gen_bool(g, it->upper_bound);
 		jstr(g, "gain_method", it->method);
 		jstr(g, "where", it->where);
-		GS(g, "evidence");
-		yajl_gen_array_open(g);
-		for (size_t j = 0; j < it->nevidence; j++)
-			GS(g, it->evidence[j]);
-		yajl_gen_array_close(g);
+		gt_an_jstrs(g, "evidence", it->evidence, it->nevidence);
 		GS(g, "events");
 		yajl_gen_array_open(g);
 		for (int j = 0; j < it->nev; j++) {

@@ -330,11 +330,7 @@ static void jresult(yajl_gen g, const struct gt_an_result *r)
 	}
 	gt_an_json_collectives(g, r);
 	gt_an_json_detail(g, r);
-	GS(g, "notes");
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < r->nnotes; i++)
-		GS(g, r->notes[i]);
-	yajl_gen_array_close(g);
+	gt_an_jstrs(g, "notes", r->notes, r->nnotes);
 	yajl_gen_map_close(g);
 }
 

@@ -220,11 +220,7 @@ static int header(const struct gt_an_result *r, size_t nit, size_t ncoll, const 
 	GS(g, *(const unsigned char *)&one ? "little" : "big");
 	GS(g, "iteration_source");
 	GS(g, r->iter_source);
-	GS(g, "notes");
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < r->nnotes; i++)
-		GS(g, r->notes[i]);
-	yajl_gen_array_close(g);
+	gt_an_jstrs(g, "notes", r->notes, r->nnotes);
 	GS(g, "gpus");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; r->has_timeline && i < r->ngpu; i++) {

@@ -150,7 +150,7 @@ static void plan_reads(struct gt_sampler *s)
 	if (s->slow_every < 1)
 		s->slow_every = 1;
 	for (int i = 0; i < s->ndev; i++)
-		s->slow_next[i] = s->slow_phase[i] = (uint64_t)i * s->slow_every / (uint64_t)s->ndev;
+		s->slow_next[i] = (uint64_t)i * s->slow_every / (uint64_t)s->ndev; /* devices on their own ticks */
 }
 
 /* Ticks until a device's next slow read, after one that took cost_ns: slow_every, or more for a read

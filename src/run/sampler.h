@@ -124,11 +124,10 @@ struct gt_sampler {
 	double wall_s;
 	double energy_cpu_s; /* CPU time of the energy reader's thread */
 	/* what is read: fast_want every tick, slow_want on device i's tick
-	 * slow_next[i] (first slow_phase[i], then slow_every ticks later, or more
-	 * after a costly read: gt_sampler_slow_gap) */
+	 * slow_next[i] (first i * slow_every / ndev, then slow_every ticks later, or
+	 * more after a costly read: slow_gap in sampler.c) */
 	unsigned fast_want, slow_want;
 	uint64_t slow_every;
-	uint64_t slow_phase[GT_SAMPLER_MAXDEV];
 	uint64_t slow_next[GT_SAMPLER_MAXDEV];
 	uint64_t slow_backoffs; /* slow reads put off beyond slow_every for their cost */
 	/* energy reader (its thread only; read after gt_sampler_stop) */
