@@ -43,68 +43,6 @@ static const char *const COLL_COLS[][2] = {
 };
 #define NCOLL_COLS (sizeof(COLL_COLS) / sizeof(COLL_COLS[0]))
 
-/* The strings of the collectives' string columns, each once: a small open-addressing table. */
-struct strtab {
-	const char **s; /* by number */
-	size_t n, cap;
-	int64_t *slot;  /* hash slots: number + 1, 0 empty */
-	size_t nslot;
-};
-
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int st_grow(struct strtab *t)
-{
-	size_t ns = t->nslot ? t->nslot * 2 : 64;
-	int64_t *slot = calloc(ns, sizeof(*slot));
-	if (!slot)
-		return -1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = fnv(t->s[i]) & (ns - 1);
-		while (slot[j])
-			j = (j + 1) & (ns - 1);
-		slot[j] = (int64_t)i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslot = ns;
-	return 0;
-}
-
-/* The string's number, added if new; -1 out of memory. */
-static int64_t st_id(struct strtab *t, const char *s)
-{
-	if ((t->n + 1) * 2 > t->nslot && st_grow(t) < 0)
-		return -1;
-	size_t j = fnv(s) & (t->nslot - 1);
-	for (; t->slot[j]; j = (j + 1) & (t->nslot - 1))
-		if (strcmp(t->s[t->slot[j] - 1], s) == 0)
-			return t->slot[j] - 1;
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 16;
-		const char **ns = realloc(t->s, nc * sizeof(*ns));
-		if (!ns)
-			return -1;
-		t->s = ns;
-		t->cap = nc;
-	}
-	t->s[t->n] = s;
-	t->slot[j] = (int64_t)++t->n;
-	return (int64_t)t->n - 1;
-}
-
-static void st_free(struct strtab *t)
-{
-	free(t->s);
-	free(t->slot);
-}
-
 /* One column of 8-byte values. */
 union cell {
 	int64_t i;
@@ -113,8 +51,9 @@ union cell {
 
 static int64_t clamp_src(int v) { return v < 0 ? 0 : v; }
 
-/* The collectives' columns, column after column (rows x NCOLL_COLS cells), and their strings. */
-static union cell *coll_columns(const struct gt_an_result *r, struct strtab *st)
+/* The collectives' columns, column after column (rows x NCOLL_COLS cells), and their strings, each
+ * once, in the analyzer's name table (the kind is unused here: 0). */
+static union cell *coll_columns(const struct gt_an_result *r, struct gt_names *st)
 {
 	size_t n = r->has_colls ? r->ncolls : 0;
 	union cell *c = malloc((n ? n : 1) * NCOLL_COLS * sizeof(*c));
@@ -130,7 +69,7 @@ static union cell *coll_columns(const struct gt_an_result *r, struct strtab *st)
 		for (; col < sizeof(v) / sizeof(v[0]); col++)
 			c[col * n + i].i = v[col];
 		for (size_t s = 0; s < sizeof(strs) / sizeof(strs[0]); s++, col++) {
-			int64_t id = st_id(st, strs[s]);
+			long id = gt_names_get(st, 0, strs[s], strlen(strs[s]));
 			if (id < 0) {
 				free(c);
 				return NULL;
@@ -184,7 +123,7 @@ static union cell *iter_columns(const struct gt_an_result *r, size_t n)
 }
 
 static void jcols(yajl_gen g, const char *name, size_t rows, const char *const (*cols)[2], size_t ncols,
-		  const struct strtab *st)
+		  const struct gt_names *st)
 {
 	GS(g, name);
 	yajl_gen_map_open(g);
@@ -202,13 +141,13 @@ static void jcols(yajl_gen g, const char *name, size_t rows, const char *const (
 		GS(g, "strings");
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < st->n; i++)
-			GS(g, st->s[i]);
+			GS(g, st->v[i].name);
 		yajl_gen_array_close(g);
 	}
 	yajl_gen_map_close(g);
 }
 
-static int header(const struct gt_an_result *r, size_t nit, size_t ncoll, const struct strtab *st, FILE *f)
+static int header(const struct gt_an_result *r, size_t nit, size_t ncoll, const struct gt_names *st, FILE *f)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 	if (!g)
@@ -253,7 +192,8 @@ static int header(const struct gt_an_result *r, size_t nit, size_t ncoll, const 
 
 int gt_an_print_columns(const struct gt_an_result *r, FILE *f)
 {
-	struct strtab st = {0};
+	struct gt_names st;
+	gt_names_init(&st);
 	size_t nit = iter_rows(r), ncoll = r->has_colls ? r->ncolls : 0;
 	union cell *it = iter_columns(r, nit), *co = coll_columns(r, &st);
 	int rc = -1;
@@ -262,6 +202,6 @@ int gt_an_print_columns(const struct gt_an_result *r, FILE *f)
 		rc = 0;
 	free(it);
 	free(co);
-	st_free(&st);
+	gt_names_free(&st);
 	return rc;
 }

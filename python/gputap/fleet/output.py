@@ -30,8 +30,7 @@ def _atomic(path, write):
 
 
 def _arrow_type(pa, col):
-    if isinstance(col, list):
-        return None  # list columns: their type is in the schema
+    """The Arrow type of a numpy column (list columns come with a schema: collectives_schema)."""
     if col.dtype == object:
         return pa.string()
     return pa.from_numpy_dtype(col.dtype)
