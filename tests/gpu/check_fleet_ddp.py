@@ -3,7 +3,11 @@
 
     python3 tests/gpu/check_fleet_ddp.py RUN_DIR [GPUTAP]
 
-RUN_DIR holds the `gputap run` output and the job's bare.out / traced.out.  Prints "ok NAME" or
+RUN_DIR holds the `gputap run` output and the job's bare.out / traced.out; or, from the same job run
+under torch.profiler (GT_KINETO_DIR), the ranks' PyTorch-profiler traces rank<R>.json and its
+bare.out / traced.out: the same checks, except that the collectives are matched by the traces' own
+arguments (PyTorch's "Process Group Name" and "Seq"), not by NCCL's profiler plugin, and there is
+no launcher process.  Prints "ok NAME" or
 "not ok NAME: why" per check, then the numbers.  Tolerances: the straggler's cost over the affected
 steps (the time the other ranks waited for it alone) within 15 % of the planted sleep times the
 affected steps; each
@@ -61,13 +65,20 @@ def main():
     res = fleet.analyze([run], nvtx=os.environ.get("GT_NVTX", "train_step") or None, workers=2, gputap=exe, progress=None)
     s = res.summary
     print(output.text_summary(res))
-    nranks = len([d for d in os.listdir(run) if re.fullmatch(r"rank\d+", d)])
+    kineto = not os.path.exists(os.path.join(run, "run.json"))
+    nranks = len([d for d in os.listdir(run) if re.fullmatch(r"rank\d+" + (r"\.json(\.gz)?" if kineto else ""), d)])
     check("ranks", s["ranks"] == nranks and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
-    check("launcher-skipped", all("no GPU work" in x["reason"] for x in s["skipped"]) and not s["partial"],
-          "skipped %s partial %s" % (s["skipped"], s["partial"]))
+    if kineto:
+        check("nothing-skipped", not s["skipped"] and not s["partial"], "skipped %s partial %s" % (
+            s["skipped"], s["partial"]))
+    else:
+        check("launcher-skipped", all("no GPU work" in x["reason"] for x in s["skipped"]) and not s["partial"],
+              "skipped %s partial %s" % (s["skipped"], s["partial"]))
     by = s["collective_rows_by_match"]
     # one start-up AllGather kernel per rank has no plugin record (seen on NCCL 2.28.9): matched by order
-    check("matched-by-nccl-plugin", by.get("nccl", 0) >= 0.95 * sum(by.values()), "rows by match %s" % by)
+    how = "trace" if kineto else "nccl"
+    check("matched-by-" + ("trace-arguments" if kineto else "nccl-plugin"),
+          sum(by.values()) > 0 and by.get(how, 0) >= 0.95 * sum(by.values()), "rows by match %s" % by)
     check("iterations", s["iterations"] == first + steps, "%d iterations" % s["iterations"])
     st = s["stragglers"]
     top = st[0] if st else {}

@@ -10,7 +10,9 @@ fixed functions of their index, so the job's result (printed as a CHECKSUM of th
 be the same with and without gputap.
 
     torchrun --nproc_per_node N tests/gpu/ddp_straggler.py
-    env: GT_STEPS (12), GT_SLOW_FROM (4), GT_SLOW_RANK (1), GT_SLEEP_MS (20)
+    env: GT_STEPS (12), GT_SLOW_FROM (4), GT_SLOW_RANK (1), GT_SLEEP_MS (20),
+         GT_KINETO_DIR (the steps under torch.profiler, each also a record_function "train_step"; each
+         rank's trace written there as rank<R>.json: what PyTorch users hand to gputap fleet)
 """
 import os
 import sys
@@ -22,6 +24,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "12"))
+KINETO_DIR = os.environ.get("GT_KINETO_DIR") or None
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "4"))
 SLOW_RANK = int(os.environ.get("GT_SLOW_RANK", "1"))
 SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "20"))
@@ -85,18 +88,33 @@ def main():
                                                                             measured, cycles))
     dist.barrier()
     torch.cuda.synchronize()
+    prof = None
+    if KINETO_DIR:
+        from torch.profiler import ProfilerActivity, profile
+
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
     t0 = time.time()
     for step in range(STEPS):
         torch.cuda.nvtx.range_push("train_step")
+        ann = torch.profiler.record_function("train_step") if prof else None
+        if ann:
+            ann.__enter__()
         opt.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(ddp(x), y)
         if slow and step >= SLOW_FROM:
             torch.cuda._sleep(cycles)
         loss.backward()
         opt.step()
+        if ann:
+            ann.__exit__(None, None, None)
         torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
     wall = time.time() - t0
+    if prof:
+        prof.__exit__(None, None, None)
+        os.makedirs(KINETO_DIR, exist_ok=True)
+        prof.export_chrome_trace(os.path.join(KINETO_DIR, "rank%d.json" % rank))
     with torch.no_grad():
         s = sum(float(p.double().sum()) for p in model.parameters())
     say("STEPS rank=%d wall_ms=%.3f" % (rank, wall * 1e3))
