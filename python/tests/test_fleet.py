@@ -522,6 +522,48 @@ def _coll_job(d, late):
         w.close()
 
 
+@pytest.mark.parametrize("layout", ["after", "before"])
+@pytest.mark.parametrize("kinds", [("AllReduce", "Broadcast", "AllGather"), ("AllReduce",)])
+def test_plugin_records_on_their_own_kernels(tmp_path, layout, kinds):
+    """NCCL's profiler-plugin record of a collective starts next to its kernel's launch: on NCCL 2.28
+    just after the launch call returns ("after", measured on real DDP runs), else just before it.
+    Each record must land on its own kernel either way, whether the kernels' names tell the kinds
+    apart or not (a job of AllReduces only): names, counts (a different one per collective) and
+    iterations as written, every row matched by the plugin."""
+    ms, us, t0 = 1_000_000, 1000, generate.T0
+    d = str(tmp_path / "job")
+    want = {}
+    for r in range(2):
+        pdir = os.path.join(d, "rank%d" % r)
+        os.makedirs(pdir)
+        w = TraceWriter(os.path.join(pdir, "trace.gtr"), "rank%d" % r, "node00", pid=100 + r, start_ns=t0)
+        corr, t, seqs = 1, t0 + 10 * ms, {}
+        for step in range(3):
+            w.range("ProfilerStep#%d" % step, t - ms // 2, t + 9 * ms)
+            for i, kind in enumerate(kinds * 2):
+                launch = t + i * ms
+                seq = seqs[kind] = seqs.get(kind, -1) + 1
+                count = 1000 + 100 * step + i
+                want[(kind, seq)] = (count, step)
+                rec = launch + 7 * us if layout == "after" else launch - 3 * us
+                if layout == "before":
+                    w.nccl_coll(0xC0FFEE, seq, rec, rec + 8 * us, kind, "RING", "LL", count, r, 2)
+                w.api("cuLaunchKernelEx", launch, launch + 6 * us, corr)
+                if layout == "after":
+                    w.nccl_coll(0xC0FFEE, seq, rec, rec + 8 * us, kind, "RING", "LL", count, r, 2)
+                w.kernel("ncclDevKernel_%s_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)" % kind, r, 21,
+                         launch + 20 * us, launch + 500 * us, corr)
+                corr += 1
+            t += 10 * ms
+        w.close()
+    res = fleet.analyze([d], workers=1, gputap=GPUTAP, progress=None)
+    c = res.collectives
+    assert res.summary["collective_rows_by_match"] == {"nccl": 2 * len(want)}
+    got = {(n, int(q)): (int(k), int(i)) for n, q, k, i in zip(c["name"], c["seq"], c["count"], c["iteration"])}
+    assert got == want
+    assert all(len(x) == 2 for x in c["ranks"])
+
+
 def test_collectives_of_each_kind_are_matched_apart(tmp_path):
     d = str(tmp_path / "kinds")
     _coll_job(d, {("Broadcast", 2): 3.0})
@@ -615,21 +657,23 @@ def test_analyzer_columns_equal_its_json(job):
                 worker.parse_columns(bad)
 
 
-@pytest.mark.parametrize("fixture", ["fleet-ddp-2xh200", "fleet-ddp-4xh200"])
+@pytest.mark.parametrize("fixture", ["fleet-ddp-2xh200", "fleet-ddp-4xh200", "fleet-kineto-ddp-2xh200"])
 def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture):
-    """Real 2- and 4-GPU DDP jobs (2 and 4 x H200) traced by `gputap run` (tests/fixtures/fleet-ddp-*):
-    rank 1 sleeps ~19.5 ms on the GPU before backward from step 4 on.  tests/gpu/check_fleet_ddp.py
-    checks fleet's answer against the job's own PLANT line: slow rank 1, its cost within 15 % of the
-    sleep x 8 steps, a late collective by rank 1 on every affected step (75-125 % of the sleep), no
-    other rank late after the warm-up, torchrun's process skipped, the collectives matched by NCCL's
-    plugin."""
+    """Real 2- and 4-GPU DDP jobs (2 and 4 x H200) traced by `gputap run` (tests/fixtures/fleet-ddp-*),
+    and the 2-GPU one recorded by torch.profiler instead (fleet-kineto-ddp-2xh200): rank 1 sleeps
+    ~19.5 ms on the GPU before backward from step 4 on.  tests/gpu/check_fleet_ddp.py checks fleet's
+    answer against the job's own PLANT line: slow rank 1, its cost within 15 % of the sleep x 8 steps,
+    a late collective by rank 1 on every affected step (75-125 % of the sleep), no other rank late
+    after the warm-up, torchrun's process skipped, every collective matched by NCCL's plugin (by
+    process group and order in PyTorch's traces), and each step's AllReduces carrying the model's
+    parameter count in float32."""
     run = str(tmp_path / "ddp")
     shutil.copytree(os.path.join(REPO, "tests", "fixtures", fixture), run)
     cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_fleet_ddp.py"), run, GPUTAP],
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout[-3000:] + cp.stderr[-2000:]
     lines = cp.stdout.splitlines()
-    assert lines[-1] == "14 passed, 0 failed", lines[-1]
+    assert lines[-1] == "15 passed, 0 failed", lines[-1]
     assert not [x for x in lines if x.startswith("not ok")]
 
 

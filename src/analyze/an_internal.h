@@ -205,9 +205,10 @@ struct gt_colls;
 struct gt_colls *gt_colls_new(void);
 void gt_colls_free(struct gt_colls *cs);
 /* An NCCL kernel of `source`: `name` the kernel name; `comm`/`seq` from the trace if it says (NULL /
- * GT_SEQ_UNKNOWN otherwise).  0 or -1 (out of memory). */
+ * GT_SEQ_UNKNOWN otherwise), and the message's `count` and element type (`dtype`: NCCL's name or
+ * PyTorch's, as a PyTorch-profiler trace gives it; 0 / NULL when unknown).  0 or -1 (out of memory). */
 int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start, uint64_t end, uint64_t corr,
-		    const char *name, const char *comm, uint64_t seq);
+		    const char *name, const char *comm, uint64_t seq, uint64_t count, const char *dtype);
 /* A collective recorded by NCCL's profiler plugin in a gputap trace. */
 int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
 		  const char *algo, const char *proto, const char *dtype);

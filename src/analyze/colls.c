@@ -4,13 +4,22 @@
  *
  * Which collective an NCCL kernel ran comes, best first, from:
  *  - "nccl": the records NCCL's profiler plugin interface gave the tap (GT_REC_NCCL_COLL: communicator
- *    hash, sequence number, algorithm, protocol, data type and count: the message size in bytes).  A record is enqueued by a host thread before the
- *    kernel that runs it is launched (at the end of the NCCL group), so record k belongs to the first
- *    NCCL kernel of its process launched at or after the record's start: with C_k the smallest
- *    correlation id of any API call that started at or after the record (ids grow with launch time
- *    within a process, as for the iterations in timeline.c), the first NCCL kernel with id >= C_k.
- *    Several records of one group share one kernel: each is a row with the kernel's times.
+ *    hash, sequence number, algorithm, protocol, data type and count: the message size in bytes).  A
+ *    record starts next to the launch of the kernel that runs it, on the same host thread: on NCCL
+ *    2.28 a few microseconds after the launch call returns (measured on real DDP runs: 0.3-7.6 us
+ *    after, the next launch 130 us or more later); a record made before the launch (at the end of
+ *    the NCCL group) is possible too.  So each record has two candidates: the last NCCL kernel of
+ *    its process launched at or before the record's start (B_k: the largest correlation id of an API
+ *    call that started at or before it; ids grow with launch time within a process, as for the
+ *    iterations in timeline.c), and the first one launched at or after it (C_k: the smallest id of a
+ *    call that started at or after it).  Per process the rule that agrees more often with the
+ *    kernels' own names (an AllReduce record on an ncclDevKernel_AllReduce_... kernel) wins; when
+ *    the names cannot tell (a job of AllReduces only), the one whose kernels were launched closer to
+ *    their records.  Several records of one group share one kernel: each is a row with the kernel's
+ *    times.
  *  - "trace": the trace's own arguments (Kineto kernel args "Process Group Name" and "Seq");
+ *    PyTorch's kernel args also give the message: "In msg nelems", "Out msg nelems" and "dtype"
+ *    (its names turned into NCCL's: "Float" is ncclFloat32), whatever the match;
  *  - "order": the order of the rank's NCCL kernels (by launch, else by GPU start) per communicator
  *    when the trace names it, else over all of the rank's NCCL kernels.  Ranks of one job issue
  *    their collectives in the same order, which is what NCCL itself relies on.
@@ -33,6 +42,7 @@ struct krow { /* an NCCL kernel */
 struct nrec { /* a plugin record */
 	int source;
 	uint64_t start, bound; /* bound: C_k, UINT64_MAX when no API call followed */
+	uint64_t last;         /* B_k, 0 when no API call came before */
 	uint64_t comm, seq, count;
 	char func[32], algo[16], proto[16], dtype[16];
 };
@@ -63,8 +73,24 @@ static void copy(char *dst, size_t len, const char *src)
 	snprintf(dst, len, "%s", src ? src : "");
 }
 
+/* NCCL's name of a PyTorch element type as its profiler names it in a collective's "dtype" argument
+ * (c10's ScalarType names; bool travels as uint8); NULL for one NCCL has no type of. */
+static const char *torch_dtype(const char *name)
+{
+	static const char *const tab[][2] = {
+	    {"Float", "ncclFloat32"},	 {"BFloat16", "ncclBfloat16"},	   {"Half", "ncclFloat16"},
+	    {"Double", "ncclFloat64"},	 {"Int", "ncclInt32"},		   {"Long", "ncclInt64"},
+	    {"Char", "ncclInt8"},	 {"Byte", "ncclUint8"},		   {"Bool", "ncclUint8"},
+	    {"UInt32", "ncclUint32"},	 {"UInt64", "ncclUint64"},	   {"Float8_e4m3fn", "ncclFloat8e4m3"},
+	    {"Float8_e5m2", "ncclFloat8e5m2"}};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (strcmp(name, tab[i][0]) == 0)
+			return tab[i][1];
+	return NULL;
+}
+
 int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start, uint64_t end, uint64_t corr,
-		    const char *name, const char *comm, uint64_t seq)
+		    const char *name, const char *comm, uint64_t seq, uint64_t count, const char *dtype)
 {
 	if (cs->nk == cs->kcap) {
 		size_t nc = cs->kcap ? cs->kcap * 2 : 256;
@@ -87,6 +113,12 @@ int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start,
 	k->has_seq = seq != GT_SEQ_UNKNOWN;
 	k->c.seq = k->has_seq ? seq : 0;
 	copy(k->c.match, sizeof(k->c.match), comm && comm[0] && k->has_seq ? "trace" : "order");
+	if (dtype && dtype[0]) {
+		const char *nccl = gt_colls_dtype_size(dtype) ? dtype : torch_dtype(dtype);
+		copy(k->c.dtype, sizeof(k->c.dtype), nccl ? nccl : dtype);
+	}
+	k->c.count = count;
+	k->c.bytes = count * gt_colls_dtype_size(k->c.dtype);
 	return 0;
 }
 
@@ -209,6 +241,71 @@ static void on_launch(void *arg, const struct gt_launch *l)
 	}
 	if (a > lo && l->corr < cs->n[a - 1].bound)
 		cs->n[a - 1].bound = l->corr;
+	a = lo, b = hi; /* the first record of src that started at or after this call */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (cs->n[m].start < l->start)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a < hi && l->corr > cs->n[a].last)
+		cs->n[a].last = l->corr;
+}
+
+/* The NCCL kernel of `source` with the smallest id >= lo (after = 1) or the largest id <= hi (after =
+ * 0); SIZE_MAX if none. */
+static size_t kernel_near(const struct gt_colls *cs, int source, uint64_t id, int after)
+{
+	size_t lo, hi;
+	RANGE_OF(cs->k, cs->nk, c.source, source, lo, hi);
+	size_t end = hi;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (after ? cs->k[m].corr < id : cs->k[m].corr <= id)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (after)
+		return lo < end && cs->k[lo].corr ? lo : SIZE_MAX;
+	RANGE_OF(cs->k, cs->nk, c.source, source, hi, end);
+	return lo > hi && cs->k[lo - 1].corr ? lo - 1 : SIZE_MAX;
+}
+
+/* The record's kind on that kernel: the kernel's own name says the same ("Send" on a SendRecv kernel). */
+static int same_kind(const struct nrec *n, const struct krow *k)
+{
+	return n->func[0] && strstr(k->c.name, n->func) != NULL;
+}
+
+static uint64_t gap(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Per record, its kernel (index into cs->k, SIZE_MAX none): by the rule that fits its process best. */
+static void pick_kernels(const struct gt_colls *cs, size_t *pick, size_t *after, size_t *before)
+{
+	for (size_t i = 0; i < cs->nn; i++) {
+		const struct nrec *n = &cs->n[i];
+		after[i] = n->bound == UINT64_MAX ? SIZE_MAX : kernel_near(cs, n->source, n->bound, 1);
+		before[i] = n->last ? kernel_near(cs, n->source, n->last, 0) : SIZE_MAX;
+	}
+	for (size_t lo = 0, hi; lo < cs->nn; lo = hi) {
+		long names = 0, closer = 0; /* > 0: the "after" rule fits better */
+		for (hi = lo; hi < cs->nn && cs->n[hi].source == cs->n[lo].source; hi++) {
+			const struct nrec *n = &cs->n[hi];
+			const struct krow *ka = after[hi] == SIZE_MAX ? NULL : &cs->k[after[hi]];
+			const struct krow *kb = before[hi] == SIZE_MAX ? NULL : &cs->k[before[hi]];
+			names += (ka && same_kind(n, ka)) - (kb && same_kind(n, kb));
+			if (ka && kb && ka->c.launch_ns && kb->c.launch_ns)
+				closer += gap(ka->c.launch_ns, n->start) < gap(kb->c.launch_ns, n->start) ? 1 : -1;
+		}
+		int use_after = names ? names > 0 : closer > 0;
+		for (size_t i = lo; i < hi; i++)
+			pick[i] = use_after ? after[i] : before[i];
+	}
 }
 
 static int add_row(struct gt_an_coll **v, size_t *n, size_t *cap, const struct gt_an_coll *c)
@@ -263,33 +360,32 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 	gt_sort(cs->n, cs->nn, sizeof(*cs->n), n_start_cmp);
 	if (tl->nlaunches && gt_tl_each_launch(tl, on_launch, cs) < 0)
 		return -1;
-	/* C_k = the smallest id at or after record k: a minimum over the records after it too */
+	/* C_k = the smallest id at or after record k: a minimum over the records after it too; B_k the
+	 * largest id at or before it: a maximum over the records before it too */
 	for (size_t i = cs->nn; i-- > 1;)
 		if (cs->n[i - 1].source == cs->n[i].source && cs->n[i].bound < cs->n[i - 1].bound)
 			cs->n[i - 1].bound = cs->n[i].bound;
+	for (size_t i = 1; i < cs->nn; i++)
+		if (cs->n[i - 1].source == cs->n[i].source && cs->n[i - 1].last > cs->n[i].last)
+			cs->n[i].last = cs->n[i - 1].last;
 
 	struct gt_an_coll *out = NULL;
 	size_t nout = 0, cap = 0;
 	struct cseq *sq = NULL;
 	size_t nsq = 0;
 	unsigned char *used = calloc(cs->nk ? cs->nk : 1, 1);
-	if (!used)
+	size_t *pick = malloc((cs->nn ? cs->nn : 1) * 3 * sizeof(size_t));
+	if (!used || !pick) {
+		free(used);
+		free(pick);
 		return -1;
+	}
+	pick_kernels(cs, pick, pick + cs->nn, pick + 2 * cs->nn);
 	/* plugin records onto kernels */
 	for (size_t i = 0; i < cs->nn; i++) {
 		const struct nrec *n = &cs->n[i];
-		if (n->bound == UINT64_MAX)
-			continue;
-		size_t lo, hi;
-		RANGE_OF(cs->k, cs->nk, c.source, n->source, lo, hi);
-		while (lo < hi) {
-			size_t m = lo + (hi - lo) / 2;
-			if (cs->k[m].corr < n->bound)
-				lo = m + 1;
-			else
-				hi = m;
-		}
-		if (lo >= cs->nk || cs->k[lo].c.source != n->source || !cs->k[lo].corr)
+		size_t lo = pick[i];
+		if (lo == SIZE_MAX)
 			continue;
 		struct gt_an_coll c = cs->k[lo].c;
 		used[lo] = 1;
@@ -358,6 +454,7 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 			goto nomem;
 	}
 	free(used);
+	free(pick);
 	free(sq);
 	r->colls = out;
 	r->ncolls = nout;
@@ -365,6 +462,7 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 	return 0;
 nomem:
 	free(used);
+	free(pick);
 	free(sq);
 	free(out);
 	return -1;

@@ -77,7 +77,7 @@ static int add(struct gt_an_ctx *c, int source, long ni, uint32_t device, uint64
 	n->time_ns += (double)(e > s ? e - s : 0);
 	n->count++;
 	if (c->colls && n->cat == GT_CAT_COMM &&
-	    gt_colls_kernel(c->colls, source, (int)device, s, e, corr, n->name, NULL, GT_SEQ_UNKNOWN) < 0)
+	    gt_colls_kernel(c->colls, source, (int)device, s, e, corr, n->name, NULL, GT_SEQ_UNKNOWN, 0, NULL) < 0)
 		return -1;
 	return gt_tl_op(&c->tl, (uint32_t)g, s, e, n->cat, corr, (uint32_t)ni, stream, bytes);
 }

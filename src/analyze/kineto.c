@@ -28,7 +28,7 @@
 #include "core/csvio.h"
 
 enum fld {
-	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_STREAM, F_BYTES, F_BW,
+	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_NIN, F_NOUT, F_DTYPE, F_STREAM, F_BYTES, F_BW,
 	F_GRID, F_BLOCK, F_DP_ID, F_DP_SMS, F_DP_MAJ, F_DP_MIN, F_BPS /* findings: args grid/block, deviceProperties */
 };
 
@@ -69,6 +69,8 @@ struct kst {
 	int ncats;
 	char pg[64];  /* args "Process Group Name" of an NCCL kernel (PyTorch), "" if none */
 	uint64_t seq; /* args "Seq", GT_SEQ_UNKNOWN if none */
+	uint64_t nin, nout; /* args "In msg nelems", "Out msg nelems" of an NCCL kernel (PyTorch), 0 if none */
+	char dtype[24];     /* args "dtype" (PyTorch's name: "Float", "BFloat16", ...), "" if none */
 	long rank; /* distributedInfo.rank, -1 if none */
 	/* for the findings (analyze/findings.h): kernel grid and block, the devices' SM counts */
 	uint32_t grid[3], block[3];
@@ -163,6 +165,8 @@ static void reset_event(struct kst *k)
 	k->has_stream = 0;
 	k->pg[0] = '\0';
 	k->seq = GT_SEQ_UNKNOWN;
+	k->nin = k->nout = 0;
+	k->dtype[0] = '\0';
 	k->in_args = 0;
 	memset(k->grid, 0, sizeof(k->grid));
 	memset(k->block, 0, sizeof(k->block));
@@ -309,7 +313,10 @@ static int handle_event(struct kst *k)
 		}
 		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
 		    gt_colls_kernel(c->colls, k->source, (int)(k->has_dev ? k->device : k->pid), k->ts, k->ts + k->dur,
-				    k->corr, k->name, k->pg, k->pg[0] ? k->seq : GT_SEQ_UNKNOWN) < 0)
+				    k->corr, k->name, k->pg, k->pg[0] ? k->seq : GT_SEQ_UNKNOWN,
+				    /* NCCL's count: the smaller of the two (AllGather's input, ReduceScatter's output) */
+				    k->nin && k->nout ? (k->nin < k->nout ? k->nin : k->nout) : k->nin ? k->nin : k->nout,
+				    k->dtype) < 0)
 			return fail(k, "out of memory");
 		if (kind == GT_NK_MEMOP)
 			c->has_mem = 1;
@@ -425,6 +432,12 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 			k->fld = F_PG;
 		else if (IS("Seq"))
 			k->fld = F_SEQ;
+		else if (IS("In msg nelems"))
+			k->fld = F_NIN;
+		else if (IS("Out msg nelems"))
+			k->fld = F_NOUT;
+		else if (IS("dtype"))
+			k->fld = F_DTYPE;
 		else if (IS("stream"))
 			k->fld = F_STREAM;
 		else if (IS("bytes"))
@@ -484,6 +497,12 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		size_t n = len < sizeof(k->pg) - 1 ? len : sizeof(k->pg) - 1;
 		memcpy(k->pg, s, n);
 		k->pg[n] = '\0';
+		break;
+	}
+	case F_DTYPE: {
+		size_t n = len < sizeof(k->dtype) - 1 ? len : sizeof(k->dtype) - 1;
+		memcpy(k->dtype, s, n);
+		k->dtype[n] = '\0';
 		break;
 	}
 	case F_PID: /* "pid": "Spans" etc.: not a GPU track */
@@ -546,6 +565,12 @@ static int k_number(void *ctx, const char *s, size_t len)
 	case F_SEQ:
 		if (gt_an_parse_fixed(s, len, 0, &v) == 0)
 			k->seq = v;
+		break;
+	case F_NIN:
+	case F_NOUT:
+		if (gt_an_parse_fixed(s, len, 0, &v) < 0)
+			v = 0;
+		*(k->fld == F_NIN ? &k->nin : &k->nout) = v;
 		break;
 	case F_STREAM:
 		k->has_stream = 1;

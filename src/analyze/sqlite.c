@@ -260,7 +260,7 @@ static int read_gpu_table(struct sq *q, const char *table, const char *sql, int 
 		}
 		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM &&
 		    gt_colls_kernel(c->colls, q->source, dev, s, e, corr > 0 ? (uint64_t)corr : 0,
-				    c->names.v[ni].name, NULL, GT_SEQ_UNKNOWN) < 0) {
+				    c->names.v[ni].name, NULL, GT_SEQ_UNKNOWN, 0, NULL) < 0) {
 			snprintf(q->err, q->errlen, "%s: out of memory", q->path);
 			goto fail;
 		}

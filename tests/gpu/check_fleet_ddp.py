@@ -75,10 +75,25 @@ def main():
         check("launcher-skipped", all("no GPU work" in x["reason"] for x in s["skipped"]) and not s["partial"],
               "skipped %s partial %s" % (s["skipped"], s["partial"]))
     by = s["collective_rows_by_match"]
-    # one start-up AllGather kernel per rank has no plugin record (seen on NCCL 2.28.9): matched by order
-    how = "trace" if kineto else "nccl"
-    check("matched-by-" + ("trace-arguments" if kineto else "nccl-plugin"),
-          sum(by.values()) > 0 and by.get(how, 0) >= 0.95 * sum(by.values()), "rows by match %s" % by)
+    c = res.collectives
+    if kineto:
+        # PyTorch names each kernel's process group; without its "Seq" (PyTorch 2.11 gives none) the
+        # kernels are numbered in order per process group
+        check("matched-per-process-group", sum(by.values()) > 0 and set(by) <= {"trace", "order"} and
+              "(order)" not in set(c["comm"]), "rows by match %s, communicators %s" % (by, sorted(set(c["comm"]))))
+    else:
+        check("matched-by-nccl-plugin", sum(by.values()) > 0 and by.get("nccl", 0) == sum(by.values()),
+              "rows by match %s" % by)
+    # every step all-reduces each gradient once: the AllReduces' element counts of a step add up to the
+    # model's parameters (LAYERS x Linear(WIDTH, WIDTH) in ddp_straggler.py), 4 bytes each
+    src = open(os.path.join(HERE, "ddp_straggler.py")).read()
+    width, layers = (int(x) for x in re.search(r"WIDTH, LAYERS, BATCH = (\d+), (\d+),", src).groups())
+    params = layers * (width * width + width)
+    ar = c[c["name"] == "AllReduce"]
+    per = {int(i): int(n) for i, n in ar[ar["iteration"] >= 0].groupby("iteration")["count"].sum().items()}
+    check("message-sizes", per == {i: params for i in range(first + steps)} and
+          (ar["bytes"] == 4 * ar["count"]).all() and set(ar["dtype"]) == {"ncclFloat32"},
+          "AllReduce elements per step %s, want %d each; dtypes %s" % (per, params, sorted(set(ar["dtype"]))))
     check("iterations", s["iterations"] == first + steps, "%d iterations" % s["iterations"])
     st = s["stragglers"]
     top = st[0] if st else {}
@@ -91,7 +106,6 @@ def main():
     got = float(its[(its["rank"] == slow) & (its["iteration"] >= first)]["cost_ms"].sum())
     check("straggler-cost", abs(got - want) <= COST_TOL * want,
           "cost over the affected steps %.3f ms vs planted %.3f ms (%d x %.3f)" % (got, want, steps, sleep))
-    c = res.collectives
     bad, badskew = [], []
     for it in range(first, first + steps):
         rows = c[(c["iteration"] == it) & c["is_late"] & (c["late_rank"] == slow)]

@@ -186,10 +186,11 @@ def write_gtr(outdir, ranks=64, gpus_per_host=8, iterations=6, plants=True, rand
                     w.kernel(p[1], dev, p[2], p[3] + off, p[4] + off, corr)
             else:
                 seqno, gs, ge, _ = p
-                if plugin:  # NCCL's profiler plugin: the collective, enqueued just before the launch
-                    w.nccl_coll(WORLD_COMM, seqno, launch + off - 3 * US, launch + off + 8 * US, "AllReduce", "RING",
-                                "SIMPLE", 1 << 22, r, ranks)
                 w.api("cuLaunchKernelEx", launch + off, launch + off + 6 * US, corr)
+                if plugin:  # NCCL's profiler plugin: the collective's record, as NCCL 2.28 makes it just after
+                    # the launch call returns
+                    w.nccl_coll(WORLD_COMM, seqno, launch + off + 7 * US, launch + off + 15 * US, "AllReduce", "RING",
+                                "SIMPLE", 1 << 22, r, ranks)
                 w.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", dev, 21,
                          gs + off, ge + off, corr)
             corr += 1

@@ -191,7 +191,7 @@ def text_summary(res):
             lines.append("  %-16s %10.3f %10.3f %10.3f" % (col[:-3], np.nanmedian(v), np.nanmin(v), np.nanmax(v)))
     if s["clock"] and len(s["clock"]) > 1:
         cl = s["clock"]
-        shown = cl[:1] + sorted(cl[1:], key=lambda c: -c.get("rms_us", 0))[:TEXT_ROWS // 2 - 1]
+        shown = cl[:1] + sorted(cl[1:], key=lambda c: -c.get("p95_us", 0))[:TEXT_ROWS // 2 - 1]
         lines += ["", "Clocks (offset from %s; fit = residual of the collectives' common completion; worst fits):"
                   % cl[0]["host"]]
         for c in shown:

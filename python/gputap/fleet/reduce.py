@@ -410,9 +410,12 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
                         "sequence numbers): right only when every rank issued its collectives in the same order"
                         % (by_match["order"], nrows(c)))
     for e in clock:
-        if e.get("rms_us", 0) > 1000:
-            warnings.append("clock %s: its collectives' ends agree only to %.1f ms rms after alignment: skews "
-                            "and waits on it are uncertain by as much" % (e["host"], e["rms_us"] / 1e3))
+        # the 95th percentile, not the rms: a rooted collective whose root does not wait (a Broadcast's
+        # ends 18 ms apart in a real DDP job) is one far residual among well-fitted ones
+        if e.get("p95_us", 0) > 1000:
+            warnings.append("clock %s: 5 %% of its collectives' ends are more than %.1f ms off the others' after "
+                            "alignment: skews and waits on it are uncertain by as much" % (e["host"],
+                                                                                          e["p95_us"] / 1e3))
     if nrows(ct) and nranks > 1:
         seen = np.array([len(x) for x in ct["ranks"]])
         short = int((seen < seen.max()).sum())

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Which collective each NCCL kernel ran, checked against what tests/gpu/nccl_kinds.py issued.
+
+    python3 tests/gpu/check_nccl_kinds.py GPUTAP OUT_FILE RANK_INPUT...
+
+OUT_FILE holds the job's ISSUED lines; each RANK_INPUT is one rank's trace (a gputap rank folder or
+a PyTorch-profiler trace).  For each rank, the kinds and counts of the collectives `gputap analyze
+--format json --collectives` finds (in launch order) must hold the issued list as one run, each with
+ncclFloat32 and 4 bytes an element; with NCCL's profiler plugin, every row matched by it.  Prints
+"ok NAME" / "not ok NAME: why" and a closing "N passed, N failed".
+"""
+import json
+import re
+import subprocess
+import sys
+
+
+def main():
+    exe, out, inputs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    text = open(out).read()
+    issued = {int(m.group(1)): m.group(2).split() for m in re.finditer(r"ISSUED rank=(\d+) (.*)", text)}
+    res = []
+
+    def check(name, ok, why=""):
+        res.append(bool(ok))
+        print(("ok %s" % name) if ok else ("not ok %s: %s" % (name, why)))
+
+    check("issued", len(issued) == len(inputs) and "WRONG" not in text, "ISSUED for ranks %s of %d inputs, or a "
+          "WRONG result" % (sorted(issued), len(inputs)))
+    for path in inputs:
+        cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", path], capture_output=True, text=True)
+        if cp.returncode:
+            check("analyze %s" % path, False, cp.stderr[-300:])
+            continue
+        rows = [c for r in json.loads(cp.stdout)["results"] for c in r.get("collectives", [])]
+        rows.sort(key=lambda c: (c["launch_ns"] or c["start_ns"], c["start_ns"]))
+        m = re.search(r"rank(\d+)", path.rsplit("/", 1)[-1] if "rank" in path.rsplit("/", 1)[-1] else path)
+        rank = int(m.group(1)) if m else -1
+        want = issued.get(rank, [])
+        got = ["%s:%d" % (c["name"], c["count"]) for c in rows]
+        at = next((i for i in range(len(got) - len(want) + 1) if got[i:i + len(want)] == want), -1) if want else -1
+        check("rank%d-kinds-and-counts" % rank, at >= 0, "issued %s, found %s" % (want[:8], got[:16]))
+        sel = rows[at:at + len(want)] if at >= 0 else []
+        check("rank%d-types" % rank, sel and all(c["dtype"] == "ncclFloat32" and c["bytes"] == 4 * c["count"]
+                                                 for c in sel), str([(c["dtype"], c["bytes"]) for c in sel[:4]]))
+        kineto = path.endswith((".json", ".json.gz"))
+        match = sorted({c["match"] for c in rows})
+        check("rank%d-matched" % rank, match == (["order"] if kineto else ["nccl"]) or (kineto and match == ["trace"]),
+              "matches %s" % match)
+    print("%d passed, %d failed" % (sum(res), len(res) - sum(res)))
+    return 0 if all(res) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
