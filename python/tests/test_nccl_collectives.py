@@ -1,0 +1,30 @@
+"""Which collective each NCCL kernel ran, on real traces (tests/fixtures/nccl-kinds-2xh200).
+
+tests/gpu/nccl_kinds.py issued, on 2 x H200 (NCCL 2.28.9, PyTorch 2.11), five rounds of an
+AllReduce, a Broadcast, an AllGather and a ReduceScatter of distinct sizes, once under `gputap run`
+with NCCL's profiler plugin and once under torch.profiler; each rank printed the list it issued.
+`gputap analyze --collectives` must find that list, in order, with each collective's message size
+(tests/gpu/check_nccl_kinds.py: kinds and bytes as issued, types consistent, every kernel matched by
+the plugin, or by order per process group in PyTorch's traces).  Before the plugin's records were
+put on their own kernels, every record sat on the next kernel: 6 of these 7 checks failed."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+GPUTAP = os.environ.get("GPUTAP") or os.path.join(REPO, "build", "gputap")
+FIX = os.path.join(REPO, "tests", "fixtures", "nccl-kinds-2xh200")
+
+
+@pytest.mark.parametrize("recorder", ["gputap-plugin", "torch-profiler"])
+def test_collectives_as_the_job_issued_them(recorder):
+    d = FIX if recorder == "gputap-plugin" else os.path.join(FIX, "kineto")
+    ranks = [os.path.join(d, "rank0"), os.path.join(d, "rank1")] if recorder == "gputap-plugin" else [
+        os.path.join(d, "rank0.json.gz"), os.path.join(d, "rank1.json.gz")]
+    cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_nccl_kinds.py"), GPUTAP,
+                         os.path.join(d, "job.out")] + ranks, capture_output=True, text=True)
+    lines = cp.stdout.splitlines()
+    assert cp.returncode == 0 and lines and lines[-1] == "7 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
