@@ -7,6 +7,7 @@ with NCCL's profiler plugin and once under torch.profiler; each rank printed the
 (tests/gpu/check_nccl_kinds.py: kinds and bytes as issued, types consistent, every kernel matched by
 the plugin, or by order per process group in PyTorch's traces).  Before the plugin's records were
 put on their own kernels, every record sat on the next kernel: 6 of these 7 checks failed."""
+import json
 import os
 import subprocess
 import sys
@@ -28,3 +29,28 @@ def test_collectives_as_the_job_issued_them(recorder):
                          os.path.join(d, "job.out")] + ranks, capture_output=True, text=True)
     lines = cp.stdout.splitlines()
     assert cp.returncode == 0 and lines and lines[-1] == "7 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_gputap_and_torch_profiler_count_the_same_kernels_in_the_steps(rank):
+    """The same DDP job (tests/gpu/ddp_straggler.py: no random numbers, 12 steps) recorded by `gputap run`
+    (tests/fixtures/fleet-ddp-2xh200) and by torch.profiler (fleet-kineto-ddp-2xh200) on 2 x H200:
+    the kernels and copies launched inside the 12 `train_step` ranges, and each class of kernel, must be
+    the same count in both; the NCCL collectives in the steps too (gputap's trace also holds the 4 of
+    the start-up, before the profiler started)."""
+    def analyze(path):
+        cp = subprocess.run([GPUTAP, "analyze", "--format", "json", "--nvtx", "train_step", "--collectives", path],
+                            capture_output=True, text=True)
+        assert cp.returncode == 0, cp.stderr[-500:]
+        return json.loads(cp.stdout)["results"][0]
+
+    fx = os.path.join(REPO, "tests", "fixtures")
+    g = analyze(os.path.join(fx, "fleet-ddp-2xh200", "rank%d" % rank))
+    k = analyze(os.path.join(fx, "fleet-kineto-ddp-2xh200", "rank%d.json.gz" % rank))
+    assert g["iterations"] == k["iterations"] == 12
+    assert g["iteration_assignment"]["by_launch"] == k["iteration_assignment"]["by_launch"] > 900
+    assert k["iteration_assignment"]["outside"] == 0 and g["iteration_assignment"]["outside"] > 0
+    assert {c["name"]: c["count"] for c in g["kernels"]["classes"] if c["name"] == "gemm"} == {
+        c["name"]: c["count"] for c in k["kernels"]["classes"] if c["name"] == "gemm"}
+    in_steps = [sum(1 for c in r["collectives"] if c["iteration"] is not None) for r in (g, k)]
+    assert in_steps[0] == in_steps[1] == len(k["collectives"]) == len(g["collectives"]) - 4
