@@ -54,3 +54,20 @@ def test_gputap_and_torch_profiler_count_the_same_kernels_in_the_steps(rank):
         c["name"]: c["count"] for c in k["kernels"]["classes"] if c["name"] == "gemm"}
     in_steps = [sum(1 for c in r["collectives"] if c["iteration"] is not None) for r in (g, k)]
     assert in_steps[0] == in_steps[1] == len(k["collectives"]) == len(g["collectives"]) - 4
+
+
+@pytest.mark.parametrize("recorder", ["gputap-plugin", "torch-profiler"])
+def test_two_process_groups_issued_in_another_order_per_rank(recorder):
+    """tests/fixtures/nccl-groups-2xh200: the collectives of two process groups over the same ranks,
+    issued in a different order on each rank, matched by communicator: each key the same element
+    count on both ranks, two communicators, fleet seeing each collective on both ranks
+    (tests/gpu/check_nccl_groups.py)."""
+    d = os.path.join(REPO, "tests", "fixtures", "nccl-groups-2xh200")
+    if recorder == "torch-profiler":
+        d = os.path.join(d, "kineto")
+    ranks = [os.path.join(d, "rank0"), os.path.join(d, "rank1")] if recorder == "gputap-plugin" else [
+        os.path.join(d, "rank0.json.gz"), os.path.join(d, "rank1.json.gz")]
+    cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_nccl_groups.py"), GPUTAP,
+                         os.path.join(d, "job.out")] + ranks, capture_output=True, text=True)
+    lines = cp.stdout.splitlines()
+    assert cp.returncode == 0 and lines and lines[-1] == "6 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
