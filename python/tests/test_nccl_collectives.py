@@ -71,3 +71,27 @@ def test_two_process_groups_issued_in_another_order_per_rank(recorder):
                          os.path.join(d, "job.out")] + ranks, capture_output=True, text=True)
     lines = cp.stdout.splitlines()
     assert cp.returncode == 0 and lines and lines[-1] == "6 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
+
+
+def test_message_size_from_pytorch_kernel_arguments(tmp_path):
+    """A PyTorch-profiler NCCL kernel's "In msg nelems" / "Out msg nelems" / "dtype": the count is the
+    smaller of the two (an AllGather's input, a ReduceScatter's output), PyTorch's type names become
+    NCCL's and give the bytes; a type NCCL has no name for is kept, with bytes 0."""
+    def kern(ts, name, nin, nout, dtype, corr):
+        return {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_%s_RING_LL(ncclDevKernelArgsStorage<4096ul>)" % name,
+                "pid": 0, "tid": 7, "ts": ts, "dur": 50,
+                "args": {"device": 0, "stream": 7, "correlation": corr, "Collective name": name.lower(),
+                         "In msg nelems": nin, "Out msg nelems": nout, "dtype": dtype, "Group size": 2,
+                         "Process Group Name": "0"}}
+
+    ev = [kern(1000, "AllGather", 4096, 8192, "BFloat16", 1), kern(2000, "ReduceScatter", 8192, 4096, "Half", 2),
+          kern(3000, "AllReduce", 1000, 1000, "Long", 3), kern(4000, "AllReduce", 10, 10, "ComplexFloat", 4)]
+    p = tmp_path / "rank0.json"
+    p.write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": ev}))
+    cp = subprocess.run([GPUTAP, "analyze", "--format", "json", "--collectives", str(p)], capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr[-500:]
+    rows = [(c["name"], c["count"], c["dtype"], c["bytes"], c["comm"], c["seq"])
+            for c in json.loads(cp.stdout)["results"][0]["collectives"]]
+    # no "Seq": numbered in order within the process group
+    assert rows == [("AllGather", 4096, "ncclBfloat16", 8192, "0", 0), ("ReduceScatter", 4096, "ncclFloat16", 8192, "0", 1),
+                    ("AllReduce", 1000, "ncclInt64", 8000, "0", 2), ("AllReduce", 10, "ComplexFloat", 0, "0", 3)]
