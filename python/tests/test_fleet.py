@@ -657,8 +657,9 @@ def test_analyzer_columns_equal_its_json(job):
                 worker.parse_columns(bad)
 
 
+@pytest.mark.parametrize("tag", ["train_step", ""])
 @pytest.mark.parametrize("fixture", ["fleet-ddp-2xh200", "fleet-ddp-4xh200", "fleet-kineto-ddp-2xh200"])
-def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture):
+def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture, tag):
     """Real 2- and 4-GPU DDP jobs (2 and 4 x H200) traced by `gputap run` (tests/fixtures/fleet-ddp-*),
     and the 2-GPU one recorded by torch.profiler instead (fleet-kineto-ddp-2xh200): rank 1 sleeps
     ~19.5 ms on the GPU before backward from step 4 on.  tests/gpu/check_fleet_ddp.py checks fleet's
@@ -666,11 +667,12 @@ def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture):
     a late collective by rank 1 on every affected step (75-125 % of the sleep), no other rank late
     after the warm-up, torchrun's process skipped, every collective matched by NCCL's plugin (by
     process group and order in PyTorch's traces), and each step's AllReduces carrying the model's
-    parameter count in float32."""
+    parameter count in float32.  With the iteration range named (--nvtx train_step) and without (the
+    default: the analyzer picks the range that repeats and covers the most time)."""
     run = str(tmp_path / "ddp")
     shutil.copytree(os.path.join(REPO, "tests", "fixtures", fixture), run)
     cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_fleet_ddp.py"), run, GPUTAP],
-                        capture_output=True, text=True)
+                        capture_output=True, text=True, env=dict(os.environ, GT_NVTX=tag))
     assert cp.returncode == 0, cp.stdout[-3000:] + cp.stderr[-2000:]
     lines = cp.stdout.splitlines()
     assert lines[-1] == "15 passed, 0 failed", lines[-1]
