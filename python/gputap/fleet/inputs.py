@@ -49,12 +49,20 @@ def _read_run_json(d):
         return {}
 
 
-def _trace_in(d):
+def _trace_stat(d):
+    """(path, os.stat_result) of the folder's trace, or None: one stat, kept for the task."""
     for n in ("trace.gtr", "trace.gtr.partial"):
         p = os.path.join(d, n)
-        if os.path.exists(p):
-            return p
+        try:
+            return p, os.stat(p)
+        except OSError:
+            pass
     return None
+
+
+def _trace_in(d):
+    t = _trace_stat(d)
+    return t[0] if t else None
 
 
 def _proc_task(pdir, run, trace=None):
@@ -75,10 +83,11 @@ def expand(inputs):
     tasks, failed = [], []
     seen = set()
 
-    def add(t):
+    def add(t, st=None):
         try:  # the same file named twice (a link, a path with ..): one task; a stat, not a walk of the path
-            st = os.stat(t["path"])
+            st = st or os.stat(t["path"])
             key = (st.st_dev, st.st_ino)
+            t["size"] = st.st_size  # for batches(): no second stat
         except OSError:
             key = os.path.realpath(t["path"])
         if key not in seen:
@@ -107,12 +116,12 @@ def expand(inputs):
             return
         run = _read_run_json(p)
         names = _listdir(p)
-        found = {e: _trace_in(os.path.join(p, e)) for e in names}  # each folder's trace, looked for once
+        found = {e: _trace_stat(os.path.join(p, e)) for e in names}  # each folder's trace, looked for once
         if run or any(found.values()):
             for e in names:
                 sub = os.path.join(p, e)
                 if e != "samplers" and (found[e] or re.fullmatch(r"(rank\d+|pid\d+)", e) and os.path.isdir(sub)):
-                    add(_proc_task(sub, run, found[e]))
+                    add(_proc_task(sub, run, found[e] and found[e][0]), found[e] and found[e][1])
             return
         if _looks_like_proc(p):
             add(_proc_task(p, _read_run_json(os.path.dirname(os.path.normpath(p)))))
@@ -140,7 +149,7 @@ def _listdir(p):
         return []
 
 
-def batches(tasks, workers=1, max_ranks=64, max_bytes=32 << 20, by_host=True):
+def batches(tasks, workers=1, max_ranks=256, max_bytes=32 << 20, by_host=True):
     """Tasks grouped for one analyzer run each: ranks of one machine (by_host; without it, any: on one
     machine every file is at hand) and one format, at most
     `max_ranks` of them and `max_bytes` of input together (a larger rank is a batch of its own), and
@@ -157,7 +166,7 @@ def batches(tasks, workers=1, max_ranks=64, max_bytes=32 << 20, by_host=True):
         cur, size = [], 0
         for t in g:
             try:
-                b = os.path.getsize(t["path"])
+                b = t["size"] if "size" in t else os.path.getsize(t["path"])
             except OSError:
                 b = 0
             if cur and (len(cur) >= per or size + b > max_bytes):
