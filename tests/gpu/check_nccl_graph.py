@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""gputap fleet on the run of tests/gpu/nccl_graph.py (an all-reduce replayed from a CUDA graph).
+
+    python3 tests/gpu/check_nccl_graph.py RUN_DIR GPUTAP
+
+RUN_DIR: the `gputap run` folder, with the job's output as job.out.  Checks: every rank's checksum
+is the one the job must compute ((2 x sum of rank+1 over the ranks + 1) per replay), fleet finds one
+all-reduce per step on every rank, the planted rank as the straggler, late at every affected step by
+75-125 % of the sleep.  Prints "ok NAME" / "not ok NAME: why", then "N passed, N failed".
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+
+def main():
+    run, exe = sys.argv[1], sys.argv[2]
+    out = open(os.path.join(run, "job.out")).read()
+    res = []
+
+    def check(name, ok, why=""):
+        res.append(bool(ok))
+        print(("ok %s" % name) if ok else ("not ok %s: %s" % (name, why)))
+
+    m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", out)
+    sums = {int(r): float(v) for r, v in re.findall(r"CHECKSUM rank=(\d+) (\S+)", out)}
+    reps = re.findall(r"STEPS rank=\d+ replays=(\d+)", out)
+    check("job-output", m and sums and reps, "PLANT %s, CHECKSUM %s" % (bool(m), sums))
+    if not (m and sums and reps):
+        print("%d passed, %d failed" % (sum(res), len(res) - sum(res)))
+        return 1
+    slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
+    world, nstep = len(sums), int(reps[0])
+    want = (2 * sum(r + 1 for r in range(world)) + 1) * nstep
+    check("results", all(v == want for v in sums.values()), "checksums %s, want %g" % (sums, want))
+    from gputap import fleet
+
+    r = fleet.analyze([run], nvtx="train_step", workers=1, gputap=exe, progress=None)
+    s, c = r.summary, r.collectives
+    print("rows by match", s["collective_rows_by_match"], "iterations", s["iterations"])
+    check("ranks", s["ranks"] == world and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
+    inside = c[c["iteration"] >= 0]
+    check("one-all-reduce-a-step-on-every-rank", s["iterations"] == nstep and len(inside) == nstep and
+          sorted(inside["iteration"]) == list(range(nstep)) and all(len(x) == world for x in inside["ranks"]) and
+          set(inside["name"]) == {"AllReduce"},
+          "%d iterations, %d collectives in them: %s" % (s["iterations"], len(inside),
+                                                        list(zip(inside["iteration"], inside["name"]))[:10]))
+    st = s["stragglers"]
+    check("straggler-is-the-planted-rank", st and st[0]["rank"] == slow, str([(x["rank"], x["cost_ms"]) for x in st]))
+    bad = []
+    for it in range(first, first + steps):
+        rows = inside[(inside["iteration"] == it) & inside["is_late"] & (inside["late_rank"] == slow)]
+        if not len(rows) or not 0.75 * sleep <= rows["late_ms"].max() <= 1.25 * sleep:
+            bad.append((it, float(rows["late_ms"].max()) if len(rows) else None))
+    check("late-every-affected-step", not bad, "steps without it or late by %s (sleep %.3f ms)" % (bad, sleep))
+    early = inside[(inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
+    check("not-late-before-the-plant", len(early) == 0, str(early[["iteration", "late_rank", "late_ms"]].values))
+    print("%d passed, %d failed" % (sum(res), len(res) - sum(res)))
+    return 0 if all(res) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

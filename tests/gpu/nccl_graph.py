@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""An all-reduce captured in a CUDA graph and replayed once a step, with a planted slow rank (torchrun,
+2 ranks or more; under `gputap run`).
+
+The graph (captured once, outside the steps) holds y = 2x, all_reduce(y), z = y + 1.  Each of STEPS
+NVTX "train_step" steps replays it; from step SLOW_FROM on, rank SLOW_RANK first runs a GPU sleep of
+SLEEP_MS, so the others wait for it at the replayed all-reduce.  NCCL's profiler plugin sees the
+collective when it is captured, not at each replay: the replayed NCCL kernels have no record of their
+own and must be matched by order.  Each rank prints PLANT (the slow one), STEPS and a CHECKSUM of z.
+tests/gpu/check_nccl_graph.py checks what gputap makes of it.
+"""
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+STEPS = int(os.environ.get("GT_STEPS", "8"))
+SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
+SLOW_RANK = int(os.environ.get("GT_SLOW_RANK", "1"))
+SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "10"))
+
+
+def say(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    x = torch.full((1 << 20,), float(rank + 1), device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up before capture, on a side stream
+        for _ in range(2):
+            w = x * 2
+            dist.all_reduce(w)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = x * 2
+        dist.all_reduce(y)
+        z = y + 1
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    n = 1_000_000
+    a.record()
+    torch.cuda._sleep(n)
+    b.record()
+    torch.cuda.synchronize()
+    cycles = int(n / a.elapsed_time(b) * SLEEP_MS)
+    a.record()
+    torch.cuda._sleep(cycles)
+    b.record()
+    torch.cuda.synchronize()
+    if rank == SLOW_RANK:
+        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f" % (rank, SLOW_FROM, STEPS - SLOW_FROM,
+                                                                  a.elapsed_time(b)))
+    dist.barrier()
+    torch.cuda.synchronize()
+    total = 0.0
+    for step in range(STEPS):
+        torch.cuda.nvtx.range_push("train_step")
+        if rank == SLOW_RANK and step >= SLOW_FROM:
+            torch.cuda._sleep(cycles)
+        g.replay()
+        torch.cuda.synchronize()
+        total += float(z[0])
+        torch.cuda.nvtx.range_pop()
+    say("STEPS rank=%d replays=%d" % (rank, STEPS))
+    say("CHECKSUM rank=%d %.6e" % (rank, total))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
