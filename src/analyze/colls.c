@@ -16,7 +16,9 @@
  *    kernels' own names (an AllReduce record on an ncclDevKernel_AllReduce_... kernel) wins; when
  *    the names cannot tell (a job of AllReduces only), the one whose kernels were launched closer to
  *    their records.  Several records of one group share one kernel: each is a row with the kernel's
- *    times.
+ *    times; of records that fall on one kernel, one that started more than GROUP_SPREAD_NS further
+ *    from its launch than the nearest is dropped (a collective captured into a CUDA graph has a record
+ *    but no kernel launch of its own; its replays' kernels come without records, matched by order).
  *  - "trace": the trace's own arguments (Kineto kernel args "Process Group Name" and "Seq");
  *    PyTorch's kernel args also give the message: "In msg nelems", "Out msg nelems" and "dtype"
  *    (its names turned into NCCL's: "Float" is ncclFloat32), whatever the match;
@@ -279,6 +281,9 @@ static int same_kind(const struct nrec *n, const struct krow *k)
 	return n->func[0] && strstr(k->c.name, n->func) != NULL;
 }
 
+/* How far apart the records of one NCCL group may start (they are made together, at the group's end). */
+#define GROUP_SPREAD_NS 1000000ull
+
 static uint64_t gap(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : b - a;
@@ -305,6 +310,21 @@ static void pick_kernels(const struct gt_colls *cs, size_t *pick, size_t *after,
 		int use_after = names ? names > 0 : closer > 0;
 		for (size_t i = lo; i < hi; i++)
 			pick[i] = use_after ? after[i] : before[i];
+		/* Records that fall on one kernel: those of one NCCL group start together; one made far
+		 * from the kernel's launch belongs to no launched kernel (a collective captured into a CUDA
+		 * graph: its replays come without records) and is dropped. */
+		for (size_t a = lo, b; a < hi; a = b) {
+			uint64_t best = UINT64_MAX;
+			for (b = a; b < hi && pick[b] == pick[a]; b++)
+				if (pick[b] != SIZE_MAX && cs->k[pick[b]].c.launch_ns &&
+				    gap(cs->k[pick[b]].c.launch_ns, cs->n[b].start) < best)
+					best = gap(cs->k[pick[b]].c.launch_ns, cs->n[b].start);
+			if (b - a < 2 || best == UINT64_MAX)
+				continue;
+			for (size_t i = a; i < b; i++)
+				if (gap(cs->k[pick[i]].c.launch_ns, cs->n[i].start) > best + GROUP_SPREAD_NS)
+					pick[i] = SIZE_MAX;
+		}
 	}
 }
 

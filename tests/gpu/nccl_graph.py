@@ -72,7 +72,11 @@ def main():
         torch.cuda.nvtx.range_pop()
     say("STEPS rank=%d replays=%d" % (rank, STEPS))
     say("CHECKSUM rank=%d %.6e" % (rank, total))
+    if os.environ.get("GT_FREE_GRAPH", "1") == "1":
+        del g  # the graph holds the captured collective: freed before its communicator
+        torch.cuda.synchronize()
     dist.destroy_process_group()
+    say("EXIT rank=%d" % rank)
 
 
 if __name__ == "__main__":
