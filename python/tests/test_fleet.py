@@ -745,3 +745,38 @@ def test_report_chart_equals_the_ranks_table(result):
         assert abs(float(b[1]) - 160 * w / (r["work_ms"] + r["wait_ms"]).max()) < 0.06
     for s in res.summary["stragglers"]:
         assert "<td>%d</td>" % s["rank"] in page
+
+
+def test_a_collective_twice_on_one_gpu_counts_once(tmp_path):
+    """Two PyTorch-profiler ranks whose NCCL kernels carry "Process Group Name" and "Seq"; rank 1's trace
+    gives Seq 3 to two kernels (a trace that numbers wrongly).  The second is left out with a warning,
+    so that collective has one row per rank (three rows on two ranks would count rank 1 twice in its
+    arrivals and their noise), and rank 1's planted 5 ms late arrival at Seq 4 is found."""
+    def trace(rank):
+        ev, t = [], 1_000_000.0  # us
+        for step in range(6):
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step, "pid": 1, "tid": 1,
+                       "ts": t, "dur": 20_000})
+            seqs = [step] + ([3] if rank == 1 and step == 5 else [])
+            for j, seq in enumerate(seqs):
+                start = t + 10_000 + j * 3000 + (5000 if rank == 1 and seq == 4 else 0)
+                end = t + 10_000 + j * 3000 + 5000 + 200 if seq == 4 else start + 200
+                ev.append({"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": start, "dur": end - start,
+                           "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                           "args": {"device": 0, "stream": 7, "correlation": 100 * step + j,
+                                    "Process Group Name": "0", "Seq": seq}})
+            t += 20_000
+        return {"schemaVersion": 1, "distributedInfo": {"rank": rank, "world_size": 2}, "traceEvents": ev}
+
+    d = tmp_path / "job"
+    d.mkdir()
+    for r in (0, 1):
+        (d / ("rank%d.json" % r)).write_text(json.dumps(trace(r)))
+    res = fleet.analyze([str(d)], workers=1, gputap=GPUTAP, progress=None)
+    c = res.collectives
+    assert len(c) == 6 and all(len(x) == 2 for x in c["ranks"]), c[["seq", "ranks"]]
+    assert any("1 collective rows left out" in w for w in res.summary["warnings"]), res.summary["warnings"]
+    late = c[c["is_late"]]
+    assert list(late["seq"]) == [4] and list(late["late_rank"]) == [1]
+    assert abs(float(late["late_ms"].iloc[0]) - 5.0) < 0.01
+    assert res.summary["stragglers"][0]["rank"] == 1

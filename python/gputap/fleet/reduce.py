@@ -145,6 +145,20 @@ def match_collectives(c, empty=0, order=None):
     return c
 
 
+def _once_per_gpu(c):
+    """One row per collective and GPU: a second row of a GPU with the same key (two kernels given one
+    key: a trace that numbers its collectives wrongly) would count that GPU twice in the collective's
+    arrivals and their noise.  Rows are in launch order per GPU (match_collectives): the first is kept.
+    Returns the rows and how many were left out."""
+    if not nrows(c):
+        return c, 0
+    gid, n = group_ids(c["_k"], c["rank"], c["device"])
+    if n == nrows(c):
+        return c, 0
+    keep = Groups(gid, n).first_row()
+    return take(c, np.sort(keep)), nrows(c) - n
+
+
 def clock_offsets(c, ranks):
     """Offset of each clock (a host; a rank when its host is unknown) from the reference clock (that of
     the lowest rank), in ns.
@@ -362,11 +376,15 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     vocab, empty, order = _vocab(colls)
     ranks, iters, colls, base, clashes = _prepare(tasks, good, iters, colls)
     c = match_collectives(colls, empty, order)
+    c, twice = _once_per_gpu(c)
     off, clock = clock_offsets(c, ranks)
     warnings = []
     if clashes:
         warnings.append("%d inputs claimed a rank number another input has; renumbered: %s" % (
             len(clashes), ", ".join(clashes[:5])))
+    if twice:
+        warnings.append("%d collective rows left out: their GPU had that collective (communicator, kind, sequence "
+                        "number) already; the first launched is kept" % twice)
     nranks = nrows(ranks)
     if nrows(c):
         c, g = _arrivals(c, off, ranks["clock"].tolist())
