@@ -84,16 +84,20 @@ def main():
     else:
         check("matched-by-nccl-plugin", sum(by.values()) > 0 and by.get("nccl", 0) == sum(by.values()),
               "rows by match %s" % by)
-    # every step all-reduces each gradient once: the AllReduces' element counts of a step add up to the
-    # model's parameters (LAYERS x Linear(WIDTH, WIDTH) in ddp_straggler.py), 4 bytes each
+    # DDP all-reduces each gradient once a step: the AllReduces' element counts of a step add up to the
+    # model's parameters (LAYERS x Linear(WIDTH, WIDTH) in ddp_straggler.py), 4 bytes each; FSDP
+    # (fsdp_straggler.py, "MODEL fsdp" in its output) reduce-scatters them: each rank receives
+    # parameters / world of them a step
     src = open(os.path.join(HERE, "ddp_straggler.py")).read()
     width, layers = (int(x) for x in re.search(r"WIDTH, LAYERS, BATCH = (\d+), (\d+),", src).groups())
     params = layers * (width * width + width)
-    ar = c[c["name"] == "AllReduce"]
+    fsdp = re.search(r"MODEL fsdp params=(\d+) world=(\d+)", traced)
+    kind, want_n = ("ReduceScatter", params // int(fsdp.group(2))) if fsdp else ("AllReduce", params)
+    ar = c[c["name"] == kind]
     per = {int(i): int(n) for i, n in ar[ar["iteration"] >= 0].groupby("iteration")["count"].sum().items()}
-    check("message-sizes", per == {i: params for i in range(first + steps)} and
+    check("message-sizes", per == {i: want_n for i in range(first + steps)} and
           (ar["bytes"] == 4 * ar["count"]).all() and set(ar["dtype"]) == {"ncclFloat32"},
-          "AllReduce elements per step %s, want %d each; dtypes %s" % (per, params, sorted(set(ar["dtype"]))))
+          "%s elements per step %s, want %d each; dtypes %s" % (kind, per, want_n, sorted(set(ar["dtype"]))))
     check("iterations", s["iterations"] == first + steps, "%d iterations" % s["iterations"])
     st = s["stragglers"]
     top = st[0] if st else {}
