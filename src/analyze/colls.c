@@ -255,14 +255,14 @@ static void on_launch(void *arg, const struct gt_launch *l)
 		cs->n[a].last = l->corr;
 }
 
-/* The NCCL kernel of `source` with the smallest id >= lo (after = 1) or the largest id <= hi (after =
- * 0); SIZE_MAX if none. */
+/* The NCCL kernel of `source` with the smallest id >= `id` (after = 1) or the largest id <= `id`
+ * (after = 0); SIZE_MAX if none. */
 static size_t kernel_near(const struct gt_colls *cs, int source, uint64_t id, int after)
 {
 	size_t lo, hi;
 	RANGE_OF(cs->k, cs->nk, c.source, source, lo, hi);
-	size_t end = hi;
-	while (lo < hi) {
+	size_t first = lo, end = hi;
+	while (lo < hi) { /* lo: the first kernel past the id (after: at or past it) */
 		size_t m = lo + (hi - lo) / 2;
 		if (after ? cs->k[m].corr < id : cs->k[m].corr <= id)
 			lo = m + 1;
@@ -271,8 +271,7 @@ static size_t kernel_near(const struct gt_colls *cs, int source, uint64_t id, in
 	}
 	if (after)
 		return lo < end && cs->k[lo].corr ? lo : SIZE_MAX;
-	RANGE_OF(cs->k, cs->nk, c.source, source, hi, end);
-	return lo > hi && cs->k[lo - 1].corr ? lo - 1 : SIZE_MAX;
+	return lo > first && cs->k[lo - 1].corr ? lo - 1 : SIZE_MAX;
 }
 
 /* The record's kind on that kernel: the kernel's own name says the same ("Send" on a SendRecv kernel). */
