@@ -108,3 +108,48 @@ def test_all_reduce_replayed_from_a_cuda_graph():
                         capture_output=True, text=True)
     lines = cp.stdout.splitlines()
     assert cp.returncode == 0 and lines and lines[-1] == "7 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
+
+
+def test_process_group_names_empty_odd_and_long(tmp_path):
+    """PyTorch-profiler traces whose process groups are named "", with quotes and a backslash, in three
+    scripts, and two 300-character names differing only at the end: five communicators, each
+    numbered in order on its own, the odd names kept as written, the two long ones kept apart (once
+    cut to the same 63 bytes, they were one communicator); rank 1's 0.5 ms lateness in one group found;
+    the Parquet files and summary written."""
+    from gputap import fleet
+
+    names = ["", 'pg with spaces "quoted" \\ back', "\u00fcn\u00efc\u00f8d\u00e9-\u0433\u0440\u0443\u043f\u043f\u0430-\u7ec4",
+             "x" * 300, "x" * 300 + "B"]
+    job = tmp_path / "job"
+    job.mkdir()
+    for rank in (0, 1):
+        ev, t = [], 1_000_000.0
+        for step in range(4):
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step, "pid": 1, "tid": 1,
+                       "ts": t, "dur": 20000})
+            for j, pg in enumerate(names):
+                s = t + 1000 + j * 2000 + (500 if rank == 1 and j == 3 else 0)
+                ev.append({"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": s,
+                           "dur": 100 + (500 if rank == 0 and j == 3 else 0),
+                           "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",
+                           "args": {"device": 0, "stream": 7, "correlation": 10 * step + j, "Process Group Name": pg,
+                                    "In msg nelems": 100 + j, "Out msg nelems": 100 + j, "dtype": "Float"}})
+            t += 20000
+        (job / ("rank%d.json" % rank)).write_text(json.dumps(
+            {"schemaVersion": 1, "distributedInfo": {"rank": rank, "world_size": 2}, "traceEvents": ev}))
+    res = fleet.analyze([str(job)], out=str(tmp_path / "out"), workers=1, gputap=GPUTAP, progress=None)
+    c = res.collectives
+    comms = sorted(set(c["comm"]))
+    assert len(c) == 20 and all(len(x) == 2 for x in c["ranks"])
+    assert len(comms) == 5 and names[1] in comms and names[2] in comms, comms
+    longs = [x for x in comms if x.startswith("xxxx")]
+    assert len(longs) == 2 and all(len(x.encode()) == 63 for x in longs)
+    assert "(order)" in comms  # the unnamed group: the unknown communicator, numbered by position
+    for comm in comms:
+        if comm != "(order)":  # named groups: in order within the group
+            assert sorted(c[c["comm"] == comm]["seq"]) == [0, 1, 2, 3], comm
+    late = c[c["is_late"]]
+    assert len(late) == 4 and set(late["late_rank"]) == {1} and set(late["count"]) == {103}
+    assert len(set(late["comm"])) == 1 and late["comm"].iloc[0] in longs
+    for f in ("ranks.parquet", "iterations.parquet", "collectives.parquet", "summary.json", "report.html"):
+        assert (tmp_path / "out" / f).stat().st_size > 0

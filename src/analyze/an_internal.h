@@ -50,6 +50,8 @@ long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len);
 int gt_an_is_nccl(const char *name);
 /* Collective of an NCCL kernel name ("AllGather", "SendRecv", ...) into buf. */
 void gt_an_nccl_collective(const char *name, char *buf, size_t len);
+/* The name table's 64-bit hash of a name of `kind` (classify.c). */
+uint64_t gt_an_hash_name(int kind, const char *s, size_t len);
 /* The GPU Performance Analyzer's spelling of a memory-operation name ("[CUDA memcpy H2D]"), into buf. */
 void gt_an_memop_name(const char *name, char *buf, size_t len);
 /* The GPU Performance Analyzer's name of a CUPTI copy kind (enum gt_copy_kind numbering). */

@@ -29,7 +29,7 @@ void gt_names_free(struct gt_names *t)
 }
 
 /* 8 bytes at a time: kernel names are long (C++ signatures), and this runs once per event */
-static uint64_t hash_name(int kind, const char *s, size_t len)
+uint64_t gt_an_hash_name(int kind, const char *s, size_t len)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)kind << 56) ^ len;
 	size_t i = 0;
@@ -53,7 +53,7 @@ static int names_grow(struct gt_names *t)
 		return -1;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct gt_name *e = &t->v[i];
-		size_t h = hash_name(e->kind, e->name, strlen(e->name)) & (ns - 1);
+		size_t h = gt_an_hash_name(e->kind, e->name, strlen(e->name)) & (ns - 1);
 		while (slots[h])
 			h = (h + 1) & (ns - 1);
 		slots[h] = (uint32_t)(i + 1);
@@ -71,7 +71,7 @@ long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len)
 	len = strnlen(name, len);
 	if ((t->n + 1) * 2 > t->nslots && names_grow(t) < 0)
 		return -1;
-	size_t h = hash_name(kind, name, len) & (t->nslots - 1);
+	size_t h = gt_an_hash_name(kind, name, len) & (t->nslots - 1);
 	while (t->slots[h]) {
 		struct gt_name *e = &t->v[t->slots[h] - 1];
 		if (e->kind == kind && strncmp(e->name, name, len) == 0 && e->name[len] == '\0')

@@ -494,9 +494,18 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		break;
 	}
 	case F_PG: {
-		size_t n = len < sizeof(k->pg) - 1 ? len : sizeof(k->pg) - 1;
-		memcpy(k->pg, s, n);
-		k->pg[n] = '\0';
+		if (len < sizeof(k->pg)) {
+			memcpy(k->pg, s, len);
+			k->pg[len] = '\0';
+			break;
+		}
+		/* too long to keep whole: a prefix (cut at a character boundary) and a hash of the whole
+		 * name, so that two groups whose names share a long prefix stay two communicators */
+		size_t n = sizeof(k->pg) - 18;
+		while (n && (s[n] & 0xc0) == 0x80)
+			n--;
+		snprintf(k->pg, sizeof(k->pg), "%.*s~%016llx", (int)n, (const char *)s,
+			 (unsigned long long)gt_an_hash_name(0, (const char *)s, len));
 		break;
 	}
 	case F_DTYPE: {
