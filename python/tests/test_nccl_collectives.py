@@ -84,8 +84,10 @@ def test_message_size_from_pytorch_kernel_arguments(tmp_path):
                          "In msg nelems": nin, "Out msg nelems": nout, "dtype": dtype, "Group size": 2,
                          "Process Group Name": "0"}}
 
+    odd = "Fl" + "\u00f6" * 20  # a long name of the trace's own, not ASCII: cut whole characters only
     ev = [kern(1000, "AllGather", 4096, 8192, "BFloat16", 1), kern(2000, "ReduceScatter", 8192, 4096, "Half", 2),
-          kern(3000, "AllReduce", 1000, 1000, "Long", 3), kern(4000, "AllReduce", 10, 10, "ComplexFloat", 4)]
+          kern(3000, "AllReduce", 1000, 1000, "Long", 3), kern(4000, "AllReduce", 10, 10, "ComplexFloat", 4),
+          kern(5000, "AllReduce", 10, 10, odd, 5)]
     p = tmp_path / "rank0.json"
     p.write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": ev}))
     cp = subprocess.run([GPUTAP, "analyze", "--format", "json", "--collectives", str(p)], capture_output=True, text=True)
@@ -93,8 +95,10 @@ def test_message_size_from_pytorch_kernel_arguments(tmp_path):
     rows = [(c["name"], c["count"], c["dtype"], c["bytes"], c["comm"], c["seq"])
             for c in json.loads(cp.stdout)["results"][0]["collectives"]]
     # no "Seq": numbered in order within the process group
-    assert rows == [("AllGather", 4096, "ncclBfloat16", 8192, "0", 0), ("ReduceScatter", 4096, "ncclFloat16", 8192, "0", 1),
-                    ("AllReduce", 1000, "ncclInt64", 8000, "0", 2), ("AllReduce", 10, "ComplexFloat", 0, "0", 3)]
+    assert rows[:4] == [("AllGather", 4096, "ncclBfloat16", 8192, "0", 0),
+                        ("ReduceScatter", 4096, "ncclFloat16", 8192, "0", 1),
+                        ("AllReduce", 1000, "ncclInt64", 8000, "0", 2), ("AllReduce", 10, "ComplexFloat", 0, "0", 3)]
+    assert rows[4][2] == odd[:8] and rows[4][3] == 0  # 14 of the 15 bytes there are room for
 
 
 def test_all_reduce_replayed_from_a_cuda_graph():

@@ -117,7 +117,11 @@ int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start,
 	copy(k->c.match, sizeof(k->c.match), comm && comm[0] && k->has_seq ? "trace" : "order");
 	if (dtype && dtype[0]) {
 		const char *nccl = gt_colls_dtype_size(dtype) ? dtype : torch_dtype(dtype);
-		copy(k->c.dtype, sizeof(k->c.dtype), nccl ? nccl : dtype);
+		size_t n = strlen(nccl ? nccl : dtype);
+		if (n >= sizeof(k->c.dtype)) /* a name of the trace's own, cut at a character boundary */
+			for (n = sizeof(k->c.dtype) - 1; n && (dtype[n] & 0xc0) == 0x80; n--)
+				;
+		snprintf(k->c.dtype, sizeof(k->c.dtype), "%.*s", (int)n, nccl ? nccl : dtype);
 	}
 	k->c.count = count;
 	k->c.bytes = count * gt_colls_dtype_size(k->c.dtype);

@@ -28,8 +28,8 @@
 #include "core/csvio.h"
 
 enum fld {
-	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_NIN, F_NOUT, F_DTYPE, F_STREAM, F_BYTES, F_BW,
-	F_GRID, F_BLOCK, F_DP_ID, F_DP_SMS, F_DP_MAJ, F_DP_MIN, F_BPS /* findings: args grid/block, deviceProperties */
+	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_NIN, F_NOUT, F_DTYPE,
+	F_STREAM, F_BYTES, F_BW, F_GRID, F_BLOCK, F_DP_ID, F_DP_SMS, F_DP_MAJ, F_DP_MIN, F_BPS /* findings: args grid/block, deviceProperties */
 };
 
 /* A name longer than this is cut (at a character boundary); C++ template names of a few KiB are
@@ -510,6 +510,8 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 	}
 	case F_DTYPE: {
 		size_t n = len < sizeof(k->dtype) - 1 ? len : sizeof(k->dtype) - 1;
+		while (n < len && n && (s[n] & 0xc0) == 0x80) /* cut at a character boundary */
+			n--;
 		memcpy(k->dtype, s, n);
 		k->dtype[n] = '\0';
 		break;
