@@ -50,6 +50,15 @@ long gt_names_get(struct gt_names *t, int kind, const char *name, size_t len);
 int gt_an_is_nccl(const char *name);
 /* Collective of an NCCL kernel name ("AllGather", "SendRecv", ...) into buf. */
 void gt_an_nccl_collective(const char *name, char *buf, size_t len);
+/* How many of the first `len` bytes of UTF-8 text `s` to keep to hold at most `max`: never half a
+ * character. */
+static inline size_t gt_an_utf8_cut(const char *s, size_t len, size_t max)
+{
+	size_t n = len < max ? len : max;
+	while (n > 0 && n < len && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
 /* The name table's 64-bit hash of a name of `kind` (classify.c). */
 uint64_t gt_an_hash_name(int kind, const char *s, size_t len);
 /* The GPU Performance Analyzer's spelling of a memory-operation name ("[CUDA memcpy H2D]"), into buf. */

@@ -117,11 +117,9 @@ int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start,
 	copy(k->c.match, sizeof(k->c.match), comm && comm[0] && k->has_seq ? "trace" : "order");
 	if (dtype && dtype[0]) {
 		const char *nccl = gt_colls_dtype_size(dtype) ? dtype : torch_dtype(dtype);
-		size_t n = strlen(nccl ? nccl : dtype);
-		if (n >= sizeof(k->c.dtype)) /* a name of the trace's own, cut at a character boundary */
-			for (n = sizeof(k->c.dtype) - 1; n && (dtype[n] & 0xc0) == 0x80; n--)
-				;
-		snprintf(k->c.dtype, sizeof(k->c.dtype), "%.*s", (int)n, nccl ? nccl : dtype);
+		const char *d = nccl ? nccl : dtype;
+		snprintf(k->c.dtype, sizeof(k->c.dtype), "%.*s", (int)gt_an_utf8_cut(d, strlen(d), sizeof(k->c.dtype) - 1),
+			 d);
 	}
 	k->c.count = count;
 	k->c.bytes = count * gt_colls_dtype_size(k->c.dtype);
@@ -470,7 +468,8 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 	for (size_t i = 0; i < nsrc; i++) {
 		char b[64];
 		if (i < tl->nlabels && tl->labels[i])
-			snprintf(b, sizeof(b), "%.60s", tl->labels[i]);
+			snprintf(b, sizeof(b), "%.*s", (int)gt_an_utf8_cut(tl->labels[i], strlen(tl->labels[i]), 60),
+				 tl->labels[i]);
 		else
 			snprintf(b, sizeof(b), "rank%zu", i);
 		if (!(r->coll_labels[i] = strdup(b)))

@@ -463,9 +463,7 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		k->root = 's';
 	switch (k->fld) {
 	case F_NAME: { /* checked as UTF-8 in handle_event, for the names that are kept */
-		size_t n = len < NAME_MAX_BYTES ? len : NAME_MAX_BYTES;
-		while (n > 0 && n < len && (s[n] & 0xc0) == 0x80) /* cut at a character boundary */
-			n--;
+		size_t n = gt_an_utf8_cut((const char *)s, len, NAME_MAX_BYTES);
 		if (n + 1 > k->name_cap) {
 			size_t nc = k->name_cap * 2;
 			while (nc < n + 1)
@@ -501,17 +499,13 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 		}
 		/* too long to keep whole: a prefix (cut at a character boundary) and a hash of the whole
 		 * name, so that two groups whose names share a long prefix stay two communicators */
-		size_t n = sizeof(k->pg) - 18;
-		while (n && (s[n] & 0xc0) == 0x80)
-			n--;
+		size_t n = gt_an_utf8_cut((const char *)s, len, sizeof(k->pg) - 18);
 		snprintf(k->pg, sizeof(k->pg), "%.*s~%016llx", (int)n, (const char *)s,
 			 (unsigned long long)gt_an_hash_name(0, (const char *)s, len));
 		break;
 	}
 	case F_DTYPE: {
-		size_t n = len < sizeof(k->dtype) - 1 ? len : sizeof(k->dtype) - 1;
-		while (n < len && n && (s[n] & 0xc0) == 0x80) /* cut at a character boundary */
-			n--;
+		size_t n = gt_an_utf8_cut((const char *)s, len, sizeof(k->dtype) - 1);
 		memcpy(k->dtype, s, n);
 		k->dtype[n] = '\0';
 		break;

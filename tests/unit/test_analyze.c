@@ -393,6 +393,19 @@ TEST(analyze_nccl_collective_names)
 	ASSERT(!gt_an_is_nccl("gemm"));
 }
 
+TEST(analyze_utf8_cut)
+{
+	const char *s = "ab\xc3\xb6\xe7\xbb\x84x"; /* a b, a 2-byte and a 3-byte character, x: 8 bytes */
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 100), 8);
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 8), 8);
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 3), 2); /* not half of the 2-byte one */
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 4), 4);
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 5), 4); /* not a third ... */
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 6), 4); /* ... nor two thirds of the 3-byte one */
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 7), 7);
+	ASSERT_EQ_U64(gt_an_utf8_cut(s, 8, 0), 0);
+}
+
 TEST(analyze_memop_names)
 {
 	char b[128];
