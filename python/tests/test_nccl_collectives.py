@@ -17,18 +17,37 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 GPUTAP = os.environ.get("GPUTAP") or os.path.join(REPO, "build", "gputap")
-FIX = os.path.join(REPO, "tests", "fixtures", "nccl-kinds-2xh200")
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+
+
+def _recorded(fixture, recorder):
+    """A two-rank fixture's job output and its ranks' traces: gputap's (rank folders) or, in kineto/,
+    torch.profiler's."""
+    d = os.path.join(FIXTURES, fixture)
+    if recorder == "gputap-plugin":
+        return [os.path.join(d, "job.out"), os.path.join(d, "rank0"), os.path.join(d, "rank1")]
+    d = os.path.join(d, "kineto")
+    return [os.path.join(d, "job.out"), os.path.join(d, "rank0.json.gz"), os.path.join(d, "rank1.json.gz")]
+
+
+def _check(script, *args):
+    """Run tests/gpu/SCRIPT: (exit status, its lines, the end of its output for a failing assert)."""
+    cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", script)] + list(args),
+                        capture_output=True, text=True)
+    return cp.returncode, cp.stdout.splitlines(), cp.stdout[-2000:] + cp.stderr[-1000:]
+
+
+def _analyze(*args):
+    """The results of `gputap analyze --format json ARGS`."""
+    cp = subprocess.run([GPUTAP, "analyze", "--format", "json"] + list(args), capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr[-500:]
+    return json.loads(cp.stdout)["results"]
 
 
 @pytest.mark.parametrize("recorder", ["gputap-plugin", "torch-profiler"])
 def test_collectives_as_the_job_issued_them(recorder):
-    d = FIX if recorder == "gputap-plugin" else os.path.join(FIX, "kineto")
-    ranks = [os.path.join(d, "rank0"), os.path.join(d, "rank1")] if recorder == "gputap-plugin" else [
-        os.path.join(d, "rank0.json.gz"), os.path.join(d, "rank1.json.gz")]
-    cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_nccl_kinds.py"), GPUTAP,
-                         os.path.join(d, "job.out")] + ranks, capture_output=True, text=True)
-    lines = cp.stdout.splitlines()
-    assert cp.returncode == 0 and lines and lines[-1] == "7 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
+    rc, lines, why = _check("check_nccl_kinds.py", GPUTAP, *_recorded("nccl-kinds-2xh200", recorder))
+    assert rc == 0 and lines and lines[-1] == "7 passed, 0 failed", why
 
 
 @pytest.mark.parametrize("rank", [0, 1])
@@ -38,15 +57,9 @@ def test_gputap_and_torch_profiler_count_the_same_kernels_in_the_steps(rank):
     the kernels and copies launched inside the 12 `train_step` ranges, and each class of kernel, must be
     the same count in both; the NCCL collectives in the steps too (gputap's trace also holds the 4 of
     the start-up, before the profiler started)."""
-    def analyze(path):
-        cp = subprocess.run([GPUTAP, "analyze", "--format", "json", "--nvtx", "train_step", "--collectives", path],
-                            capture_output=True, text=True)
-        assert cp.returncode == 0, cp.stderr[-500:]
-        return json.loads(cp.stdout)["results"][0]
-
-    fx = os.path.join(REPO, "tests", "fixtures")
-    g = analyze(os.path.join(fx, "fleet-ddp-2xh200", "rank%d" % rank))
-    k = analyze(os.path.join(fx, "fleet-kineto-ddp-2xh200", "rank%d.json.gz" % rank))
+    g = _analyze("--nvtx", "train_step", "--collectives", os.path.join(FIXTURES, "fleet-ddp-2xh200", "rank%d" % rank))[0]
+    k = _analyze("--nvtx", "train_step", "--collectives",
+                 os.path.join(FIXTURES, "fleet-kineto-ddp-2xh200", "rank%d.json.gz" % rank))[0]
     assert g["iterations"] == k["iterations"] == 12
     assert g["iteration_assignment"]["by_launch"] == k["iteration_assignment"]["by_launch"] > 900
     assert k["iteration_assignment"]["outside"] == 0 and g["iteration_assignment"]["outside"] > 0
@@ -62,15 +75,8 @@ def test_two_process_groups_issued_in_another_order_per_rank(recorder):
     issued in a different order on each rank, matched by communicator: each key the same element
     count on both ranks, two communicators, fleet seeing each collective on both ranks
     (tests/gpu/check_nccl_groups.py)."""
-    d = os.path.join(REPO, "tests", "fixtures", "nccl-groups-2xh200")
-    if recorder == "torch-profiler":
-        d = os.path.join(d, "kineto")
-    ranks = [os.path.join(d, "rank0"), os.path.join(d, "rank1")] if recorder == "gputap-plugin" else [
-        os.path.join(d, "rank0.json.gz"), os.path.join(d, "rank1.json.gz")]
-    cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_nccl_groups.py"), GPUTAP,
-                         os.path.join(d, "job.out")] + ranks, capture_output=True, text=True)
-    lines = cp.stdout.splitlines()
-    assert cp.returncode == 0 and lines and lines[-1] == "6 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
+    rc, lines, why = _check("check_nccl_groups.py", GPUTAP, *_recorded("nccl-groups-2xh200", recorder))
+    assert rc == 0 and lines and lines[-1] == "6 passed, 0 failed", why
 
 
 def test_message_size_from_pytorch_kernel_arguments(tmp_path):
@@ -90,10 +96,8 @@ def test_message_size_from_pytorch_kernel_arguments(tmp_path):
           kern(5000, "AllReduce", 10, 10, odd, 5)]
     p = tmp_path / "rank0.json"
     p.write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": ev}))
-    cp = subprocess.run([GPUTAP, "analyze", "--format", "json", "--collectives", str(p)], capture_output=True, text=True)
-    assert cp.returncode == 0, cp.stderr[-500:]
     rows = [(c["name"], c["count"], c["dtype"], c["bytes"], c["comm"], c["seq"])
-            for c in json.loads(cp.stdout)["results"][0]["collectives"]]
+            for c in _analyze("--collectives", str(p))[0]["collectives"]]
     # no "Seq": numbered in order within the process group
     assert rows[:4] == [("AllGather", 4096, "ncclBfloat16", 8192, "0", 0),
                         ("ReduceScatter", 4096, "ncclFloat16", 8192, "0", 1),
@@ -107,11 +111,8 @@ def test_all_reduce_replayed_from_a_cuda_graph():
     put on the NCCL kernel launched before it (before this was handled) it made a collective of three
     rows on two ranks, whose spread set the arrival noise so high (25 ms) that no arrival was late.  Now: one
     all-reduce a step on both ranks, rank 1 the straggler, late at every affected step."""
-    d = os.path.join(REPO, "tests", "fixtures", "nccl-graph-2xh200")
-    cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_nccl_graph.py"), d, GPUTAP],
-                        capture_output=True, text=True)
-    lines = cp.stdout.splitlines()
-    assert cp.returncode == 0 and lines and lines[-1] == "7 passed, 0 failed", cp.stdout[-2000:] + cp.stderr[-1000:]
+    rc, lines, why = _check("check_nccl_graph.py", os.path.join(FIXTURES, "nccl-graph-2xh200"), GPUTAP)
+    assert rc == 0 and lines and lines[-1] == "7 passed, 0 failed", why
 
 
 def test_process_group_names_empty_odd_and_long(tmp_path):

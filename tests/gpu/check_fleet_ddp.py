@@ -29,6 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
+from checks import Checks  # noqa: E402
 from gputap import fleet  # noqa: E402
 from gputap.fleet import output  # noqa: E402
 
@@ -40,11 +41,7 @@ WARMUP = 2  # steps 0 and 1: DDP's bucket build and rebuild (above)
 def main():
     run = sys.argv[1]
     exe = sys.argv[2] if len(sys.argv) > 2 else None
-    results = []
-
-    def check(name, ok, why=""):
-        results.append(ok)
-        print(("ok %s" % name) if ok else ("not ok %s: %s" % (name, why)))
+    check = Checks()
 
     def text(name):
         try:
@@ -56,7 +53,7 @@ def main():
     m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", traced)
     check("plant-announced", m is not None, "no PLANT line in traced.out")
     if not m:
-        return 1
+        return check.summary()
     slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
     cb = re.findall(r"CHECKSUM (\S+)", bare)
     ct = re.findall(r"CHECKSUM (\S+)", traced)
@@ -85,10 +82,10 @@ def main():
         check("matched-by-nccl-plugin", sum(by.values()) > 0 and by.get("nccl", 0) == sum(by.values()),
               "rows by match %s" % by)
     # DDP all-reduces each gradient once a step: the AllReduces' element counts of a step add up to the
-    # model's parameters (LAYERS x Linear(WIDTH, WIDTH) in ddp_straggler.py), 4 bytes each; FSDP
+    # model's parameters (LAYERS x Linear(WIDTH, WIDTH) in torchjob.py), 4 bytes each; FSDP
     # (fsdp_straggler.py, "MODEL fsdp" in its output) reduce-scatters them: each rank receives
     # parameters / world of them a step
-    src = open(os.path.join(HERE, "ddp_straggler.py")).read()
+    src = open(os.path.join(HERE, "torchjob.py")).read()
     width, layers = (int(x) for x in re.search(r"WIDTH, LAYERS, BATCH = (\d+), (\d+),", src).groups())
     params = layers * (width * width + width)
     fsdp = re.search(r"MODEL fsdp params=(\d+) world=(\d+)", traced)
@@ -145,8 +142,7 @@ def main():
                                            c[c["is_late"] & (c["late_rank"] == slow)].groupby("iteration")},
                       "rows_by_match": by, "late_threshold_ms": s["late_threshold_ms"],
                       "fleet_seconds": s["seconds"]}, indent=1))
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

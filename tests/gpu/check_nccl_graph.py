@@ -12,25 +12,22 @@ import os
 import re
 import sys
 
+from checks import Checks
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 
 def main():
     run, exe = sys.argv[1], sys.argv[2]
     out = open(os.path.join(run, "job.out")).read()
-    res = []
-
-    def check(name, ok, why=""):
-        res.append(bool(ok))
-        print(("ok %s" % name) if ok else ("not ok %s: %s" % (name, why)))
+    check = Checks()
 
     m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", out)
     sums = {int(r): float(v) for r, v in re.findall(r"CHECKSUM rank=(\d+) (\S+)", out)}
     reps = re.findall(r"STEPS rank=\d+ replays=(\d+)", out)
     check("job-output", m and sums and reps, "PLANT %s, CHECKSUM %s" % (bool(m), sums))
     if not (m and sums and reps):
-        print("%d passed, %d failed" % (sum(res), len(res) - sum(res)))
-        return 1
+        return check.summary()
     slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
     world, nstep = len(sums), int(reps[0])
     want = (2 * sum(r + 1 for r in range(world)) + 1) * nstep
@@ -57,8 +54,7 @@ def main():
     check("late-every-affected-step", not bad, "steps without it or late by %s (sleep %.3f ms)" % (bad, sleep))
     early = inside[(inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
     check("not-late-before-the-plant", len(early) == 0, str(early[["iteration", "late_rank", "late_ms"]].values))
-    print("%d passed, %d failed" % (sum(res), len(res) - sum(res)))
-    return 0 if all(res) else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

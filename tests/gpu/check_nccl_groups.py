@@ -10,11 +10,11 @@ element count (1000+r on one group, 2000+r on the other: a key that pairs the tw
 different counts), the two groups must be two communicators, and `gputap fleet` must see each of
 those collectives on every rank.  Prints "ok NAME" / "not ok NAME: why" and "N passed, N failed".
 """
-import json
 import os
 import re
-import subprocess
 import sys
+
+from checks import Checks, collectives
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -24,18 +24,13 @@ def main():
     text = open(out).read()
     issued = {int(m.group(1)): [int(x.split(":")[1]) for x in m.group(2).split()]
               for m in re.finditer(r"ISSUED rank=(\d+) (.*)", text)}
-    res = []
-
-    def check(name, ok, why=""):
-        res.append(bool(ok))
-        print(("ok %s" % name) if ok else ("not ok %s: %s" % (name, why)))
+    check = Checks()
 
     check("issued", len(issued) == len(inputs) >= 2 and "WRONG" not in text, "ISSUED for %s" % sorted(issued))
     want = set(issued.get(0, []))
     keys = []  # per rank {key: count} of the issued collectives
     for path in inputs:
-        cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", path], capture_output=True, text=True)
-        rows = [c for r in json.loads(cp.stdout)["results"] for c in r.get("collectives", [])] if not cp.returncode else []
+        rows = collectives(exe, path)[0] or []
         keys.append({(c["comm"], c["name"], c["seq"]): c["count"] for c in rows if c["count"] in want})
     for i, k in enumerate(keys):
         check("rank%d-all-issued" % i, sorted(k.values()) == sorted(want), "found counts %s" % sorted(k.values()))
@@ -51,8 +46,7 @@ def main():
     mine = co[co["count"].isin(want)]
     check("fleet-sees-each-on-every-rank", len(mine) == len(want) and all(len(x) == len(inputs) for x in mine["ranks"]),
           "%d collectives, ranks %s" % (len(mine), [len(x) for x in mine["ranks"]][:8]))
-    print("%d passed, %d failed" % (sum(res), len(res) - sum(res)))
-    return 0 if all(res) else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

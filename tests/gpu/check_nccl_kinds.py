@@ -11,32 +11,26 @@ every row matched by it.  NCCL moves a Broadcast's and an AllGather's data as by
 give those as ncclInt8 and a count of bytes, PyTorch's traces as Float and a count of floats.  Prints
 "ok NAME" / "not ok NAME: why" and a closing "N passed, N failed".
 """
-import json
+import os
 import re
-import subprocess
 import sys
+
+from checks import Checks, collectives
 
 
 def main():
     exe, out, inputs = sys.argv[1], sys.argv[2], sys.argv[3:]
     text = open(out).read()
     issued = {int(m.group(1)): m.group(2).split() for m in re.finditer(r"ISSUED rank=(\d+) (.*)", text)}
-    res = []
-
-    def check(name, ok, why=""):
-        res.append(bool(ok))
-        print(("ok %s" % name) if ok else ("not ok %s: %s" % (name, why)))
-
+    check = Checks()
     check("issued", len(issued) == len(inputs) and "WRONG" not in text, "ISSUED for ranks %s of %d inputs, or a "
           "WRONG result" % (sorted(issued), len(inputs)))
     for path in inputs:
-        cp = subprocess.run([exe, "analyze", "--format", "json", "--collectives", path], capture_output=True, text=True)
-        if cp.returncode:
-            check("analyze %s" % path, False, cp.stderr[-300:])
+        rows, err = collectives(exe, path)
+        if rows is None:
+            check("analyze %s" % path, False, err)
             continue
-        rows = [c for r in json.loads(cp.stdout)["results"] for c in r.get("collectives", [])]
-        rows.sort(key=lambda c: (c["launch_ns"] or c["start_ns"], c["start_ns"]))
-        m = re.search(r"rank(\d+)", path.rsplit("/", 1)[-1] if "rank" in path.rsplit("/", 1)[-1] else path)
+        m = re.search(r"rank(\d+)", os.path.basename(path.rstrip("/")))
         rank = int(m.group(1)) if m else -1
         want = ["%s:%d" % (k, 4 * int(n)) for k, n in (x.split(":") for x in issued.get(rank, []))]
         got = ["%s:%d" % (c["name"], c["bytes"]) for c in rows]
@@ -51,8 +45,7 @@ def main():
         match = sorted({c["match"] for c in rows})
         check("rank%d-matched" % rank, match == (["order"] if kineto else ["nccl"]) or (kineto and match == ["trace"]),
               "matches %s" % match)
-    print("%d passed, %d failed" % (sum(res), len(res) - sum(res)))
-    return 0 if all(res) else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

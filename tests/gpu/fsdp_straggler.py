@@ -15,7 +15,6 @@ tests/gpu/check_fleet_ddp.py.
 """
 import os
 import sys
-import time
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
@@ -24,24 +23,13 @@ import torch.distributed as dist  # noqa: E402
 from torch.distributed.fsdp import fully_shard  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ddp_straggler import BATCH, LAYERS, SLEEP_MS, SLOW_FROM, SLOW_RANK, STEPS, WIDTH, fixed, say, sleep_cycles  # noqa: E402
+from ddp_straggler import plant, setup, train  # noqa: E402
+from torchjob import BATCH, WIDTH, fixed, model as fixed_model, say  # noqa: E402
 
 
 def main():
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    layers = []
-    for i in range(LAYERS):
-        lin = torch.nn.Linear(WIDTH, WIDTH)
-        with torch.no_grad():
-            lin.weight.copy_(fixed((WIDTH, WIDTH), i))
-            lin.bias.copy_(fixed((WIDTH,), 100 + i))
-        layers += [lin, torch.nn.Tanh()]
-    model = torch.nn.Sequential(*layers).cuda()
+    rank, world, _ = setup()
+    model = fixed_model()
     params = sum(p.numel() for p in model.parameters())
     for m in model:
         if isinstance(m, torch.nn.Linear):
@@ -50,32 +38,10 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = fixed((BATCH, WIDTH), 200 + rank).cuda()
     y = fixed((BATCH, WIDTH), 300 + rank).cuda()
-    cycles = sleep_cycles(SLEEP_MS)
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    torch.cuda._sleep(cycles)
-    b.record()
-    torch.cuda.synchronize()
-    slow = rank == SLOW_RANK
-    if slow:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f cycles=%d" % (rank, SLOW_FROM, STEPS - SLOW_FROM,
-                                                                            a.elapsed_time(b), cycles))
+    cycles = plant(rank)
     if rank == 0:
         say("MODEL fsdp params=%d world=%d" % (params, world))
-    dist.barrier()
-    torch.cuda.synchronize()
-    t0 = time.time()
-    for step in range(STEPS):
-        torch.cuda.nvtx.range_push("train_step")
-        opt.zero_grad(set_to_none=True)
-        if slow and step >= SLOW_FROM:
-            torch.cuda._sleep(cycles)
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        torch.cuda.nvtx.range_pop()
-    torch.cuda.synchronize()
-    wall = time.time() - t0
+    wall = train(rank, model, opt, x, y, cycles, "forward")
     s = torch.zeros((), dtype=torch.float64, device="cuda")
     with torch.no_grad():
         for p in model.parameters():

@@ -15,15 +15,13 @@ import sys
 import torch
 import torch.distributed as dist
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torchjob import say, sleep_cycles, sleep_ms, step_range  # noqa: E402
+
 STEPS = int(os.environ.get("GT_STEPS", "8"))
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
 SLOW_RANK = int(os.environ.get("GT_SLOW_RANK", "1"))
 SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "10"))
-
-
-def say(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
 
 
 def main():
@@ -45,31 +43,20 @@ def main():
         dist.all_reduce(y)
         z = y + 1
     torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    n = 1_000_000
-    a.record()
-    torch.cuda._sleep(n)
-    b.record()
-    torch.cuda.synchronize()
-    cycles = int(n / a.elapsed_time(b) * SLEEP_MS)
-    a.record()
-    torch.cuda._sleep(cycles)
-    b.record()
-    torch.cuda.synchronize()
+    cycles = sleep_cycles(SLEEP_MS)
+    measured = sleep_ms(cycles)
     if rank == SLOW_RANK:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f" % (rank, SLOW_FROM, STEPS - SLOW_FROM,
-                                                                  a.elapsed_time(b)))
+        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f" % (rank, SLOW_FROM, STEPS - SLOW_FROM, measured))
     dist.barrier()
     torch.cuda.synchronize()
     total = 0.0
     for step in range(STEPS):
-        torch.cuda.nvtx.range_push("train_step")
-        if rank == SLOW_RANK and step >= SLOW_FROM:
-            torch.cuda._sleep(cycles)
-        g.replay()
-        torch.cuda.synchronize()
-        total += float(z[0])
-        torch.cuda.nvtx.range_pop()
+        with step_range(None):
+            if rank == SLOW_RANK and step >= SLOW_FROM:
+                torch.cuda._sleep(cycles)
+            g.replay()
+            torch.cuda.synchronize()
+            total += float(z[0])
     say("STEPS rank=%d replays=%d" % (rank, STEPS))
     say("CHECKSUM rank=%d %.6e" % (rank, total))
     if os.environ.get("GT_FREE_GRAPH", "1") == "1":

@@ -17,6 +17,9 @@ import sys
 import torch
 import torch.distributed as dist
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torchjob import profiled, say  # noqa: E402
+
 ROUNDS = int(os.environ.get("GT_ROUNDS", "6"))
 
 
@@ -29,35 +32,25 @@ def main():
     dist.all_reduce(x)
     dist.all_reduce(x, group=second)  # both communicators made before the trace starts
     torch.cuda.synchronize()
-    prof = None
-    if os.environ.get("GT_KINETO_DIR"):
-        from torch.profiler import ProfilerActivity, profile
-
-        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
-        prof.__enter__()
     issued, wrong = [], 0
-    for r in range(ROUNDS):
-        a = torch.full((1000 + r,), float(rank + 1), device="cuda")
-        b = torch.full((2000 + r,), float(rank + 2), device="cuda")
-        order = [(a, None, 1000 + r), (b, second, 2000 + r)]
-        if rank == 1:
-            order.reverse()
-        works = []
-        for t, g, n in order:
-            works.append(dist.all_reduce(t, group=g, async_op=True))
-            issued.append("AllReduce:%d" % n)
-        for w in works:
-            w.wait()
-        torch.cuda.synchronize()
-        wrong += float(a[0]) != sum(k + 1 for k in range(world)) or float(b[0]) != sum(k + 2 for k in range(world))
-    if prof:
-        prof.__exit__(None, None, None)
-        os.makedirs(os.environ["GT_KINETO_DIR"], exist_ok=True)
-        prof.export_chrome_trace(os.path.join(os.environ["GT_KINETO_DIR"], "rank%d.json" % rank))
+    with profiled(rank):
+        for r in range(ROUNDS):
+            a = torch.full((1000 + r,), float(rank + 1), device="cuda")
+            b = torch.full((2000 + r,), float(rank + 2), device="cuda")
+            order = [(a, None, 1000 + r), (b, second, 2000 + r)]
+            if rank == 1:
+                order.reverse()
+            works = []
+            for t, g, n in order:
+                works.append(dist.all_reduce(t, group=g, async_op=True))
+                issued.append("AllReduce:%d" % n)
+            for w in works:
+                w.wait()
+            torch.cuda.synchronize()
+            wrong += float(a[0]) != sum(k + 1 for k in range(world)) or float(b[0]) != sum(k + 2 for k in range(world))
     if wrong:
-        sys.stdout.write("WRONG rank=%d rounds=%d\n" % (rank, wrong))
-    sys.stdout.write("ISSUED rank=%d %s\n" % (rank, " ".join(issued)))
-    sys.stdout.flush()
+        say("WRONG rank=%d rounds=%d" % (rank, wrong))
+    say("ISSUED rank=%d %s" % (rank, " ".join(issued)))
     dist.destroy_process_group()
 
 

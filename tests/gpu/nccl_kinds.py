@@ -17,6 +17,9 @@ import sys
 import torch
 import torch.distributed as dist
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torchjob import profiled, say  # noqa: E402
+
 ROUNDS = int(os.environ.get("GT_ROUNDS", "5"))
 
 
@@ -26,40 +29,30 @@ def main():
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     dist.barrier()
     torch.cuda.synchronize()
-    prof = None
-    if os.environ.get("GT_KINETO_DIR"):
-        from torch.profiler import ProfilerActivity, profile
-
-        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
-        prof.__enter__()
-    issued = []
-    for r in range(ROUNDS):
-        x = torch.full((1000 + r,), float(rank + 1), device="cuda")
-        dist.all_reduce(x)
-        issued.append("AllReduce:%d" % (1000 + r))
-        b = torch.full((2000 + r,), float(rank), device="cuda")
-        dist.broadcast(b, src=0)
-        issued.append("Broadcast:%d" % (2000 + r))
-        g_in = torch.full((3000 + r,), float(rank), device="cuda")
-        g_out = torch.empty((world * (3000 + r),), device="cuda")
-        dist.all_gather_into_tensor(g_out, g_in)
-        issued.append("AllGather:%d" % (3000 + r))
-        s_in = torch.ones((world * (4000 + r),), device="cuda")
-        s_out = torch.empty((4000 + r,), device="cuda")
-        dist.reduce_scatter_tensor(s_out, s_in)
-        issued.append("ReduceScatter:%d" % (4000 + r))
-        torch.cuda.synchronize()
-        # the program's own check of the results (gputap must not change them)
-        ok = (float(x[0]) == sum(range(1, world + 1)) and float(b[0]) == 0.0 and
-              float(g_out[-1]) == world - 1 and float(s_out[0]) == world)
-        if not ok:
-            sys.stdout.write("WRONG rank=%d round=%d\n" % (rank, r))
-    if prof:
-        prof.__exit__(None, None, None)
-        os.makedirs(os.environ["GT_KINETO_DIR"], exist_ok=True)
-        prof.export_chrome_trace(os.path.join(os.environ["GT_KINETO_DIR"], "rank%d.json" % rank))
-    sys.stdout.write("ISSUED rank=%d %s\n" % (rank, " ".join(issued)))
-    sys.stdout.flush()
+    with profiled(rank):
+        issued = []
+        for r in range(ROUNDS):
+            x = torch.full((1000 + r,), float(rank + 1), device="cuda")
+            dist.all_reduce(x)
+            issued.append("AllReduce:%d" % (1000 + r))
+            b = torch.full((2000 + r,), float(rank), device="cuda")
+            dist.broadcast(b, src=0)
+            issued.append("Broadcast:%d" % (2000 + r))
+            g_in = torch.full((3000 + r,), float(rank), device="cuda")
+            g_out = torch.empty((world * (3000 + r),), device="cuda")
+            dist.all_gather_into_tensor(g_out, g_in)
+            issued.append("AllGather:%d" % (3000 + r))
+            s_in = torch.ones((world * (4000 + r),), device="cuda")
+            s_out = torch.empty((4000 + r,), device="cuda")
+            dist.reduce_scatter_tensor(s_out, s_in)
+            issued.append("ReduceScatter:%d" % (4000 + r))
+            torch.cuda.synchronize()
+            # the program's own check of the results (gputap must not change them)
+            ok = (float(x[0]) == sum(range(1, world + 1)) and float(b[0]) == 0.0 and
+                  float(g_out[-1]) == world - 1 and float(s_out[0]) == world)
+            if not ok:
+                say("WRONG rank=%d round=%d" % (rank, r))
+    say("ISSUED rank=%d %s" % (rank, " ".join(issued)))
     dist.destroy_process_group()
 
 
