@@ -730,6 +730,18 @@ def test_report_chart_equals_the_ranks_table(result):
     titled with that rank's time not waiting / waiting (3 decimals), heights in proportion, the axis'
     top label the largest rank's total; its tables name the summary's stragglers."""
     res, out, _ = result
+    _chart_equals_the_ranks_table(res, out)
+
+
+def test_report_chart_equals_the_ranks_table_of_a_real_run(tmp_path):
+    """The same on the real FSDP run (tests/fixtures/fleet-fsdp-2xh200), whose slow rank waits least."""
+    res = fleet.analyze([os.path.join(REPO, "tests", "fixtures", "fleet-fsdp-2xh200")], out=str(tmp_path / "out"),
+                        workers=1, gputap=GPUTAP, progress=None)
+    assert res.summary["stragglers"][0]["rank"] == 1
+    _chart_equals_the_ranks_table(res, str(tmp_path / "out"))
+
+
+def _chart_equals_the_ranks_table(res, out):
     page = open(os.path.join(out, "report.html")).read()
     svg = page[page.index("<svg"):page.index("</svg>")]
     bars = re.findall(r'<rect x="[0-9.]+" y="([0-9.]+)" width="[0-9.]+" height="([0-9.]+)" fill="(#[0-9a-f]+)">'
