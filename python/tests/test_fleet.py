@@ -681,6 +681,34 @@ def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture, tag):
     assert not [x for x in lines if x.startswith("not ok")]
 
 
+def test_one_run_folder_per_rank(tmp_path):
+    """torchrun around `gputap run -o job/rank%q{RANK}` (each rank its own run folder, torchrun itself not
+    traced): the real 2 x H200 DDP run's ranks split that way give tests/gpu/check_fleet_ddp.py's 15
+    checks, and the same ranks (but their paths), iterations and collectives as the one run folder."""
+    src = os.path.join(REPO, "tests", "fixtures", "fleet-ddp-2xh200")
+    one, job = str(tmp_path / "one"), str(tmp_path / "job")
+    shutil.copytree(src, one)
+    for r in (0, 1):
+        d = os.path.join(job, "rank%d" % r)
+        shutil.copytree(os.path.join(src, "rank%d" % r), os.path.join(d, "rank%d" % r))
+        shutil.copy(os.path.join(src, "run.json"), d)
+    for f in ("bare.out", "traced.out"):
+        shutil.copy(os.path.join(src, f), job)
+    cp = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gpu", "check_fleet_ddp.py"), job, GPUTAP],
+                        capture_output=True, text=True)
+    lines = cp.stdout.splitlines()
+    assert cp.returncode == 0 and lines[-1] == "15 passed, 0 failed", cp.stdout[-3000:] + cp.stderr[-2000:]
+    a = fleet.analyze([one], nvtx="train_step", workers=2, gputap=GPUTAP, progress=None)
+    b = fleet.analyze([job], nvtx="train_step", workers=2, gputap=GPUTAP, progress=None)
+    assert a.summary["ranks"] == b.summary["ranks"] == 2 and len(a.summary["skipped"]) == 1 and not b.summary["skipped"]
+    for name in ("ranks", "iterations", "collectives"):
+        x, y = getattr(a, name), getattr(b, name)
+        cols = [c for c in x.columns if c != "path"]
+        assert len(x) == len(y) > 0 and list(x.columns) == list(y.columns), name
+        assert x[cols].equals(y[cols]), name
+    assert [p.split(os.sep)[-3:-1] for p in b.ranks["path"]] == [["rank0", "rank0"], ["rank1", "rank1"]]
+
+
 def test_ranks_with_two_gpus_each(tmp_path):
     """A process that drives two GPUs is one rank: its row and its iterations are the sums (spans: of
     each GPU's) of its GPUs' windows as `gputap analyze --format json` gives them, iteration by

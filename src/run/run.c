@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -66,15 +67,94 @@ int gt_run_default_dir(const char *parent, time_t t, char *out, size_t len)
 	char base[64];
 	strftime(base, sizeof(base), "gputap-%Y%m%d-%H%M%S", &tm);
 	for (int i = 1; i < 10000; i++) {
-		if (i == 1)
-			snprintf(out, len, "%s/%s", parent, base);
-		else
-			snprintf(out, len, "%s/%s-%d", parent, base, i);
-		struct stat st;
-		if (lstat(out, &st) < 0 && errno == ENOENT)
+		int n = i == 1 ? snprintf(out, len, "%s/%s", parent, base) : snprintf(out, len, "%s/%s-%d", parent, base, i);
+		if (n < 0 || (size_t)n >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (mkdir(out, 0755) == 0) /* the test and the claim in one step */
 			return 0;
+		if (errno != EEXIST)
+			return -1;
 	}
+	errno = EEXIST;
 	return -1;
+}
+
+int gt_run_expand_outdir(const char *spec, char *out, size_t len, char *err, size_t errlen)
+{
+	size_t n = 0;
+	for (const char *p = spec; *p; p++) {
+		char num[32], name[256];
+		const char *add = num;
+		size_t alen;
+		if (*p != '%') {
+			num[0] = *p, num[1] = '\0';
+		} else if (p[1] == '%') {
+			snprintf(num, sizeof(num), "%%");
+			p++;
+		} else if (p[1] == 'p') {
+			snprintf(num, sizeof(num), "%ld", (long)getpid());
+			p++;
+		} else if (p[1] == 'h') {
+			if (gethostname(name, sizeof(name)) < 0)
+				snprintf(name, sizeof(name), "localhost");
+			name[sizeof(name) - 1] = '\0';
+			add = name;
+			p++;
+		} else if (p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}')) {
+			size_t nl = (size_t)(strchr(p + 3, '}') - (p + 3));
+			if (nl == 0 || nl >= sizeof(name)) {
+				snprintf(err, errlen, "-o '%s': %%q{NAME} needs the name of an environment variable", spec);
+				return -1;
+			}
+			memcpy(name, p + 3, nl);
+			name[nl] = '\0';
+			add = getenv(name);
+			if (!add) {
+				snprintf(err, errlen, "-o '%s': %s is not set in the environment (%%q{%s} is its value)", spec,
+					 name, name);
+				return -1;
+			}
+			if (!*add || strchr(add, '/')) {
+				snprintf(err, errlen, "-o '%s': %s is '%s': a folder name needs a value without '/'", spec, name,
+					 add);
+				return -1;
+			}
+			p += 3 + nl;
+		} else {
+			snprintf(err, errlen, "-o '%s': unknown placeholder '%%%.1s' (%%q{NAME}, %%h, %%p and %%%% are known)",
+				 spec, p[1] ? p + 1 : "");
+			return -1;
+		}
+		alen = strlen(add);
+		if (n + alen >= len) {
+			snprintf(err, errlen, "-o '%s': the path is too long", spec);
+			return -1;
+		}
+		memcpy(out + n, add, alen);
+		n += alen;
+	}
+	out[n] = '\0';
+	if (!n) {
+		snprintf(err, errlen, "-o '': expected a directory");
+		return -1;
+	}
+	return 0;
+}
+
+int gt_run_claim_dir(const char *dir)
+{
+	char p[PATH_MAX + 16];
+	if (snprintf(p, sizeof(p), "%s/run.json", dir) >= (int)sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
 }
 
 int gt_run_find_lib(const char *exe, char *out, size_t len)
@@ -404,7 +484,11 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 {
 	char path[PATH_MAX];
 	if (o->outdir) {
-		snprintf(path, sizeof(path), "%s", o->outdir);
+		char err[PATH_MAX + 256];
+		if (gt_run_expand_outdir(o->outdir, path, sizeof(path), err, sizeof(err)) < 0) {
+			gt_error("%s", err);
+			return 2;
+		}
 		struct stat st;
 		char to[PATH_MAX];
 		ssize_t tl;
@@ -415,26 +499,25 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 				 "directory", path, to);
 			return 2;
 		}
-		if (stat(path, &st) == 0) {
-			char rj[PATH_MAX + 16];
-			snprintf(rj, sizeof(rj), "%s/run.json", path);
-			if (!S_ISDIR(st.st_mode)) {
-				gt_error("-o %s: exists and is not a directory", path);
-				return 2;
-			}
-			if (access(rj, F_OK) == 0) {
-				gt_error("-o %s: already holds a run (run.json); choose another directory or remove it",
-					 path);
-				return 2;
-			}
+		if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			gt_error("-o %s: exists and is not a directory", path);
+			return 2;
+		}
+		if (gt_mkdirs(path) < 0) { /* with its parents, as the help says */
+			gt_error("cannot create run directory %s: %s", path, strerror(errno));
+			return 125;
 		}
 	} else if (gt_run_default_dir(".", time(NULL), path, sizeof(path)) < 0) {
-		gt_error("could not find a free name for the run directory");
+		gt_error("could not create a run directory gputap-<date>-<time> here: %s", strerror(errno));
 		return 125;
 	}
-	if (gt_mkdirs(path) < 0) { /* with its parents, as the help says */
-		gt_error("cannot create run directory %s: %s", path, strerror(errno));
-		return 125;
+	if (gt_run_claim_dir(path) < 0) {
+		if (errno == EEXIST)
+			gt_error("-o %s: already holds a run (run.json), or another gputap run has just taken it; choose "
+				 "another directory or remove it (one per rank under torchrun: -o DIR/rank%%q{RANK})", path);
+		else
+			gt_error("cannot create %s/run.json: %s", path, strerror(errno));
+		return 2;
 	}
 	char real[PATH_MAX];
 	if (!realpath(path, real)) {
@@ -443,6 +526,18 @@ static int prepare_dir(const struct gt_run_opts *o, struct gt_run *r)
 	}
 	snprintf(r->outdir, sizeof(r->outdir), "%s", real);
 	return 0;
+}
+
+/* Undo prepare_dir() when the run is refused before it starts: the claim, then the folder if that
+ * left it empty (never anything else). */
+static void unclaim_dir(const char *dir)
+{
+	char p[PATH_MAX + 16];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/run.json", dir);
+	if (stat(p, &st) == 0 && st.st_size == 0)
+		unlink(p);
+	rmdir(dir);
 }
 
 static void probe_gpus(struct gt_run *r)
@@ -553,7 +648,7 @@ static int plan_run(const struct gt_run_opts *o, struct gt_run *r, struct gt_too
 	char err[1024];
 	if (gt_plan_build(&r->plan, tl, r->outdir, plain_getenv, err, sizeof(err)) < 0) {
 		gt_error("%s", err);
-		rmdir(r->outdir); /* only removes it if we left it empty */
+		unclaim_dir(r->outdir);
 		return 2;
 	}
 	if (!getcwd(r->cwd, sizeof(r->cwd)))

@@ -116,9 +116,18 @@ int gt_run_json_format(const char *v, unsigned *out);
 /* Write DIR/run.json for the state in `r`.  0 or -1 with err. */
 int gt_runjson_write(const struct gt_run *r, char *err, size_t errlen);
 
-/* "gputap-20261121-085120" for `t` (local time), with "-2", "-3"... added
- * until the name does not exist in `parent`. */
+/* Creates `parent`/gputap-20261121-085120 for `t` (local time), with "-2", "-3"... added until
+ * mkdir succeeds: runs started in the same second (each rank's `gputap run` under torchrun) each
+ * get a folder of their own.  0 and `out` set, or -1 with errno. */
 int gt_run_default_dir(const char *parent, time_t t, char *out, size_t len);
+/* -o's placeholders (nsys's): %q{NAME} the environment variable NAME, %h the host name, %p the
+ * pid of gputap, %% a percent sign.  0, or -1 with err naming what is wrong (an unknown %x, an
+ * unset NAME, a value with '/' or one that makes the path too long). */
+int gt_run_expand_outdir(const char *spec, char *out, size_t len, char *err, size_t errlen);
+/* Claim DIR for this run: create DIR/run.json empty, O_EXCL, so that of runs given one -o at once
+ * exactly one gets it (the first run.json written replaces it).  0, or -1 with errno (EEXIST: DIR
+ * holds a run, or another run has just claimed it). */
+int gt_run_claim_dir(const char *dir);
 /* Find libgputap.so: next to the gputap executable `exe`, then ../lib/,
  * then $GPUTAP_LIB.  0 and `out` set, or -1. */
 int gt_run_find_lib(const char *exe, char *out, size_t len);

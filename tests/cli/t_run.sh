@@ -85,7 +85,36 @@ n=$(ls -d gputap-2*-* 2>/dev/null | wc -l)
 [ "$n" -eq 3 ] && ok default-dirs-distinct || notok default-dirs-distinct "$(ls)"
 ls -d gputap-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9] >/dev/null 2>&1 &&
 	ok default-dir-name || notok default-dir-name "$(ls)"
+# ... and runs started at once (each rank's `gputap run` under torchrun): each its own folder and run.json
+mkdir -p "$T/cwd4" && cd "$T/cwd4" || exit 1
+for i in 0 1 2 3 4 5; do RANK=$i "$GPUTAP" run -- sh -c 'echo $RANK >rank.txt; sleep 0.3' 2>/dev/null & done
+wait
+n=$(ls -d gputap-2*/run.json 2>/dev/null | wc -l)
+[ "$n" -eq 6 ] && ok default-dirs-at-once || notok default-dirs-at-once "$n run.json" "$(ls -R)"
+ranks=$(for d in gputap-2*/; do jget "$d/run.json" 'j["exit_status"]'; done | sort | uniq -c | tr -s ' ')
+[ "$ranks" = " 6 0" ] && ok default-dirs-at-once-finished || notok default-dirs-at-once-finished "$ranks"
 cd "$T" || exit 1
+
+# -o given to several runs at once: one gets it, the others are refused and say how to split it
+for i in 0 1 2 3; do RANK=$i "$GPUTAP" run -o "$T/shared" -- sleep 0.3 >"$T/sh$i.out" 2>&1 & done
+wait
+n=$(grep -l "already holds a run" "$T"/sh?.out | wc -l)
+[ "$n" -eq 3 ] && ok o-shared-one-wins || notok o-shared-one-wins "$n refused" "$(cat "$T"/sh?.out)"
+n=$(grep -l -F "rank%q{RANK}" "$T"/sh?.out | wc -l)
+[ "$n" -eq 3 ] && ok o-shared-says-how || notok o-shared-says-how "$(cat "$T"/sh?.out)"
+check o-shared-json-whole "$PY" -m json.tool "$T/shared/run.json"
+# -o's placeholders: one folder per rank
+for i in 0 1 2 3; do RANK=$i "$GPUTAP" run -o "$T/job/rank%q{RANK}" -- sleep 0.2 2>/dev/null & done
+wait
+n=$(ls "$T"/job/rank[0-3]/run.json 2>/dev/null | wc -l)
+[ "$n" -eq 4 ] && ok o-placeholder-rank || notok o-placeholder-rank "$(ls -R "$T/job")"
+expect_status o-placeholder-unset 2 env -u GT_UNSET_X "$GPUTAP" run -o "$T/x%q{GT_UNSET_X}" -- true
+contains o-placeholder-unset-message "$T/.out" "GT_UNSET_X is not set in the environment"
+[ ! -e "$T/x" ] && ok o-placeholder-unset-nothing-made || notok o-placeholder-unset-nothing-made "$(ls "$T")"
+expect_status o-placeholder-unknown 2 "$GPUTAP" run -o "$T/y%z" -- true
+contains o-placeholder-unknown-message "$T/.out" "unknown placeholder '%z'"
+"$GPUTAP" run -o "$T/pid%p-%h-%%" -- true 2>/dev/null
+ls -d "$T"/pid[0-9]*-"$(hostname)"-% >/dev/null 2>&1 && ok o-placeholder-pid-host || notok o-placeholder-pid-host "$(ls "$T")"
 
 # The environment the command gets.
 echo 'int gt_fake_preload;' >"$T/fake.c"

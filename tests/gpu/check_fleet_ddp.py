@@ -3,7 +3,8 @@
 
     python3 tests/gpu/check_fleet_ddp.py RUN_DIR [GPUTAP]
 
-RUN_DIR holds the `gputap run` output and the job's bare.out / traced.out; or, from the same job run
+RUN_DIR holds the `gputap run` output and the job's bare.out / traced.out (or one run folder per rank,
+from `torchrun ... gputap run -o RUN_DIR/rank%q{RANK}`, and those two files); or, from the same job run
 under torch.profiler (GT_KINETO_DIR), the ranks' PyTorch-profiler traces rank<R>.json and its
 bare.out / traced.out: the same checks, except that the collectives are matched by the traces' own
 arguments (PyTorch's "Process Group Name" and "Seq"), not by NCCL's profiler plugin, and there is
@@ -62,8 +63,13 @@ def main():
     res = fleet.analyze([run], nvtx=os.environ.get("GT_NVTX", "train_step") or None, workers=2, gputap=exe, progress=None)
     s = res.summary
     print(output.text_summary(res))
-    kineto = not os.path.exists(os.path.join(run, "run.json"))
-    nranks = len([d for d in os.listdir(run) if re.fullmatch(r"rank\d+" + (r"\.json(\.gz)?" if kineto else ""), d)])
+    # one run folder (gputap run around torchrun), or one per rank (torchrun around gputap run -o
+    # RUN/rank%q{RANK}), or the ranks' PyTorch-profiler traces
+    runs = [run] if os.path.exists(os.path.join(run, "run.json")) else [
+        os.path.join(run, d) for d in sorted(os.listdir(run)) if os.path.exists(os.path.join(run, d, "run.json"))]
+    kineto = not runs
+    nranks = sum(len([d for d in os.listdir(r) if re.fullmatch(r"rank\d+" + (r"\.json(\.gz)?" if kineto else ""), d)])
+                 for r in (runs or [run]))
     check("ranks", s["ranks"] == nranks and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
     if kineto:
         check("nothing-skipped", not s["skipped"] and not s["partial"], "skipped %s partial %s" % (

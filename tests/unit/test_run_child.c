@@ -1,6 +1,7 @@
 /* Child process helpers: environment building, exit codes, default run directory. */
 #include "test.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -73,18 +74,117 @@ TEST(child_start_reports_not_found)
 TEST(default_dir_gets_a_suffix)
 {
 	const char *d = gt_test_tmpdir();
-	time_t t = 1795251379; /* fixed, so both calls name the same second */
+	time_t t = 1795251379; /* fixed, so every call names the same second */
 	char a[4200], b[4200], c[4200];
+	struct stat st;
 	ASSERT_EQ_INT(gt_run_default_dir(d, t, a, sizeof(a)), 0);
 	ASSERT_CONTAINS(a, "/gputap-");
-	ASSERT_EQ_INT(mkdir(a, 0755), 0);
+	ASSERT_EQ_INT(stat(a, &st), 0); /* created: the name is taken, not just found free */
+	ASSERT(S_ISDIR(st.st_mode));
 	ASSERT_EQ_INT(gt_run_default_dir(d, t, b, sizeof(b)), 0);
 	ASSERT(strcmp(a, b) != 0);
 	ASSERT_EQ_INT(strncmp(a, b, strlen(a)), 0);
 	ASSERT_EQ_STR(b + strlen(a), "-2");
-	ASSERT_EQ_INT(mkdir(b, 0755), 0);
 	ASSERT_EQ_INT(gt_run_default_dir(d, t, c, sizeof(c)), 0);
 	ASSERT_EQ_STR(c + strlen(a), "-3");
+	char nodir[4300];
+	snprintf(nodir, sizeof(nodir), "%s/missing/parent", d);
+	ASSERT_EQ_INT(gt_run_default_dir(nodir, t, c, sizeof(c)), -1);
+	ASSERT_EQ_INT(errno, ENOENT);
+}
+
+/* Runs started at once (ranks under torchrun) in one second: each its own folder. */
+TEST(default_dir_one_per_process_at_once)
+{
+	const char *d = gt_test_tmpdir();
+	time_t t = 1795251400;
+	enum { N = 8 };
+	pid_t kids[N];
+	for (int i = 0; i < N; i++) {
+		kids[i] = fork();
+		ASSERT(kids[i] >= 0);
+		if (kids[i] == 0) {
+			char p[4200];
+			_exit(gt_run_default_dir(d, t, p, sizeof(p)) == 0 && gt_run_claim_dir(p) == 0 ? 0 : 1);
+		}
+	}
+	int ok = 0;
+	for (int i = 0; i < N; i++) {
+		int ws;
+		waitpid(kids[i], &ws, 0);
+		ok += WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+	}
+	ASSERT_EQ_INT(ok, N);
+	/* N folders, each claimed once: the names given out were all different */
+	DIR *dir = opendir(d);
+	ASSERT(dir != NULL);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)))
+		if (strncmp(e->d_name, "gputap-", 7) == 0) {
+			char p[4400];
+			struct stat st;
+			snprintf(p, sizeof(p), "%s/%s/run.json", d, e->d_name);
+			n += stat(p, &st) == 0;
+		}
+	closedir(dir);
+	ASSERT_EQ_INT(n, N);
+}
+
+TEST(claim_dir_once)
+{
+	const char *d = gt_test_tmpdir();
+	ASSERT_EQ_INT(gt_run_claim_dir(d), 0);
+	ASSERT_EQ_INT(gt_run_claim_dir(d), -1);
+	ASSERT_EQ_INT(errno, EEXIST);
+	char p[4300];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/run.json", d);
+	ASSERT_EQ_INT(stat(p, &st), 0);
+	ASSERT_EQ_INT((int)st.st_size, 0);
+}
+
+TEST(outdir_placeholders)
+{
+	char out[256], err[512];
+	setenv("GT_TEST_RANK", "3", 1);
+	ASSERT_EQ_INT(gt_run_expand_outdir("job/rank%q{GT_TEST_RANK}", out, sizeof(out), err, sizeof(err)), 0);
+	ASSERT_EQ_STR(out, "job/rank3");
+	char want[64];
+	snprintf(want, sizeof(want), "p%ld-100%%", (long)getpid());
+	ASSERT_EQ_INT(gt_run_expand_outdir("p%p-100%%", out, sizeof(out), err, sizeof(err)), 0);
+	ASSERT_EQ_STR(out, want);
+	char host[256];
+	ASSERT_EQ_INT(gethostname(host, sizeof(host)), 0);
+	ASSERT_EQ_INT(gt_run_expand_outdir("%h", out, sizeof(out), err, sizeof(err)), 0);
+	ASSERT_EQ_STR(out, host);
+	ASSERT_EQ_INT(gt_run_expand_outdir("plain/dir", out, sizeof(out), err, sizeof(err)), 0);
+	ASSERT_EQ_STR(out, "plain/dir");
+	/* refused, each with what is wrong */
+	unsetenv("GT_TEST_NOPE");
+	ASSERT_EQ_INT(gt_run_expand_outdir("a%q{GT_TEST_NOPE}", out, sizeof(out), err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "GT_TEST_NOPE is not set");
+	ASSERT_EQ_INT(gt_run_expand_outdir("a%x", out, sizeof(out), err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "unknown placeholder '%x'");
+	ASSERT_EQ_INT(gt_run_expand_outdir("a%q{OPEN", out, sizeof(out), err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "unknown placeholder '%q'");
+	ASSERT_EQ_INT(gt_run_expand_outdir("a%q{}", out, sizeof(out), err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "needs the name");
+	ASSERT_EQ_INT(gt_run_expand_outdir("a%", out, sizeof(out), err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "unknown placeholder");
+	setenv("GT_TEST_RANK", "../up", 1);
+	ASSERT_EQ_INT(gt_run_expand_outdir("r%q{GT_TEST_RANK}", out, sizeof(out), err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "without '/'");
+	setenv("GT_TEST_RANK", "", 1);
+	ASSERT_EQ_INT(gt_run_expand_outdir("r%q{GT_TEST_RANK}", out, sizeof(out), err, sizeof(err)), -1);
+	char big[300];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	setenv("GT_TEST_RANK", big, 1);
+	ASSERT_EQ_INT(gt_run_expand_outdir("r%q{GT_TEST_RANK}", out, sizeof(out), err, sizeof(err)), -1);
+	ASSERT_CONTAINS(err, "too long");
+	ASSERT_EQ_INT(gt_run_expand_outdir("", out, sizeof(out), err, sizeof(err)), -1);
+	unsetenv("GT_TEST_RANK");
 }
 
 TEST(iso8601_utc_millis)
