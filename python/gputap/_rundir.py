@@ -8,6 +8,7 @@ report=False, DIR/report.html (`gputap report`), so that `gputap analyze DIR`
 and `gputap report DIR` read it as any run.
 """
 import datetime
+import fcntl
 import getpass
 import json
 import os
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 
 from . import _cli
 from . import _core
@@ -99,11 +101,62 @@ def run_json(out_dir, proc, start_ns, end_ns, warnings_list):
     }
 
 
+def _merge(doc, path):
+    """Several processes of one job finishing into one folder (each rank's init(out_dir=D)): the
+    run.json another already wrote there spans them all: the earliest start, the latest end."""
+    try:
+        with open(path) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        return doc
+    if not isinstance(old, dict) or old.get("recorded_by") != "python":
+        return doc
+    try:
+        s, e = min(int(old["start_ns"]), doc["start_ns"]), max(int(old["end_ns"]), doc["end_ns"])
+    except (KeyError, TypeError, ValueError):
+        return doc
+    doc.update(start=_iso(s), start_ns=s, end=_iso(e), end_ns=e, wall_s=round((e - s) / 1e9, 6))
+    return doc
+
+
+def _write_json(out_dir, doc):
+    tmp = os.path.join(out_dir, ".run.json.%d.tmp" % os.getpid())
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, os.path.join(out_dir, "run.json"))
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        warnings.warn("gputap.finish: %s/run.json not written: %s" % (out_dir, e), RuntimeWarning, stacklevel=3)
+
+
+def _locked(out_dir):
+    """An exclusive lock on the run folder itself (flock on its descriptor: no file added), so that
+    the processes of a job finishing into one folder write its run.json and report.html one at a
+    time; None where the file system refuses it (then each still writes whole files)."""
+    try:
+        fd = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def finish(report=True):
     """Stop recording; complete the run directory of init(out_dir=...) if any.
 
     Returns the run directory (None when init() was given none).  Ranges and
-    results() stay usable; nothing more is recorded after this.
+    results() stay usable; nothing more is recorded after this.  The processes
+    of one job may share the folder (each rank's init(out_dir=D)): each adds its
+    own process, and run.json then spans them all.
     """
     st = _core.state()
     lib = _lib.load()
@@ -122,19 +175,16 @@ def finish(report=True):
     target = os.path.join(out_dir, proc) if proc and os.path.isdir(os.path.join(out_dir, proc)) else out_dir
     _run_cli(["convert", target], warns)
     end_ns = time.time_ns()
-    doc = run_json(out_dir, proc, start_ns, end_ns, warns)
-    tmp = os.path.join(out_dir, ".run.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, os.path.join(out_dir, "run.json"))
-    if report:
-        _run_cli(["report", out_dir], warns)
-    if warns:
-        doc["warnings"] = warns
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, os.path.join(out_dir, "run.json"))
+    lock = _locked(out_dir)
+    try:
+        doc = _merge(run_json(out_dir, proc, start_ns, end_ns, warns), os.path.join(out_dir, "run.json"))
+        _write_json(out_dir, doc)
+        if report:
+            _run_cli(["report", out_dir], warns)
+        if warns:
+            doc["warnings"] = warns
+            _write_json(out_dir, doc)
+    finally:
+        if lock is not None:
+            os.close(lock)
     return out_dir
-

@@ -4,7 +4,10 @@ document says what was recorded."""
 import json
 import os
 
-from conftest import run_py
+import subprocess
+import sys
+
+from conftest import child_env, run_py
 
 PRELUDE = """
 import gputap, json, threading
@@ -219,3 +222,32 @@ print(gputap.active())
     rows = [ln for ln in text.splitlines()[1:] if ln]
     assert any(",5," in ln and "step" in ln for ln in rows), text
     assert any(",5," in ln and "inner" in ln for ln in rows), text
+
+
+def test_ranks_finishing_into_one_folder_at_once(tmp_path):
+    """Each rank of a job calls init(out_dir=D) and finish() into one folder, at the same moment: every
+    finish() returns (before, one rank's raised FileNotFoundError: two wrote one temporary run.json),
+    run.json is whole and lists every rank, spanning the earliest start, and report.html is whole."""
+    out = tmp_path / "run"
+    code = PRELUDE + """
+import gputap._core as c, time
+c._state["out_dir"] = %r
+c._state["start_ns"] = time.time_ns() - 1000000 * (1 + int(__import__("os").environ["RANK"]))
+with gputap.range("step"):
+    pass
+print(gputap.finish())
+""" % str(out)
+    n = 6
+    ps = [subprocess.Popen([sys.executable, "-c", code], env=child_env(GPUTAP_OUT=str(out), GPUTAP="", RANK=str(r)),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(n)]
+    res = [p.communicate(timeout=120) + (p.returncode,) for p in ps]
+    assert all(rc == 0 and o.strip() == str(out) for o, e, rc in res), res
+    with open(out / "run.json") as f:
+        rj = json.load(f)
+    assert sorted(p["proc"] for p in rj["processes"]) == ["rank%d" % r for r in range(n)]
+    assert rj["end_ns"] - rj["start_ns"] >= n * 1000000 and abs(rj["wall_s"] - (rj["end_ns"] - rj["start_ns"]) / 1e9) < 1e-6
+    left = [f for f in os.listdir(out) if f.endswith(".tmp") or f.endswith(".partial")]
+    assert not left, left
+    with open(out / "report.html") as f:
+        page = f.read()
+    assert page.rstrip().endswith("</html>")
