@@ -322,9 +322,19 @@ def init(out_dir=None, metrics=None, mode="auto"):
             _state["started"] = True
             _state["start_ns"] = time.time_ns()
             _state["out_dir"] = os.path.abspath(out_dir) if out_dir else None
+            _nccl_plugin()
         if metrics:
             enable_metrics(metrics, mode)
     return True
+
+
+def _nccl_plugin():
+    """NCCL (>= 2.23) loads this library as its profiler plugin, as under `gputap run`: the collectives'
+    communicators and sequence numbers, which `gputap fleet` matches ranks by, for the communicators
+    made after init() (PyTorch's init_process_group).  A plugin the environment names is kept."""
+    path = _lib.info().get("path")
+    if path and not os.environ.get("NCCL_PROFILER_PLUGIN"):
+        os.environ["NCCL_PROFILER_PLUGIN"] = path
 
 
 def enable_metrics(metrics, mode="auto"):

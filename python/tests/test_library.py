@@ -251,3 +251,19 @@ print(gputap.finish())
     with open(out / "report.html") as f:
         page = f.read()
     assert page.rstrip().endswith("</html>")
+
+
+def test_init_makes_nccl_load_the_library_as_its_profiler_plugin(tmp_path):
+    """What init() does once the library started: NCCL_PROFILER_PLUGIN = this library (so that NCCL's
+    collectives carry communicator and sequence number, as under `gputap run`), unless already set."""
+    code = """
+import os, gputap, gputap._core as c, gputap._lib as l
+c._nccl_plugin()
+print(os.environ.get("NCCL_PROFILER_PLUGIN") == l.info()["path"] != None, os.path.isabs(l.info()["path"]))
+os.environ["NCCL_PROFILER_PLUGIN"] = "/opt/theirs.so"
+c._nccl_plugin()
+print(os.environ["NCCL_PROFILER_PLUGIN"])
+"""
+    r = run_py(code, NCCL_PROFILER_PLUGIN=None)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "True", "/opt/theirs.so"]

@@ -12,7 +12,9 @@ be the same with and without gputap.
     torchrun --nproc_per_node N tests/gpu/ddp_straggler.py
     env: GT_STEPS (12), GT_SLOW_FROM (4), GT_SLOW_RANK (1), GT_SLEEP_MS (20),
          GT_KINETO_DIR (the steps under torch.profiler, each also a record_function "train_step"; each
-         rank's trace written there as rank<R>.json: what PyTorch users hand to gputap fleet)
+         rank's trace written there as rank<R>.json: what PyTorch users hand to gputap fleet),
+         GT_INPROC (a folder: each rank records itself with the Python API, gputap.init(out_dir=it)
+         before the process group and gputap.finish() at the end, no `gputap run`)
 """
 import os
 import sys
@@ -77,6 +79,11 @@ def train(rank, net, opt, x, y, cycles, before):
 
 
 def main():
+    inproc = os.environ.get("GT_INPROC")
+    if inproc:
+        import gputap
+
+        gputap.init(out_dir=inproc)
     rank, world, local = setup()
     model = fixed_model()
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local], bucket_cap_mb=16)
@@ -90,6 +97,8 @@ def main():
     if rank == 0:
         say("CHECKSUM %.12e" % s)
     dist.destroy_process_group()
+    if inproc:
+        gputap.finish()
 
 
 if __name__ == "__main__":
