@@ -322,19 +322,23 @@ def init(out_dir=None, metrics=None, mode="auto"):
             _state["started"] = True
             _state["start_ns"] = time.time_ns()
             _state["out_dir"] = os.path.abspath(out_dir) if out_dir else None
-            _nccl_plugin()
+            _injections()
         if metrics:
             enable_metrics(metrics, mode)
     return True
 
 
-def _nccl_plugin():
-    """NCCL (>= 2.23) loads this library as its profiler plugin, as under `gputap run`: the collectives'
-    communicators and sequence numbers, which `gputap fleet` matches ranks by, for the communicators
-    made after init() (PyTorch's init_process_group).  A plugin the environment names is kept."""
+def _injections():
+    """What `gputap run` sets up front, set by init() for what starts after it: NVTX (at a library's
+    first NVTX call) takes this library as its injection, so the program's own NVTX ranges
+    (torch.cuda.nvtx, NVTX in C++ code) are recorded; NCCL (>= 2.23, at a communicator's creation:
+    PyTorch's init_process_group) loads it as its profiler plugin, so the collectives carry
+    communicator and sequence number, which `gputap fleet` matches ranks by.  What the environment
+    already names is kept."""
     path = _lib.info().get("path")
-    if path and not os.environ.get("NCCL_PROFILER_PLUGIN"):
-        os.environ["NCCL_PROFILER_PLUGIN"] = path
+    for var in ("NVTX_INJECTION64_PATH", "NCCL_PROFILER_PLUGIN"):
+        if path and not os.environ.get(var):
+            os.environ[var] = path
 
 
 def enable_metrics(metrics, mode="auto"):

@@ -253,17 +253,20 @@ print(gputap.finish())
     assert page.rstrip().endswith("</html>")
 
 
-def test_init_makes_nccl_load_the_library_as_its_profiler_plugin(tmp_path):
-    """What init() does once the library started: NCCL_PROFILER_PLUGIN = this library (so that NCCL's
-    collectives carry communicator and sequence number, as under `gputap run`), unless already set."""
+def test_init_makes_nvtx_and_nccl_load_the_library(tmp_path):
+    """What init() does once the library started: NVTX_INJECTION64_PATH and NCCL_PROFILER_PLUGIN = this
+    library (the program's NVTX ranges recorded, NCCL's collectives with communicator and sequence
+    number, as under `gputap run`), each unless the environment already names one."""
     code = """
 import os, gputap, gputap._core as c, gputap._lib as l
-c._nccl_plugin()
-print(os.environ.get("NCCL_PROFILER_PLUGIN") == l.info()["path"] != None, os.path.isabs(l.info()["path"]))
+c._injections()
+p = l.info()["path"]
+print(os.path.isabs(p), os.environ.get("NVTX_INJECTION64_PATH") == p, os.environ.get("NCCL_PROFILER_PLUGIN") == p)
 os.environ["NCCL_PROFILER_PLUGIN"] = "/opt/theirs.so"
-c._nccl_plugin()
-print(os.environ["NCCL_PROFILER_PLUGIN"])
+os.environ["NVTX_INJECTION64_PATH"] = "/opt/nsys.so"
+c._injections()
+print(os.environ["NCCL_PROFILER_PLUGIN"], os.environ["NVTX_INJECTION64_PATH"])
 """
-    r = run_py(code, NCCL_PROFILER_PLUGIN=None)
+    r = run_py(code, NCCL_PROFILER_PLUGIN=None, NVTX_INJECTION64_PATH=None)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "True", "/opt/theirs.so"]
+    assert r.stdout.split() == ["True", "True", "True", "/opt/theirs.so", "/opt/nsys.so"]
