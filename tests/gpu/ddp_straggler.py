@@ -14,7 +14,8 @@ be the same with and without gputap.
          GT_KINETO_DIR (the steps under torch.profiler, each also a record_function "train_step"; each
          rank's trace written there as rank<R>.json: what PyTorch users hand to gputap fleet),
          GT_INPROC (a folder: each rank records itself with the Python API, gputap.init(out_dir=it)
-         before the process group and gputap.finish() at the end, no `gputap run`)
+         before the process group and gputap.finish() at the end, no `gputap run`; with
+         GT_INPROC_AFTER_PG=1 init() comes after the process group was made)
 """
 import os
 import sys
@@ -80,11 +81,15 @@ def train(rank, net, opt, x, y, cycles, before):
 
 def main():
     inproc = os.environ.get("GT_INPROC")
+    late = os.environ.get("GT_INPROC_AFTER_PG") == "1"  # init() after the process group: no plugin
     if inproc:
         import gputap
 
-        gputap.init(out_dir=inproc)
+        if not late:
+            gputap.init(out_dir=inproc)
     rank, world, local = setup()
+    if inproc and late:
+        gputap.init(out_dir=inproc)
     model = fixed_model()
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local], bucket_cap_mb=16)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
