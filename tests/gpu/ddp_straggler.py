@@ -10,7 +10,8 @@ fixed functions of their index, so the job's result (printed as a CHECKSUM of th
 be the same with and without gputap.
 
     torchrun --nproc_per_node N tests/gpu/ddp_straggler.py
-    env: GT_STEPS (12), GT_SLOW_FROM (4), GT_SLOW_RANK (1), GT_SLEEP_MS (20),
+    env: GT_STEPS (12), GT_SLOW_FROM (4), GT_SLOW_RANK (1), GT_SLEEP_MS (20), GT_PLANT (gpu, cpu or
+         copy: the stall's kind, see plant()),
          GT_KINETO_DIR (the steps under torch.profiler, each also a record_function "train_step"; each
          rank's trace written there as rank<R>.json: what PyTorch users hand to gputap fleet),
          GT_INPROC (a folder: each rank records itself with the Python API, gputap.init(out_dir=it)
@@ -47,32 +48,74 @@ def setup():
     return rank, world, local
 
 
+PLANT = os.environ.get("GT_PLANT", "gpu")
+
+
+def copy_bytes_ms(nbytes):
+    """(source, destination, ms) of a pinned host-to-GPU copy of nbytes (CUDA events, the median of 3)."""
+    src = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+    dst = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    ts = []
+    for _ in range(3):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        dst.copy_(src, non_blocking=True)
+        b.record()
+        torch.cuda.synchronize()
+        ts.append(a.elapsed_time(b))
+    return src, dst, sorted(ts)[1]
+
+
 def plant(rank):
-    """The sleep's cycles on this GPU; the slow rank announces its measured length."""
-    cycles = sleep_cycles(SLEEP_MS)
-    measured = sleep_ms(cycles)
+    """The slow rank's stall, a function (None on the other ranks), and its kind (GT_PLANT):
+      gpu   a GPU sleep (torch.cuda._sleep) of SLEEP_MS, where the job puts it ("compute");
+      cpu   the host sleeps SLEEP_MS between two steps, as a data loader that falls behind: the GPU
+            idles before the step's work ("data loading");
+      copy  a pinned host-to-GPU copy of about SLEEP_MS where the job puts it ("memory copies").
+    The slow rank announces the stall's measured length."""
+    if PLANT == "gpu":
+        cycles = sleep_cycles(SLEEP_MS)
+        measured = sleep_ms(cycles)
+        stall = (lambda: torch.cuda._sleep(cycles)) if rank == SLOW_RANK else None
+        extra = "cycles=%d" % cycles
+    elif PLANT == "cpu":
+        measured = SLEEP_MS
+        stall = (lambda: time.sleep(SLEEP_MS / 1e3)) if rank == SLOW_RANK else None
+        extra = ""
+    elif PLANT == "copy":
+        n = 64 << 20
+        _, _, ms = copy_bytes_ms(n)
+        n = int(n * SLEEP_MS / ms) // 4096 * 4096
+        src, dst, measured = copy_bytes_ms(n)
+        stall = (lambda: dst.copy_(src, non_blocking=True)) if rank == SLOW_RANK else None
+        extra = "bytes=%d" % n
+    else:
+        raise SystemExit("GT_PLANT=%s: expected gpu, cpu or copy" % PLANT)
     if rank == SLOW_RANK:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f cycles=%d" % (rank, SLOW_FROM, STEPS - SLOW_FROM,
-                                                                            measured, cycles))
-    return cycles
+        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f kind=%s %s" % (rank, SLOW_FROM, STEPS - SLOW_FROM,
+                                                                             measured, PLANT, extra))
+    return stall
 
 
-def train(rank, net, opt, x, y, cycles, before):
-    """STEPS steps, the slow rank sleeping from SLOW_FROM on before `before` ("backward" or "forward");
-    the steps' wall time in s."""
+def train(rank, net, opt, x, y, stall, before):
+    """STEPS steps, the slow rank stalling from SLOW_FROM on before `before` ("backward" or "forward"),
+    or, for a host stall (GT_PLANT=cpu), between steps; the steps' wall time in s."""
     dist.barrier()
     torch.cuda.synchronize()
-    slow = rank == SLOW_RANK
+    at = "between" if PLANT == "cpu" else before
     with profiled(rank) as prof:
         t0 = time.time()
         for step in range(STEPS):
+            late = stall is not None and step >= SLOW_FROM
+            if late and at == "between":
+                stall()
             with step_range(prof):
                 opt.zero_grad(set_to_none=True)
-                if slow and step >= SLOW_FROM and before == "forward":
-                    torch.cuda._sleep(cycles)
+                if late and at == "forward":
+                    stall()
                 loss = torch.nn.functional.mse_loss(net(x), y)
-                if slow and step >= SLOW_FROM and before == "backward":
-                    torch.cuda._sleep(cycles)
+                if late and at == "backward":
+                    stall()
                 loss.backward()
                 opt.step()
         torch.cuda.synchronize()

@@ -38,10 +38,10 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = fixed((BATCH, WIDTH), 200 + rank).cuda()
     y = fixed((BATCH, WIDTH), 300 + rank).cuda()
-    cycles = plant(rank)
+    stall = plant(rank)
     if rank == 0:
         say("MODEL fsdp params=%d world=%d" % (params, world))
-    wall = train(rank, model, opt, x, y, cycles, "forward")
+    wall = train(rank, model, opt, x, y, stall, "forward")
     s = torch.zeros((), dtype=torch.float64, device="cuda")
     with torch.no_grad():
         for p in model.parameters():
