@@ -659,14 +659,17 @@ def test_analyzer_columns_equal_its_json(job):
 
 @pytest.mark.parametrize("tag", ["train_step", ""])
 @pytest.mark.parametrize("fixture", ["fleet-ddp-2xh200", "fleet-ddp-4xh200", "fleet-kineto-ddp-2xh200",
-                                     "fleet-fsdp-2xh200", "fleet-per-rank-4xh200", "fleet-inproc-2xh200"])
+                                     "fleet-fsdp-2xh200", "fleet-per-rank-4xh200", "fleet-inproc-2xh200",
+                                     "fleet-stall-2xh200", "fleet-copy-2xh200"])
 def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture, tag):
     """Real 2- and 4-GPU DDP jobs (2 and 4 x H200) traced by `gputap run` (tests/fixtures/fleet-ddp-*),
     the 2-GPU one recorded by torch.profiler instead (fleet-kineto-ddp-2xh200), and the same model
     sharded with FSDP2 under the default `gputap run` (fleet-fsdp-2xh200), and the 4-GPU job with
     torchrun around `gputap run -o job/rank%q{RANK}` (fleet-per-rank-4xh200: one run folder per
     rank, four gputap processes started at once), and the 2-GPU job recording itself with the Python
-    API (fleet-inproc-2xh200: gputap.init(out_dir=...) on each rank, no `gputap run`): rank 1 sleeps
+    API (fleet-inproc-2xh200: gputap.init(out_dir=...) on each rank, no `gputap run`), and two 2-GPU
+    jobs whose slow rank stalls otherwise (fleet-stall-2xh200: its host sleeps between steps, cause
+    data loading; fleet-copy-2xh200: a host-to-GPU copy before backward, cause memory copies): rank 1 sleeps
     ~19.5 ms on the GPU before backward from step 4 on.  tests/gpu/check_fleet_ddp.py checks fleet's
     answer against the job's own PLANT line: slow rank 1, its cost within 15 % of the sleep x 8 steps,
     a late collective by rank 1 on every affected step (75-125 % of the sleep), no other rank late
@@ -682,6 +685,30 @@ def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture, tag):
     lines = cp.stdout.splitlines()
     assert lines[-1] == "15 passed, 0 failed", lines[-1]
     assert not [x for x in lines if x.startswith("not ok")]
+
+
+def test_the_straggler_of_every_step_before_a_late_start(tmp_path):
+    """Real 2 x H200 DDP run (fleet-copy-2xh200): rank 0 made the other wait 342 ms at the barrier before
+    the first step and in the two warm-up steps (411.8 ms in all), rank 1 every step from step 4 on
+    (157.0 ms).  Rank 1 is the straggler: ranked by the cost in the iterations, each with both costs,
+    and the cost per late iteration counts only the iterations' part."""
+    res = fleet.analyze([os.path.join(REPO, "tests", "fixtures", "fleet-copy-2xh200")], nvtx="train_step", workers=2,
+                        gputap=GPUTAP, progress=None)
+    st = res.summary["stragglers"]
+    assert [x["rank"] for x in st] == [1, 0]
+    one, zero = st
+    assert zero["cost_ms"] > 2 * one["cost_ms"] > 0  # by the whole cost rank 0 would come first
+    assert one["cost_in_iterations_ms"] > 2 * zero["cost_in_iterations_ms"] > 0
+    its = res.iterations
+    for x in st:
+        inside = float(its[its["rank"] == x["rank"]]["cost_ms"].sum())
+        assert abs(x["cost_in_iterations_ms"] - inside) < 1e-9
+        assert abs(x["cost_per_late_iteration_ms"] - inside / x["iterations_late"]) < 1e-9
+        assert "%.3f ms of it in the iterations" % inside in x["reason"]
+    assert (one["pattern"], one["cause"]) == ("consistent", "memory copies")
+    text = output.text_summary(res)
+    rows = [ln.split() for ln in text.splitlines() if ln.strip().startswith(("1 ", "0 "))][:2]
+    assert [r[0] for r in rows] == ["1", "0"] and float(rows[0][3]) == round(one["cost_in_iterations_ms"], 3)
 
 
 def test_one_run_folder_per_rank(tmp_path):

@@ -143,13 +143,16 @@ def text_summary(res):
             len(s["skipped"]), ", ".join(x["path"] for x in s["skipped"][:5]), " ..." if len(s["skipped"]) > 5 else "")]
     st = s.get("stragglers") or []
     if st:
-        lines += ["", "Stragglers, costliest first (cost: time the others waited for the rank alone):",
-                  "  %6s %-14s %11s %13s %11s %10s %-12s %-13s %11s" % (
-                      "rank", "host", "cost ms", "per late it.", "late colls", "late its", "pattern", "cause",
-                      "max late ms")]
+        its = bool(s.get("iterations"))
+        lines += ["", "Stragglers, costliest first (cost: time the others waited for the rank alone%s):" % (
+                      "; ranked by its part in the iterations" if its else ""),
+                  "  %6s %-14s %11s %11s %13s %11s %10s %-12s %-13s %11s" % (
+                      "rank", "host", "cost ms", "in its. ms", "per late it.", "late colls", "late its", "pattern",
+                      "cause", "max late ms")]
         for x in st[:TEXT_ROWS]:
-            lines.append("  %6d %-14s %11.3f %13.3f %11s %10s %-12s %-13s %11.3f" % (
-                x["rank"], (x["host"] or "-")[:14], x["cost_ms"], x["cost_per_late_iteration_ms"],
+            lines.append("  %6d %-14s %11.3f %11s %13.3f %11s %10s %-12s %-13s %11.3f" % (
+                x["rank"], (x["host"] or "-")[:14], x["cost_ms"],
+                "%.3f" % x["cost_in_iterations_ms"] if its else "-", x["cost_per_late_iteration_ms"],
                 "%d/%d" % (x["late_collectives"], x["collectives"]), "%d/%d" % (x["iterations_late"], x["iterations"]),
                 x["pattern"] or "-", x["cause"] or "-", x["max_late_ms"]))
         lines += _more(len(st), TEXT_ROWS, "summary.json (stragglers) and ranks.parquet")

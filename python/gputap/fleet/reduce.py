@@ -414,7 +414,7 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     iters, nit = _iteration_table(iters, c, ranks, off, span)
     ranks = _rank_table(ranks, c, off, nit)
 
-    stragglers = _stragglers(ranks, nit)
+    stragglers = _stragglers(ranks, nit, _cost_in_iterations(ranks, iters))
     it_summary = _per_iteration(iters, c)
     late_list = _late_list(ct)
     outliers = _outliers(ranks)
@@ -603,10 +603,21 @@ def _rank_table(ranks, c, off, nit):
     return ranks
 
 
-def _stragglers(ranks, nit):
-    """Ranks the others waited for (late beyond the noise at one collective or more), costliest first;
-    and ranks whose time not waiting is an outlier although they were never late (an asynchronous
-    job).  Each with its cost, whether it is consistent or one-off, and its cause."""
+def _cost_in_iterations(ranks, it):
+    """Per rank (the ranks table's order), the part of its cost in the iterations (collectives outside
+    them, a barrier before the first step say, are left out)."""
+    if not nrows(it):
+        return np.zeros(nrows(ranks))
+    j = lookup(it["rank"], ranks["rank"], np.arange(nrows(ranks)), 0)
+    return np.bincount(j, weights=it["cost_ms"], minlength=nrows(ranks))[:nrows(ranks)]
+
+
+def _stragglers(ranks, nit, in_its):
+    """Ranks the others waited for (late beyond the noise at one collective or more), costliest first:
+    by their cost in the iterations when the job has some (what they cost every step; a wait at
+    start-up, outside the steps, counts only among ranks that cost the same there), else by their
+    whole cost; and ranks whose time not waiting is an outlier although they were never late (an
+    asynchronous job).  Each with its cost, whether it is consistent or one-off, and its cause."""
     if not nrows(ranks):
         return []
     work = ranks["work_ms"]
@@ -614,23 +625,27 @@ def _stragglers(ranks, nit):
     z = (work - wmed) / wscale
     slow_work = (z > Z_OUTLIER) & (work > wmed * (1 + REL_OUTLIER / 2)) if nrows(ranks) >= 3 else z < -np.inf
     pick = np.nonzero((ranks["late_count"] > 0) | slow_work)[0]
-    pick = pick[np.lexsort((-work[pick], -ranks["max_late_ms"][pick], -ranks["cost_ms"][pick]))][:LIST_MAX]
+    keys = (-work[pick], -ranks["max_late_ms"][pick], -ranks["cost_ms"][pick]) + ((-in_its[pick],) if nit else ())
+    pick = pick[np.lexsort(keys)][:LIST_MAX]
     out = []
     for i in pick.tolist():
         r = {k: ranks[k][i] for k in ("rank", "host", "cost_ms", "waited_for_ms", "late_count", "collectives",
                                        "iterations_late", "pattern", "cause", "max_late_ms", "work_ms")}
-        per = r["cost_ms"] / r["iterations_late"] if r["iterations_late"] else r["cost_ms"]
+        inside = float(in_its[i]) if nit else 0.0
+        per = inside / r["iterations_late"] if r["iterations_late"] else r["cost_ms"]
         if r["late_count"]:
             reason = ("%s: late at %d of %d collectives%s (by up to %.3f ms); the others waited %.3f ms for it "
-                      "alone%s; cause: %s" % (
+                      "alone%s%s; cause: %s" % (
                           r["pattern"], r["late_count"], r["collectives"],
                           (" in %d of %d iterations" % (r["iterations_late"], nit)) if nit else "", r["max_late_ms"],
-                          r["cost_ms"], (" (%.3f ms per late iteration)" % per) if r["iterations_late"] > 1 else "",
+                          r["cost_ms"], (", %.3f ms of it in the iterations" % inside) if nit else "",
+                          (" (%.3f ms per late iteration)" % per) if r["iterations_late"] > 1 else "",
                           r["cause"] or "unclear"))
         else:
             reason = "never late beyond the noise, but %.3f ms not waiting for others vs %.3f ms median" % (
                 r["work_ms"], wmed)
         out.append({"rank": int(r["rank"]), "host": r["host"], "cost_ms": float(r["cost_ms"]),
+                    "cost_in_iterations_ms": inside,
                     "waited_for_ms": float(r["waited_for_ms"]), "cost_per_late_iteration_ms": float(per),
                     "late_collectives": int(r["late_count"]), "collectives": int(r["collectives"]),
                     "iterations_late": int(r["iterations_late"]), "iterations": int(nit), "pattern": r["pattern"],
