@@ -118,8 +118,12 @@ def test_consistent_late_ranks_and_the_one_off_are_all_found(result):
     slow = _strag(res, truth["slow_rank"])
     assert slow["pattern"] == "consistent" and slow["cause"] == "compute"
     assert slow["iterations_late"] == it and slow["late_collectives"] == 2 * it
-    assert [x["rank"] for x in s["stragglers"][:3]] == [truth["late"]["rank"], truth["stall"]["rank"],
-                                                       truth["slow_rank"]]
+    # by steady cost (in the iterations, without each rank's costliest one): the stalled rank (~2 ms a
+    # step), the slow one (~0.4 ms a step), then the one-off 33 ms, costliest of all by its whole cost
+    assert [x["rank"] for x in s["stragglers"][:3]] == [truth["stall"]["rank"], truth["slow_rank"],
+                                                       truth["late"]["rank"]]
+    assert s["stragglers"][2]["cost_ms"] > s["stragglers"][0]["cost_ms"] > s["stragglers"][1]["cost_ms"]
+    assert s["stragglers"][2]["steady_cost_ms"] == 0.0 < s["stragglers"][1]["steady_cost_ms"]
     assert len(s["stragglers"]) == 3  # nobody else
     r = res.ranks.set_index("rank")
     assert r.loc[truth["slow_rank"], "pattern"] == "consistent" and r.loc[truth["late"]["rank"], "pattern"] == "one-off"
@@ -243,7 +247,7 @@ def test_two_ranks(tmp_path):
     assert one["pattern"] == "one-off" and 32.3 < one["max_late_ms"] < 33.0 and one["cost_ms"] == one["max_late_ms"]
     assert slow["pattern"] == "consistent" and slow["cause"] == "compute" and slow["iterations_late"] == 6
     assert slow["late_collectives"] == 11  # all but the one where rank 0 was later still
-    assert [x["rank"] for x in s["stragglers"]] == [0, 1]
+    assert [x["rank"] for x in s["stragglers"]] == [1, 0]  # every step's straggler first, the one-off after
     c = res.collectives
     assert len(c[c["is_late"]]) == 12
     assert "2 ranks on 1 host" in output.text_summary(res)

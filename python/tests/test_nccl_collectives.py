@@ -115,6 +115,15 @@ def test_all_reduce_replayed_from_a_cuda_graph():
     assert rc == 0 and lines and lines[-1] == "7 passed, 0 failed", why
 
 
+def test_pipeline_hops_between_all_reduces_with_a_slow_sender():
+    """tests/fixtures/nccl-p2p-2xh200: send/receive hops (no plugin records: matched by order among
+    themselves) between all-reduces (plugin records), rank 0 the slow sender from step 3 on, rank 1 late
+    once by 106 ms in step 0 (NCCL connecting the ranks).  Each hop is one operation of its two ranks,
+    never folded into an all-reduce; rank 0 the straggler (by steady cost), late at every affected hop."""
+    rc, lines, why = _check("check_nccl_p2p.py", os.path.join(FIXTURES, "nccl-p2p-2xh200"), GPUTAP)
+    assert rc == 0 and lines and lines[-1] == "9 passed, 0 failed", why
+
+
 def test_process_group_names_empty_odd_and_long(tmp_path):
     """PyTorch-profiler traces whose process groups are named "", with quotes and a backslash, in three
     scripts, and two 300-character names differing only at the end: five communicators, each

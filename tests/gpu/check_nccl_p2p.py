@@ -8,7 +8,7 @@ what the program must compute (rank r: sum over the steps of (step + r - 1) x 2^
 the point-to-point transfers apart from the collectives (no collective mixes a SendRecv row with
 another kind; each step's two AllReduces on every rank); each hop is one operation of its two
 ranks; the planted sender is the straggler, late at the hop of every affected step by 75-125 % of
-its sleep; nobody late by half the sleep before the plant.  Prints "ok NAME" / "not ok NAME: why",
+its sleep; nobody late by half the sleep between the warm-up step (0) and the plant.  Prints "ok NAME" / "not ok NAME: why",
 then "N passed, N failed".
 """
 import os
@@ -20,6 +20,7 @@ from checks import Checks
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 N = 1 << 20
+WARMUP = 1
 
 
 def main():
@@ -65,7 +66,9 @@ def main():
             bad.append((it, float(rows["late_ms"].max()) if len(rows) else None))
     check("late-at-the-hop-every-affected-step", not bad, "steps without it or late by %s (sleep %.3f ms)" % (
         bad, sleep))
-    early = inside[(inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
+    # step 0 is a warm-up: NCCL connects two ranks at their first send and receive (on 2 x H200 rank 1
+    # arrived 106 ms late at step 0's second all-reduce); fleet reports it, this does not check it
+    early = inside[(inside["iteration"] >= WARMUP) & (inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
     check("not-late-before-the-plant", len(early) == 0, str(early[["iteration", "late_rank", "late_ms"]].values))
     return check.summary()
 

@@ -604,20 +604,29 @@ def _rank_table(ranks, c, off, nit):
 
 
 def _cost_in_iterations(ranks, it):
-    """Per rank (the ranks table's order), the part of its cost in the iterations (collectives outside
-    them, a barrier before the first step say, are left out)."""
+    """Per rank (the ranks table's order): the part of its cost in the iterations (collectives outside
+    them, a barrier before the first step say, are left out), and that part without its costliest
+    iteration."""
     if not nrows(it):
-        return np.zeros(nrows(ranks))
+        return np.zeros(nrows(ranks)), np.zeros(nrows(ranks))
     j = lookup(it["rank"], ranks["rank"], np.arange(nrows(ranks)), 0)
-    return np.bincount(j, weights=it["cost_ms"], minlength=nrows(ranks))[:nrows(ranks)]
+    inside = np.bincount(j, weights=it["cost_ms"], minlength=nrows(ranks))[:nrows(ranks)]
+    top = np.zeros(nrows(ranks))
+    np.maximum.at(top, j, it["cost_ms"])
+    return inside, np.maximum(inside - top, 0.0)
 
 
-def _stragglers(ranks, nit, in_its):
-    """Ranks the others waited for (late beyond the noise at one collective or more), costliest first:
-    by their cost in the iterations when the job has some (what they cost every step; a wait at
-    start-up, outside the steps, counts only among ranks that cost the same there), else by their
-    whole cost; and ranks whose time not waiting is an outlier although they were never late (an
-    asynchronous job).  Each with its cost, whether it is consistent or one-off, and its cause."""
+def _stragglers(ranks, nit, costs):
+    """Ranks the others waited for (late beyond the noise at one collective or more), costliest first,
+    and ranks whose time not waiting is an outlier although they were never late (an asynchronous
+    job).  Each with its cost, whether it is consistent or one-off, and its cause.
+
+    When the job has iterations, "costliest" is what a rank costs steadily: its cost in the
+    iterations without its costliest one, then its cost in the iterations, then its whole cost.  A
+    rank that every step waits for comes before one that made the others wait once, however long —
+    at a barrier before the first step, or in the first step while NCCL connected the ranks for
+    their first send and receive (both seen on real jobs).  Without iterations: the whole cost."""
+    in_its, steady = costs
     if not nrows(ranks):
         return []
     work = ranks["work_ms"]
@@ -625,13 +634,15 @@ def _stragglers(ranks, nit, in_its):
     z = (work - wmed) / wscale
     slow_work = (z > Z_OUTLIER) & (work > wmed * (1 + REL_OUTLIER / 2)) if nrows(ranks) >= 3 else z < -np.inf
     pick = np.nonzero((ranks["late_count"] > 0) | slow_work)[0]
-    keys = (-work[pick], -ranks["max_late_ms"][pick], -ranks["cost_ms"][pick]) + ((-in_its[pick],) if nit else ())
+    keys = (-work[pick], -ranks["max_late_ms"][pick], -ranks["cost_ms"][pick]) + (
+        (-in_its[pick], -steady[pick]) if nit else ())
     pick = pick[np.lexsort(keys)][:LIST_MAX]
     out = []
     for i in pick.tolist():
         r = {k: ranks[k][i] for k in ("rank", "host", "cost_ms", "waited_for_ms", "late_count", "collectives",
                                        "iterations_late", "pattern", "cause", "max_late_ms", "work_ms")}
         inside = float(in_its[i]) if nit else 0.0
+        steady_i = float(steady[i]) if nit else 0.0
         per = inside / r["iterations_late"] if r["iterations_late"] else r["cost_ms"]
         if r["late_count"]:
             reason = ("%s: late at %d of %d collectives%s (by up to %.3f ms); the others waited %.3f ms for it "
@@ -645,7 +656,7 @@ def _stragglers(ranks, nit, in_its):
             reason = "never late beyond the noise, but %.3f ms not waiting for others vs %.3f ms median" % (
                 r["work_ms"], wmed)
         out.append({"rank": int(r["rank"]), "host": r["host"], "cost_ms": float(r["cost_ms"]),
-                    "cost_in_iterations_ms": inside,
+                    "cost_in_iterations_ms": inside, "steady_cost_ms": steady_i,
                     "waited_for_ms": float(r["waited_for_ms"]), "cost_per_late_iteration_ms": float(per),
                     "late_collectives": int(r["late_count"]), "collectives": int(r["collectives"]),
                     "iterations_late": int(r["iterations_late"]), "iterations": int(nit), "pattern": r["pattern"],
