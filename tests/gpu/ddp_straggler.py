@@ -11,13 +11,15 @@ be the same with and without gputap.
 
     torchrun --nproc_per_node N tests/gpu/ddp_straggler.py
     env: GT_STEPS (12), GT_SLOW_FROM (4), GT_SLOW_RANK (1), GT_SLEEP_MS (20), GT_PLANT (gpu, cpu or
-         copy: the stall's kind, see plant()),
+         copy: the stall's kind, see plant()), GT_ACCUM (1: gradient accumulation over N micro-steps,
+         DDP's no_sync() in all but every Nth, which all-reduces and steps the optimizer),
          GT_KINETO_DIR (the steps under torch.profiler, each also a record_function "train_step"; each
          rank's trace written there as rank<R>.json: what PyTorch users hand to gputap fleet),
          GT_INPROC (a folder: each rank records itself with the Python API, gputap.init(out_dir=it)
          before the process group and gputap.finish() at the end, no `gputap run`; with
          GT_INPROC_AFTER_PG=1 init() comes after the process group was made)
 """
+import contextlib
 import os
 import sys
 import time
@@ -49,6 +51,7 @@ def setup():
 
 
 PLANT = os.environ.get("GT_PLANT", "gpu")
+ACCUM = int(os.environ.get("GT_ACCUM", "1"))  # micro-steps a gradient all-reduce (DDP's no_sync between)
 
 
 def copy_bytes_ms(nbytes):
@@ -107,17 +110,20 @@ def train(rank, net, opt, x, y, stall, before):
         t0 = time.time()
         for step in range(STEPS):
             late = stall is not None and step >= SLOW_FROM
+            sync = (step + 1) % ACCUM == 0  # with GT_ACCUM > 1 the other micro-steps accumulate locally
             if late and at == "between":
                 stall()
-            with step_range(prof):
-                opt.zero_grad(set_to_none=True)
+            with step_range(prof), (contextlib.nullcontext() if sync else net.no_sync()):
+                if step % ACCUM == 0:
+                    opt.zero_grad(set_to_none=True)
                 if late and at == "forward":
                     stall()
                 loss = torch.nn.functional.mse_loss(net(x), y)
                 if late and at == "backward":
                     stall()
                 loss.backward()
-                opt.step()
+                if sync:
+                    opt.step()
         torch.cuda.synchronize()
         return time.time() - t0
 
@@ -138,6 +144,8 @@ def main():
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     x = fixed((BATCH, WIDTH), 200 + rank).cuda()
     y = fixed((BATCH, WIDTH), 300 + rank).cuda()
+    if rank == 0 and ACCUM > 1:
+        say("ACCUM %d" % ACCUM)
     wall = train(rank, ddp, opt, x, y, plant(rank), "backward")
     with torch.no_grad():
         s = sum(float(p.double().sum()) for p in model.parameters())

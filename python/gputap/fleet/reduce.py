@@ -594,13 +594,30 @@ def _rank_table(ranks, c, off, nit):
         keep[1:] = rr[o][1:] != rr[o][:-1]
         cause[rr[o][keep]] = cn[ca[o][keep]]
     ranks["cause"] = cause
-    # by iterations when there are some (a collective outside them, at start-up say, does not count);
-    # by collectives otherwise, or for a rank late only outside the iterations
-    ranks["pattern"] = strings([_pattern(k, nit) if nit and k else _pattern(m, n) for k, m, n in
-                                zip(ranks["iterations_late"].tolist(), ranks["late_count"].tolist(),
-                                    ranks["collectives"].tolist())])
+    # the iterations in which the rank has collectives: with gradient accumulation (DDP's no_sync) only
+    # every Nth step all-reduces, and a rank late at each of those is consistent, not intermittent
+    ic = c["iteration"] >= 0
+    if ic.any():
+        span = int(c["iteration"][ic].max()) + 1
+        ranks["iterations_with_collectives"] = np.bincount(np.unique(j[ic] * span + c["iteration"][ic]) // span,
+                                                           minlength=nr).astype(np.int64)
+    else:
+        ranks["iterations_with_collectives"] = np.zeros(nr, np.int64)
+    # by those iterations when there are some (a collective outside them, at start-up say, does not
+    # count); by collectives otherwise, or for a rank late only outside the iterations
+    ranks["pattern"] = strings([_pattern(k, w) if nit and k and w else _pattern(m, n) for k, w, m, n in
+                                zip(ranks["iterations_late"].tolist(), ranks["iterations_with_collectives"].tolist(),
+                                    ranks["late_count"].tolist(), ranks["collectives"].tolist())])
     ranks["clock_offset_ms"] = np.array([off.get(h, 0.0) for h in ranks["clock"].tolist()], dtype=float) / 1e6
     return ranks
+
+
+def _in_iterations(late, with_colls, nit):
+    if not nit:
+        return ""
+    if with_colls and with_colls < nit:
+        return " in %d of the %d iterations with collectives (of %d)" % (late, with_colls, nit)
+    return " in %d of %d iterations" % (late, nit)
 
 
 def _cost_in_iterations(ranks, it):
@@ -640,7 +657,8 @@ def _stragglers(ranks, nit, costs):
     out = []
     for i in pick.tolist():
         r = {k: ranks[k][i] for k in ("rank", "host", "cost_ms", "waited_for_ms", "late_count", "collectives",
-                                       "iterations_late", "pattern", "cause", "max_late_ms", "work_ms")}
+                                       "iterations_late", "pattern", "cause", "max_late_ms", "work_ms",
+                                       "iterations_with_collectives")}
         inside = float(in_its[i]) if nit else 0.0
         steady_i = float(steady[i]) if nit else 0.0
         per = inside / r["iterations_late"] if r["iterations_late"] else r["cost_ms"]
@@ -648,7 +666,7 @@ def _stragglers(ranks, nit, costs):
             reason = ("%s: late at %d of %d collectives%s (by up to %.3f ms); the others waited %.3f ms for it "
                       "alone%s%s; cause: %s" % (
                           r["pattern"], r["late_count"], r["collectives"],
-                          (" in %d of %d iterations" % (r["iterations_late"], nit)) if nit else "", r["max_late_ms"],
+                          _in_iterations(r["iterations_late"], r["iterations_with_collectives"], nit), r["max_late_ms"],
                           r["cost_ms"], (", %.3f ms of it in the iterations" % inside) if nit else "",
                           (" (%.3f ms per late iteration)" % per) if r["iterations_late"] > 1 else "",
                           r["cause"] or "unclear"))
@@ -659,7 +677,8 @@ def _stragglers(ranks, nit, costs):
                     "cost_in_iterations_ms": inside, "steady_cost_ms": steady_i,
                     "waited_for_ms": float(r["waited_for_ms"]), "cost_per_late_iteration_ms": float(per),
                     "late_collectives": int(r["late_count"]), "collectives": int(r["collectives"]),
-                    "iterations_late": int(r["iterations_late"]), "iterations": int(nit), "pattern": r["pattern"],
+                    "iterations_late": int(r["iterations_late"]), "iterations": int(nit),
+                    "iterations_with_collectives": int(r["iterations_with_collectives"]), "pattern": r["pattern"],
                     "cause": r["cause"], "max_late_ms": float(r["max_late_ms"]), "work_ms": float(r["work_ms"]),
                     "median_work_ms": float(wmed), "reason": reason})
     return out
