@@ -290,7 +290,8 @@ struct gt_rec_thread {
 struct gt_rec_nccl_coll {
 	struct gt_rec_hdr h; /* tid: the thread that called NCCL */
 	uint64_t comm_hash;  /* the communicator's hash: equal on every rank of the communicator */
-	uint64_t seq;        /* sequence number of the collective within the communicator */
+	uint64_t seq;        /* sequence number of the collective within the communicator; for a Send
+			      * or Recv, of that direction with that peer (the tap counts them) */
 	uint64_t start_ns;   /* host: the collective was enqueued */
 	uint64_t end_ns;     /* host: NCCL stopped the event */
 	uint64_t count;      /* elements */
@@ -300,7 +301,7 @@ struct gt_rec_nccl_coll {
 	uint32_t dtype_id;   /* data type */
 	int32_t rank;        /* rank within the communicator, -1 unknown */
 	int32_t nranks;      /* ranks of the communicator, 0 unknown */
-	int32_t root;        /* root rank (broadcast, reduce), -1 none */
+	int32_t root;        /* root rank (broadcast, reduce); for a Send or Recv the peer; -1 none */
 	uint8_t nchannels;
 	uint8_t nwarps;
 	uint8_t plugin_version; /* the NCCL profiler interface version that reported it (1..5) */

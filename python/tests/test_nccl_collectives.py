@@ -167,3 +167,85 @@ def test_process_group_names_empty_odd_and_long(tmp_path):
     assert len(set(late["comm"])) == 1 and late["comm"].iloc[0] in longs
     for f in ("ranks.parquet", "iterations.parquet", "collectives.parquet", "summary.json", "report.html"):
         assert (tmp_path / "out" / f).stat().st_size > 0
+
+
+def _pipeline(d, p2p_records, steps=6, late_from=2, late_ms=5.0):
+    """Three ranks of a pipeline (0 -> 1 -> 2) as gputap run folders: each step an all-reduce, a hop
+    (rank 0 sends to 1; rank 1 receives from 0, then sends to 2; rank 2 receives from 1) and an
+    all-reduce, in NVTX "train_step" ranges; rank 0 sends late_ms late from step late_from on.  The
+    all-reduces come with profiler-plugin records (NCCL 2.28's timing: just after the launch call);
+    the sends and receives too when p2p_records (peer in root, counted per direction and peer)."""
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    from gputap.fleet.gtrwrite import TraceWriter
+
+    US, MS, T0, COMM = 1000, 1000000, 1795000000 * 10 ** 9, 0x77AA
+    AR, SR = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", \
+        "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+    os.makedirs(d)
+    with open(os.path.join(d, "run.json"), "w") as f:
+        json.dump({"host": "node00", "start_ns": T0, "run_json_version": 1}, f)
+    ws = [TraceWriter(os.path.join(d, "rank%d" % r, "trace.gtr"), "rank%d" % r, "node00", pid=100 + r, start_ns=T0)
+          for r in range(3) if not os.makedirs(os.path.join(d, "rank%d" % r))]
+    corr = [1, 1, 1]
+
+    def launch(r, name, at, start, end, rec=None):
+        w = ws[r]
+        w.api("cudaLaunchKernelExC", at, at + 10 * US, corr[r])
+        w.kernel(name, r, 7, start, end, corr[r])
+        corr[r] += 1
+        if rec:
+            func, seq, peer = rec
+            w.nccl_coll(COMM, seq, at + 12 * US, at + 20 * US, func, "RING" if peer < 0 else "", "LL" if peer < 0 else "",
+                        1000 if peer < 0 else 4096, r, 3, root=peer)
+
+    for i in range(steps):
+        t = T0 + MS + i * 20 * MS
+        for r in range(3):
+            ws[r].range("train_step", t - 100 * US, t + 15 * MS)
+            launch(r, AR, t, t + 100 * US, t + MS, ("AllReduce", 2 * i, -1))
+        s0 = t + 2 * MS + (late_ms * MS if i >= late_from else 0)  # rank 0's send starts (its GPU was busy)
+        e0 = int(s0 + 500 * US)
+        launch(0, SR, t + 1900 * US, int(s0), e0, ("Send", i, 1) if p2p_records else None)
+        launch(1, SR, t + 1900 * US, t + 2 * MS, e0, ("Recv", i, 0) if p2p_records else None)
+        launch(1, SR, t + 1950 * US, e0, e0 + 500 * US, ("Send", i, 2) if p2p_records else None)
+        launch(2, SR, t + 1900 * US, t + 2 * MS, e0 + 500 * US, ("Recv", i, 1) if p2p_records else None)
+        for r in range(3):
+            a = t + 12 * MS
+            launch(r, AR, a, a + 100 * US, a + MS, ("AllReduce", 2 * i + 1, -1))
+    for w in ws:
+        w.close()
+
+
+@pytest.mark.parametrize("p2p_records", [True, False])
+def test_pipeline_of_three_ranks(tmp_path, p2p_records):
+    """Sends and receives of a 3-stage pipeline.  With the plugin's send/receive records (NCCL 2.26 on):
+    each hop is one operation of its two ranks, named for the pair ("SendRecv 0>1", "SendRecv 1>2"),
+    the k-th send from A to B with the k-th receive by B from A; rank 0, sending 5 ms late from step
+    2 on, is late at every such hop 0>1.  Without them (older NCCL) the hops are matched by order
+    among each rank's hops, and never take the key of an all-reduce another rank launched at the same
+    position (before, rank 0's send took the key of rank 1's next all-reduce)."""
+    from gputap import fleet
+
+    d = str(tmp_path / "pipe")
+    _pipeline(d, p2p_records)
+    res = fleet.analyze([d], nvtx="train_step", workers=1, gputap=GPUTAP, progress=None)
+    c = res.collectives
+    assert res.summary["ranks"] == 3 and not res.summary["failed"]
+    assert not [w for w in res.summary["warnings"] if "rows left out" in w], res.summary["warnings"]
+    assert p2p_records != any("fewer ranks" in w for w in res.summary["warnings"]), res.summary["warnings"]
+    ar = c[c["name"] == "AllReduce"]
+    assert len(ar) == 12 and all(list(x) == [0, 1, 2] for x in ar["ranks"]) and set(ar["match"]) == {"nccl"}
+    hops = c[c["name"] != "AllReduce"]
+    if p2p_records:
+        assert sorted(set(hops["name"])) == ["SendRecv 0>1", "SendRecv 1>2"] and set(hops["match"]) == {"nccl"}
+        for name, pair in (("SendRecv 0>1", [0, 1]), ("SendRecv 1>2", [1, 2])):
+            h = hops[hops["name"] == name]
+            assert len(h) == 6 and all(list(x) == pair for x in h["ranks"]), h[["name", "seq", "ranks"]]
+            assert sorted(h["seq"]) == list(range(6)) and set(h["count"]) == {4096}
+        h01 = hops[hops["name"] == "SendRecv 0>1"].sort_values("seq")
+        assert list(h01["is_late"]) == [False, False, True, True, True, True]
+        assert all(r == 0 and 4.9 < m < 5.1 for r, m in zip(h01["late_rank"][2:], h01["late_ms"][2:]))
+        assert 0 in [x["rank"] for x in res.summary["stragglers"]]
+    else:
+        assert set(hops["name"]) == {"SendRecv"} and set(hops["match"]) == {"order"}
+        assert len(hops) == 12 and sum(len(x) for x in hops["ranks"]) == 24  # 24 hop kernels, none lost

@@ -19,6 +19,10 @@
  *    times; of records that fall on one kernel, one that started more than GROUP_SPREAD_NS further
  *    from its launch than the nearest is dropped (a collective captured into a CUDA graph has a record
  *    but no kernel launch of its own; its replays' kernels come without records, matched by order).
+ *    A send or receive record (NCCL >= 2.26, interface 4 on: its peer, and the tap's count of the
+ *    earlier ones of that direction with that peer as its sequence number) is named for the pair,
+ *    "SendRecv <sender>><receiver>" in the communicator's ranks, on both sides: the k-th send from
+ *    A to B and the k-th receive by B from A are one operation of those two ranks.
  *  - "trace": the trace's own arguments (Kineto kernel args "Process Group Name" and "Seq");
  *    PyTorch's kernel args also give the message: "In msg nelems", "Out msg nelems" and "dtype"
  *    (its names turned into NCCL's: "Float" is ncclFloat32), whatever the match;
@@ -47,6 +51,7 @@ struct nrec { /* a plugin record */
 	uint64_t last;         /* B_k, 0 when no API call came before */
 	uint64_t comm, seq, count;
 	char func[32], algo[16], proto[16], dtype[16];
+	char pair[32]; /* a Send or Recv: "SendRecv <sender>><receiver>", the row's name on both sides */
 };
 
 struct gt_colls {
@@ -167,6 +172,10 @@ int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll
 	copy(n->algo, sizeof(n->algo), algo);
 	copy(n->proto, sizeof(n->proto), proto);
 	copy(n->dtype, sizeof(n->dtype), dtype);
+	int send = func && strcmp(func, "Send") == 0, recv = func && strcmp(func, "Recv") == 0;
+	if ((send || recv) && rec->rank >= 0 && rec->root >= 0)
+		snprintf(n->pair, sizeof(n->pair), "SendRecv %d>%d", send ? rec->rank : rec->root,
+			 send ? rec->root : rec->rank);
 	return 0;
 }
 
@@ -414,7 +423,7 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 		c.seq = n->seq;
 		c.count = n->count;
 		if (n->func[0])
-			copy(c.name, sizeof(c.name), n->func);
+			copy(c.name, sizeof(c.name), n->pair[0] ? n->pair : n->func);
 		copy(c.algo, sizeof(c.algo), n->algo);
 		copy(c.proto, sizeof(c.proto), n->proto);
 		copy(c.dtype, sizeof(c.dtype), n->dtype);

@@ -13,6 +13,11 @@
  * collective's descriptor, 4 and 5 give it once per communicator at init.  Version 1 gives the
  * collective, algorithm, protocol and data type as NCCL 2.23's enum numbers; later ones as names.
  *
+ * From version 4 on, sends and receives too (NCCL gives them no sequence number): a "Send" or "Recv"
+ * record whose `root` is the peer and whose `seq` is this process's count of earlier ones of that
+ * direction to that peer on that communicator — NCCL requires the two sides of a pair to issue their
+ * sends and receives in the same order, so the k-th send from A to B is the k-th receive by B from A.
+ *
  * Guest rules: nothing here allocates, locks or prints; an event that finds no free slot, or a
  * communicator beyond the context table, is counted as lost, never an error returned to NCCL.
  */
@@ -25,6 +30,7 @@
 typedef int gt_nccl_result; /* ncclResult_t: ncclSuccess = 0 */
 #define NCCL_OK 0
 #define NCCL_PROFILE_COLL (1 << 1) /* ncclProfileColl: the same bit in every version */
+#define NCCL_PROFILE_P2P (1 << 2)  /* ncclProfileP2p: a send or a receive (asked for from version 4 on) */
 
 /* ---- our declarations of NCCL's descriptor layouts (collective events only) ---- */
 struct coll_v1 {
@@ -77,11 +83,20 @@ struct coll_v4 { /* v5 appends a parent pointer */
 	uint8_t nchannels, nwarps;
 	const char *algo, *proto;
 };
+struct p2p_v4 { /* v5 appends a parent pointer */
+	const char *func; /* "Send", "Recv" */
+	void *buff;
+	const char *dtype;
+	size_t count;
+	int peer; /* the other rank, in the communicator */
+	uint8_t nchannels;
+};
 union coll_any {
 	struct coll_v1 v1;
 	struct coll_v2 v2;
 	struct coll_v3 v3;
 	struct coll_v4 v4;
+	struct p2p_v4 p2p;
 	char room[128]; /* NCCL's union is larger (proxy, kernel-channel events); never copied */
 };
 struct descr_u8 { /* versions 1-4: uint8_t type */
@@ -128,6 +143,34 @@ static struct np_ctx *new_ctx(int version, uint64_t hash, int nranks)
 	}
 	c->version = version;
 	return c;
+}
+
+/* Sends and receives so far per (communicator, direction, peer): an open-addressed table of fixed
+ * size, its keys claimed by compare-and-swap (NCCL may report communicators from several threads). */
+#define GT_NP_PAIRS 8192
+struct np_pair {
+	_Atomic uint64_t key; /* 0 free; else (context + 1) << 33 | is_send << 32 | peer */
+	_Atomic uint64_t n;
+};
+static struct np_pair pairs[GT_NP_PAIRS];
+
+static int p2p_next(const struct np_ctx *c, int is_send, int peer, uint64_t *seq)
+{
+	if (c < ctxs || c >= ctxs + GT_NP_CTX || peer < 0)
+		return -1;
+	uint64_t key = ((uint64_t)(c - ctxs) + 1) << 33 | (uint64_t)(is_send != 0) << 32 | (uint32_t)peer;
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+	for (unsigned k = 0; k < 64; k++) {
+		struct np_pair *p = &pairs[((h >> 51) + k) & (GT_NP_PAIRS - 1)];
+		uint64_t cur = atomic_load_explicit(&p->key, memory_order_acquire);
+		if (cur == 0 && atomic_compare_exchange_strong(&p->key, &cur, key))
+			cur = key;
+		if (cur == key) {
+			*seq = atomic_fetch_add_explicit(&p->n, 1, memory_order_relaxed);
+			return 0;
+		}
+	}
+	return -1;
 }
 
 static struct np_ev *claim(void)
@@ -226,6 +269,39 @@ static gt_nccl_result start_coll(struct np_ctx *c, void **handle, int rank, cons
 	return NCCL_OK;
 }
 
+static gt_nccl_result start_p2p(struct np_ctx *c, void **handle, int rank, const struct p2p_v4 *p)
+{
+	*handle = NULL;
+	if (!atomic_load_explicit(&gt_tap.on, memory_order_relaxed) || !p->func)
+		return NCCL_OK;
+	int is_send = strcmp(p->func, "Send") == 0;
+	uint64_t seq;
+	if ((!is_send && strcmp(p->func, "Recv") != 0) || p2p_next(c, is_send, p->peer, &seq) < 0) {
+		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed);
+		return NCCL_OK;
+	}
+	struct np_ev *e = claim();
+	if (!e)
+		return NCCL_OK;
+	struct gt_rec_nccl_coll *r = &e->rec;
+	memset(r, 0, sizeof(*r));
+	r->h.type = GT_REC_NCCL_COLL;
+	r->h.size = sizeof(*r);
+	r->rank = rank;
+	r->nranks = c->nranks;
+	r->plugin_version = (uint8_t)c->version;
+	r->comm_hash = c->comm_hash;
+	r->seq = seq;
+	r->count = p->count;
+	r->root = p->peer;
+	r->nchannels = p->nchannels;
+	r->func_id = intern(is_send ? "Send" : "Recv");
+	r->dtype_id = intern(p->dtype);
+	r->start_ns = gt_now_ns();
+	*handle = e;
+	return NCCL_OK;
+}
+
 static gt_nccl_result stop_event(void *handle)
 {
 	struct np_ev *e = handle;
@@ -248,26 +324,27 @@ static gt_nccl_result finalize(void *ctx)
 	return NCCL_OK;
 }
 
+static gt_nccl_result start_any(struct np_ctx *c, void **handle, uint64_t type, int rank, const union coll_any *u)
+{
+	if (c && type == NCCL_PROFILE_COLL)
+		return start_coll(c, handle, rank, u);
+	if (c && type == NCCL_PROFILE_P2P && c->version >= 4)
+		return start_p2p(c, handle, rank, &u->p2p);
+	if (handle)
+		*handle = NULL;
+	return NCCL_OK;
+}
+
 static gt_nccl_result start_u8(void *ctx, void **handle, void *descr)
 {
 	const struct descr_u8 *d = descr;
-	if (!ctx || !d || d->type != NCCL_PROFILE_COLL) {
-		if (handle)
-			*handle = NULL;
-		return NCCL_OK;
-	}
-	return start_coll(ctx, handle, d->rank, &d->u);
+	return d ? start_any(ctx, handle, d->type, d->rank, &d->u) : start_any(NULL, handle, 0, 0, NULL);
 }
 
 static gt_nccl_result start_u64(void *ctx, void **handle, void *descr)
 {
 	const struct descr_u64 *d = descr;
-	if (!ctx || !d || d->type != NCCL_PROFILE_COLL) {
-		if (handle)
-			*handle = NULL;
-		return NCCL_OK;
-	}
-	return start_coll(ctx, handle, d->rank, &d->u);
+	return d ? start_any(ctx, handle, d->type, d->rank, &d->u) : start_any(NULL, handle, 0, 0, NULL);
 }
 
 static gt_nccl_result init_old(int version, void **ctx, int *mask)
@@ -284,7 +361,7 @@ static gt_nccl_result init_v4(void **ctx, int *mask, const char *name, uint64_t 
 			      void *logfn)
 {
 	*ctx = new_ctx(4, hash, nranks);
-	*mask = NCCL_PROFILE_COLL;
+	*mask = NCCL_PROFILE_COLL | NCCL_PROFILE_P2P;
 	return NCCL_OK;
 }
 
@@ -292,7 +369,7 @@ static gt_nccl_result init_v5(void **ctx, uint64_t comm_id, int *mask, const cha
 			      int rank, void *logfn)
 {
 	*ctx = new_ctx(5, comm_id, nranks);
-	*mask = NCCL_PROFILE_COLL;
+	*mask = NCCL_PROFILE_COLL | NCCL_PROFILE_P2P;
 	return NCCL_OK;
 }
 

@@ -37,6 +37,32 @@ print("checked")
 EOP
 	grep -qx checked "$T/check.out" && ok "v$v-records" || notok "v$v-records" "$(tail -n 15 "$T/check.out")"
 done
+# sends and receives (interface versions 4 and 5): each a record with its peer, numbered per
+# communicator, direction and peer; versions 1-3 are not asked for them and record none
+for v in 5 4 3; do
+	out="$T/p$v"
+	env LD_PRELOAD="$LIBGPUTAP" GPUTAP_OUT="$out" RANK=3 NCCL_PROFILER_PLUGIN="$LIBGPUTAP" \
+		"$T/fake_nccl" "$v" 1 p2p >"$T/run.out" 2>&1
+	rc=$?
+	want=$([ $v -ge 4 ] && echo 4 || echo 0)
+	[ $rc -eq 0 ] && grep -qx "p2p events $want" "$T/run.out" && ok "v$v-p2p-events" ||
+		notok "v$v-p2p-events" "$(cat "$T/run.out")"
+	PYTHONPATH="$GT_TEST_SRCDIR/../python" "$PY" - "$out/rank3" "$v" >"$T/check.out" 2>&1 <<'EOP'
+import sys
+import gputap
+n = gputap.read_trace(sys.argv[1]).nccl
+v = int(sys.argv[2])
+p = n[n["func"].isin(["Send", "Recv"])]
+rows = [(c, f, int(r), int(s), int(k), d) for c, f, r, s, k, d in
+        zip(p["comm"], p["func"], p["root"], p["seq"], p["count"], p["dtype"])]
+want = [("0x1111222233334444", "Send", 4, 0, 4096, "ncclBfloat16"), ("0x1111222233334444", "Recv", 2, 0, 4097, "ncclBfloat16"),
+        ("0xabcdef0012345678", "Send", 4, 0, 4098, "ncclBfloat16"), ("0x1111222233334444", "Send", 4, 1, 4099, "ncclBfloat16")]
+assert rows == (want if v >= 4 else []), rows
+assert len(n) - len(p) == 2
+print("checked")
+EOP
+	grep -qx checked "$T/check.out" && ok "v$v-p2p-records" || notok "v$v-p2p-records" "$(tail -n 15 "$T/check.out")"
+done
 # loaded by NCCL alone, with the tap not recording (no GPUTAP_OUT): it answers NCCL, records nothing
 expect_status plugin-only-runs 0 env NCCL_PROFILER_PLUGIN="$LIBGPUTAP" "$T/fake_nccl" 5 2
 contains plugin-only-no-events "$T/.out" "events 0"

@@ -2,8 +2,9 @@
  * A stand-in for NCCL's side of the profiler plugin interface, to test the tap's plugin without
  * NCCL or a GPU: loads NCCL_PROFILER_PLUGIN as NCCL does (dlopen, then the newest ncclProfiler_v<N>
  * symbol, or the version given as argv[1]), opens two communicators and reports collectives on
- * them, plus events of other types that the plugin must ignore.
- * Usage: fake_nccl [VERSION] [COLLECTIVES_PER_COMM]
+ * them, plus events of other types that the plugin must ignore; with "p2p", sends and receives too
+ * (rank 3: on the first communicator two sends to 4 and a receive from 2, on the second a send to 4).
+ * Usage: fake_nccl [VERSION] [COLLECTIVES_PER_COMM] [p2p]
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -20,7 +21,8 @@ struct c3 { const char *name; uint64_t hash, seq; const char *func; const void *
 	    const char *dtype; uint8_t nch, nw; const char *algo, *proto; };
 struct c4 { uint64_t seq; const char *func; const void *s; void *r; size_t count; int root; const char *dtype;
 	    uint8_t nch, nw; const char *algo, *proto; void *parent_group; };
-union cu { struct c1 a; struct c2 b; struct c3 c; struct c4 d; char big[160]; };
+struct p4 { const char *func; void *buff; const char *dtype; size_t count; int peer; uint8_t nch; void *parent_group; };
+union cu { struct c1 a; struct c2 b; struct c3 c; struct c4 d; struct p4 e; char big[160]; };
 struct d8 { uint8_t type; void *parent; int rank; union cu u; };
 struct d64 { uint64_t type; void *parent; int rank; union cu u; };
 
@@ -98,8 +100,37 @@ int main(int argc, char **argv)
 				p->stop(ev);
 			}
 		}
+	int p2p = argc > 3 && strcmp(argv[3], "p2p") == 0, sends = 0;
+	static const struct { int comm; const char *func; int peer; } ops[] = {
+		{0, "Send", 4}, {0, "Recv", 2}, {1, "Send", 4}, {0, "Send", 4}};
+	for (size_t i = 0; p2p && i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct d64 d;
+		memset(&d, 0, sizeof(d));
+		d.type = 1 << 2;
+		d.rank = 3;
+		d.u.e = (struct p4){ops[i].func, 0, "ncclBfloat16", 4096 + i, ops[i].peer, 8, 0};
+		void *ev = (void *)1;
+		if (v == 5) {
+			p->start(ctx[ops[i].comm], &ev, &d);
+		} else {
+			struct d8 e;
+			memset(&e, 0, sizeof(e));
+			e.type = 1 << 2;
+			e.rank = 3;
+			e.u = d.u;
+			p->start(ctx[ops[i].comm], &ev, &e);
+		}
+		if (ev == (void *)1)
+			return 6;
+		if (ev) {
+			sends++;
+			p->stop(ev);
+		}
+	}
 	for (int c = 0; c < 2; c++)
 		p->fin(ctx[c]);
 	printf("events %d\n", events);
+	if (p2p)
+		printf("p2p events %d\n", sends);
 	return 0;
 }

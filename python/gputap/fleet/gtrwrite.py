@@ -64,9 +64,11 @@ class TraceWriter:
         self._put(REC_RANGE, tid, body)
 
     def nccl_coll(self, comm_hash, seq, start, end, func, algo, proto, count, rank, nranks, tid=1,
-                  dtype="ncclFloat32"):
+                  dtype="ncclFloat32", root=-1):
+        """A profiler-plugin record; for a "Send" or "Recv" root is the peer and seq counts that
+        direction with that peer, as the tap records them."""
         body = struct.pack("<QQQQQIIIIiiiBBBB", comm_hash, seq, start, end, count, self.string(func),
-                           self.string(algo), self.string(proto), self.string(dtype), rank, nranks, -1,
+                           self.string(algo), self.string(proto), self.string(dtype), rank, nranks, root,
                            16, 8, 4, 0)
         self._put(REC_NCCL_COLL, tid, body)
 

@@ -103,9 +103,10 @@ def match_collectives(c, empty=0, order=None):
     `order` that of "(order)".
 
     Rows from NCCL's profiler plugin or the trace's arguments have it.  Rows numbered by order
-    (older NCCL, traces that do not say) get the key of the collective at the same position in
-    the ranks that have keys (of several, the one most ranks have there; of equally many, the
-    first in sorted order); when no rank has keys, the key is the position itself.  Returns the
+    (older NCCL, traces that do not say) get the key of the collective of their kind at the same
+    position in the ranks that have keys (of several, the one most ranks have there; of equally
+    many, the first in sorted order); else, or when no rank has keys, the key is the position
+    among the rank's collectives of that kind.  Returns the
     rows sorted by rank, device and launch (or start), with their "ordinal" there and "_k", the
     collective's number in the keys' sorted order."""
     if not nrows(c):
@@ -115,6 +116,9 @@ def match_collectives(c, empty=0, order=None):
     c["ordinal"] = Groups(group_ids(c["rank"], c["device"])[0]).cumcount()
     unknown = c["comm"] == empty
     if unknown.any():
+        # the position among the rank's collectives of that kind: its k-th send/receive is the other
+        # side's k-th whatever the collectives between them
+        by_kind = Groups(group_ids(c["rank"], c["device"], c["name"])[0]).cumcount()
         comm, name, seq = c["comm"].copy(), c["name"].copy(), c["seq"].copy()
         known = ~unknown
         if known.any():
@@ -124,21 +128,24 @@ def match_collectives(c, empty=0, order=None):
             first = np.full(len(n), len(rows), np.int64)
             np.minimum.at(first, gk, np.arange(len(rows)))
             ref = rows[first]  # one row per (ordinal, key), in sorted key order
-            # per ordinal the key most ranks have there, of equally many the first in that order
-            o = np.lexsort((np.arange(len(ref)), -n, c["ordinal"][ref]))
-            ords = c["ordinal"][ref][o]
+            # per ordinal and kind the key most ranks have there, of equally many the first in that
+            # order: a row takes only the key of its own kind (a send/receive without a record never
+            # becomes the all-reduce another rank launched at that position)
+            o = np.lexsort((np.arange(len(ref)), -n, c["name"][ref], c["ordinal"][ref]))
+            span = int(c["name"].max()) + 1
+            ok = c["ordinal"][ref][o] * span + c["name"][ref][o]
             keep = np.ones(len(o), bool)
-            keep[1:] = ords[1:] != ords[:-1]
+            keep[1:] = ok[1:] != ok[:-1]
             best = ref[o[keep]]
-            j = lookup(c["ordinal"][unknown], c["ordinal"][best], np.arange(len(best)), -1)
+            j = lookup(c["ordinal"][unknown] * span + c["name"][unknown], c["ordinal"][best] * span + c["name"][best],
+                       np.arange(len(best)), -1)
             hit = j >= 0
             u = np.nonzero(unknown)[0]
             comm[u] = np.where(hit, c["comm"][best][np.maximum(j, 0)], order)
-            name[u] = np.where(hit, c["name"][best][np.maximum(j, 0)], c["name"][u])
-            seq[u] = np.where(hit, c["seq"][best][np.maximum(j, 0)], c["ordinal"][u])
+            seq[u] = np.where(hit, c["seq"][best][np.maximum(j, 0)], by_kind[u])
         else:
             comm[unknown] = order
-            seq[unknown] = c["ordinal"][unknown]
+            seq[unknown] = by_kind[unknown]
         c["comm"], c["name"], c["seq"] = comm, name, seq
     # one number per collective, in the (comm, name, seq) order
     c["_k"] = group_ids(c["comm"], c["name"], c["seq"])[0]
@@ -435,8 +442,11 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
                             "alignment: skews and waits on it are uncertain by as much" % (e["host"],
                                                                                           e["p95_us"] / 1e3))
     if nrows(ct) and nranks > 1:
+        # against the other collectives of the communicator (process groups differ in size), kind
+        # by kind (a send/receive is the operation of two ranks)
         seen = np.array([len(x) for x in ct["ranks"]])
-        short = int((seen < seen.max()).sum())
+        g = Groups(group_ids(factorize(ct["comm"])[0], factorize(ct["name"])[0])[0])
+        short = int((seen < g.max(seen)[g.gid]).sum())
         if short:
             warnings.append("%d collectives were seen on fewer ranks than the others (a rank left out, or "
                             "traces that start or end at different points)" % short)
