@@ -124,6 +124,23 @@ def test_pipeline_hops_between_all_reduces_with_a_slow_sender():
     assert rc == 0 and lines and lines[-1] == "9 passed, 0 failed", why
 
 
+def test_four_stage_pipeline_with_a_slow_first_stage():
+    """tests/fixtures/nccl-p2p-4xh200 (4 x H200): hops 0 -> 1 -> 2 -> 3 matched by NCCL's send and
+    receive records, each in its pair's communicator; ranks 1 and 2 pass rank 0's lateness on; rank 0
+    the straggler.  Also through `gputap fleet` with no options, whose default iterations are the
+    train_step ranges, not NCCL's own ncclCommDestroy (before: rank 2 first, "late in 0 of 10
+    iterations" for ranks 0 and 1)."""
+    d = os.path.join(FIXTURES, "nccl-p2p-4xh200")
+    rc, lines, why = _check("check_nccl_p2p.py", d, GPUTAP)
+    assert rc == 0 and lines and lines[-1] == "9 passed, 0 failed", why
+    cp = subprocess.run([GPUTAP, "fleet", "--quiet", d], capture_output=True, text=True,
+                        env=dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"), GPUTAP_PYTHON=sys.executable))
+    assert cp.returncode == 0, cp.stderr[-1000:]
+    rows = cp.stdout.split("Stragglers")[1].splitlines()[2:6]
+    assert [r.split()[0] for r in rows] == ["0", "3", "2", "1"], rows
+    assert "8/10 consistent   compute" in rows[0] and "waiting for rank 0" in rows[3], rows
+
+
 def test_process_group_names_empty_odd_and_long(tmp_path):
     """PyTorch-profiler traces whose process groups are named "", with quotes and a backslash, in three
     scripts, and two 300-character names differing only at the end: five communicators, each
@@ -245,7 +262,40 @@ def test_pipeline_of_three_ranks(tmp_path, p2p_records):
         h01 = hops[hops["name"] == "SendRecv 0>1"].sort_values("seq")
         assert list(h01["is_late"]) == [False, False, True, True, True, True]
         assert all(r == 0 and 4.9 < m < 5.1 for r, m in zip(h01["late_rank"][2:], h01["late_ms"][2:]))
-        assert 0 in [x["rank"] for x in res.summary["stragglers"]]
+        # rank 1 waited in its receive and sends on late: late at hop 1>2, but the lateness is rank 0's
+        # (in steps 0-1 it is 0.5 ms late there, the transfer's own time in this model: its own)
+        h12 = hops[(hops["name"] == "SendRecv 1>2") & hops["is_late"]]
+        assert set(h12["late_rank"]) == {1}
+        assert sorted(h12[h12["cause"] == "waiting for rank 0"]["iteration"]) == [2, 3, 4, 5], h12[["iteration", "cause"]]
+        st = {x["rank"]: x for x in res.summary["stragglers"]}
+        assert res.summary["stragglers"][0]["rank"] == 0 and 19 < st[0]["cost_ms"] < 21
+        assert st[1]["cost_ms"] < 1.1 and st[1]["cause"] == "waiting for rank 0"
     else:
         assert set(hops["name"]) == {"SendRecv"} and set(hops["match"]) == {"order"}
         assert len(hops) == 12 and sum(len(x) for x in hops["ranks"]) == 24  # 24 hop kernels, none lost
+
+
+def test_nccls_own_ranges_are_not_the_iterations(tmp_path):
+    """NCCL marks its API calls with NVTX ranges of its own domain ("NCCL"): on a real 4-rank job two
+    ncclCommDestroy ranges, seconds long, were taken for the iterations of two ranks (the default pick:
+    the range that repeats and covers the most time), over ten train_step steps.  They are not
+    candidates; a range of that name in the default domain still is."""
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    from gputap.fleet.gtrwrite import TraceWriter
+
+    US, MS, T0 = 1000, 1000000, 1795000000 * 10 ** 9
+    for dom, want in (("NCCL", "train_step"), (None, "ncclCommDestroy")):
+        p = str(tmp_path / ("%s.gtr" % dom))
+        w = TraceWriter(p, "rank0", "node00", pid=100, start_ns=T0)
+        for i in range(10):
+            t = T0 + MS + i * 20 * MS
+            w.range("train_step", t, t + 15 * MS)
+            w.api("cudaLaunchKernel", t + 10 * US, t + 20 * US, i + 1)
+            w.kernel("gemm", 0, 7, t + 100 * US, t + 5 * MS, i + 1)
+        for k in range(2):
+            t = T0 + 300 * MS + k * 1200 * MS
+            w.range("ncclCommDestroy", t, t + 1000 * MS, domain=dom)
+        w.close()
+        cp = subprocess.run([GPUTAP, "analyze", p], capture_output=True, text=True)
+        assert cp.returncode == 0, cp.stderr
+        assert 'iterations are the NVTX range "%s"' % want in cp.stderr, cp.stderr

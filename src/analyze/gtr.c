@@ -182,7 +182,12 @@ static int v_range(void *ctx, const struct gt_trace_reader *r, const struct gt_r
 			return 0;
 	} else {
 		const char *rn = gt_tr_str(r, rg->name_id);
-		gt_an_range_seen(c, rn, (double)(rg->end_ns > rg->start_ns ? rg->end_ns - rg->start_ns : 0), 1);
+		/* NCCL's own ranges (its NVTX domain "NCCL": ncclAllReduce, ncclCommDestroy...) mark its API
+		 * calls, never the program's iterations: not candidates for the default pick (on a real
+		 * 4-rank job two ncclCommDestroy ranges, seconds long, outweighed ten train_step steps) */
+		const char *dom = rg->domain_id ? gt_tr_str(r, rg->domain_id) : NULL;
+		if (!dom || strcasecmp(dom, "NCCL") != 0)
+			gt_an_range_seen(c, rn, (double)(rg->end_ns > rg->start_ns ? rg->end_ns - rg->start_ns : 0), 1);
 		gt_an_range_at(c, g->source, rn, rg->start_ns, rg->end_ns);
 		if (!gt_an_is_iter_range(c, rn))
 			return 0;

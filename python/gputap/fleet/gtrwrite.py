@@ -57,10 +57,12 @@ class TraceWriter:
         body = struct.pack("<BBBBIIIQQQQII", kind, 0, 0, 1, device, 1, stream, start, end, nbytes, corr, 0, device)
         self._put(REC_MEMCPY, 0, body)
 
-    def range(self, name, start, end, tid=1, kind=1):
-        """kind: 1 push/pop, 2 start/end, 3 mark, 4 gputap range, 5 capture window (format.h)."""
+    def range(self, name, start, end, tid=1, kind=1, domain=None):
+        """kind: 1 push/pop, 2 start/end, 3 mark, 4 gputap range, 5 capture window (format.h); domain:
+        the NVTX domain's name (None: the default domain)."""
         self.range_id += 1
-        body = struct.pack("<IIBBHIQQQQ", self.string(name), 0, kind, 0, 0, tid, start, end, self.range_id, 0)
+        body = struct.pack("<IIBBHIQQQQ", self.string(name), self.string(domain) if domain else 0, kind, 0, 0, tid,
+                           start, end, self.range_id, 0)
         self._put(REC_RANGE, tid, body)
 
     def nccl_coll(self, comm_hash, seq, start, end, func, algo, proto, count, rank, nranks, tid=1,

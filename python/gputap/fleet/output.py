@@ -146,11 +146,11 @@ def text_summary(res):
         its = bool(s.get("iterations"))
         lines += ["", "Stragglers, costliest first (cost: time the others waited for the rank alone%s):" % (
                       "; ranked by its part in the iterations" if its else ""),
-                  "  %6s %-14s %11s %11s %13s %11s %10s %-12s %-13s %11s" % (
+                  "  %6s %-14s %11s %11s %13s %11s %10s %-12s %-18s %11s" % (
                       "rank", "host", "cost ms", "in its. ms", "per late it.", "late colls", "late its", "pattern",
                       "cause", "max late ms")]
         for x in st[:TEXT_ROWS]:
-            lines.append("  %6d %-14s %11.3f %11s %13.3f %11s %10s %-12s %-13s %11.3f" % (
+            lines.append("  %6d %-14s %11.3f %11s %13.3f %11s %10s %-12s %-18s %11.3f" % (
                 x["rank"], (x["host"] or "-")[:14], x["cost_ms"],
                 "%.3f" % x["cost_in_iterations_ms"] if its else "-", x["cost_per_late_iteration_ms"],
                 "%d/%d" % (x["late_collectives"], x["collectives"]), "%d/%d" % (x["iterations_late"], x["iterations"]),
@@ -160,12 +160,12 @@ def text_summary(res):
     if lc:
         lines += ["", "Late collectives, longest hold first (%d in all; each in collectives.parquet):"
                   % s.get("late_collectives_total", len(lc)),
-                  "  %5s %-20s %7s %-14s %10s %6s %9s %9s %-13s %s" % (
+                  "  %5s %-20s %7s %-14s %10s %6s %9s %9s %-18s %s" % (
                       "iter", "comm", "seq", "collective", "size", "rank", "late ms", "held ms", "cause",
                       "also late (rank: ms)")]
         for x in lc[:TEXT_ROWS]:
             also = " ".join("%d:%.3f" % (a, b) for a, b in x["late_ranks"][1:4])
-            lines.append("  %5d %-20s %7d %-14s %10s %6d %9.3f %9.3f %-13s %s" % (
+            lines.append("  %5d %-20s %7d %-14s %10s %6d %9.3f %9.3f %-18s %s" % (
                 x["iteration"], x["comm"][:20], x["seq"], x["name"][:14], _size(x), x["late_rank"], x["late_ms"],
                 x["held_ms"], x["cause"] or "-", also))
         lines += _more(s.get("late_collectives_total", len(lc)), TEXT_ROWS, "collectives.parquet (is_late)")
@@ -178,11 +178,11 @@ def text_summary(res):
         host = dict(zip(r["rank"].tolist(), r["host"].tolist())) if nrows(r) else {}
         lines += ["", "Per iteration (time not waiting for other ranks, ms)%s:" % (
             "; the %d with the most waiting" % TEXT_ROWS if len(pi) > TEXT_ROWS else ""),
-            "  %5s %6s %-14s %9s %-13s %7s %10s %7s %10s %10s" % (
+            "  %5s %6s %-14s %9s %-18s %7s %10s %7s %10s %10s" % (
                 "iter", "late", "host", "late ms", "cause", "slowest", "ms", "fastest", "ms", "spread")]
         for x in shown:
             lr = x["late_rank"]
-            lines.append("  %5d %6s %-14s %9.3f %-13s %7d %10.3f %7d %10.3f %10.3f" % (
+            lines.append("  %5d %6s %-14s %9.3f %-18s %7d %10.3f %7d %10.3f %10.3f" % (
                 x["iteration"], lr if lr >= 0 else "-", (host.get(lr) or "-")[:14] if lr >= 0 else "-", x["late_ms"],
                 x["cause"] or "-", x["slowest_rank"], x["slowest_ms"], x["fastest_rank"], x["fastest_ms"],
                 x["spread_ms"]))

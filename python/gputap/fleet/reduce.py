@@ -319,6 +319,39 @@ def _causes(c, late, it, ex, span):
     return np.where(top > 0.1 * lm, names, np.where(host, "host/launch", "unclear")).astype(object)
 
 
+def _waiting_upstream(c, g):
+    """Late arrivals that pass on another rank's lateness: the rank's previous NCCL operation on that
+    GPU ended shortly before this one started (less than half this lateness before), and in it the rank
+    waited at least half as long as it is late here — a pipeline stage that waited for its input sends
+    it on late, and the next stage waits for it in turn.  Per such row the rank it waited for at the
+    start of the chain (the last to arrive at that earlier operation, or whom that one waited for);
+    -1 for the other rows.  Rows are as _arrivals() left them (each collective's latest arrival first)."""
+    n = nrows(c)
+    up = np.full(n, -1, np.int64)
+    late = c["late"]
+    if not late.any():
+        return up
+    o = np.lexsort((c["a_start"], c["device"], c["rank"]))
+    same = (c["rank"][o][1:] == c["rank"][o][:-1]) & (c["device"][o][1:] == c["device"][o][:-1])
+    prev = np.full(n, -1, np.int64)
+    prev[o[1:]] = np.where(same, o[:-1], -1)
+    cand = np.nonzero(late & (prev >= 0))[0]
+    if not len(cand):
+        return up
+    p = prev[cand]
+    lm = c["late_ms"][cand]
+    gap_ms = (c["a_start"][cand] - c["a_end"][p]) / 1e6
+    keep = (gap_ms <= 0.5 * lm) & (c["wait_ms"][p] >= 0.5 * lm) & (c["n"][p] >= 2)
+    cand, p = cand[keep], p[keep]
+    last = g.first_row()  # per collective its latest arrival's row
+    for i, j in sorted(zip(cand.tolist(), p.tolist()), key=lambda t: c["a_start"][t[0]]):
+        q = last[c["_g"][j]]
+        if c["rank"][q] == c["rank"][i]:
+            continue  # it was the last there itself: its own lateness
+        up[i] = up[q] if up[q] >= 0 else c["rank"][q]
+    return up
+
+
 def _pattern(k, n):
     if k == 0:
         return ""
@@ -412,8 +445,13 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     if late.any():
         cause[late] = _causes(c, late, iters, _iteration_excess(iters) if nrows(iters) else
                               {k: np.zeros(0) for k in CAUSES}, span)
+    up = _waiting_upstream(c, g)
+    passed_on = up >= 0
+    if passed_on.any():
+        cause[passed_on] = np.array(["waiting for rank %d" % u for u in up[passed_on].tolist()], dtype=object)
     c["cause"] = cause
-    c["cost_ms"] = np.where(late & (c["pos"] == 0), c["held_ms"], 0.0)  # the job waited for it alone
+    # the job waited for it alone; not for a rank that only passed on another's lateness
+    c["cost_ms"] = np.where(late & (c["pos"] == 0) & ~passed_on, c["held_ms"], 0.0)
     c["waited_for_ms"] = c["cost_ms"] * (c["n"] - 1)
 
     ct = _collective_table(c, g, vocab)
