@@ -299,3 +299,31 @@ def test_nccls_own_ranges_are_not_the_iterations(tmp_path):
         cp = subprocess.run([GPUTAP, "analyze", p], capture_output=True, text=True)
         assert cp.returncode == 0, cp.stderr
         assert 'iterations are the NVTX range "%s"' % want in cp.stderr, cp.stderr
+
+
+@pytest.mark.parametrize("peers", [3, 5])
+def test_all_to_all_as_sends_and_receives(tmp_path, peers):
+    """An all-to-all runs a send and a receive per peer in one NCCL kernel.  With 3 peers (6 records on
+    the kernel) each is a row of its pair; with 5 (10, more than 8) the kernel stays one row matched by
+    order — a row per pair would make an all-to-all of N ranks N^2 rows."""
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    from gputap.fleet.gtrwrite import TraceWriter
+
+    US, MS, T0 = 1000, 1000000, 1795000000 * 10 ** 9
+    p = str(tmp_path / "a2a.gtr")
+    w = TraceWriter(p, "rank0", "node00", pid=100, start_ns=T0)
+    for i in range(3):
+        t = T0 + MS + i * 10 * MS
+        w.api("cudaLaunchKernelExC", t, t + 10 * US, i + 1)
+        w.kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 0, 7, t + 100 * US, t + MS, i + 1)
+        for q in range(1, peers + 1):
+            w.nccl_coll(0x55, i, t + 12 * US, t + 20 * US, "Send", "", "", 256, 0, peers + 1, root=q)
+            w.nccl_coll(0x55, i, t + 13 * US, t + 20 * US, "Recv", "", "", 256, 0, peers + 1, root=q)
+    w.close()
+    rows = [(c["name"], c["seq"], c["match"]) for c in _analyze("--collectives", p)[0]["collectives"]]
+    if peers == 3:
+        assert len(rows) == 3 * 6 and {m for _, _, m in rows} == {"nccl"}
+        assert sorted({n for n, _, _ in rows}) == ["SendRecv 0>1", "SendRecv 0>2", "SendRecv 0>3", "SendRecv 1>0",
+                                                    "SendRecv 2>0", "SendRecv 3>0"]
+    else:
+        assert rows == [("SendRecv", 0, "order"), ("SendRecv", 1, "order"), ("SendRecv", 2, "order")], rows

@@ -31,6 +31,7 @@
  *    their collectives in the same order, which is what NCCL itself relies on.
  * Memory: 200 bytes per NCCL kernel of the input (one rank, for `gputap fleet`).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,6 +292,9 @@ static int same_kind(const struct nrec *n, const struct krow *k)
 	return n->func[0] && strstr(k->c.name, n->func) != NULL;
 }
 
+/* The most sends and receives one kernel may run and still be a row per pair (docs/fleet.md). */
+#define P2P_PER_KERNEL 8
+
 /* How far apart the records of one NCCL group may start (they are made together, at the group's end). */
 #define GROUP_SPREAD_NS 1000000ull
 
@@ -411,11 +415,22 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 		return -1;
 	}
 	pick_kernels(cs, pick, pick + cs->nn, pick + 2 * cs->nn);
+	/* sends and receives per kernel: one that runs more than P2P_PER_KERNEL of them (an all-to-all of
+	 * many ranks: a send and a receive per peer) stays one row matched by order, not a row per pair */
+	unsigned short *np2p = calloc(cs->nk ? cs->nk : 1, sizeof(*np2p));
+	if (!np2p) {
+		free(used);
+		free(pick);
+		return -1;
+	}
+	for (size_t i = 0; i < cs->nn; i++)
+		if (pick[i] != SIZE_MAX && cs->n[i].pair[0] && np2p[pick[i]] < USHRT_MAX)
+			np2p[pick[i]]++;
 	/* plugin records onto kernels */
 	for (size_t i = 0; i < cs->nn; i++) {
 		const struct nrec *n = &cs->n[i];
 		size_t lo = pick[i];
-		if (lo == SIZE_MAX)
+		if (lo == SIZE_MAX || (n->pair[0] && np2p[lo] > P2P_PER_KERNEL))
 			continue;
 		struct gt_an_coll c = cs->k[lo].c;
 		used[lo] = 1;
@@ -486,6 +501,7 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 	}
 	free(used);
 	free(pick);
+	free(np2p);
 	free(sq);
 	r->colls = out;
 	r->ncolls = nout;
@@ -494,6 +510,7 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 nomem:
 	free(used);
 	free(pick);
+	free(np2p);
 	free(sq);
 	free(out);
 	return -1;
