@@ -297,7 +297,9 @@ def _iteration_excess(it):
 def _causes(c, late, it, ex, span):
     """Cause of each late arrival: the phase of its rank's iteration most above the median rank; a
     collective the host launched late (by half the lateness or more) is put down to the host (data
-    loading when the GPU sat idle before the iteration's work, else host/launch)."""
+    loading when the GPU sat idle before the iteration's work, else host/launch) — unless the GPU was
+    not idle longer than the median rank's: then the host was waiting for its own GPU's work (a
+    synchronization, FSDP's limit on all-gathers in flight) and that work's phase is the cause."""
     idx = np.nonzero(late)[0]
     if not len(idx):
         return strings([])
@@ -311,6 +313,9 @@ def _causes(c, late, it, ex, span):
     lm = c["late_ms"][idx]
     lag = c["launch_lag_ms"][idx]
     host = np.where(np.isnan(lag), False, lag >= 0.5 * lm)
+    # the host launched late while its GPU sat idle (beyond the median rank): the host's own delay
+    idle = np.maximum(x[:, 2], x[:, 3]) > 0.1 * lm
+    host &= idle | ~(np.maximum(x[:, 0], x[:, 1]) > 0.1 * lm)
     x[host, 0] = -np.inf
     x[host, 1] = -np.inf
     best = np.argmax(x, axis=1)
