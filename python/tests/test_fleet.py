@@ -664,7 +664,8 @@ def test_analyzer_columns_equal_its_json(job):
 @pytest.mark.parametrize("tag", ["train_step", ""])
 @pytest.mark.parametrize("fixture", ["fleet-ddp-2xh200", "fleet-ddp-4xh200", "fleet-kineto-ddp-2xh200",
                                      "fleet-fsdp-2xh200", "fleet-per-rank-4xh200", "fleet-inproc-2xh200",
-                                     "fleet-stall-2xh200", "fleet-copy-2xh200", "fleet-accum-2xh200"])
+                                     "fleet-stall-2xh200", "fleet-copy-2xh200", "fleet-accum-2xh200",
+                                     "fleet-fsdp-hostwait-2xh200"])
 def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture, tag):
     """Real 2- and 4-GPU DDP jobs (2 and 4 x H200) traced by `gputap run` (tests/fixtures/fleet-ddp-*),
     the 2-GPU one recorded by torch.profiler instead (fleet-kineto-ddp-2xh200), and the same model
@@ -674,7 +675,9 @@ def test_real_ddp_run_with_a_planted_straggler(tmp_path, fixture, tag):
     API (fleet-inproc-2xh200: gputap.init(out_dir=...) on each rank, no `gputap run`), and two 2-GPU
     jobs whose slow rank stalls otherwise (fleet-stall-2xh200: its host sleeps between steps, cause
     data loading; fleet-copy-2xh200: a host-to-GPU copy before backward, cause memory copies), and one
-    with gradient accumulation (fleet-accum-2xh200: every 4th step all-reduces): rank 1 sleeps
+    with gradient accumulation (fleet-accum-2xh200: every 4th step all-reduces), and an FSDP run whose
+    slow rank's host waited for its own GPU (fleet-fsdp-hostwait-2xh200: cause compute, not
+    host/launch): rank 1 sleeps
     ~19.5 ms on the GPU before backward from step 4 on.  tests/gpu/check_fleet_ddp.py checks fleet's
     answer against the job's own PLANT line: slow rank 1, its cost within 15 % of the sleep x 8 steps,
     a late collective by rank 1 on every affected step (75-125 % of the sleep), no other rank late
