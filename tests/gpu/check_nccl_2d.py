@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""gputap fleet on the run of tests/gpu/nccl_2d.py (tensor- and data-parallel pairs of 4 ranks).
+
+    python3 tests/gpu/check_nccl_2d.py RUN_DIR GPUTAP
+
+RUN_DIR: the `gputap run` folder, with the job's output as job.out.  Checks: the ranks' checksums are
+what the program computes; every collective is one of its pair's (tensor-parallel {0, 1}, {2, 3}:
+two a step each; data-parallel {0, 2}, {1, 3}: one a step each), matched by NCCL's plugin, and no
+warning that collectives were seen on fewer ranks (pairs are not a rank short of four); the planted
+rank is the straggler, cause compute, late at its pair's first all-reduce of every affected step by
+75-125 % of its sleep; a late arrival of another rank in those steps is put down to the planted one
+("waiting for rank N") at no cost; nobody late by half the sleep between step 1 and the plant.
+Prints "ok NAME" / "not ok NAME: why", then "N passed, N failed".
+"""
+import os
+import re
+import sys
+
+from checks import Checks
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+PAIRS = {"tp": [[0, 1], [2, 3]], "dp": [[0, 2], [1, 3]]}
+
+
+def main():
+    run, exe = sys.argv[1], sys.argv[2]
+    out = open(os.path.join(run, "job.out")).read()
+    check = Checks()
+    m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", out)
+    sums = {int(r): float(v) for r, v in re.findall(r"CHECKSUM rank=(\d+) (\S+)", out)}
+    check("job-output", m and len(sums) == 4, "PLANT %s, CHECKSUM %s" % (bool(m), sums))
+    if not (m and len(sums) == 4):
+        return check.summary()
+    slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
+    nstep = first + steps
+    want = {}
+    for r in range(4):
+        tp, dp = PAIRS["tp"][r // 2], PAIRS["dp"][r % 2]
+        want[r] = float(sum(2 * sum(q + s for q in tp) * 4096 + sum(dp) for s in range(nstep)))
+    check("results", sums == want, "checksums %s, want %s" % (sums, want))
+    from gputap import fleet
+
+    res = fleet.analyze([run], nvtx="train_step", workers=2, gputap=exe, progress=None)
+    s, c = res.summary, res.collectives
+    print("rows by match", s["collective_rows_by_match"], "warnings", s["warnings"])
+    check("ranks", s["ranks"] == 4 and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
+    check("no-false-warnings", not [w for w in s["warnings"] if "fewer ranks" in w or "left out" in w] and
+          set(s["collective_rows_by_match"]) == {"nccl"}, "warnings %s, rows %s" % (s["warnings"],
+                                                                                s["collective_rows_by_match"]))
+    inside = c[c["iteration"] >= 0]
+    per = {}
+    for x, it in zip(inside["ranks"], inside["iteration"]):
+        per.setdefault(tuple(x), {}).setdefault(int(it), 0)
+        per[tuple(x)][int(it)] += 1
+    wantper = {(0, 1): 2, (2, 3): 2, (0, 2): 1, (1, 3): 1}
+    check("collectives-of-their-pairs", set(per) == set(wantper) and
+          all(per[p] == {i: n for i in range(nstep)} for p, n in wantper.items()),
+          "per pair and step: %s" % {p: sorted(set(v.values())) for p, v in per.items()})
+    st = s["stragglers"]
+    top = st[0] if st else {}
+    check("straggler-is-the-planted-rank", top.get("rank") == slow and top.get("cause") == "compute",
+          str([(x["rank"], round(x["cost_ms"], 3), x["cause"]) for x in st]))
+    tp_pair = PAIRS["tp"][slow // 2]
+    bad = []
+    for it in range(first, nstep):
+        rows = inside[(inside["iteration"] == it) & inside["is_late"] & (inside["late_rank"] == slow)]
+        rows = rows[[sorted(x) == tp_pair for x in rows["ranks"]]]
+        if not len(rows) or not 0.75 * sleep <= rows["late_ms"].max() <= 1.25 * sleep:
+            bad.append((it, float(rows["late_ms"].max()) if len(rows) else None))
+    check("late-at-its-pair-every-affected-step", not bad, "steps without it or late by %s (sleep %.3f ms)" % (
+        bad, sleep))
+    others = inside[(inside["iteration"] >= first) & inside["is_late"] & (inside["late_rank"] != slow) &
+                    (inside["late_ms"] > 0.5 * sleep)]
+    check("others-late-waiting-for-it", all(x == "waiting for rank %d" % slow for x in others["cause"]),
+          str(others[["iteration", "ranks", "late_rank", "late_ms", "cause"]].values[:6]))
+    costs = {x["rank"]: x["cost_ms"] for x in st}
+    check("only-the-planted-rank-costs", all(v < 0.25 * sleep * steps for r, v in costs.items() if r != slow),
+          str(costs))
+    early = inside[(inside["iteration"] >= 1) & (inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
+    check("not-late-before-the-plant", len(early) == 0, str(early[["iteration", "late_rank", "late_ms"]].values))
+    print("others late:", len(others), "stragglers:", [(x["rank"], round(x["cost_ms"], 3), x["pattern"], x["cause"])
+                                                       for x in st])
+    return check.summary()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
