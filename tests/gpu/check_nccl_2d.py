@@ -9,7 +9,8 @@ two a step each; data-parallel {0, 2}, {1, 3}: one a step each), matched by NCCL
 warning that collectives were seen on fewer ranks (pairs are not a rank short of four); the planted
 rank is the straggler, cause compute, late at its pair's first all-reduce of every affected step by
 75-125 % of its sleep; a late arrival of another rank in those steps is put down to the planted one
-("waiting for rank N") at no cost; nobody late by half the sleep between step 1 and the plant.
+("waiting for rank N") at no cost; nobody late by half the sleep between the warm-up (steps 0-1)
+and the plant.
 Prints "ok NAME" / "not ok NAME: why", then "N passed, N failed".
 """
 import os
@@ -77,7 +78,9 @@ def main():
     costs = {x["rank"]: x["cost_ms"] for x in st}
     check("only-the-planted-rank-costs", all(v < 0.25 * sleep * steps for r, v in costs.items() if r != slow),
           str(costs))
-    early = inside[(inside["iteration"] >= 1) & (inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
+    # steps 0 and 1 are a warm-up: the pairs' communicators are made at their first use (on 4 x H200
+    # rank 2 arrived 5.5 ms late at a step-1 all-reduce, before any plant); fleet reports it
+    early = inside[(inside["iteration"] >= 2) & (inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
     check("not-late-before-the-plant", len(early) == 0, str(early[["iteration", "late_rank", "late_ms"]].values))
     print("others late:", len(others), "stragglers:", [(x["rank"], round(x["cost_ms"], 3), x["pattern"], x["cause"])
                                                        for x in st])

@@ -325,35 +325,53 @@ def _causes(c, late, it, ex, span):
 
 
 def _waiting_upstream(c, g):
-    """Late arrivals that pass on another rank's lateness: the rank's previous NCCL operation on that
-    GPU ended shortly before this one started (less than half this lateness before), and in it the rank
-    waited at least half as long as it is late here — a pipeline stage that waited for its input sends
-    it on late, and the next stage waits for it in turn.  Per such row the rank it waited for at the
-    start of the chain (the last to arrive at that earlier operation, or whom that one waited for);
-    -1 for the other rows.  Rows are as _arrivals() left them (each collective's latest arrival first)."""
+    """Late arrivals that pass on another rank's lateness.  Since the rank's previous operation among
+    the same ranks as this one (on that GPU), it waited in operations among other ranks at least half
+    as long as it is late here: a pipeline stage that waited for its input sends it on late; a rank
+    that waited for its tensor-parallel partner arrives late at its data-parallel all-reduce (both
+    seen on real jobs).  Per such row the rank it waited for longest there, followed to the start of
+    the chain (if that one was itself passing lateness on, whom it waited for); -1 for the other rows.
+    Where every collective has the same ranks (DDP, FSDP) there are none: those who waited with it
+    left with it.  Rows are as _arrivals() left them (each collective's latest arrival first)."""
     n = nrows(c)
     up = np.full(n, -1, np.int64)
     late = c["late"]
     if not late.any():
         return up
+    # each row's ranks, as one number (a sum of the ranks' hashes over the collective's rows)
+    h = (c["rank"].astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+    acc = np.zeros(g.n, np.uint64)
+    with np.errstate(over="ignore"):
+        np.add.at(acc, c["_g"], h)
+    chan = acc[c["_g"]]
+    # per rank and GPU, its rows in GPU time; only ranks whose collectives have different ranks
     o = np.lexsort((c["a_start"], c["device"], c["rank"]))
-    same = (c["rank"][o][1:] == c["rank"][o][:-1]) & (c["device"][o][1:] == c["device"][o][:-1])
-    prev = np.full(n, -1, np.int64)
-    prev[o[1:]] = np.where(same, o[:-1], -1)
-    cand = np.nonzero(late & (prev >= 0))[0]
-    if not len(cand):
-        return up
-    p = prev[cand]
-    lm = c["late_ms"][cand]
-    gap_ms = (c["a_start"][cand] - c["a_end"][p]) / 1e6
-    keep = (gap_ms <= 0.5 * lm) & (c["wait_ms"][p] >= 0.5 * lm) & (c["n"][p] >= 2)
-    cand, p = cand[keep], p[keep]
+    key = c["rank"][o] * (int(c["device"].max()) + 1) + c["device"][o]
+    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
     last = g.first_row()  # per collective its latest arrival's row
-    for i, j in sorted(zip(cand.tolist(), p.tolist()), key=lambda t: c["a_start"][t[0]]):
+    todo = []
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        rows = o[a:b]
+        comms = chan[rows]
+        if not late[rows].any() or (comms == comms[0]).all():
+            continue
+        t_start, t_end, wait = c["a_start"][rows], c["a_end"][rows], c["wait_ms"][rows]
+        prev_same = {}  # ranks -> position of the latest row among them so far
+        for k in range(len(rows)):
+            i = rows[k]
+            if late[i]:
+                p = prev_same.get(comms[k], -1)
+                # the rows in between that ended by this one's start, among other ranks
+                between = [m for m in range(p + 1, k) if comms[m] != comms[k] and t_end[m] <= t_start[k] and
+                           (p < 0 or t_start[m] >= t_end[p])]
+                waited = sum(wait[m] for m in between)
+                if between and waited >= 0.5 * c["late_ms"][i]:
+                    todo.append((t_start[k], i, rows[max(between, key=lambda m: wait[m])]))
+            prev_same[comms[k]] = k
+    for _, i, j in sorted(todo):
         q = last[c["_g"][j]]
-        if c["rank"][q] == c["rank"][i]:
-            continue  # it was the last there itself: its own lateness
-        up[i] = up[q] if up[q] >= 0 else c["rank"][q]
+        if c["rank"][q] != c["rank"][i]:  # it was not the last there itself
+            up[i] = up[q] if up[q] >= 0 else c["rank"][q]
     return up
 
 
