@@ -3,7 +3,8 @@
 
     python3 tests/gpu/check_nccl_p2p.py RUN_DIR GPUTAP
 
-RUN_DIR: the `gputap run` folder, with the job's output as job.out.  Checks: each rank received
+RUN_DIR: the `gputap run` folder, or the ranks' PyTorch-profiler traces (GT_KINETO_DIR), with the
+job's output as job.out.  Checks: each rank received
 what the program must compute (rank r: sum over the steps of (step + r - 1) x 2^20); fleet keeps
 the point-to-point transfers apart from the collectives (no collective mixes a SendRecv row with
 another kind; each step's two AllReduces on every rank); each hop is one operation of its two

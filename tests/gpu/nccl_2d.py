@@ -10,7 +10,8 @@ itself, makes its data-parallel partner 0 wait in turn.  Prints PLANT (as ddp_st
 CHECKSUM rank=R (sums the program computes: its own check of its results).
 
     torchrun --nproc_per_node 4 tests/gpu/nccl_2d.py
-    env: GT_STEPS (10), GT_SLOW_FROM (3), GT_SLOW_RANK (3), GT_SLEEP_MS (10)
+    env: GT_KINETO_DIR (the steps under torch.profiler, its traces written there as rank<R>.json),
+         GT_STEPS (10), GT_SLOW_FROM (3), GT_SLOW_RANK (3), GT_SLEEP_MS (10)
 """
 import os
 import sys
@@ -19,7 +20,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import say, sleep_cycles, sleep_ms  # noqa: E402
+from torchjob import profiled, say, sleep_cycles, sleep_ms, step_range  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "10"))
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
@@ -43,19 +44,19 @@ def main():
     total = torch.zeros((), dtype=torch.float64, device="cuda")
     dist.barrier()
     torch.cuda.synchronize()
-    for step in range(STEPS):
-        torch.cuda.nvtx.range_push("train_step")
-        x = torch.full((4096,), float(rank + step), device="cuda")
-        for _ in range(2):
-            a = torch.tanh(a @ a)  # work
-            if rank == SLOW_RANK and step >= SLOW_FROM and _ == 0:
-                torch.cuda._sleep(cycles)
-            dist.all_reduce(x, group=tp)
-        g = torch.full((1 << 20,), float(rank), device="cuda")
-        dist.all_reduce(g, group=dp)
-        total += x.double().sum() + g.double()[0]
-        torch.cuda.nvtx.range_pop()
-    torch.cuda.synchronize()
+    with profiled(rank) as prof:
+        for step in range(STEPS):
+            with step_range(prof):
+                x = torch.full((4096,), float(rank + step), device="cuda")
+                for _ in range(2):
+                    a = torch.tanh(a @ a)  # work
+                    if rank == SLOW_RANK and step >= SLOW_FROM and _ == 0:
+                        torch.cuda._sleep(cycles)
+                    dist.all_reduce(x, group=tp)
+                g = torch.full((1 << 20,), float(rank), device="cuda")
+                dist.all_reduce(g, group=dp)
+                total += x.double().sum() + g.double()[0]
+        torch.cuda.synchronize()
     say("CHECKSUM rank=%d %.1f" % (rank, float(total)))
     dist.destroy_process_group()
 

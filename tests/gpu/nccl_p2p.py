@@ -9,7 +9,8 @@ Prints PLANT (as ddp_straggler.py) and CHECKSUM rank=R (the sum of what it recei
 the program's own check of its results).
 
     torchrun --nproc_per_node N tests/gpu/nccl_p2p.py
-    env: GT_STEPS (10), GT_SLOW_FROM (3), GT_SLOW_RANK (0), GT_SLEEP_MS (10)
+    env: GT_KINETO_DIR (the steps under torch.profiler, its traces written there as rank<R>.json),
+         GT_STEPS (10), GT_SLOW_FROM (3), GT_SLOW_RANK (0), GT_SLEEP_MS (10)
 """
 import os
 import sys
@@ -18,7 +19,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import say, sleep_cycles, sleep_ms  # noqa: E402
+from torchjob import profiled, say, sleep_cycles, sleep_ms, step_range  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "10"))
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
@@ -38,23 +39,23 @@ def main():
     dist.barrier()
     torch.cuda.synchronize()
     got = torch.zeros((), dtype=torch.float64, device="cuda")
-    for step in range(STEPS):
-        torch.cuda.nvtx.range_push("train_step")
-        a = torch.full((1000,), float(rank), device="cuda")
-        dist.all_reduce(a)
-        x = torch.full((N,), float(step), device="cuda")
-        if rank > 0:
-            dist.recv(x, src=rank - 1)
-            got += x.double().sum()
-            x += 1
-        if rank < world - 1:
-            if rank == SLOW_RANK and step >= SLOW_FROM:
-                torch.cuda._sleep(cycles)
-            dist.send(x, dst=rank + 1)
-        b = torch.full((2000,), float(rank), device="cuda")
-        dist.all_reduce(b)
-        torch.cuda.nvtx.range_pop()
-    torch.cuda.synchronize()
+    with profiled(rank) as prof:
+        for step in range(STEPS):
+            with step_range(prof):
+                a = torch.full((1000,), float(rank), device="cuda")
+                dist.all_reduce(a)
+                x = torch.full((N,), float(step), device="cuda")
+                if rank > 0:
+                    dist.recv(x, src=rank - 1)
+                    got += x.double().sum()
+                    x += 1
+                if rank < world - 1:
+                    if rank == SLOW_RANK and step >= SLOW_FROM:
+                        torch.cuda._sleep(cycles)
+                    dist.send(x, dst=rank + 1)
+                b = torch.full((2000,), float(rank), device="cuda")
+                dist.all_reduce(b)
+        torch.cuda.synchronize()
     say("CHECKSUM rank=%d %.1f" % (rank, float(got)))
     dist.destroy_process_group()
 
