@@ -220,6 +220,11 @@ void gt_colls_free(struct gt_colls *cs);
  * PyTorch's, as a PyTorch-profiler trace gives it; 0 / NULL when unknown).  0 or -1 (out of memory). */
 int gt_colls_kernel(struct gt_colls *cs, int source, int device, uint64_t start, uint64_t end, uint64_t corr,
 		    const char *name, const char *comm, uint64_t seq, uint64_t count, const char *dtype);
+/* The kernel just added is a send (`send`) or a receive of a PyTorch-profiler trace, with `peer`
+ * the other rank (args "Dst Rank" / "Src Rank"): named for its pair once its source's rank is known. */
+void gt_colls_p2p(struct gt_colls *cs, int send, long peer);
+/* The rank of `source` (a PyTorch-profiler trace's distributedInfo.rank). */
+void gt_colls_source_rank(struct gt_colls *cs, int source, long rank);
 /* A collective recorded by NCCL's profiler plugin in a gputap trace. */
 int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
 		  const char *algo, const char *proto, const char *dtype);

@@ -27,8 +27,10 @@
  *    PyTorch's kernel args also give the message: "In msg nelems", "Out msg nelems" and "dtype"
  *    (its names turned into NCCL's: "Float" is ncclFloat32), whatever the match;
  *  - "order": the order of the rank's NCCL kernels (by launch, else by GPU start) per communicator
- *    when the trace names it, else over all of the rank's NCCL kernels.  Ranks of one job issue
- *    their collectives in the same order, which is what NCCL itself relies on.
+ *    when the trace names it, else over all of the rank's NCCL kernels, and per kind (as NCCL numbers
+ *    them; a PyTorch-profiler send or receive named for its pair from its "Dst Rank" / "Src Rank" and
+ *    the trace's rank).  Ranks of one job issue their collectives in the same order, which is what
+ *    NCCL itself relies on.
  * Memory: 200 bytes per NCCL kernel of the input (one rank, for `gputap fleet`).
  */
 #include <limits.h>
@@ -44,6 +46,8 @@ struct krow { /* an NCCL kernel */
 	struct gt_an_coll c;
 	uint64_t corr;
 	int has_seq;
+	int p2p;   /* a PyTorch-profiler send (1) or receive (2), 0 otherwise */
+	long peer; /* its other rank */
 };
 
 struct nrec { /* a plugin record */
@@ -58,6 +62,8 @@ struct nrec { /* a plugin record */
 struct gt_colls {
 	struct krow *k;
 	size_t nk, kcap;
+	long *rank; /* per source, its rank (-1 unknown): a PyTorch-profiler trace's */
+	size_t nrank;
 	struct nrec *n;
 	size_t nn, ncap;
 };
@@ -73,7 +79,33 @@ void gt_colls_free(struct gt_colls *cs)
 		return;
 	free(cs->k);
 	free(cs->n);
+	free(cs->rank);
 	free(cs);
+}
+
+void gt_colls_p2p(struct gt_colls *cs, int send, long peer)
+{
+	if (cs->nk) {
+		cs->k[cs->nk - 1].p2p = send ? 1 : 2;
+		cs->k[cs->nk - 1].peer = peer;
+	}
+}
+
+void gt_colls_source_rank(struct gt_colls *cs, int source, long rank)
+{
+	if (source < 0)
+		return;
+	if ((size_t)source >= cs->nrank) {
+		size_t n = (size_t)source + 1;
+		long *v = realloc(cs->rank, n * sizeof(*v));
+		if (!v)
+			return; /* the pairs stay unnamed: matched by order as other kernels */
+		for (size_t i = cs->nrank; i < n; i++)
+			v[i] = -1;
+		cs->rank = v;
+		cs->nrank = n;
+	}
+	cs->rank[source] = rank;
 }
 
 static void copy(char *dst, size_t len, const char *src)
@@ -385,6 +417,7 @@ static long window_of(const struct gt_an_gpu *g, uint64_t t, int last_open)
 struct cseq {
 	int source;
 	char comm[64];
+	char name[32]; /* NCCL numbers each kind of a communicator apart; a pair's sends as its own */
 	uint64_t next;
 };
 
@@ -452,9 +485,14 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 		if (used[i])
 			continue;
 		struct gt_an_coll c = cs->k[i].c;
+		long me = cs->k[i].p2p && (size_t)c.source < cs->nrank ? cs->rank[c.source] : -1;
+		if (me >= 0) /* a PyTorch-profiler send or receive: named for its pair, as the plugin's are */
+			snprintf(c.name, sizeof(c.name), "SendRecv %ld>%ld", cs->k[i].p2p == 1 ? me : cs->k[i].peer,
+				 cs->k[i].p2p == 1 ? cs->k[i].peer : me);
 		if (!cs->k[i].has_seq) {
 			size_t j = 0;
-			while (j < nsq && !(sq[j].source == c.source && strcmp(sq[j].comm, c.comm) == 0))
+			while (j < nsq && !(sq[j].source == c.source && strcmp(sq[j].comm, c.comm) == 0 &&
+					    strcmp(sq[j].name, c.name) == 0))
 				j++;
 			if (j == nsq) {
 				struct cseq *p = realloc(sq, (nsq + 1) * sizeof(*p));
@@ -464,6 +502,7 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 				memset(&sq[nsq], 0, sizeof(sq[nsq]));
 				sq[nsq].source = c.source;
 				copy(sq[nsq].comm, sizeof(sq[nsq].comm), c.comm);
+				copy(sq[nsq].name, sizeof(sq[nsq].name), c.name);
 				nsq++;
 			}
 			c.seq = sq[j].next++;

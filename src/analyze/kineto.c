@@ -29,6 +29,7 @@
 
 enum fld {
 	F_NONE, F_NAME, F_CAT, F_PH, F_TS, F_DUR, F_PID, F_DEVICE, F_RANK, F_CORR, F_PG, F_SEQ, F_NIN, F_NOUT, F_DTYPE,
+	F_CNAME, F_SRC, F_DST,
 	F_STREAM, F_BYTES, F_BW, F_GRID, F_BLOCK, F_DP_ID, F_DP_SMS, F_DP_MAJ, F_DP_MIN, F_BPS /* findings: args grid/block, deviceProperties */
 };
 
@@ -70,6 +71,8 @@ struct kst {
 	char pg[64];  /* args "Process Group Name" of an NCCL kernel (PyTorch), "" if none */
 	uint64_t seq; /* args "Seq", GT_SEQ_UNKNOWN if none */
 	uint64_t nin, nout; /* args "In msg nelems", "Out msg nelems" of an NCCL kernel (PyTorch), 0 if none */
+	char cname[8];      /* args "Collective name" when "send" or "recv", else "" */
+	long src, dst;      /* args "Src Rank" (a recv's), "Dst Rank" (a send's), -1 if none */
 	char dtype[24];     /* args "dtype" (PyTorch's name: "Float", "BFloat16", ...), "" if none */
 	long rank; /* distributedInfo.rank, -1 if none */
 	/* for the findings (analyze/findings.h): kernel grid and block, the devices' SM counts */
@@ -166,6 +169,8 @@ static void reset_event(struct kst *k)
 	k->pg[0] = '\0';
 	k->seq = GT_SEQ_UNKNOWN;
 	k->nin = k->nout = 0;
+	k->cname[0] = '\0';
+	k->src = k->dst = -1;
 	k->dtype[0] = '\0';
 	k->in_args = 0;
 	memset(k->grid, 0, sizeof(k->grid));
@@ -318,6 +323,9 @@ static int handle_event(struct kst *k)
 				    k->nin && k->nout ? (k->nin < k->nout ? k->nin : k->nout) : k->nin ? k->nin : k->nout,
 				    k->dtype) < 0)
 			return fail(k, "out of memory");
+		/* a send or receive: its peer, for the pair's name once this rank's number is known */
+		if (c->colls && c->names.v[ni].cat == GT_CAT_COMM && k->cname[0] && (k->cname[0] == 's' ? k->dst : k->src) >= 0)
+			gt_colls_p2p(c->colls, k->cname[0] == 's', k->cname[0] == 's' ? k->dst : k->src);
 		if (kind == GT_NK_MEMOP)
 			c->has_mem = 1;
 		return 1;
@@ -438,6 +446,12 @@ static int k_map_key(void *ctx, const unsigned char *s, size_t len)
 			k->fld = F_NOUT;
 		else if (IS("dtype"))
 			k->fld = F_DTYPE;
+		else if (IS("Collective name"))
+			k->fld = F_CNAME;
+		else if (IS("Src Rank"))
+			k->fld = F_SRC;
+		else if (IS("Dst Rank"))
+			k->fld = F_DST;
 		else if (IS("stream"))
 			k->fld = F_STREAM;
 		else if (IS("bytes"))
@@ -504,6 +518,12 @@ static int k_string(void *ctx, const unsigned char *s, size_t len)
 			 (unsigned long long)gt_an_hash_name(0, (const char *)s, len));
 		break;
 	}
+	case F_CNAME:
+		if ((len == 4 && memcmp(s, "send", 4) == 0) || (len == 4 && memcmp(s, "recv", 4) == 0)) {
+			memcpy(k->cname, s, 4);
+			k->cname[4] = '\0';
+		}
+		break;
 	case F_DTYPE: {
 		size_t n = gt_an_utf8_cut((const char *)s, len, sizeof(k->dtype) - 1);
 		memcpy(k->dtype, s, n);
@@ -570,6 +590,11 @@ static int k_number(void *ctx, const char *s, size_t len)
 	case F_SEQ:
 		if (gt_an_parse_fixed(s, len, 0, &v) == 0)
 			k->seq = v;
+		break;
+	case F_SRC:
+	case F_DST:
+		if (gt_an_parse_fixed(s, len, 0, &v) == 0 && v < (1u << 30))
+			*(k->fld == F_SRC ? &k->src : &k->dst) = (long)v;
 		break;
 	case F_NIN:
 	case F_NOUT:
@@ -875,9 +900,11 @@ static int kineto_parse(struct gt_an_ctx *c, const char *label, struct ksrc *src
 	if (rc == 0) {
 		char nm[64];
 		const char *b = strrchr(label, '/');
-		if (k->rank >= 0)
+		if (k->rank >= 0) {
 			snprintf(nm, sizeof(nm), "rank%ld", k->rank);
-		else
+			if (c->colls)
+				gt_colls_source_rank(c->colls, k->source, k->rank);
+		} else
 			snprintf(nm, sizeof(nm), "%s", b && b[1] ? b + 1 : label);
 		if (gt_an_label(c, k->source, nm, label) < 0) {
 			snprintf(err, errlen, "%s: out of memory", label);
