@@ -318,9 +318,11 @@ def test_nccls_own_ranges_are_not_the_iterations(tmp_path):
 
 @pytest.mark.parametrize("peers", [3, 5])
 def test_all_to_all_as_sends_and_receives(tmp_path, peers):
-    """An all-to-all runs a send and a receive per peer in one NCCL kernel.  With 3 peers (6 records on
-    the kernel) each is a row of its pair; with 5 (10, more than 8) the kernel stays one row matched by
-    order — a row per pair would make an all-to-all of N ranks N^2 rows."""
+    """An all-to-all runs a send and a receive per rank in one NCCL kernel, itself included.  Its own
+    share (a send to itself, a receive from itself) is no pair: left out (kept, the two rows made one
+    collective of one GPU twice).  With 3 peers (6 records) each is a row of its pair; with 5 (10,
+    more than 8) the kernel stays one row matched by order — a row per pair would make an all-to-all
+    of N ranks N^2 rows."""
     sys.path.insert(0, os.path.join(REPO, "python"))
     from gputap.fleet.gtrwrite import TraceWriter
 
@@ -331,7 +333,7 @@ def test_all_to_all_as_sends_and_receives(tmp_path, peers):
         t = T0 + MS + i * 10 * MS
         w.api("cudaLaunchKernelExC", t, t + 10 * US, i + 1)
         w.kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 0, 7, t + 100 * US, t + MS, i + 1)
-        for q in range(1, peers + 1):
+        for q in range(0, peers + 1):  # peer 0 is itself: an all-to-all's own share, no pair
             w.nccl_coll(0x55, i, t + 12 * US, t + 20 * US, "Send", "", "", 256, 0, peers + 1, root=q)
             w.nccl_coll(0x55, i, t + 13 * US, t + 20 * US, "Recv", "", "", 256, 0, peers + 1, root=q)
     w.close()

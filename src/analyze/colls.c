@@ -185,6 +185,9 @@ unsigned gt_colls_dtype_size(const char *name)
 int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
 		  const char *algo, const char *proto, const char *dtype)
 {
+	/* a send to itself or a receive from itself (an all-to-all's own share): no other rank takes part */
+	if (func && (strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0) && rec->rank >= 0 && rec->rank == rec->root)
+		return 0;
 	if (cs->nn == cs->ncap) {
 		size_t nc = cs->ncap ? cs->ncap * 2 : 256;
 		struct nrec *v = realloc(cs->n, nc * sizeof(*v));
