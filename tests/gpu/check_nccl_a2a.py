@@ -46,7 +46,7 @@ def main():
           all(len(x) == world for x in ar["ranks"]), str(list(zip(ar["iteration"], ar["ranks"]))[:8]))
     ex = inside[inside["name"] != "AllReduce"]
     per = ex.groupby("iteration").size().to_dict()
-    pairs = world * (world - 1) if 2 * world <= 8 else 1
+    pairs = world * (world - 1) if 2 * (world - 1) <= 8 else 1
     check("the-exchange-a-step", per == {i: pairs for i in range(nstep)} and
           all(len(x) == (2 if pairs > 1 else world) for x in ex["ranks"]),
           "operations per step %s, want %d" % (per, pairs))
