@@ -156,6 +156,14 @@ def test_tensor_and_data_parallel_pairs_with_a_slow_rank():
         assert rc == 0 and lines and lines[-1] == "10 passed, 0 failed", (sub, why)
 
 
+def test_all_to_all_of_four_ranks_with_a_slow_rank():
+    """tests/fixtures/nccl-a2a-4xh200 (4 x H200): each all-to-all is 12 operations of two ranks (the
+    ordered pairs of different ranks), each rank's own share left out (before: 32 rows "left out" and
+    16 operations a step); rank 2 the straggler, late at its exchanges of every affected step."""
+    rc, lines, why = _check("check_nccl_a2a.py", os.path.join(FIXTURES, "nccl-a2a-4xh200"), GPUTAP)
+    assert rc == 0 and lines and lines[-1] == "8 passed, 0 failed", why
+
+
 def test_process_group_names_empty_odd_and_long(tmp_path):
     """PyTorch-profiler traces whose process groups are named "", with quotes and a backslash, in three
     scripts, and two 300-character names differing only at the end: five communicators, each
