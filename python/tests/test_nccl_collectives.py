@@ -144,6 +144,13 @@ def test_four_stage_pipeline_with_a_slow_first_stage():
     rows = cp.stdout.split("Stragglers")[1].splitlines()[2:6]
     assert [r.split()[0] for r in rows] == ["0", "3", "2", "1"], rows
     assert "8/10 consistent   compute" in rows[0] and "waiting for rank 0" in rows[3], rows
+    # each pair's communicator numbers it 0 and 1: fleet names the hops in the job's ranks
+    from gputap import fleet
+
+    c = fleet.analyze([d], workers=1, gputap=GPUTAP, progress=None).collectives
+    hops = c[c["name"].str.startswith("SendRecv")]
+    assert sorted(set(hops["name"])) == ["SendRecv 0>1", "SendRecv 1>2", "SendRecv 2>3"]
+    assert all("SendRecv %d>%d" % tuple(r) == n for n, r in zip(hops["name"], hops["ranks"]))
 
 
 def test_tensor_and_data_parallel_pairs_with_a_slow_rank():

@@ -526,6 +526,22 @@ def reduce(tasks, rk, iters, colls, failed_inputs):
     return {k: ranks[k] for k in RANKS_OUT}, iters, ct, summary
 
 
+_PAIR = re.compile(r"SendRecv ([01])>([01])$")
+
+
+def _pair_names(names, ranks):
+    """A send/receive of a two-rank communicator — PyTorch makes one for each pair that sends and
+    receives, its ranks 0 and 1 the pair's lower and higher global rank — named in the job's ranks:
+    "SendRecv 0>1" of ranks [2, 3] is "SendRecv 2>3".  Other names are kept."""
+    out = names.copy()
+    for i, (name, rk) in enumerate(zip(names.tolist(), ranks)):
+        m = _PAIR.match(name) if name.startswith("SendRecv ") else None
+        if m and len(rk) == 2 and m.group(1) != m.group(2):
+            lo, hi = sorted(rk)
+            out[i] = "SendRecv %d>%d" % ((lo, hi) if m.group(1) == "0" else (hi, lo))
+    return out
+
+
 def _collective_table(c, g, vocab):
     if not nrows(c):
         return empty(COLLS_OUT)
@@ -572,6 +588,7 @@ def _collective_table(c, g, vocab):
     one = n < 2
     t["late_rank"] = np.where(one, -1, t["late_rank"])
     t["first_rank"] = np.where(one, -1, t["first_rank"])
+    t["name"] = _pair_names(t["name"], t["ranks"])
     kc = factorize(t["comm"])[0]
     return take({k: t[k] for k in COLLS_OUT}, np.lexsort((t["seq"], kc, t["start_ns"])))
 
