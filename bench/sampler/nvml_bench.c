@@ -3,6 +3,7 @@
  *
  * Build: cc -O2 -o nvml_bench nvml_bench.c -ldl -lpthread   (no NVML header needed: dlopen)
  * Run:   ./nvml_bench [calls per query, default 300]
+ *        ./nvml_bench floor [SECONDS]   (only the floor below, SECONDS a mode, default 3)
  *
  * For each query and device: wall time per call (mean, median, p99, max, in µs), CPU
  * time of the calling thread per call (CLOCK_THREAD_CPUTIME_ID), and the return code.
@@ -278,6 +279,44 @@ static void concurrent(int q, nvmlDevice_t d, nvmlDevice_t ed, const char *what)
 	       qname[q], what, sum / N, w[N / 2], w[(int)(N * 0.99)], w[N - 1], h.reads);
 }
 
+/* What the samplers cannot go below: these calls every 10 ms on every GPU, in a bare loop (one thread,
+ * an absolute clock_nanosleep, nothing recorded or written); the thread's CPU per mode, in % of one
+ * core and per tick, three rounds of the modes interleaved. */
+static void floor_ticks(nvmlDevice_t *d, unsigned ndev, double secs)
+{
+	static const char *const mode[] = {"wake-ups alone", "power (field) of every GPU", "memory (v1) of every GPU",
+					   "memory (v2) of every GPU", "power + memory (v1) of every GPU",
+					   "power + memory (v2) of every GPU", "power of every GPU, memory of one a tick"};
+	printf("floor: %u GPU(s), 100 Hz, %.0f s a mode\n", ndev, secs);
+	for (int round = 0; round < 3; round++)
+		for (int m = 0; m < 7; m++) {
+			double c0 = now(CLOCK_THREAD_CPUTIME_ID), t0 = now(CLOCK_MONOTONIC), v;
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			int ticks = 0;
+			while (now(CLOCK_MONOTONIC) - t0 < secs * 1e6) { /* now(): microseconds */
+				ts.tv_nsec += 10000000;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_nsec -= 1000000000;
+					ts.tv_sec++;
+				}
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+				ticks++;
+				for (unsigned i = 0; i < ndev; i++) {
+					if (m == 1 || m >= 4)
+						one(Q_F_INST, d[i], &v);
+					if (m == 2 || m == 4 || (m == 6 && (unsigned)ticks % ndev == i))
+						one(Q_MEM1, d[i], &v);
+					if (m == 3 || m == 5)
+						one(Q_MEM2, d[i], &v);
+				}
+			}
+			double c = now(CLOCK_THREAD_CPUTIME_ID) - c0, w = now(CLOCK_MONOTONIC) - t0;
+			printf("floor round %d %-42s %.3f %% of a core, %.1f us a tick (%d ticks)\n", round, mode[m],
+			       100 * c / w, c / ticks, ticks);
+		}
+}
+
 #define SYM(v, name) (*(void **)&v = dlsym(lib, name))
 
 int main(int argc, char **argv)
@@ -307,6 +346,15 @@ int main(int argc, char **argv)
 	}
 	unsigned ndev = 0;
 	count(&ndev);
+	if (argc > 1 && strcmp(argv[1], "floor") == 0) { /* nvml_bench floor [SECONDS] */
+		nvmlDevice_t d[16];
+		unsigned k = 0;
+		for (unsigned i = 0; i < ndev && k < 16; i++)
+			if (handle(i, &d[k]) == 0)
+				k++;
+		floor_ticks(d, k, argc > 2 && atof(argv[2]) > 0 ? atof(argv[2]) : 3);
+		return 0;
+	}
 	printf("%u GPU(s), %d calls per query\n", ndev, n);
 	printf("dev query                                         mean_us  median_us  p99_us    max_us  cpu_us\n");
 	for (unsigned i = 0; i < ndev; i++) {
