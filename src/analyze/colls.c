@@ -182,11 +182,18 @@ unsigned gt_colls_dtype_size(const char *name)
 	return 0;
 }
 
+/* The name of a send (`send`) or receive of rank `me` with `peer`, the same on both sides. */
+static void pair_name(char *buf, size_t len, int send, long me, long peer)
+{
+	snprintf(buf, len, "SendRecv %ld>%ld", send ? me : peer, send ? peer : me);
+}
+
 int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll *rec, const char *func,
 		  const char *algo, const char *proto, const char *dtype)
 {
+	int send = func && strcmp(func, "Send") == 0, recv = func && strcmp(func, "Recv") == 0;
 	/* a send to itself or a receive from itself (an all-to-all's own share): no other rank takes part */
-	if (func && (strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0) && rec->rank >= 0 && rec->rank == rec->root)
+	if ((send || recv) && rec->rank >= 0 && rec->rank == rec->root)
 		return 0;
 	if (cs->nn == cs->ncap) {
 		size_t nc = cs->ncap ? cs->ncap * 2 : 256;
@@ -208,10 +215,8 @@ int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll
 	copy(n->algo, sizeof(n->algo), algo);
 	copy(n->proto, sizeof(n->proto), proto);
 	copy(n->dtype, sizeof(n->dtype), dtype);
-	int send = func && strcmp(func, "Send") == 0, recv = func && strcmp(func, "Recv") == 0;
 	if ((send || recv) && rec->rank >= 0 && rec->root >= 0)
-		snprintf(n->pair, sizeof(n->pair), "SendRecv %d>%d", send ? rec->rank : rec->root,
-			 send ? rec->root : rec->rank);
+		pair_name(n->pair, sizeof(n->pair), send, rec->rank, rec->root);
 	return 0;
 }
 
@@ -490,8 +495,7 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 		struct gt_an_coll c = cs->k[i].c;
 		long me = cs->k[i].p2p && (size_t)c.source < cs->nrank ? cs->rank[c.source] : -1;
 		if (me >= 0) /* a PyTorch-profiler send or receive: named for its pair, as the plugin's are */
-			snprintf(c.name, sizeof(c.name), "SendRecv %ld>%ld", cs->k[i].p2p == 1 ? me : cs->k[i].peer,
-				 cs->k[i].p2p == 1 ? cs->k[i].peer : me);
+			pair_name(c.name, sizeof(c.name), cs->k[i].p2p == 1, me, cs->k[i].peer);
 		if (!cs->k[i].has_seq) {
 			size_t j = 0;
 			while (j < nsq && !(sq[j].source == c.source && strcmp(sq[j].comm, c.comm) == 0 &&

@@ -199,14 +199,13 @@ static const char *const v1_dtype[] = {"ncclInt8",    "ncclUint8",   "ncclInt32"
 				       "ncclUint64",  "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16"};
 #define PICK(tab, i) ((size_t)(i) < sizeof(tab) / sizeof(tab[0]) ? tab[i] : NULL)
 
-static gt_nccl_result start_coll(struct np_ctx *c, void **handle, int rank, const union coll_any *u)
+/* A free event slot with its record's header and what the communicator says filled in; NULL when
+ * none is free (counted as lost). */
+static struct np_ev *new_event(const struct np_ctx *c, int rank)
 {
-	*handle = NULL;
-	if (!atomic_load_explicit(&gt_tap.on, memory_order_relaxed))
-		return NCCL_OK;
 	struct np_ev *e = claim();
 	if (!e)
-		return NCCL_OK;
+		return NULL;
 	struct gt_rec_nccl_coll *r = &e->rec;
 	memset(r, 0, sizeof(*r));
 	r->h.type = GT_REC_NCCL_COLL;
@@ -214,6 +213,19 @@ static gt_nccl_result start_coll(struct np_ctx *c, void **handle, int rank, cons
 	r->rank = rank;
 	r->nranks = c->nranks;
 	r->plugin_version = (uint8_t)c->version;
+	r->comm_hash = c->comm_hash; /* versions 1-3: the descriptor's, below */
+	return e;
+}
+
+static gt_nccl_result start_coll(struct np_ctx *c, void **handle, int rank, const union coll_any *u)
+{
+	*handle = NULL;
+	if (!atomic_load_explicit(&gt_tap.on, memory_order_relaxed))
+		return NCCL_OK;
+	struct np_ev *e = new_event(c, rank);
+	if (!e)
+		return NCCL_OK;
+	struct gt_rec_nccl_coll *r = &e->rec;
 	switch (c->version) {
 	case 1:
 		r->comm_hash = u->v1.comm_hash;
@@ -251,8 +263,7 @@ static gt_nccl_result start_coll(struct np_ctx *c, void **handle, int rank, cons
 		r->proto_id = intern(u->v3.proto);
 		r->dtype_id = intern(u->v3.dtype);
 		break;
-	default: /* 4, 5 */
-		r->comm_hash = c->comm_hash;
+	default: /* 4, 5: the communicator's hash came at its init */
 		r->seq = u->v4.seq;
 		r->count = u->v4.count;
 		r->root = u->v4.root;
@@ -280,17 +291,10 @@ static gt_nccl_result start_p2p(struct np_ctx *c, void **handle, int rank, const
 		atomic_fetch_add_explicit(&gt_tap.pool.lost, 1, memory_order_relaxed);
 		return NCCL_OK;
 	}
-	struct np_ev *e = claim();
+	struct np_ev *e = new_event(c, rank);
 	if (!e)
 		return NCCL_OK;
 	struct gt_rec_nccl_coll *r = &e->rec;
-	memset(r, 0, sizeof(*r));
-	r->h.type = GT_REC_NCCL_COLL;
-	r->h.size = sizeof(*r);
-	r->rank = rank;
-	r->nranks = c->nranks;
-	r->plugin_version = (uint8_t)c->version;
-	r->comm_hash = c->comm_hash;
 	r->seq = seq;
 	r->count = p->count;
 	r->root = p->peer;

@@ -15,10 +15,9 @@ and the plant.
 Prints "ok NAME" / "not ok NAME: why", then "N passed, N failed".
 """
 import os
-import re
 import sys
 
-from checks import Checks
+from checks import Checks, job_output, late_every_step
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -27,14 +26,11 @@ PAIRS = {"tp": [[0, 1], [2, 3]], "dp": [[0, 2], [1, 3]]}
 
 def main():
     run, exe = sys.argv[1], sys.argv[2]
-    out = open(os.path.join(run, "job.out")).read()
     check = Checks()
-    m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", out)
-    sums = {int(r): float(v) for r, v in re.findall(r"CHECKSUM rank=(\d+) (\S+)", out)}
-    check("job-output", m and len(sums) == 4, "PLANT %s, CHECKSUM %s" % (bool(m), sums))
-    if not (m and len(sums) == 4):
+    _, plant, sums = job_output(check, run, ranks=4)
+    if not plant:
         return check.summary()
-    slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
+    slow, first, steps, sleep = plant
     nstep = first + steps
     want = {}
     for r in range(4):
@@ -68,12 +64,7 @@ def main():
     check("straggler-is-the-planted-rank", top.get("rank") == slow and top.get("cause") == "compute",
           str([(x["rank"], round(x["cost_ms"], 3), x["cause"]) for x in st]))
     tp_pair = PAIRS["tp"][slow // 2]
-    bad = []
-    for it in range(first, nstep):
-        rows = inside[(inside["iteration"] == it) & inside["is_late"] & (inside["late_rank"] == slow)]
-        rows = rows[[sorted(x) == tp_pair for x in rows["ranks"]]]
-        if not len(rows) or not 0.75 * sleep <= rows["late_ms"].max() <= 1.25 * sleep:
-            bad.append((it, float(rows["late_ms"].max()) if len(rows) else None))
+    bad = late_every_step(inside[[sorted(x) == tp_pair for x in inside["ranks"]]], slow, range(first, nstep), sleep)
     check("late-at-its-pair-every-affected-step", not bad, "steps without it or late by %s (sleep %.3f ms)" % (
         bad, sleep))
     others = inside[(inside["iteration"] >= first) & inside["is_late"] & (inside["late_rank"] != slow) &

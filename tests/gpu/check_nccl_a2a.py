@@ -12,24 +12,20 @@ rank the straggler, late at the all-to-all of every affected step by 75-125 % of
 Prints "ok NAME" / "not ok NAME: why", then "N passed, N failed".
 """
 import os
-import re
 import sys
 
-from checks import Checks
+from checks import Checks, job_output, late_every_step
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 
 def main():
     run, exe = sys.argv[1], sys.argv[2]
-    out = open(os.path.join(run, "job.out")).read()
     check = Checks()
-    m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", out)
-    sums = {int(r): float(v) for r, v in re.findall(r"CHECKSUM rank=(\d+) (\S+)", out)}
-    check("job-output", m and sums, "PLANT %s, CHECKSUM %s" % (bool(m), sums))
-    if not (m and sums):
+    _, plant, sums = job_output(check, run)
+    if not plant:
         return check.summary()
-    slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
+    slow, first, steps, sleep = plant
     world, nstep = len(sums), first + steps
     want = {r: float(sum((100 * q + s) * 4096 for s in range(nstep) for q in range(world))) for r in range(world)}
     check("results", sums == want, "received %s, want %s" % (sums, want))
@@ -53,11 +49,7 @@ def main():
     st = s["stragglers"]
     check("straggler-is-the-planted-rank", st and st[0]["rank"] == slow,
           str([(x["rank"], round(x["cost_ms"], 3), x["cause"]) for x in st]))
-    bad = []
-    for it in range(first, nstep):
-        rows = ex[(ex["iteration"] == it) & ex["is_late"] & (ex["late_rank"] == slow)]
-        if not len(rows) or not 0.75 * sleep <= rows["late_ms"].max() <= 1.25 * sleep:
-            bad.append((it, float(rows["late_ms"].max()) if len(rows) else None))
+    bad = late_every_step(ex, slow, range(first, nstep), sleep)
     check("late-at-the-exchange-every-affected-step", not bad, "steps without it or late by %s (sleep %.3f)" % (
         bad, sleep))
     return check.summary()

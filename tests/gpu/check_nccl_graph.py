@@ -12,23 +12,20 @@ import os
 import re
 import sys
 
-from checks import Checks
+from checks import Checks, job_output, late_every_step
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 
 def main():
     run, exe = sys.argv[1], sys.argv[2]
-    out = open(os.path.join(run, "job.out")).read()
     check = Checks()
-
-    m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", out)
-    sums = {int(r): float(v) for r, v in re.findall(r"CHECKSUM rank=(\d+) (\S+)", out)}
-    reps = re.findall(r"STEPS rank=\d+ replays=(\d+)", out)
-    check("job-output", m and sums and reps, "PLANT %s, CHECKSUM %s" % (bool(m), sums))
-    if not (m and sums and reps):
+    replays = r"STEPS rank=\d+ replays=(\d+)"
+    out, plant, sums = job_output(check, run, need=(replays,))
+    if not plant:
         return check.summary()
-    slow, first, steps, sleep = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))
+    reps = re.findall(replays, out)
+    slow, first, steps, sleep = plant
     world, nstep = len(sums), int(reps[0])
     want = (2 * sum(r + 1 for r in range(world)) + 1) * nstep
     check("results", all(v == want for v in sums.values()), "checksums %s, want %g" % (sums, want))
@@ -46,11 +43,7 @@ def main():
                                                         list(zip(inside["iteration"], inside["name"]))[:10]))
     st = s["stragglers"]
     check("straggler-is-the-planted-rank", st and st[0]["rank"] == slow, str([(x["rank"], x["cost_ms"]) for x in st]))
-    bad = []
-    for it in range(first, first + steps):
-        rows = inside[(inside["iteration"] == it) & inside["is_late"] & (inside["late_rank"] == slow)]
-        if not len(rows) or not 0.75 * sleep <= rows["late_ms"].max() <= 1.25 * sleep:
-            bad.append((it, float(rows["late_ms"].max()) if len(rows) else None))
+    bad = late_every_step(inside, slow, range(first, first + steps), sleep)
     check("late-every-affected-step", not bad, "steps without it or late by %s (sleep %.3f ms)" % (bad, sleep))
     early = inside[(inside["iteration"] < first) & (inside["late_ms"] > 0.5 * sleep)]
     check("not-late-before-the-plant", len(early) == 0, str(early[["iteration", "late_rank", "late_ms"]].values))

@@ -1,6 +1,8 @@
 """What the GPU checks' scripts share: "ok NAME" / "not ok NAME: why" lines and the closing
 "N passed, N failed", and the collectives `gputap analyze --collectives` finds in one rank's trace."""
 import json
+import os
+import re
 import subprocess
 
 
@@ -28,3 +30,28 @@ def collectives(exe, path):
     rows = [c for r in json.loads(cp.stdout)["results"] for c in r.get("collectives", [])]
     rows.sort(key=lambda c: (c["launch_ns"] or c["start_ns"], c["start_ns"]))
     return rows, ""
+
+
+def job_output(check, run, ranks=None, need=()):
+    """The job's job.out in RUN and what the jobs of tests/gpu print there: (its text, the plant as (rank,
+    from_step, steps, sleep_ms) from its PLANT line, {rank: value} of its CHECKSUM rank=R lines).
+    Checked as "job-output": the plant is None when either is missing, or not `ranks` checksums, or
+    a pattern of `need` not found."""
+    out = open(os.path.join(run, "job.out")).read()
+    m = re.search(r"PLANT rank=(\d+) from_step=(\d+) steps=(\d+) sleep_ms=([0-9.]+)", out)
+    sums = {int(r): float(v) for r, v in re.findall(r"CHECKSUM rank=(\d+) (\S+)", out)}
+    ok = bool(m and sums and (ranks is None or len(sums) == ranks) and all(re.search(n, out) for n in need))
+    check("job-output", ok, "PLANT %s, CHECKSUM %s" % (bool(m), sums))
+    plant = (int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4))) if ok else None
+    return out, plant, sums
+
+
+def late_every_step(rows, slow, steps, sleep, lo=0.75, hi=1.25):
+    """The steps (iterations) among `steps` in which fleet's collectives `rows` have no late arrival of
+    rank `slow` by lo-hi times `sleep`: [(step, its latest lateness or None)]."""
+    bad = []
+    for it in steps:
+        r = rows[(rows["iteration"] == it) & rows["is_late"] & (rows["late_rank"] == slow)]
+        if not len(r) or not lo * sleep <= r["late_ms"].max() <= hi * sleep:
+            bad.append((it, float(r["late_ms"].max()) if len(r) else None))
+    return bad

@@ -30,7 +30,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import BATCH, WIDTH, fixed, profiled, say, sleep_cycles, sleep_ms, step_range  # noqa: E402
+from torchjob import BATCH, WIDTH, fixed, init_ranks, profiled, say, say_plant  # noqa: E402
+from torchjob import sleep_cycles, sleep_ms, step_range  # noqa: E402
 from torchjob import model as fixed_model  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "12"))
@@ -41,10 +42,8 @@ SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "20"))
 
 def setup():
     """The process group, this rank's GPU, deterministic math; (rank, world, local GPU)."""
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank, world = init_ranks()
     local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.use_deterministic_algorithms(True, warn_only=True)
     return rank, world, local
@@ -95,8 +94,7 @@ def plant(rank):
     else:
         raise SystemExit("GT_PLANT=%s: expected gpu, cpu or copy" % PLANT)
     if rank == SLOW_RANK:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f kind=%s %s" % (rank, SLOW_FROM, STEPS - SLOW_FROM,
-                                                                             measured, PLANT, extra))
+        say_plant(rank, SLOW_FROM, STEPS - SLOW_FROM, measured, PLANT, extra)
     return stall
 
 

@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import profiled, say, sleep_cycles, sleep_ms, step_range  # noqa: E402
+from torchjob import init_ranks, planted_sleep, profiled, say, step_range  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "10"))
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
@@ -29,17 +29,12 @@ SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "10"))
 
 
 def main():
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank, world = init_ranks()
     assert world == 4, "four ranks"
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     tp = [dist.new_group([0, 1]), dist.new_group([2, 3])][rank // 2]  # every rank makes every group
     dp_groups = [dist.new_group([0, 2]), dist.new_group([1, 3])]
     dp = dp_groups[rank % 2]
-    cycles = sleep_cycles(SLEEP_MS)
-    if rank == SLOW_RANK:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f kind=gpu cycles=%d" % (
-            rank, SLOW_FROM, STEPS - SLOW_FROM, sleep_ms(cycles), cycles))
+    cycles = planted_sleep(rank, SLOW_RANK, SLOW_FROM, STEPS - SLOW_FROM, SLEEP_MS)
     a = torch.full((1024, 1024), 0.001 * (rank + 1), device="cuda")
     total = torch.zeros((), dtype=torch.float64, device="cuda")
     dist.barrier()

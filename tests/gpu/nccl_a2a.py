@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import say, sleep_cycles, sleep_ms, step_range  # noqa: E402
+from torchjob import init_ranks, planted_sleep, say, step_range  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "8"))
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "2"))
@@ -27,14 +27,9 @@ N = 4096
 
 
 def main():
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    rank, world = init_ranks()
     slow = SLOW_RANK % world
-    cycles = sleep_cycles(SLEEP_MS)
-    if rank == slow:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f kind=gpu cycles=%d" % (
-            rank, SLOW_FROM, STEPS - SLOW_FROM, sleep_ms(cycles), cycles))
+    cycles = planted_sleep(rank, slow, SLOW_FROM, STEPS - SLOW_FROM, SLEEP_MS)
     dist.barrier()
     torch.cuda.synchronize()
     got = torch.zeros((), dtype=torch.float64, device="cuda")

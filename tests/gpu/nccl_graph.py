@@ -16,7 +16,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import say, sleep_cycles, sleep_ms, step_range  # noqa: E402
+from torchjob import init_ranks, planted_sleep, say, step_range  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "8"))
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
@@ -25,9 +25,7 @@ SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "10"))
 
 
 def main():
-    dist.init_process_group("nccl")
-    rank = dist.get_rank()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    rank, _ = init_ranks()
     x = torch.full((1 << 20,), float(rank + 1), device="cuda")
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -43,10 +41,7 @@ def main():
         dist.all_reduce(y)
         z = y + 1
     torch.cuda.synchronize()
-    cycles = sleep_cycles(SLEEP_MS)
-    measured = sleep_ms(cycles)
-    if rank == SLOW_RANK:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f" % (rank, SLOW_FROM, STEPS - SLOW_FROM, measured))
+    cycles = planted_sleep(rank, SLOW_RANK, SLOW_FROM, STEPS - SLOW_FROM, SLEEP_MS)
     dist.barrier()
     torch.cuda.synchronize()
     total = 0.0

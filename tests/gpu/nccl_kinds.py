@@ -18,15 +18,13 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import profiled, say  # noqa: E402
+from torchjob import init_ranks, profiled, say  # noqa: E402
 
 ROUNDS = int(os.environ.get("GT_ROUNDS", "5"))
 
 
 def main():
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    rank, world = init_ranks()
     dist.barrier()
     torch.cuda.synchronize()
     with profiled(rank):

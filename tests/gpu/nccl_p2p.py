@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import profiled, say, sleep_cycles, sleep_ms, step_range  # noqa: E402
+from torchjob import init_ranks, planted_sleep, profiled, say, step_range  # noqa: E402
 
 STEPS = int(os.environ.get("GT_STEPS", "10"))
 SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
@@ -29,13 +29,8 @@ N = 1 << 20  # floats: 4 MiB a hop
 
 
 def main():
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-    cycles = sleep_cycles(SLEEP_MS)
-    if rank == SLOW_RANK:
-        say("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f kind=gpu cycles=%d" % (
-            rank, SLOW_FROM, STEPS - SLOW_FROM, sleep_ms(cycles), cycles))
+    rank, world = init_ranks()
+    cycles = planted_sleep(rank, SLOW_RANK, SLOW_FROM, STEPS - SLOW_FROM, SLEEP_MS)
     dist.barrier()
     torch.cuda.synchronize()
     got = torch.zeros((), dtype=torch.float64, device="cuda")

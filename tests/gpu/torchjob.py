@@ -75,3 +75,27 @@ def step_range(prof, name="train_step"):
     if prof is not None:
         stack.enter_context(torch.profiler.record_function(name))
     return stack
+
+
+def init_ranks():
+    """NCCL's process group, and this rank's GPU (LOCAL_RANK): (rank, world size)."""
+    import torch.distributed as dist
+
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    return rank, world
+
+
+def say_plant(rank, first, steps, ms, kind="gpu", extra=""):
+    """The slow rank's PLANT line, as the checks read it (checks.job_output, check_fleet_ddp.py)."""
+    say(("PLANT rank=%d from_step=%d steps=%d sleep_ms=%.3f kind=%s %s" % (rank, first, steps, ms, kind, extra)).rstrip())
+
+
+def planted_sleep(rank, slow, first, steps, ms):
+    """The cycles of a GPU sleep of `ms` on this GPU (torch.cuda._sleep, measured); rank `slow`, which
+    sleeps them in steps first..first+steps-1, says its PLANT line."""
+    cycles = sleep_cycles(ms)
+    if rank == slow:
+        say_plant(rank, first, steps, sleep_ms(cycles), extra="cycles=%d" % cycles)
+    return cycles
