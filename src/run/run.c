@@ -21,6 +21,7 @@
 
 #include "core/csvio.h"
 #include "core/log.h"
+#include "core/memgen.h"
 #include "metrics/rmagg.h"
 #include "trace/trace_io.h"
 #include "liblog/libtrace.h"
@@ -388,6 +389,9 @@ static void setup_sampler(struct gt_run *r, int tool)
 	}
 	unsigned outputs = g->s.outputs;
 	memset(&g->s, 0, sizeof(g->s));
+	g->s.memgen = r->memgen;
+	const char *et = getenv("GPUTAP_VRAM_EVERY_TICK");
+	g->s.mem_every_tick = et && *et && strcmp(et, "0") != 0;
 	if (gt_sampler_init(&g->s, r->outdir, devs, nd, c->period_s, outputs, r->start_ns, err, sizeof(err)) < 0 ||
 	    gt_sampler_start(&g->s) < 0) {
 		snprintf(g->status, sizeof(g->status), "not run: %s", err);
@@ -563,6 +567,7 @@ static void write_json(struct gt_run *r)
 
 static void free_run(struct gt_run *r)
 {
+	gt_memgen_remove(r->memgen_name, r->memgen);
 	gt_plan_free(&r->plan);
 	free(r->exec_argv);
 	free(r->samplers);
@@ -728,6 +733,25 @@ static void command_env(const struct gt_run_opts *o, struct gt_run *r)
 	}
 }
 
+/* The vram tool above 10 Hz reads memory when the tap saw an allocation or free (run/sampler.h):
+ * the counter it bumps is a shared page named in GPUTAP_MEMGEN.  Without it (no tap, or the page
+ * cannot be made) the sampler reads memory at 10 Hz and after every change it saw. */
+static void share_memgen(struct gt_run *r)
+{
+	int vram = 0;
+	for (size_t k = 0; k < r->nsamplers; k++)
+		vram |= (r->samplers[k].s.outputs & GT_SO_VRAM) != 0;
+	if (!vram || !r->plan.has_tap || !r->tap_lib[0])
+		return;
+	r->memgen = gt_memgen_create(r->memgen_name, sizeof(r->memgen_name));
+	if (!r->memgen) {
+		gt_debug("no shared allocation counter (%s): vram reads memory at 10 Hz between changes",
+			 strerror(errno));
+		return;
+	}
+	gt_plan_setenv(&r->plan, GT_MEMGEN_ENV, r->memgen_name);
+}
+
 /* Phase 4: the command line (wrappers, outermost first, then the command), the GPUs, the
  * samplers' grouping, the first run.json.  0 or -ENOMEM. */
 static int prepare_command(const struct gt_run_opts *o, struct gt_run *r)
@@ -749,6 +773,7 @@ static int prepare_command(const struct gt_run_opts *o, struct gt_run *r)
 	}
 	if (make_samplers(r) < 0)
 		return -ENOMEM;
+	share_memgen(r);
 	write_json(r);
 	return 0;
 }

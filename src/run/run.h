@@ -20,6 +20,7 @@
 #define GT_RUN_RUN_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -100,6 +101,8 @@ struct gt_run {
 	/* samplers */
 	struct gt_run_sampler *samplers;
 	size_t nsamplers;
+	_Atomic uint64_t *memgen; /* the allocation counter shared with the tap (core/memgen.h), or NULL */
+	char memgen_name[64];
 	/* processes */
 	struct gt_run_proc *procs;
 	size_t nprocs;

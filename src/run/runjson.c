@@ -183,6 +183,14 @@ static void write_tool(yajl_gen g, const struct gt_run *r, size_t i)
 			ku64(g, "energy_reads", rs->s.energy_reads);
 			ku64(g, "reads_cut_for_energy", rs->s.busy_skips);
 			ku64(g, "slow_reads_put_off", rs->s.slow_backoffs);
+			if (rs->s.outputs & GT_SO_VRAM) { /* the vram tool's memory reads (run/sampler.h) */
+				ku64(g, "memory_reads", rs->s.mem_reads);
+				ku64(g, "memory_reads_after_alloc", rs->s.mem_reads_alloc);
+				ku64(g, "memory_cells_held", rs->s.mem_rows_held);
+				kstr(g, "memory_reads_when", !rs->s.mem_follow ? "every tick"
+								: rs->s.memgen ? "10 Hz, on change, after allocations"
+									       : "10 Hz, on change");
+			}
 		}
 	}
 	yajl_gen_map_close(g);

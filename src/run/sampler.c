@@ -151,6 +151,34 @@ static void plan_reads(struct gt_sampler *s)
 		s->slow_every = 1;
 	for (int i = 0; i < s->ndev; i++)
 		s->slow_next[i] = (uint64_t)i * s->slow_every / (uint64_t)s->ndev; /* devices on their own ticks */
+	s->mem_follow = (s->outputs & GT_SO_VRAM) && s->slow_every > 1 && !s->mem_every_tick;
+}
+
+/* Whether device i's memory is read this tick (sampler.h: the vram tool above 10 Hz); *alloc set
+ * when only the allocation counter asks for it.  gen: the counter now. */
+static int mem_due(const struct gt_sampler *s, int i, uint64_t gen, int *alloc)
+{
+	*alloc = 0;
+	if (!s->mem_have[i] || s->mem_quiet[i] < s->slow_every || s->samples >= s->mem_next[i])
+		return 1;
+	if (gen != s->mem_gen[i])
+		return *alloc = 1;
+	return 0;
+}
+
+/* After device i's memory was read (g valid for memory) on this tick. */
+static void mem_read(struct gt_sampler *s, int i, uint64_t gen, const struct gt_gpu_sample *g)
+{
+	if (!s->mem_have[i] || g->mem_used != s->mem_used[i] || g->mem_total != s->mem_total[i])
+		s->mem_quiet[i] = 0;
+	else if (s->mem_quiet[i] < UINT64_MAX)
+		s->mem_quiet[i]++;
+	s->mem_used[i] = g->mem_used;
+	s->mem_total[i] = g->mem_total;
+	s->mem_have[i] = 1;
+	s->mem_gen[i] = gen;
+	s->mem_next[i] = s->samples + s->slow_every;
+	s->mem_reads++;
 }
 
 /* Ticks until a device's next slow read, after one that took cost_ns: slow_every, or more for a read
@@ -168,11 +196,15 @@ int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int 
 	struct gt_sampler_clock clk = s->clock, eclk = s->eclock;
 	struct gt_sampler_source src = s->source;
 	uint64_t max = s->max_samples, slow_ns = s->slow_period_ns;
+	_Atomic uint64_t *memgen = s->memgen;
+	int every_tick = s->mem_every_tick;
 	memset(s, 0, sizeof(*s));
 	s->clock = clk;
 	s->eclock = eclk;
 	s->source = src;
 	s->max_samples = max;
+	s->memgen = memgen;
+	s->mem_every_tick = every_tick;
 	s->slow_period_ns = slow_ns ? slow_ns : GT_SAMPLER_SLOW_PERIOD_NS;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->emu, NULL);
@@ -443,7 +475,13 @@ static void tick(struct gt_sampler *s)
 		struct gt_gpu_sample g;
 		uint64_t td = i == 0 ? t : s->clock.real_ns(s->clock.ctx);
 		unsigned want = s->fast_want;
-		int slow = s->slow_want && s->samples >= s->slow_next[i];
+		int slow = s->slow_want && s->samples >= s->slow_next[i], mem_alloc = 0;
+		uint64_t gen = 0;
+		if (s->mem_follow) {
+			gen = s->memgen ? atomic_load_explicit(s->memgen, memory_order_relaxed) : 0;
+			if (!mem_due(s, i, gen, &mem_alloc))
+				want &= ~GT_S_MEM;
+		}
 		if (slow)
 			want |= s->slow_want;
 		if (atomic_load_explicit(&s->energy_busy_idx, memory_order_acquire) == i && (want & ~GT_S_POWER)) {
@@ -460,6 +498,10 @@ static void tick(struct gt_sampler *s)
 			s->slow_backoffs += gap > s->slow_every;
 		}
 		g.valid &= want; /* a cell not read this tick is empty, never stale */
+		if (g.valid & GT_S_MEM) {
+			mem_read(s, i, gen, &g);
+			s->mem_reads_alloc += (uint64_t)mem_alloc;
+		}
 		uint64_t ets_i = td;
 		if (efresh[i]) { /* the energy reader's, once per value */
 			g.energy_mj = emj[i];
@@ -475,6 +517,11 @@ static void tick(struct gt_sampler *s)
 		put_ch(vr, ',');
 		if (mem_ok)
 			put_fixed(vr, 100.0 * (double)g.mem_used / (double)g.mem_total, 2);
+		else if (s->mem_follow && s->mem_have[i] && s->mem_total[i] && !(want & GT_S_MEM)) {
+			/* not due: the last value read (madengine's CSV has one on every row) */
+			put_fixed(vr, 100.0 * (double)s->mem_used[i] / (double)s->mem_total[i], 2);
+			s->mem_rows_held++;
+		}
 		if (!s->rich)
 			continue;
 		double energy_j = 0;

@@ -41,6 +41,20 @@
  * counter record on the first tick after a new value; otherwise the cell is
  * empty.  Cells not read on a tick are empty.
  *
+ * The vram tool's memory above 10 Hz (NVML's memory query is the costliest of
+ * the tick's: ~23-53 us a GPU paced, measured on H200s): a device's memory is
+ * read on a tick when (a) the allocation counter `memgen` (core/memgen.h: the
+ * tap bumps it on every device allocation and free of the run's processes)
+ * moved since its last read, (b) its value changed within the last
+ * slow_every reads (a change is followed tick by tick), or (c) slow_every
+ * ticks have passed since its last read (10 Hz: what the tap cannot see,
+ * other processes, the driver's own).  Otherwise madengine's vram CSV holds
+ * the last value read (a value on every row, at most 100 ms old and read again
+ * on the tick after any allocation or free the tap saw), while gpu_samples.csv
+ * and the trace carry memory only on the rows where it was read.  At 10 Hz
+ * and below, and with mem_every_tick (GPUTAP_VRAM_EVERY_TICK=1), every tick
+ * reads it.
+ *
  * The clocks (one per thread) and the metric source are injected (struct
  * gt_sampler_clock, struct gt_sampler_source) so tests drive the loop with a
  * test clock and fake devices; the energy reader is a function
@@ -146,6 +160,18 @@ struct gt_sampler {
 	uint64_t busy_skips; /* tick thread: device reads cut to power for that reason */
 	uint64_t writes;     /* tick thread: times the held rows were written */
 	uint64_t held_since_ns; /* tick thread: clock.mono_ns of the oldest row held */
+	/* the vram tool's memory reads (above): memgen and mem_every_tick set before init */
+	_Atomic uint64_t *memgen; /* gputap run's allocation counter, or NULL */
+	int mem_every_tick;       /* read memory on every tick, whatever the rate */
+	int mem_follow;           /* tick thread: the rules above apply (vram tool, above 10 Hz) */
+	uint64_t mem_next[GT_SAMPLER_MAXDEV];  /* tick of device i's 10 Hz read */
+	uint64_t mem_quiet[GT_SAMPLER_MAXDEV]; /* its reads since its value last changed */
+	uint64_t mem_gen[GT_SAMPLER_MAXDEV];   /* memgen when it was last read */
+	uint64_t mem_used[GT_SAMPLER_MAXDEV], mem_total[GT_SAMPLER_MAXDEV]; /* its last value */
+	uint8_t mem_have[GT_SAMPLER_MAXDEV];
+	uint64_t mem_reads;       /* device memory reads made by the tick thread */
+	uint64_t mem_reads_alloc; /* of which because memgen moved */
+	uint64_t mem_rows_held;   /* device cells of the vram CSV that held the last value */
 	/* internals */
 	FILE *power, *vram, *rich;
 	struct gt_trace_writer tw;

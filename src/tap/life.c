@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/memgen.h"
 #include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/cupti.h"
@@ -191,6 +192,7 @@ static int prepare(int at_load)
 		return -1;
 	}
 	gt_tap.slots = slots;
+	gt_tap.memgen = gt_memgen_attach(getenv(GT_MEMGEN_ENV)); /* NULL: the vram sampler keeps its own pace */
 	for (int i = 0; i < GT_API_N; i++)
 		gt_tap.api_name_id[i] = gt_strtab_intern(&gt_tap.strs, gt_api_names[i], strlen(gt_api_names[i]));
 	if (c->hold && !at_load)

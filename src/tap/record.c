@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/memgen.h"
 #include "tap/api.h"
 #include "tap/capture_tap.h"
 #include "tap/tap.h"
@@ -217,6 +218,7 @@ void gt_tap_api_done(int api, uint64_t t0, uint64_t t1, int result, uint64_t byt
 
 void gt_tap_mem_alloc(uint64_t ptr, uint64_t size)
 {
+	gt_memgen_bump(gt_tap.memgen);
 	if (gt_ptrtab_insert(&gt_tap.ptrs, ptr, size) == 0)
 		gt_api_on_mem(1, size,
 			      atomic_fetch_add_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed) +
@@ -226,6 +228,7 @@ void gt_tap_mem_alloc(uint64_t ptr, uint64_t size)
 void gt_tap_mem_free(uint64_t ptr)
 {
 	uint64_t size = gt_ptrtab_remove(&gt_tap.ptrs, ptr);
+	gt_memgen_bump(gt_tap.memgen);
 	if (size)
 		gt_api_on_mem(0, size,
 			      atomic_fetch_sub_explicit(&gt_tap.mem_used, (int64_t)size, memory_order_relaxed) -

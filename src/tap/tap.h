@@ -107,6 +107,7 @@ struct gt_tap_state {
 	_Atomic uint64_t api_first[GT_API_N]; /* order of first use (1..), 0 = never called */
 	uint32_t api_name_id[GT_API_N];
 	_Atomic int64_t mem_used; /* memory calls only: they touch the shared pointer table anyway */
+	_Atomic uint64_t *memgen; /* gputap run's allocation counter (core/memgen.h), or NULL */
 	_Atomic uint64_t first_seq;
 	_Atomic uint64_t range_seq; /* range ids of threads without a slot */
 	_Atomic uint64_t cupti_dropped;

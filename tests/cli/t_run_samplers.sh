@@ -138,8 +138,13 @@ if not 2 <= reads <= 3: bad.append("energy reads %d" % reads)
 if d0["fpower"] != ticks or d0["power"] or d0["energy"] or d0["fenergy"] != 1: bad.append("dev0 %s ticks %d" % (d0, ticks))
 if d1["fpower"] != 1 or d1["fenergy"] != 1 or d1["power"] != ticks or d1["energy"] != 1: bad.append("dev1 %s ticks %d" % (d1, ticks))
 if th["energy_on_power_thread"] or th["energy_threads"] != 1: bad.append("threads %s" % th)
-if not (ticks // 5 - cut <= d0["util"] <= ticks // 5 + 1) or not ticks - cut <= d0["mem"] <= ticks + 1:
+# memory (vram at 50 Hz, no tap here): every tick for the first 5 (nothing changes), then every 5th
+if not (ticks // 5 - cut <= d0["util"] <= ticks // 5 + 1) or not ticks // 5 + 4 - cut <= d0["mem"] <= ticks // 5 + 7:
     bad.append("slow %s ticks %d cut %d" % (d0, ticks, cut))
+vr = json.load(open(sys.argv[3]))["tools"][1]
+# (a tick that finds a GPU under an energy read leaves its memory for the next: `cut` shifts a few)
+if vr["memory_reads_when"] != "10 Hz, on change" or abs(vr["memory_reads"] - 3 * (d0["mem"] - 1)) > 3 * (cut + 1):
+    bad.append("vram %s" % vr)
 print("ok" if not bad else "; ".join(bad))
 PYEOF
 )
@@ -166,6 +171,41 @@ PYEOF
 	"(3, 'Fake GPU 0', '999.01', '13.0')" ] && ok json-gpus || notok json-gpus
 [ "$(jget "$T/r1/run.json" '"DEVICE" in j["environment"] or "SAMPLING_RATE" in j["environment"]')" = False ] &&
 	ok sampler-keys-not-exported || notok sampler-keys-not-exported
+
+# madengine's vram CSV has a value on every row (held between reads); gpu_samples.csv memory only where read
+[ "$(awk -F, 'NR > 1 { for (i = 2; i <= NF; i++) if ($i == "") e++ } END { print e + 0 }' "$V")" = 0 ] &&
+	ok vram-value-every-row || notok vram-value-every-row "$(head -n 5 "$V")"
+[ "$(grep -c ',16384\.0,' "$S")" = "$(jget "$T/r1/run.json" 'j["tools"][1]["memory_reads"]')" ] &&
+	ok rich-memory-only-where-read || notok rich-memory-only-where-read "$(grep -c ',16384\.0,' "$S")"
+
+# GPUTAP_VRAM_EVERY_TICK=1: memory on every tick, whatever the rate
+FAKE_NVML_COUNTS="$T/counts3" GPUTAP_VRAM_EVERY_TICK=1 DEVICE=0 SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r3" --tools vram -- sleep 0.5 2>"$T/e3"
+out=$(jget "$T/r3/run.json" '(j["tools"][0]["memory_reads"] == j["tools"][0]["samples"] > 10, j["tools"][0]["memory_reads_when"], j["tools"][0]["memory_cells_held"])')
+[ "$out" = "(True, 'every tick', 0)" ] && ok vram-every-tick-when-asked || notok vram-every-tick-when-asked "$out" "$(cat "$T/e3")"
+
+# With the tap (stand-in libcuda, tests/fakecuda): each allocation and free the program makes is
+# followed by a memory read on the next tick, between the 10 Hz ones; the shared counter's page is
+# gone after the run and the program has no more descriptors open than without the vram tool.
+CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+mkdir -p "$T/cuda"
+if cc -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -I"$CUDA_INC" -o "$T/cuda/libcuda.so.1" \
+	"$GT_TEST_SRCDIR/fakecuda/libcuda.c" -lpthread 2>"$T/cc2.err" &&
+	cc -O1 -I"$CUDA_INC" -o "$T/alloc_prog" "$GT_TEST_SRCDIR/fakecuda/alloc_prog.c" -ldl 2>>"$T/cc2.err"; then
+	for tools in kernel_trace,vram kernel_trace; do
+		LD_LIBRARY_PATH="$T/cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" DEVICE=all SAMPLING_RATE=0.01 \
+			"$GPUTAP" run -o "$T/a-$tools" --tools $tools -- "$T/alloc_prog" 5 150 >"$T/a-$tools.out" 2>"$T/a-$tools.err"
+	done
+	out=$(jget "$T/a-kernel_trace,vram/run.json" '[(t["memory_reads_when"], 15 <= t["memory_reads_after_alloc"] <= 30, t["memory_reads_after_alloc"] % 3) for t in j["tools"] if t["name"] == "vram"]')
+	[ "$out" = "[('10 Hz, on change, after allocations', True, 0)]" ] && ok vram-reads-after-allocations ||
+		notok vram-reads-after-allocations "$out" "$(cat "$T/a-kernel_trace,vram.err")"
+	grep -q '^done$' "$T/a-kernel_trace,vram.out" && [ "$(grep '^fds' "$T/a-kernel_trace,vram.out")" = "$(grep '^fds' "$T/a-kernel_trace.out")" ] &&
+		ok vram-counter-no-descriptor-left || notok vram-counter-no-descriptor-left "$(cat "$T"/a-*.out)"
+	name=$(sed -n 's/^memgen \/\(gputap-mem\..*\)$/\1/p' "$T/a-kernel_trace,vram.out")
+	[ -n "$name" ] && [ ! -e "/dev/shm/$name" ] && grep -qx 'memgen -' "$T/a-kernel_trace.out" && ok vram-counter-removed ||
+		notok vram-counter-removed "$name" "$(cat "$T"/a-*.out)"
+else
+	notok fakecuda-build "$(cat "$T/cc2.err")"
+fi
 
 # Without nvmlDeviceGetFieldValues (older drivers), or with GPUTAP_NVML_NO_FIELDS=1: the plain calls.
 for v in lib env; do

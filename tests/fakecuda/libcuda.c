@@ -11,6 +11,8 @@
  * cuMemsetD8Async (word Z) and cuMemcpyHtoDAsync (word H) also report to the
  * stand-in CUPTI when the tap loaded it (GPUTAP_CUPTI_LIB, tests/tap/fake_cupti.c)
  * as the real driver reports to CUPTI: callbacks, a correlation id, a GPU record.
+ * cuMemAlloc / cuMemFree hand out and take back addresses (no memory behind them;
+ * tests/fakecuda/alloc_prog.c, the vram sampler's allocation counter).
  */
 #include <cuda.h>
 #include <cupti_driver_cbid.h>
@@ -196,7 +198,24 @@ CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CU
 	return CUDA_SUCCESS;
 }
 
+static uintptr_t next_ptr = 0x7f0000000000u;
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *d, size_t n)
+{
+	pthread_mutex_lock(&mu);
+	*d = (CUdeviceptr)next_ptr;
+	next_ptr += (n + 0xfffu) & ~(uintptr_t)0xfffu;
+	pthread_mutex_unlock(&mu);
+	return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr d)
+{
+	(void)d;
+	return CUDA_SUCCESS;
+}
+
 static const struct fake_entry entries[] = {
+	{"cuMemAlloc", (void *)cuMemAlloc_v2, NULL},
+	{"cuMemFree", (void *)cuMemFree_v2, NULL},
 	{"cuCtxGetCurrent", (void *)cuCtxGetCurrent, NULL},
 	{"cuCtxPushCurrent", (void *)cuCtxPushCurrent_v2, NULL},
 	{"cuCtxPopCurrent", (void *)cuCtxPopCurrent_v2, NULL},

@@ -45,6 +45,12 @@ struct fake {
 	int busy_seen[64];       /* energy_busy_idx as the energy query saw it */
 	uint64_t ewait[64];      /* the waits the reader asked */
 	int newait;
+	/* memory: device d's used memory becomes mem_new[d] from tick mem_from[d] on (0: never) */
+	int mem_from[8];
+	uint64_t mem_new[8];
+	_Atomic uint64_t *memgen; /* bumped after the last device of tick bump_after (-1: never) */
+	int bump_after;
+	unsigned wantlong[128][2]; /* what ticks 0-127 asked of devices 0 and 1 */
 };
 
 static uint64_t f_mono(void *c)
@@ -124,6 +130,8 @@ static int f_sample(void *c, int dev, unsigned want, struct gt_gpu_sample *s)
 	int tickno = f->calls / f->ndev;
 	if (tickno < 64 && dev < 8)
 		f->want[tickno][dev] = want;
+	if (tickno < 128 && dev < 2)
+		f->wantlong[tickno][dev] = want;
 	f->sample_energy += (want & GT_S_ENERGY) != 0;
 	for (int b = 0; b < 6; b++)
 		if (want & (1u << b)) {
@@ -143,7 +151,9 @@ static int f_sample(void *c, int dev, unsigned want, struct gt_gpu_sample *s)
 	s->power_w = f->power[dev] + tickno;
 	s->energy_mj = 5000000 + (uint64_t)tickno * 2500; /* never used: the tick does not ask */
 	s->mem_total = 80ull << 30;
-	s->mem_used = 20ull << 30;
+	s->mem_used = dev < 8 && f->mem_from[dev] && tickno >= f->mem_from[dev] ? f->mem_new[dev] : 20ull << 30;
+	if (f->memgen && tickno == f->bump_after && dev == f->ndev - 1)
+		atomic_fetch_add(f->memgen, 1);
 	s->sm_util_pct = 97;
 	s->mem_util_pct = 40;
 	s->sm_clock_mhz = 1980;
@@ -398,6 +408,7 @@ TEST(sampler_reads_only_what_is_asked)
 		memset(&f, 0, sizeof(f));
 		setup(&s, &f, 2);
 		s.max_samples = 30;
+		s.mem_every_tick = 1; /* GPUTAP_VRAM_EVERY_TICK=1; the schedule without it: sampler_vram_* */
 		char err[256];
 		int devs[2] = {0, 1};
 		ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 2, 0.01, cases[c].outputs, REAL0, err,
@@ -409,6 +420,122 @@ TEST(sampler_reads_only_what_is_asked)
 		for (int k = 0; k < 30; k++)
 			for (int d = 0; d < 2; d++)
 				ASSERT_EQ_INT(f.want[k][d], cases[c].want);
+	}
+}
+
+/* The vram tool at 100 Hz, 2 devices, 100 ticks: memory read every tick for the first 100 ms, then
+ * at 10 Hz; device 1's memory changes at tick 45: seen on its 10 Hz read at tick 50 and then read
+ * every tick until 10 reads in a row found it unchanged (tick 60); an allocation the tap saw after
+ * tick 72: both devices read on tick 73.  madengine's CSV has a value on every row (the last one
+ * read), gpu_samples.csv memory only on the rows where it was read. */
+static void vram_run(struct gt_sampler *s, struct fake *f, _Atomic uint64_t *gen, int every_tick, double period,
+		     const char *dir)
+{
+	memset(f, 0, sizeof(*f));
+	f->valid[0] = f->valid[1] = GT_S_ALL;
+	f->mem_from[1] = 45;
+	f->mem_new[1] = 30ull << 30;
+	f->memgen = gen;
+	f->bump_after = 72;
+	setup(s, f, 2);
+	s->max_samples = 100;
+	s->memgen = gen;
+	s->mem_every_tick = every_tick;
+	char err[256];
+	int devs[2] = {0, 1};
+	ASSERT_EQ_INT(gt_sampler_init(s, dir, devs, 2, period, GT_SO_VRAM | GT_SO_RICH, REAL0, err, sizeof(err)), 0);
+	gt_sampler_run(s);
+	gt_sampler_stop(s);
+	ASSERT_EQ_U64(s->samples, 100);
+}
+
+static int mem_read_ticks(const struct fake *f, int dev, int *ticks)
+{
+	int n = 0;
+	for (int k = 0; k < 100; k++)
+		if (f->wantlong[k][dev] & GT_S_MEM)
+			ticks[n++] = k;
+	return n;
+}
+
+TEST(sampler_vram_memory_read_on_change_alloc_and_10hz)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	_Atomic uint64_t gen = 7;
+	const char *dir = gt_test_tmpdir();
+	vram_run(&s, &f, &gen, 0, 0.01, dir);
+	static const int want0[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 73, 83, 93};
+	static const int want1[] = {0,	1,  2,	3,  4,	5,  6,	7,  8,	9,  10, 20, 30, 40, 50,
+				    51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 70, 73, 83, 93};
+	int got[100];
+	int n0 = mem_read_ticks(&f, 0, got);
+	ASSERT_EQ_INT(n0, (int)(sizeof(want0) / sizeof(want0[0])));
+	for (int i = 0; i < n0; i++)
+		ASSERT_EQ_INT(got[i], want0[i]);
+	int n1 = mem_read_ticks(&f, 1, got);
+	ASSERT_EQ_INT(n1, (int)(sizeof(want1) / sizeof(want1[0])));
+	for (int i = 0; i < n1; i++)
+		ASSERT_EQ_INT(got[i], want1[i]);
+	ASSERT_EQ_U64(s.mem_reads, (uint64_t)(n0 + n1));
+	ASSERT_EQ_U64(s.mem_reads_alloc, 2);
+	ASSERT_EQ_U64(s.mem_rows_held, (uint64_t)(200 - n0 - n1));
+	ASSERT_EQ_INT(f.sample_energy, 0);
+	/* madengine's CSV: a value on every row; device 1 holds 25 % until its read at tick 50 */
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/gpu_info_vram_profiler_output.csv", dir);
+	char *t = gt_test_read_file(p, NULL);
+	ASSERT_EQ_INT(count_char(t, '\n'), 101);
+	ASSERT_CONTAINS(t, "\n0.150000,25.00,25.00\n");
+	ASSERT_CONTAINS(t, "\n0.490000,25.00,25.00\n");
+	ASSERT_CONTAINS(t, "\n0.500000,25.00,37.50\n");
+	ASSERT_CONTAINS(t, "\n0.990000,25.00,37.50\n");
+	ASSERT(!strstr(t, ",\n") && !strstr(t, ",,"));
+	free(t);
+	/* gpu_samples.csv: memory on the rows read only, never a stale value */
+	snprintf(p, sizeof(p), "%s/gpu_samples.csv", dir);
+	t = gt_test_read_file(p, NULL);
+	ASSERT_CONTAINS(t, "\n1800000000150000000,0,,,,,,,,\n");
+	ASSERT_CONTAINS(t, "\n1800000000500000000,1,,,30720.0,81920.0,");
+	ASSERT_CONTAINS(t, "\n1800000000730000000,0,,,20480.0,81920.0,");
+	ASSERT_CONTAINS(t, "\n1800000000730000000,1,,,30720.0,81920.0,");
+	int cells = 0;
+	for (const char *q = t; (q = strstr(q, "81920.0")); q++)
+		cells++;
+	ASSERT_EQ_INT(cells, n0 + n1);
+	free(t);
+}
+
+/* Without the tap's counter the allocation at tick 72 is not seen: device 0 keeps its 10 Hz. */
+TEST(sampler_vram_without_alloc_counter_keeps_10hz)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	vram_run(&s, &f, NULL, 0, 0.01, gt_test_tmpdir());
+	int got[100];
+	int n0 = mem_read_ticks(&f, 0, got);
+	ASSERT_EQ_INT(n0, 11 + 8); /* 0-10, then 20, 30, ... 90 */
+	ASSERT_EQ_INT(got[n0 - 1], 90);
+	ASSERT_EQ_U64(s.mem_reads_alloc, 0);
+}
+
+/* GPUTAP_VRAM_EVERY_TICK=1, and any period of 100 ms or more: memory on every tick, nothing held. */
+TEST(sampler_vram_every_tick_when_asked_or_slow)
+{
+	static const struct {
+		int every_tick;
+		double period;
+	} cases[] = {{1, 0.01}, {0, 0.1}, {0, 0.5}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct gt_sampler s;
+		static struct fake f;
+		_Atomic uint64_t gen = 0;
+		vram_run(&s, &f, &gen, cases[c].every_tick, cases[c].period, gt_test_tmpdir());
+		int got[100];
+		ASSERT_EQ_INT(mem_read_ticks(&f, 0, got), 100);
+		ASSERT_EQ_INT(mem_read_ticks(&f, 1, got), 100);
+		ASSERT_EQ_U64(s.mem_rows_held, 0);
+		ASSERT_EQ_INT(s.mem_follow, 0);
 	}
 }
 
