@@ -146,6 +146,8 @@ static void write_tool(yajl_gen g, const struct gt_run *r, size_t i)
 		key(g, "settings");
 		yajl_gen_map_open(g);
 		kstr(g, "DEVICE", c->device);
+		if (c->device_from[0])
+			kstr(g, "DEVICE_from", c->device_from); /* the launcher's rank chose it (run/tools.c) */
 		knum(g, "SAMPLING_RATE", -1, c->period_s);
 		kstr(g, "MODE", c->mode == GT_SAMPLE_POWER ? "power" : "vram");
 		yajl_gen_map_close(g);

@@ -508,7 +508,47 @@ static int check_device(const char *s)
 	return 0;
 }
 
-/* Merge one sampler tool's settings: table < gputap's environment < env_vars. */
+/* The GPU of a launcher's local rank (torchrun, mpirun with LOCAL_RANK set): the LOCAL_RANK-th GPU
+ * the rank sees — the LOCAL_RANK-th entry of a numeric CUDA_VISIBLE_DEVICES, else GPU LOCAL_RANK.
+ * 0 with buf and why filled, -1 when there is no such rank or the GPUs are named otherwise
+ * (UUIDs, MIG): the default stays. */
+static int local_rank_device(const char *(*getenv_fn)(const char *), char *buf, size_t len, char *why,
+			     size_t wlen)
+{
+	const char *lr = getenv_fn("LOCAL_RANK"), *cvd = getenv_fn("CUDA_VISIBLE_DEVICES");
+	char *end;
+	if (!lr || !*lr)
+		return -1;
+	errno = 0;
+	long r = strtol(lr, &end, 10);
+	if (errno || *end || r < 0 || r > 4095)
+		return -1;
+	long dev = r;
+	if (cvd && *cvd) {
+		const char *p = cvd;
+		for (long k = 0;; k++) {
+			errno = 0;
+			long v = strtol(p, &end, 10);
+			if (end == p || errno || v < 0 || (*end && *end != ','))
+				return -1; /* a UUID or MIG name: not an NVML index */
+			if (k == r) {
+				dev = v;
+				break;
+			}
+			if (!*end)
+				return -1; /* fewer visible GPUs than local ranks */
+			p = end + 1;
+		}
+		snprintf(why, wlen, "LOCAL_RANK=%ld, CUDA_VISIBLE_DEVICES=%s", r, cvd);
+	} else
+		snprintf(why, wlen, "LOCAL_RANK=%ld", r);
+	snprintf(buf, len, "%ld", dev);
+	return 0;
+}
+
+/* Merge one sampler tool's settings: table < gputap's environment < env_vars.  With none of
+ * them saying DEVICE, under a launcher that sets LOCAL_RANK (torchrun … gputap run …), the
+ * rank's own GPU rather than GPU 0: each rank's run samples the GPU it uses. */
 static int sampler_cfg(struct gt_sampler_cfg *c, const struct gt_tool_req *t, int idx,
 		       const char *(*getenv_fn)(const char *), char *err, size_t errlen)
 {
@@ -549,6 +589,10 @@ static int sampler_cfg(struct gt_sampler_cfg *c, const struct gt_tool_req *t, in
 	}
 	memset(c, 0, sizeof(*c));
 	c->tool = idx;
+	char lrdev[24];
+	if (strcmp(src_dev, "default") == 0 && getenv_fn &&
+	    local_rank_device(getenv_fn, lrdev, sizeof(lrdev), c->device_from, sizeof(c->device_from)) == 0)
+		dev = lrdev;
 	if (check_device(dev) < 0 || strlen(dev) >= sizeof(c->device)) {
 		seterr(err, errlen, "%s '%s': expected 0, 0,1,2 or all", src_dev, dev);
 		return -1;

@@ -91,6 +91,7 @@ struct gt_sampler_cfg {
 	int tool;          /* index in the tool list */
 	int mode;          /* GT_SAMPLE_POWER or GT_SAMPLE_VRAM */
 	char device[256];  /* "0", "0,1,2", "all" */
+	char device_from[96]; /* "LOCAL_RANK=1" when the default followed the launcher's rank, else "" */
 	double period_s;   /* SAMPLING_RATE */
 };
 #define GT_SAMPLE_POWER 1

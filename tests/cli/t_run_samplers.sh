@@ -217,6 +217,23 @@ for v in lib env; do
 	grep -q '^[0-9]*,0,123.456,0.000,' "$T/nf$v/gpu_samples.csv" && ok no-fields-$v-energy || notok no-fields-$v-energy "$(head -n 3 "$T/nf$v/gpu_samples.csv")"
 done
 
+# Under a launcher that sets LOCAL_RANK (torchrun … gputap run …) and no DEVICE: the rank's GPU, through a
+# numeric CUDA_VISIBLE_DEVICES; a DEVICE given wins; GPUs named by UUID keep the default (GPU 0).
+lr() { # NAME WANT-DEVICE WANT-FROM ENV...
+	local n=$1 want=$2 from=$3; shift 3
+	env -u DEVICE "$@" SAMPLING_RATE=0.05 "$GPUTAP" run -o "$T/lr-$n" --tools power -- true 2>"$T/lr-$n.err"
+	local got
+	got=$(jget "$T/lr-$n/run.json" '(j["tools"][0]["settings"]["DEVICE"], j["tools"][0]["settings"].get("DEVICE_from", "-"), j["tools"][0]["devices"])')
+	[ "$got" = "('$want', '$from', [$want])" ] && ok "local-rank-$n" || notok "local-rank-$n" "$got" "$(cat "$T/lr-$n.err")"
+}
+lr plain 2 LOCAL_RANK=2 LOCAL_RANK=2
+lr visible 0 "LOCAL_RANK=1, CUDA_VISIBLE_DEVICES=2,0" LOCAL_RANK=1 CUDA_VISIBLE_DEVICES=2,0
+lr uuid 0 - LOCAL_RANK=1 CUDA_VISIBLE_DEVICES=GPU-aaaa,GPU-bbbb
+lr none 0 - LOCAL_RANK=
+env LOCAL_RANK=1 DEVICE=all SAMPLING_RATE=0.05 "$GPUTAP" run -o "$T/lr-given" --tools power -- true 2>/dev/null
+[ "$(jget "$T/lr-given/run.json" '(j["tools"][0]["settings"]["DEVICE"], "DEVICE_from" in j["tools"][0]["settings"])')" = "('all', False)" ] &&
+	ok local-rank-device-given-wins || notok local-rank-device-given-wins "$(jget "$T/lr-given/run.json" 'j["tools"][0]["settings"]')"
+
 # A device that does not exist: one message, the run goes on.
 "$GPUTAP" run -o "$T/r2" --context '{"tools":[{"name":"gpu_info_power_profiler","env_vars":{"DEVICE":"5"}}]}' -- true 2>"$T/e2"
 rc=$?
