@@ -147,6 +147,8 @@ const char cmd_run_help[] =
 	"                   LOCAL_RANK set: that rank's GPU).\n"
 	"    SAMPLING_RATE  seconds between samples (default 0.1).  A tool's env_vars\n"
 	"                   DEVICE / SAMPLING_RATE / MODE (power|vram) override both.\n"
+	"    GPUTAP_VRAM_EVERY_TICK=1  vram above 10 Hz reads memory on every tick (default: on the\n"
+	"                   tick after an allocation or free, while it changes, and at 10 Hz).\n"
 	"    GPUTAP_LIB     libgputap.so to use when none is next to gputap.\n"
 	"    GPUTAP_NVML_LIB  NVML library to load instead of libnvidia-ml.so.1.\n"
 	"    GPUTAP_LOG     gputap's own message level: quiet, error, warn, info, debug.\n"
