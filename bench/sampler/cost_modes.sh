@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The samplers' CPU at 100 Hz on every GPU, GPUs idle, modes interleaved round by round:
-#   power,vram          the default (memory read after allocations, on change, at 10 Hz)
-#   power,vram every    GPUTAP_VRAM_EVERY_TICK=1 (memory on every tick: the rule before)
+#   power,vram          the default (power around the driver's refresh; memory after allocations, on change, at 10 Hz)
+#   power,vram every    GPUTAP_SAMPLE_EVERY_TICK=1 (power and memory on every tick: before the rules)
 #   power               power alone
 #   vram                vram alone
 #   kt,power,vram       with the tap loaded (kernel_trace): the shared allocation counter in use
@@ -18,7 +18,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		tools=${m% every}
 		every=; [ "$tools" != "$m" ] && every=1
 		rm -rf "$W/r"
-		GPUTAP_VRAM_EVERY_TICK=$every SAMPLING_RATE=0.01 DEVICE=all "$G" run -o "$W/r" --tools "$tools" -- sleep "$SECS" \
+		GPUTAP_SAMPLE_EVERY_TICK=$every SAMPLING_RATE=0.01 DEVICE=all "$G" run -o "$W/r" --tools "$tools" -- sleep "$SECS" \
 			>/dev/null 2>&1
 		python3 - "$W/r/run.json" "$m" "$r" <<'PY'
 import json, sys

@@ -390,8 +390,9 @@ static void setup_sampler(struct gt_run *r, int tool)
 	unsigned outputs = g->s.outputs;
 	memset(&g->s, 0, sizeof(g->s));
 	g->s.memgen = r->memgen;
-	const char *et = getenv("GPUTAP_VRAM_EVERY_TICK");
-	g->s.mem_every_tick = et && *et && strcmp(et, "0") != 0;
+	const char *et = getenv("GPUTAP_SAMPLE_EVERY_TICK"), *vf = getenv("GPUTAP_SAMPLE_VERIFY");
+	g->s.every_tick = et && *et && strcmp(et, "0") != 0;
+	g->s.verify = vf && *vf && strcmp(vf, "0") != 0;
 	if (gt_sampler_init(&g->s, r->outdir, devs, nd, c->period_s, outputs, r->start_ns, err, sizeof(err)) < 0 ||
 	    gt_sampler_start(&g->s) < 0) {
 		snprintf(g->status, sizeof(g->status), "not run: %s", err);

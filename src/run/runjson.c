@@ -193,6 +193,22 @@ static void write_tool(yajl_gen g, const struct gt_run *r, size_t i)
 								: rs->s.memgen ? "10 Hz, on change, after allocations"
 									       : "10 Hz, on change");
 			}
+			if (rs->s.outputs & GT_SO_POWER) { /* the power tool's reads (run/sampler.h) */
+				ku64(g, "power_reads", rs->s.pw_follow ? rs->s.pw_reads : rs->s.samples * (uint64_t)rs->s.ndev);
+				ku64(g, "power_cells_held", rs->s.pw_rows_held);
+				kstr(g, "power_reads_when", rs->s.pw_follow ? "around the driver's refresh" : "every tick");
+			}
+			if (rs->s.verify) { /* GPUTAP_SAMPLE_VERIFY=1: what the rules would have shown otherwise */
+				key(g, "verify");
+				yajl_gen_map_open(g);
+				ku64(g, "power_cells_skipped", rs->s.vf_pw_skipped);
+				ku64(g, "power_cells_differ", rs->s.vf_pw_differ);
+				knum(g, "power_max_diff_W", 3, rs->s.vf_pw_maxdiff_w);
+				ku64(g, "memory_cells_skipped", rs->s.vf_mem_skipped);
+				ku64(g, "memory_cells_differ", rs->s.vf_mem_differ);
+				knum(g, "memory_max_diff_MiB", 1, rs->s.vf_mem_maxdiff_mib);
+				yajl_gen_map_close(g);
+			}
 		}
 	}
 	yajl_gen_map_close(g);

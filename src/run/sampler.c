@@ -151,7 +151,39 @@ static void plan_reads(struct gt_sampler *s)
 		s->slow_every = 1;
 	for (int i = 0; i < s->ndev; i++)
 		s->slow_next[i] = (uint64_t)i * s->slow_every / (uint64_t)s->ndev; /* devices on their own ticks */
-	s->mem_follow = (s->outputs & GT_SO_VRAM) && s->slow_every > 1 && !s->mem_every_tick;
+	s->mem_follow = (s->outputs & GT_SO_VRAM) && s->slow_every > 1 && !s->every_tick;
+	s->pw_follow = (s->outputs & GT_SO_POWER) && s->slow_every > 1 && !s->every_tick;
+}
+
+/* Whether device i's power is read this tick (sampler.h: the power tool above 10 Hz). */
+static int pw_due(const struct gt_sampler *s, int i)
+{
+	uint64_t gap = s->pw_gap[i] < s->slow_every ? s->pw_gap[i] : s->slow_every;
+	if (!s->pw_have[i] || gap < 3)
+		return 1;
+	return s->samples + 1 >= s->pw_change[i] + gap; /* one tick early: a refresh that comes sooner */
+}
+
+/* After device i's power was read on this tick (under the rule). */
+static void pw_read(struct gt_sampler *s, int i, double w)
+{
+	s->pw_reads++;
+	if (!s->pw_have[i]) {
+		s->pw_have[i] = 1;
+		s->pw_last[i] = w;
+		s->pw_change[i] = s->samples;
+		return;
+	}
+	if (w == s->pw_last[i])
+		return;
+	if (s->pw_changed[i]) { /* a gap between two changes seen: the smaller of the last two */
+		uint64_t gap = s->samples - s->pw_change[i];
+		s->pw_gap[i] = s->pw_gap_prev[i] && s->pw_gap_prev[i] < gap ? s->pw_gap_prev[i] : gap;
+		s->pw_gap_prev[i] = gap;
+	}
+	s->pw_changed[i] = 1;
+	s->pw_change[i] = s->samples;
+	s->pw_last[i] = w;
 }
 
 /* Whether device i's memory is read this tick (sampler.h: the vram tool above 10 Hz); *alloc set
@@ -164,6 +196,18 @@ static int mem_due(const struct gt_sampler *s, int i, uint64_t gen, int *alloc)
 	if (gen != s->mem_gen[i])
 		return *alloc = 1;
 	return 0;
+}
+
+/* verify: a cell the rules would have skipped was read anyway; held < 0: nothing to hold yet. */
+static void verify_cell(uint64_t *skipped, uint64_t *differ, double *maxdiff, double held, double read)
+{
+	(*skipped)++;
+	double d = held < 0 ? read : (held > read ? held - read : read - held);
+	if (held < 0 || d > 0) {
+		(*differ)++;
+		if (d > *maxdiff)
+			*maxdiff = d;
+	}
 }
 
 /* After device i's memory was read (g valid for memory) on this tick. */
@@ -197,14 +241,15 @@ int gt_sampler_init(struct gt_sampler *s, const char *dir, const int *devs, int 
 	struct gt_sampler_source src = s->source;
 	uint64_t max = s->max_samples, slow_ns = s->slow_period_ns;
 	_Atomic uint64_t *memgen = s->memgen;
-	int every_tick = s->mem_every_tick;
+	int every_tick = s->every_tick, verify = s->verify;
 	memset(s, 0, sizeof(*s));
 	s->clock = clk;
 	s->eclock = eclk;
 	s->source = src;
 	s->max_samples = max;
 	s->memgen = memgen;
-	s->mem_every_tick = every_tick;
+	s->every_tick = every_tick;
+	s->verify = verify;
 	s->slow_period_ns = slow_ns ? slow_ns : GT_SAMPLER_SLOW_PERIOD_NS;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->emu, NULL);
@@ -475,13 +520,16 @@ static void tick(struct gt_sampler *s)
 		struct gt_gpu_sample g;
 		uint64_t td = i == 0 ? t : s->clock.real_ns(s->clock.ctx);
 		unsigned want = s->fast_want;
-		int slow = s->slow_want && s->samples >= s->slow_next[i], mem_alloc = 0;
+		int slow = s->slow_want && s->samples >= s->slow_next[i], mem_alloc = 0, mem_skip = 0, pw_skip = 0;
 		uint64_t gen = 0;
 		if (s->mem_follow) {
 			gen = s->memgen ? atomic_load_explicit(s->memgen, memory_order_relaxed) : 0;
-			if (!mem_due(s, i, gen, &mem_alloc))
-				want &= ~GT_S_MEM;
+			mem_skip = !mem_due(s, i, gen, &mem_alloc);
 		}
+		if (s->pw_follow)
+			pw_skip = !pw_due(s, i);
+		if (!s->verify) /* verify: read anyway, and compare below */
+			want &= ~((mem_skip ? GT_S_MEM : 0u) | (pw_skip ? GT_S_POWER : 0u));
 		if (slow)
 			want |= s->slow_want;
 		if (atomic_load_explicit(&s->energy_busy_idx, memory_order_acquire) == i && (want & ~GT_S_POWER)) {
@@ -498,10 +546,19 @@ static void tick(struct gt_sampler *s)
 			s->slow_backoffs += gap > s->slow_every;
 		}
 		g.valid &= want; /* a cell not read this tick is empty, never stale */
-		if (g.valid & GT_S_MEM) {
+		if ((g.valid & GT_S_MEM) && mem_skip) /* verify: what the held value would have been */
+			verify_cell(&s->vf_mem_skipped, &s->vf_mem_differ, &s->vf_mem_maxdiff_mib,
+				    s->mem_have[i] ? (double)s->mem_used[i] / 1048576.0 : -1.0,
+				    (double)g.mem_used / 1048576.0);
+		else if (g.valid & GT_S_MEM) {
 			mem_read(s, i, gen, &g);
 			s->mem_reads_alloc += (uint64_t)mem_alloc;
 		}
+		if ((g.valid & GT_S_POWER) && pw_skip)
+			verify_cell(&s->vf_pw_skipped, &s->vf_pw_differ, &s->vf_pw_maxdiff_w,
+				    s->pw_have[i] ? s->pw_last[i] : -1.0, g.power_w);
+		else if ((g.valid & GT_S_POWER) && s->pw_follow)
+			pw_read(s, i, g.power_w);
 		uint64_t ets_i = td;
 		if (efresh[i]) { /* the energy reader's, once per value */
 			g.energy_mj = emj[i];
@@ -510,15 +567,20 @@ static void tick(struct gt_sampler *s)
 			s->energy_cells++;
 		}
 		int d = s->dev[i];
+		/* a cell not asked for this tick (skipped, or cut for the energy reader) holds the last
+		 * value in madengine's CSVs, which have one on every row; a failed read stays empty */
 		put_ch(pw, ',');
 		if (g.valid & GT_S_POWER)
 			put_fixed(pw, g.power_w, 3);
+		else if (s->pw_have[i] && !(want & GT_S_POWER)) {
+			put_fixed(pw, s->pw_last[i], 3);
+			s->pw_rows_held++;
+		}
 		int mem_ok = (g.valid & GT_S_MEM) && g.mem_total > 0;
 		put_ch(vr, ',');
 		if (mem_ok)
 			put_fixed(vr, 100.0 * (double)g.mem_used / (double)g.mem_total, 2);
-		else if (s->mem_follow && s->mem_have[i] && s->mem_total[i] && !(want & GT_S_MEM)) {
-			/* not due: the last value read (madengine's CSV has one on every row) */
+		else if (s->mem_have[i] && s->mem_total[i] && !(want & GT_S_MEM)) {
 			put_fixed(vr, 100.0 * (double)s->mem_used[i] / (double)s->mem_total[i], 2);
 			s->mem_rows_held++;
 		}

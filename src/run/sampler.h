@@ -51,9 +51,25 @@
  * other processes, the driver's own).  Otherwise madengine's vram CSV holds
  * the last value read (a value on every row, at most 100 ms old and read again
  * on the tick after any allocation or free the tap saw), while gpu_samples.csv
- * and the trace carry memory only on the rows where it was read.  At 10 Hz
- * and below, and with mem_every_tick (GPUTAP_VRAM_EVERY_TICK=1), every tick
- * reads it.
+ * and the trace carry memory only on the rows where it was read.
+ *
+ * The power tool's power above 10 Hz: the driver refreshes a GPU's power
+ * about every 100 ms (measured on H100 and H200), so most reads 10 ms apart
+ * return the last value again.  Once two changes of a device's value were
+ * seen `iv` ticks apart (the smaller of its last two such gaps, at most
+ * slow_every), reads stop after a change and start again iv - 1 ticks later,
+ * every tick until the next change; a device whose value changes less than 3
+ * ticks apart is read on every tick.  The power CSV holds the last value
+ * between reads; gpu_samples.csv and the trace have power where it was read.
+ *
+ * At 10 Hz and below, and with every_tick (GPUTAP_SAMPLE_EVERY_TICK=1), every
+ * tick reads both.  With verify (GPUTAP_SAMPLE_VERIFY=1) every tick reads
+ * both too, the rules run beside the reads, and run.json counts the rows where
+ * the value the rules would have held differs from the one read (and by how
+ * much): what the rules cost in information on this machine and workload.
+ * A cell the tick did not ask for (skipped by these rules, or cut for the
+ * energy reader) holds the last value in madengine's CSVs; a read that failed
+ * stays empty.
  *
  * The clocks (one per thread) and the metric source are injected (struct
  * gt_sampler_clock, struct gt_sampler_source) so tests drive the loop with a
@@ -160,9 +176,9 @@ struct gt_sampler {
 	uint64_t busy_skips; /* tick thread: device reads cut to power for that reason */
 	uint64_t writes;     /* tick thread: times the held rows were written */
 	uint64_t held_since_ns; /* tick thread: clock.mono_ns of the oldest row held */
-	/* the vram tool's memory reads (above): memgen and mem_every_tick set before init */
+	/* the vram tool's memory reads (above): memgen and every_tick set before init */
 	_Atomic uint64_t *memgen; /* gputap run's allocation counter, or NULL */
-	int mem_every_tick;       /* read memory on every tick, whatever the rate */
+	int every_tick;       /* read memory on every tick, whatever the rate */
 	int mem_follow;           /* tick thread: the rules above apply (vram tool, above 10 Hz) */
 	uint64_t mem_next[GT_SAMPLER_MAXDEV];  /* tick of device i's 10 Hz read */
 	uint64_t mem_quiet[GT_SAMPLER_MAXDEV]; /* its reads since its value last changed */
@@ -172,6 +188,17 @@ struct gt_sampler {
 	uint64_t mem_reads;       /* device memory reads made by the tick thread */
 	uint64_t mem_reads_alloc; /* of which because memgen moved */
 	uint64_t mem_rows_held;   /* device cells of the vram CSV that held the last value */
+	/* the power tool's reads (above) */
+	int verify;               /* set before init: GPUTAP_SAMPLE_VERIFY=1 */
+	int pw_follow;            /* tick thread: the power rule applies (power tool, above 10 Hz) */
+	uint8_t pw_have[GT_SAMPLER_MAXDEV], pw_changed[GT_SAMPLER_MAXDEV]; /* a value; a change seen */
+	double pw_last[GT_SAMPLER_MAXDEV];    /* its last value */
+	uint64_t pw_change[GT_SAMPLER_MAXDEV];  /* tick of its last change (or first read) */
+	uint64_t pw_gap[GT_SAMPLER_MAXDEV], pw_gap_prev[GT_SAMPLER_MAXDEV]; /* ticks between its last changes */
+	uint64_t pw_reads, pw_rows_held;
+	/* verify: rows the rules would have skipped, of which held a value other than the read one */
+	uint64_t vf_pw_skipped, vf_pw_differ, vf_mem_skipped, vf_mem_differ;
+	double vf_pw_maxdiff_w, vf_mem_maxdiff_mib;
 	/* internals */
 	FILE *power, *vram, *rich;
 	struct gt_trace_writer tw;

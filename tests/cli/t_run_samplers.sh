@@ -178,10 +178,17 @@ PYEOF
 [ "$(grep -c ',16384\.0,' "$S")" = "$(jget "$T/r1/run.json" 'j["tools"][1]["memory_reads"]')" ] &&
 	ok rich-memory-only-where-read || notok rich-memory-only-where-read "$(grep -c ',16384\.0,' "$S")"
 
-# GPUTAP_VRAM_EVERY_TICK=1: memory on every tick, whatever the rate
-FAKE_NVML_COUNTS="$T/counts3" GPUTAP_VRAM_EVERY_TICK=1 DEVICE=0 SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r3" --tools vram -- sleep 0.5 2>"$T/e3"
+# GPUTAP_SAMPLE_EVERY_TICK=1: memory on every tick, whatever the rate
+FAKE_NVML_COUNTS="$T/counts3" GPUTAP_SAMPLE_EVERY_TICK=1 DEVICE=0 SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r3" --tools vram -- sleep 0.5 2>"$T/e3"
 out=$(jget "$T/r3/run.json" '(j["tools"][0]["memory_reads"] == j["tools"][0]["samples"] > 10, j["tools"][0]["memory_reads_when"], j["tools"][0]["memory_cells_held"])')
 [ "$out" = "(True, 'every tick', 0)" ] && ok vram-every-tick-when-asked || notok vram-every-tick-when-asked "$out" "$(cat "$T/e3")"
+
+# GPUTAP_SAMPLE_VERIFY=1: every tick read, the rules run beside; run.json counts what they would have held
+GPUTAP_SAMPLE_VERIFY=1 DEVICE=all SAMPLING_RATE=0.02 "$GPUTAP" run -o "$T/r4" --tools power,vram -- sleep 0.5 2>"$T/e4"
+# (memory_reads: the reads the rules would have made; the fake's power never changes, so it is read on every tick)
+out=$(jget "$T/r4/run.json" '[(t["name"], 0 <= 3 * t["samples"] - t["memory_reads"] - t["verify"]["memory_cells_skipped"] <= t["reads_cut_for_energy"], t["verify"]["memory_cells_skipped"] > 3 * t["samples"] // 2, t["verify"]["memory_cells_differ"], t["verify"]["power_cells_skipped"], t["power_reads_when"]) for t in j["tools"][:1]]')
+[ "$out" = "[('power', True, True, 0, 0, \"around the driver's refresh\")]" ] && ok sample-verify ||
+	notok sample-verify "$out" "$(cat "$T/e4")"
 
 # With the tap (stand-in libcuda, tests/fakecuda): each allocation and free the program makes is
 # followed by a memory read on the next tick, between the 10 Hz ones; the shared counter's page is

@@ -51,6 +51,8 @@ struct fake {
 	_Atomic uint64_t *memgen; /* bumped after the last device of tick bump_after (-1: never) */
 	int bump_after;
 	unsigned wantlong[128][2]; /* what ticks 0-127 asked of devices 0 and 1 */
+	int pw_seq_on;             /* power of devices 0 and 1 at tick k: pw_seq[d][k] */
+	double pw_seq[2][128];
 };
 
 static uint64_t f_mono(void *c)
@@ -148,7 +150,7 @@ static int f_sample(void *c, int dev, unsigned want, struct gt_gpu_sample *s)
 	f->calls++;
 	memset(s, 0, sizeof(*s));
 	s->valid = f->valid[dev];
-	s->power_w = f->power[dev] + tickno;
+	s->power_w = f->pw_seq_on && dev < 2 && tickno < 128 ? f->pw_seq[dev][tickno] : f->power[dev] + tickno;
 	s->energy_mj = 5000000 + (uint64_t)tickno * 2500; /* never used: the tick does not ask */
 	s->mem_total = 80ull << 30;
 	s->mem_used = dev < 8 && f->mem_from[dev] && tickno >= f->mem_from[dev] ? f->mem_new[dev] : 20ull << 30;
@@ -408,7 +410,7 @@ TEST(sampler_reads_only_what_is_asked)
 		memset(&f, 0, sizeof(f));
 		setup(&s, &f, 2);
 		s.max_samples = 30;
-		s.mem_every_tick = 1; /* GPUTAP_VRAM_EVERY_TICK=1; the schedule without it: sampler_vram_* */
+		s.every_tick = 1; /* GPUTAP_SAMPLE_EVERY_TICK=1; the schedule without it: sampler_vram_* */
 		char err[256];
 		int devs[2] = {0, 1};
 		ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 2, 0.01, cases[c].outputs, REAL0, err,
@@ -440,7 +442,7 @@ static void vram_run(struct gt_sampler *s, struct fake *f, _Atomic uint64_t *gen
 	setup(s, f, 2);
 	s->max_samples = 100;
 	s->memgen = gen;
-	s->mem_every_tick = every_tick;
+	s->every_tick = every_tick;
 	char err[256];
 	int devs[2] = {0, 1};
 	ASSERT_EQ_INT(gt_sampler_init(s, dir, devs, 2, period, GT_SO_VRAM | GT_SO_RICH, REAL0, err, sizeof(err)), 0);
@@ -519,7 +521,7 @@ TEST(sampler_vram_without_alloc_counter_keeps_10hz)
 	ASSERT_EQ_U64(s.mem_reads_alloc, 0);
 }
 
-/* GPUTAP_VRAM_EVERY_TICK=1, and any period of 100 ms or more: memory on every tick, nothing held. */
+/* GPUTAP_SAMPLE_EVERY_TICK=1, and any period of 100 ms or more: memory on every tick, nothing held. */
 TEST(sampler_vram_every_tick_when_asked_or_slow)
 {
 	static const struct {
@@ -537,6 +539,96 @@ TEST(sampler_vram_every_tick_when_asked_or_slow)
 		ASSERT_EQ_U64(s.mem_rows_held, 0);
 		ASSERT_EQ_INT(s.mem_follow, 0);
 	}
+}
+
+/* The power tool at 100 Hz, 2 devices, 100 ticks, the driver's value refreshed every 10 ticks
+ * (device 0 at ticks 10, 20, ...; device 1 at 3, 13, ...), except that early_at (if > 0) brings
+ * device 0's next value that many ticks before its refresh at 50. */
+static void power_run(struct gt_sampler *s, struct fake *f, int verify, int early)
+{
+	memset(f, 0, sizeof(*f));
+	f->valid[0] = f->valid[1] = GT_S_ALL;
+	f->pw_seq_on = 1;
+	for (int k = 0; k < 128; k++) {
+		f->pw_seq[0][k] = 300.0 + (k >= 50 - early && k < 50 ? 5 : k / 10);
+		f->pw_seq[1][k] = 400.0 + (k + 7) / 10 * 0.5;
+	}
+	setup(s, f, 2);
+	s->max_samples = 100;
+	s->verify = verify;
+	char err[256];
+	int devs[2] = {0, 1};
+	ASSERT_EQ_INT(gt_sampler_init(s, gt_test_tmpdir(), devs, 2, 0.01, GT_SO_POWER | GT_SO_RICH, REAL0, err,
+				      sizeof(err)),
+		      0);
+	gt_sampler_run(s);
+	gt_sampler_stop(s);
+}
+
+static int power_read_ticks(const struct fake *f, int dev, int *ticks)
+{
+	int n = 0;
+	for (int k = 0; k < 100; k++)
+		if (f->wantlong[k][dev] & GT_S_POWER)
+			ticks[n++] = k;
+	return n;
+}
+
+/* Every tick until two changes were seen 10 ticks apart, then the tick before each refresh and
+ * the refresh: 36 reads of 100 for device 0, every row of the power CSV the value of its tick. */
+TEST(sampler_power_read_around_the_refresh)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	power_run(&s, &f, 0, 0);
+	int got[100], n = power_read_ticks(&f, 0, got), k = 0;
+	for (int t = 0; t <= 20; t++)
+		ASSERT_EQ_INT(got[k++], t);
+	for (int t = 30; t <= 90; t += 10) {
+		ASSERT_EQ_INT(got[k++], t - 1);
+		ASSERT_EQ_INT(got[k++], t);
+	}
+	ASSERT_EQ_INT(got[k++], 99);
+	ASSERT_EQ_INT(n, k);
+	int n1 = power_read_ticks(&f, 1, got); /* device 1: refreshes at 3, 13, 23: gap known at 13 */
+	ASSERT_EQ_INT(got[n1 - 1], 93);
+	ASSERT_EQ_INT(got[n1 - 2], 92);
+	ASSERT_EQ_INT(n1, 14 + 8 * 2); /* 0-13, then 22-23, 32-33 ... 92-93 */
+	ASSERT_EQ_U64(s.pw_reads, (uint64_t)(n + n1));
+	ASSERT_EQ_U64(s.pw_rows_held, (uint64_t)(200 - n - n1));
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/gpu_info_power_profiler_output.csv", gt_test_tmpdir());
+	char *t = gt_test_read_file(p, NULL);
+	ASSERT_EQ_INT(count_char(t, '\n'), 101);
+	char *line = strchr(t, '\n') + 1;
+	for (int r = 0; r < 100; r++) { /* each row: the value the driver had at that tick */
+		double a = 0, b = 0, tm = 0;
+		ASSERT_EQ_INT(sscanf(line, "%lf,%lf,%lf", &tm, &a, &b), 3);
+		ASSERT_NEAR(a, f.pw_seq[0][r], 1e-9);
+		ASSERT_NEAR(b, f.pw_seq[1][r], 1e-9);
+		line = strchr(line, '\n') + 1;
+	}
+	free(t);
+}
+
+/* A refresh one tick early is still read on time (the window opens a tick early); two ticks
+ * early, the row before the window shows the old value: verify mode counts exactly that row. */
+TEST(sampler_power_verify_counts_what_the_rule_would_hold)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	power_run(&s, &f, 1, 0);
+	int got[100];
+	ASSERT_EQ_INT(power_read_ticks(&f, 0, got), 100); /* verify reads every tick */
+	ASSERT_EQ_U64(s.vf_pw_skipped, (uint64_t)(200 - s.pw_reads));
+	ASSERT_EQ_U64(s.vf_pw_differ, 0);
+	power_run(&s, &f, 1, 1);
+	ASSERT_EQ_U64(s.vf_pw_differ, 0);
+	power_run(&s, &f, 1, 2); /* device 0's value of tick 50 comes at 48: row 48 held 304 */
+	ASSERT_EQ_U64(s.vf_pw_differ, 1);
+	ASSERT_NEAR(s.vf_pw_maxdiff_w, 1.0, 1e-9);
+	power_run(&s, &f, 0, 2);
+	ASSERT(!(f.wantlong[48][0] & GT_S_POWER) && (f.wantlong[49][0] & GT_S_POWER));
 }
 
 /* gpu_samples.csv's other metrics: every slow_every ticks, each device on its
