@@ -155,13 +155,23 @@ static void plan_reads(struct gt_sampler *s)
 	s->pw_follow = (s->outputs & GT_SO_POWER) && s->slow_every > 1 && !s->every_tick;
 }
 
-/* Whether device i's power is read this tick (sampler.h: the power tool above 10 Hz). */
-static int pw_due(const struct gt_sampler *s, int i)
+/* Whether device i's power is read this tick (sampler.h: the power tool above 10 Hz).  From the
+ * last two gaps between changes, lo and hi: the window opens lo - 1 ticks after the last change
+ * (a refresh that comes a tick early is read on time) and closes after hi + 1; a window that saw
+ * no change was a refresh that brought the same value: the next one is hi later. */
+static int pw_due(struct gt_sampler *s, int i)
 {
-	uint64_t gap = s->pw_gap[i] < s->slow_every ? s->pw_gap[i] : s->slow_every;
-	if (!s->pw_have[i] || gap < 3)
+	uint64_t g1 = s->pw_gap[i], g2 = s->pw_gap_prev[i] ? s->pw_gap_prev[i] : g1;
+	uint64_t lo = g1 < g2 ? g1 : g2, hi = g1 < g2 ? g2 : g1;
+	if (lo > s->slow_every)
+		lo = s->slow_every;
+	if (hi > s->slow_every + 1)
+		hi = s->slow_every + 1;
+	if (!s->pw_have[i] || lo < 3)
 		return 1;
-	return s->samples + 1 >= s->pw_change[i] + gap; /* one tick early: a refresh that comes sooner */
+	while (s->samples > s->pw_change[i] + hi + 1)
+		s->pw_change[i] += hi;
+	return s->samples + 1 >= s->pw_change[i] + lo;
 }
 
 /* After device i's power was read on this tick (under the rule). */
@@ -176,10 +186,9 @@ static void pw_read(struct gt_sampler *s, int i, double w)
 	}
 	if (w == s->pw_last[i])
 		return;
-	if (s->pw_changed[i]) { /* a gap between two changes seen: the smaller of the last two */
-		uint64_t gap = s->samples - s->pw_change[i];
-		s->pw_gap[i] = s->pw_gap_prev[i] && s->pw_gap_prev[i] < gap ? s->pw_gap_prev[i] : gap;
-		s->pw_gap_prev[i] = gap;
+	if (s->pw_changed[i]) { /* a gap between two changes seen: the last two are kept */
+		s->pw_gap_prev[i] = s->pw_gap[i];
+		s->pw_gap[i] = s->samples - s->pw_change[i];
 	}
 	s->pw_changed[i] = 1;
 	s->pw_change[i] = s->samples;

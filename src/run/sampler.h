@@ -55,11 +55,12 @@
  *
  * The power tool's power above 10 Hz: the driver refreshes a GPU's power
  * about every 100 ms (measured on H100 and H200), so most reads 10 ms apart
- * return the last value again.  Once two changes of a device's value were
- * seen `iv` ticks apart (the smaller of its last two such gaps, at most
- * slow_every), reads stop after a change and start again iv - 1 ticks later,
- * every tick until the next change; a device whose value changes less than 3
- * ticks apart is read on every tick.  The power CSV holds the last value
+ * return the last value again.  From the last two gaps (in ticks) between
+ * changes of a device's value, lo and hi (lo at most slow_every), reads stop
+ * after a change and start again lo - 1 ticks later, until the next change or
+ * hi + 1 ticks after the last one (a refresh that brought the same value: the
+ * next window is hi later); a device whose value changes less than 3 ticks
+ * apart, or has not changed twice, is read on every tick.  The power CSV holds the last value
  * between reads; gpu_samples.csv and the trace have power where it was read.
  *
  * At 10 Hz and below, and with every_tick (GPUTAP_SAMPLE_EVERY_TICK=1), every
@@ -194,7 +195,7 @@ struct gt_sampler {
 	uint8_t pw_have[GT_SAMPLER_MAXDEV], pw_changed[GT_SAMPLER_MAXDEV]; /* a value; a change seen */
 	double pw_last[GT_SAMPLER_MAXDEV];    /* its last value */
 	uint64_t pw_change[GT_SAMPLER_MAXDEV];  /* tick of its last change (or first read) */
-	uint64_t pw_gap[GT_SAMPLER_MAXDEV], pw_gap_prev[GT_SAMPLER_MAXDEV]; /* ticks between its last changes */
+	uint64_t pw_gap[GT_SAMPLER_MAXDEV], pw_gap_prev[GT_SAMPLER_MAXDEV]; /* ticks between its last two changes */
 	uint64_t pw_reads, pw_rows_held;
 	/* verify: rows the rules would have skipped, of which held a value other than the read one */
 	uint64_t vf_pw_skipped, vf_pw_differ, vf_mem_skipped, vf_mem_differ;

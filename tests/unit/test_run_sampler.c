@@ -631,6 +631,33 @@ TEST(sampler_power_verify_counts_what_the_rule_would_hold)
 	ASSERT(!(f.wantlong[48][0] & GT_S_POWER) && (f.wantlong[49][0] & GT_S_POWER));
 }
 
+/* A refresh that brings the same value (device 0's value of ticks 50-59 equals 40-49's): the window
+ * 49-51 sees no change and closes; the next opens at 59 and finds the change at 60 on time. */
+TEST(sampler_power_refresh_with_the_same_value)
+{
+	struct gt_sampler s;
+	static struct fake f;
+	power_run(&s, &f, 0, 0);
+	memset(&f, 0, sizeof(f));
+	f.valid[0] = f.valid[1] = GT_S_ALL;
+	f.pw_seq_on = 1;
+	for (int k = 0; k < 128; k++) {
+		f.pw_seq[0][k] = 300.0 + (k >= 50 && k < 60 ? 4 : k / 10);
+		f.pw_seq[1][k] = 400.0;
+	}
+	setup(&s, &f, 2);
+	s.max_samples = 100;
+	s.verify = 1;
+	char err[256];
+	int devs[2] = {0, 1};
+	ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 2, 0.01, GT_SO_POWER, REAL0, err, sizeof(err)), 0);
+	gt_sampler_run(&s);
+	gt_sampler_stop(&s);
+	ASSERT_EQ_U64(s.vf_pw_differ, 0);
+	/* device 0 under the rule: 0-20, then 29-30, 39-40, 49-51 (no change), 59-60, 69-70 ... 99 */
+	ASSERT_EQ_U64(s.vf_pw_skipped, (uint64_t)(100 - (21 + 2 + 2 + 3 + 2 * 4 + 1)));
+}
+
 /* gpu_samples.csv's other metrics: every slow_every ticks, each device on its
  * own tick of the cycle; cells empty in between. */
 TEST(sampler_slow_metrics_at_most_10hz_staggered)
