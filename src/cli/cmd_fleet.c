@@ -157,6 +157,12 @@ int cmd_fleet(int argc, char **argv)
 			}
 		}
 	}
+	/* The client's numpy does no linear algebra: a BLAS that starts a thread per core as it loads
+	 * (OpenBLAS) makes numpy's import the largest part of fleet's start on many-core machines.
+	 * What the user set is kept. */
+	static const char *const one_thread[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"};
+	for (size_t i = 0; i < sizeof(one_thread) / sizeof(one_thread[0]); i++)
+		setenv(one_thread[i], "1", 0);
 	char **args = calloc((size_t)argc + 3, sizeof(char *));
 	if (!args) {
 		gt_error("out of memory");
