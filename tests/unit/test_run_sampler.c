@@ -430,6 +430,18 @@ TEST(sampler_reads_only_what_is_asked)
  * every tick until 10 reads in a row found it unchanged (tick 60); an allocation the tap saw after
  * tick 72: both devices read on tick 73.  madengine's CSV has a value on every row (the last one
  * read), gpu_samples.csv memory only on the rows where it was read. */
+/* 100 ticks of 2 fake devices set up by the caller (setup()), the sampler's settings made. */
+static void run_100(struct gt_sampler *s, double period, unsigned outputs, const char *dir)
+{
+	char err[256];
+	int devs[2] = {0, 1};
+	s->max_samples = 100;
+	ASSERT_EQ_INT(gt_sampler_init(s, dir, devs, 2, period, outputs, REAL0, err, sizeof(err)), 0);
+	gt_sampler_run(s);
+	gt_sampler_stop(s);
+	ASSERT_EQ_U64(s->samples, 100);
+}
+
 static void vram_run(struct gt_sampler *s, struct fake *f, _Atomic uint64_t *gen, int every_tick, double period,
 		     const char *dir)
 {
@@ -440,25 +452,22 @@ static void vram_run(struct gt_sampler *s, struct fake *f, _Atomic uint64_t *gen
 	f->memgen = gen;
 	f->bump_after = 72;
 	setup(s, f, 2);
-	s->max_samples = 100;
 	s->memgen = gen;
 	s->every_tick = every_tick;
-	char err[256];
-	int devs[2] = {0, 1};
-	ASSERT_EQ_INT(gt_sampler_init(s, dir, devs, 2, period, GT_SO_VRAM | GT_SO_RICH, REAL0, err, sizeof(err)), 0);
-	gt_sampler_run(s);
-	gt_sampler_stop(s);
-	ASSERT_EQ_U64(s->samples, 100);
+	run_100(s, period, GT_SO_VRAM | GT_SO_RICH, dir);
 }
 
-static int mem_read_ticks(const struct fake *f, int dev, int *ticks)
+/* The ticks of the 100 on which device dev was asked for `bit`. */
+static int read_ticks(const struct fake *f, int dev, unsigned bit, int *ticks)
 {
 	int n = 0;
 	for (int k = 0; k < 100; k++)
-		if (f->wantlong[k][dev] & GT_S_MEM)
+		if (f->wantlong[k][dev] & bit)
 			ticks[n++] = k;
 	return n;
 }
+#define mem_read_ticks(f, dev, ticks) read_ticks(f, dev, GT_S_MEM, ticks)
+#define power_read_ticks(f, dev, ticks) read_ticks(f, dev, GT_S_POWER, ticks)
 
 TEST(sampler_vram_memory_read_on_change_alloc_and_10hz)
 {
@@ -542,36 +551,21 @@ TEST(sampler_vram_every_tick_when_asked_or_slow)
 }
 
 /* The power tool at 100 Hz, 2 devices, 100 ticks, the driver's value refreshed every 10 ticks
- * (device 0 at ticks 10, 20, ...; device 1 at 3, 13, ...), except that early_at (if > 0) brings
- * device 0's next value that many ticks before its refresh at 50. */
-static void power_run(struct gt_sampler *s, struct fake *f, int verify, int early)
+ * (device 0 at ticks 10, 20, ...; device 1 at 3, 13, ...), except that `early` (if > 0) brings
+ * device 0's next value that many ticks before its refresh at 50, and `same` makes device 0's
+ * refresh at 50 bring the value it had (and device 1 never change). */
+static void power_run(struct gt_sampler *s, struct fake *f, int verify, int early, int same)
 {
 	memset(f, 0, sizeof(*f));
 	f->valid[0] = f->valid[1] = GT_S_ALL;
 	f->pw_seq_on = 1;
 	for (int k = 0; k < 128; k++) {
-		f->pw_seq[0][k] = 300.0 + (k >= 50 - early && k < 50 ? 5 : k / 10);
-		f->pw_seq[1][k] = 400.0 + (k + 7) / 10 * 0.5;
+		f->pw_seq[0][k] = 300.0 + (k >= 50 - early && k < 50 ? 5 : same && k >= 50 && k < 60 ? 4 : k / 10);
+		f->pw_seq[1][k] = same ? 400.0 : 400.0 + (k + 7) / 10 * 0.5;
 	}
 	setup(s, f, 2);
-	s->max_samples = 100;
 	s->verify = verify;
-	char err[256];
-	int devs[2] = {0, 1};
-	ASSERT_EQ_INT(gt_sampler_init(s, gt_test_tmpdir(), devs, 2, 0.01, GT_SO_POWER | GT_SO_RICH, REAL0, err,
-				      sizeof(err)),
-		      0);
-	gt_sampler_run(s);
-	gt_sampler_stop(s);
-}
-
-static int power_read_ticks(const struct fake *f, int dev, int *ticks)
-{
-	int n = 0;
-	for (int k = 0; k < 100; k++)
-		if (f->wantlong[k][dev] & GT_S_POWER)
-			ticks[n++] = k;
-	return n;
+	run_100(s, 0.01, GT_SO_POWER | GT_SO_RICH, gt_test_tmpdir());
 }
 
 /* Every tick until two changes were seen 10 ticks apart, then the tick before each refresh and
@@ -580,7 +574,7 @@ TEST(sampler_power_read_around_the_refresh)
 {
 	struct gt_sampler s;
 	static struct fake f;
-	power_run(&s, &f, 0, 0);
+	power_run(&s, &f, 0, 0, 0);
 	int got[100], n = power_read_ticks(&f, 0, got), k = 0;
 	for (int t = 0; t <= 20; t++)
 		ASSERT_EQ_INT(got[k++], t);
@@ -617,17 +611,17 @@ TEST(sampler_power_verify_counts_what_the_rule_would_hold)
 {
 	struct gt_sampler s;
 	static struct fake f;
-	power_run(&s, &f, 1, 0);
+	power_run(&s, &f, 1, 0, 0);
 	int got[100];
 	ASSERT_EQ_INT(power_read_ticks(&f, 0, got), 100); /* verify reads every tick */
 	ASSERT_EQ_U64(s.vf_pw_skipped, (uint64_t)(200 - s.pw_reads));
 	ASSERT_EQ_U64(s.vf_pw_differ, 0);
-	power_run(&s, &f, 1, 1);
+	power_run(&s, &f, 1, 1, 0);
 	ASSERT_EQ_U64(s.vf_pw_differ, 0);
-	power_run(&s, &f, 1, 2); /* device 0's value of tick 50 comes at 48: row 48 held 304 */
+	power_run(&s, &f, 1, 2, 0); /* device 0's value of tick 50 comes at 48: row 48 held 304 */
 	ASSERT_EQ_U64(s.vf_pw_differ, 1);
 	ASSERT_NEAR(s.vf_pw_maxdiff_w, 1.0, 1e-9);
-	power_run(&s, &f, 0, 2);
+	power_run(&s, &f, 0, 2, 0);
 	ASSERT(!(f.wantlong[48][0] & GT_S_POWER) && (f.wantlong[49][0] & GT_S_POWER));
 }
 
@@ -637,22 +631,7 @@ TEST(sampler_power_refresh_with_the_same_value)
 {
 	struct gt_sampler s;
 	static struct fake f;
-	power_run(&s, &f, 0, 0);
-	memset(&f, 0, sizeof(f));
-	f.valid[0] = f.valid[1] = GT_S_ALL;
-	f.pw_seq_on = 1;
-	for (int k = 0; k < 128; k++) {
-		f.pw_seq[0][k] = 300.0 + (k >= 50 && k < 60 ? 4 : k / 10);
-		f.pw_seq[1][k] = 400.0;
-	}
-	setup(&s, &f, 2);
-	s.max_samples = 100;
-	s.verify = 1;
-	char err[256];
-	int devs[2] = {0, 1};
-	ASSERT_EQ_INT(gt_sampler_init(&s, gt_test_tmpdir(), devs, 2, 0.01, GT_SO_POWER, REAL0, err, sizeof(err)), 0);
-	gt_sampler_run(&s);
-	gt_sampler_stop(&s);
+	power_run(&s, &f, 1, 0, 1);
 	ASSERT_EQ_U64(s.vf_pw_differ, 0);
 	/* device 0 under the rule: 0-20, then 29-30, 39-40, 49-51 (no change), 59-60, 69-70 ... 99 */
 	ASSERT_EQ_U64(s.vf_pw_skipped, (uint64_t)(100 - (21 + 2 + 2 + 3 + 2 * 4 + 1)));
