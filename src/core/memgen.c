@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #define PAGE 4096
+#define MEMGEN_PREFIX "/gputap-mem."
 
 static _Atomic uint64_t *map_fd(int fd)
 {
@@ -25,7 +26,7 @@ _Atomic uint64_t *gt_memgen_create(char *name, size_t namelen)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	for (int tries = 0; tries < 8; tries++) {
-		snprintf(name, namelen, "/gputap-mem.%ld.%lx", (long)getpid(),
+		snprintf(name, namelen, MEMGEN_PREFIX "%ld.%lx", (long)getpid(),
 			 (unsigned long)(ts.tv_nsec ^ ((unsigned long)tries * 2654435761u)));
 		int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0) {
@@ -56,8 +57,9 @@ _Atomic uint64_t *gt_memgen_create(char *name, size_t namelen)
 
 _Atomic uint64_t *gt_memgen_attach(const char *name)
 {
-	/* one leading slash and no other (shm_open's rule), a name gputap could have made */
-	if (!name || name[0] != '/' || strchr(name + 1, '/') || strlen(name) >= GT_MEMGEN_NAME_MAX)
+	/* a name gputap made (never another program's page): one leading slash and no other */
+	if (!name || strncmp(name, MEMGEN_PREFIX, sizeof(MEMGEN_PREFIX) - 1) != 0 || strchr(name + 1, '/') ||
+	    strlen(name) >= GT_MEMGEN_NAME_MAX)
 		return NULL;
 	int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
