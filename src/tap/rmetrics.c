@@ -1039,8 +1039,29 @@ static void push_locked(const char *name, uint32_t len, uint32_t domain)
 	}
 }
 
+/* NCCL's own NVTX ranges (its domain, "NCCL": one per call it makes) are the library's, not the
+ * program's: not ranges here (in range mode each would also cut the program's range at a profiler
+ * boundary).  The kernels NCCL launches count in the program's ranges open around them. */
+static int library_domain(uint32_t domain)
+{
+	static _Atomic uint32_t nccl; /* its id once seen */
+	if (!domain)
+		return 0;
+	uint32_t known = atomic_load_explicit(&nccl, memory_order_relaxed);
+	if (known)
+		return domain == known;
+	uint32_t len = 0;
+	const char *name = gt_strtab_get(&gt_tap.strs, domain, &len);
+	if (!name || len != 4 || memcmp(name, "NCCL", 4) != 0)
+		return 0;
+	atomic_store_explicit(&nccl, domain, memory_order_relaxed);
+	return 1;
+}
+
 void gt_rm_push(uint32_t name_id, uint32_t domain)
 {
+	if (library_domain(domain))
+		return;
 	uint32_t len = 0;
 	const char *name = gt_strtab_get(&gt_tap.strs, name_id, &len);
 	if (!name) {
@@ -1054,6 +1075,8 @@ void gt_rm_push(uint32_t name_id, uint32_t domain)
 
 void gt_rm_pop(uint32_t domain)
 {
+	if (library_domain(domain))
+		return;
 	pthread_mutex_lock(&R.mu);
 	struct rm_stack *st = rm_tls;
 	if (!st || st->depth <= 0)
@@ -1095,6 +1118,8 @@ static void adopt_open_ranges(void)
 		return;
 	int depth = sl->depth < GT_NEST_MAX ? sl->depth : GT_NEST_MAX;
 	for (int d = 0; d < depth; d++) {
+		if (library_domain(sl->stack[d].domain_id))
+			continue;
 		uint32_t len = 0;
 		const char *name = gt_strtab_get(&gt_tap.strs, sl->stack[d].name_id, &len);
 		if (!name) {

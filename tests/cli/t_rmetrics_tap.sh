@@ -220,6 +220,13 @@ run pr plain GPUTAP_METRICS_MODE=range GPUTAP_METRICS_KERNEL_TRACE=1 RM_API=gput
 	ok records-kept-not-exact || notok records-kept-not-exact "kernel activity: $(kinds pr); kernel records: $(krecs pr)" "$(why pr)"
 results pr 'd["metrics"]["exact"] is False and d["metrics"]["inexact"]' &&
 	ok records-kept-results-not-exact || notok records-kept-results-not-exact "$(head -c 1500 "$T/pr.json")"
+# NCCL's own NVTX ranges (domain "NCCL") are not ranges: its kernels count in the program's range around them
+for m in kernel range; do
+	run "nc$m" nccl GPUTAP_METRICS_MODE=$m
+	row "nc$m" step all $I kernels=3 sum=210 && ! grep -q ncclAllReduce "$T/nc$m.rows" &&
+		ok "nccl-domain-not-a-range-$m" || notok "nccl-domain-not-a-range-$m" "$(cat "$T/nc$m.rows")" "$(tail -5 "$T/nc$m.out")"
+done
+
 # no kernel trace: per range is exact, and CUPTI's kernel activity is never touched
 run pn plain GPUTAP_METRICS_MODE=range GPUTAP_TRACE=api,nvtx RM_API=gputap
 [ -z "$(kinds pn)" ] && row pn r all $I mode=per-range kernels=5 sum=500 exact=yes &&

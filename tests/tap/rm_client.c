@@ -23,6 +23,8 @@
  *             k 1 x 10, 10
  *   destroy   inside "r": k 3 x 100, 1000; the context is destroyed and made again;
  *             k 2 x 10, 50
+ *   nccl      inside "step": NCCL's own NVTX range (domain "NCCL", "ncclAllReduce") around
+ *             kn 2 x 100, 1000; then k 1 x 10, 10 (always NVTX ranges)
  * Ranges are NVTX's, or with RM_API=gputap gputap_range_push/pop (which the
  * per-range results of gputap_results_json follow too).  With RM_LIBCUDA=PATH
  * a stand-in libcuda (tests/fakecuda) is loaded first: a current context for
@@ -286,6 +288,23 @@ int main(int argc, char **argv)
 		context(0);
 		launch("k", 2, 10, 50);
 		pop();
+		return results();
+	}
+	if (!strcmp(mode, "nccl")) {
+		start_cuda();
+		nvtxDomainHandle_t nccl = nvtxDomainCreateA("NCCL");
+		nvtxEventAttributes_t a;
+		memset(&a, 0, sizeof(a));
+		a.version = NVTX_VERSION;
+		a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+		a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+		a.message.ascii = "ncclAllReduce";
+		nvtxRangePushA("step");
+		nvtxDomainRangePushEx(nccl, &a);
+		launch("kn", 2, 100, 1000);
+		nvtxDomainRangePop(nccl);
+		launch("k", 1, 10, 10);
+		nvtxRangePop();
 		return results();
 	}
 	if (!strcmp(mode, "plain")) {
