@@ -466,6 +466,32 @@ def test_workers_option_wins_over_the_scheduler_variable_and_says_so(tmp_path):
     assert b"4 ranks on 1 host" in cp.stdout
 
 
+def test_bytecode_kept_in_gputaps_cache_when_python_may_not_write_it(tmp_path):
+    """PYTHONDONTWRITEBYTECODE=1 (containers): `gputap fleet`'s client keeps its bytecode under gputap's
+    own cache folder, so the next run does not compile numpy again; nothing is written beside the
+    sources.  A PYTHONPYCACHEPREFIX the user set wins; without PYTHONDONTWRITEBYTECODE nothing changes."""
+    job = str(tmp_path / "job")
+    generate.write_gtr(job, ranks=2, gpus_per_host=2, iterations=2, plants=False)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=PYDIR, XDG_CACHE_HOME=str(cache), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", job], env=env, capture_output=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    got = {p.name for p in (cache / "gputap" / "pycache").rglob("*.pyc")}
+    assert any(n.startswith("reduce.") for n in got) and any(n.startswith("_methods.") or n.startswith("numeric.")
+                                                              for n in got), sorted(got)[:20]
+    mine = tmp_path / "mine"
+    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", job], env=dict(env, PYTHONPYCACHEPREFIX=str(mine),
+                        XDG_CACHE_HOME=str(tmp_path / "c2")), capture_output=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert not (tmp_path / "c2").exists()
+    env3 = dict(env, XDG_CACHE_HOME=str(tmp_path / "c3"))
+    env3.pop("PYTHONDONTWRITEBYTECODE")
+    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", job], env=env3, capture_output=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert not (tmp_path / "c3").exists()
+
+
 def test_the_package_interpreter_runs_fleet_not_python3_from_path(tmp_path):
     """An installed package: <prefix>/lib/pythonX.Y/site-packages/gputap/_bin/gputap.  With no python3
     on PATH, `gputap fleet` runs <prefix>/bin/python3; the `gputap` command pip installs names its own
