@@ -508,47 +508,62 @@ static int check_device(const char *s)
 	return 0;
 }
 
-/* The GPU of a launcher's local rank (torchrun, mpirun with LOCAL_RANK set): the LOCAL_RANK-th GPU
- * the rank sees — the LOCAL_RANK-th entry of a numeric CUDA_VISIBLE_DEVICES, else GPU LOCAL_RANK.
- * 0 with buf and why filled, -1 when there is no such rank or the GPUs are named otherwise
- * (UUIDs, MIG): the default stays. */
+/* The launchers' names for a process's rank on its machine, first found wins. */
+static const char *const local_rank_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
+					      "SLURM_LOCALID", NULL};
+
+/* The GPU the command uses when that is clear without asking it: the one GPU a numeric
+ * CUDA_VISIBLE_DEVICES lets it see; else, under a launcher that gives each process its rank on the
+ * machine (torchrun's LOCAL_RANK, Open MPI's, MVAPICH's, srun's SLURM_LOCALID), the rank-th GPU the
+ * rank sees: the rank-th entry of a numeric CUDA_VISIBLE_DEVICES, else GPU <rank>.  0 with buf and
+ * why filled; -1 when neither says (or the GPUs are named by UUID or MIG name, not NVML indexes):
+ * the default stays. */
 static int local_rank_device(const char *(*getenv_fn)(const char *), char *buf, size_t len, char *why,
 			     size_t wlen)
 {
-	const char *lr = getenv_fn("LOCAL_RANK"), *cvd = getenv_fn("CUDA_VISIBLE_DEVICES");
+	const char *cvd = getenv_fn("CUDA_VISIBLE_DEVICES"), *var = NULL, *lr = NULL;
+	long vis[64];
+	int nvis = 0;
 	char *end;
-	if (!lr || !*lr)
+	if (cvd && *cvd) {
+		for (const char *p = cvd;; p = end + 1) {
+			errno = 0;
+			long v = strtol(p, &end, 10);
+			if (end == p || errno || v < 0 || (*end && *end != ',') || nvis == 64)
+				return -1; /* a UUID or MIG name: not an NVML index */
+			vis[nvis++] = v;
+			if (!*end)
+				break;
+		}
+		if (nvis == 1) {
+			snprintf(why, wlen, "CUDA_VISIBLE_DEVICES=%s", cvd);
+			snprintf(buf, len, "%ld", vis[0]);
+			return 0;
+		}
+	}
+	for (int i = 0; local_rank_vars[i] && !lr; i++)
+		if ((lr = getenv_fn(local_rank_vars[i])) && *lr)
+			var = local_rank_vars[i];
+		else
+			lr = NULL;
+	if (!lr)
 		return -1;
 	errno = 0;
 	long r = strtol(lr, &end, 10);
-	if (errno || *end || r < 0 || r > 4095)
+	if (errno || *end || r < 0 || r > 4095 || (nvis && r >= nvis))
 		return -1;
-	long dev = r;
-	if (cvd && *cvd) {
-		const char *p = cvd;
-		for (long k = 0;; k++) {
-			errno = 0;
-			long v = strtol(p, &end, 10);
-			if (end == p || errno || v < 0 || (*end && *end != ','))
-				return -1; /* a UUID or MIG name: not an NVML index */
-			if (k == r) {
-				dev = v;
-				break;
-			}
-			if (!*end)
-				return -1; /* fewer visible GPUs than local ranks */
-			p = end + 1;
-		}
-		snprintf(why, wlen, "LOCAL_RANK=%ld, CUDA_VISIBLE_DEVICES=%s", r, cvd);
-	} else
-		snprintf(why, wlen, "LOCAL_RANK=%ld", r);
-	snprintf(buf, len, "%ld", dev);
+	if (nvis)
+		snprintf(why, wlen, "%s=%ld, CUDA_VISIBLE_DEVICES=%s", var, r, cvd);
+	else
+		snprintf(why, wlen, "%s=%ld", var, r);
+	snprintf(buf, len, "%ld", nvis ? vis[r] : r);
 	return 0;
 }
 
 /* Merge one sampler tool's settings: table < gputap's environment < env_vars.  With none of
- * them saying DEVICE, under a launcher that sets LOCAL_RANK (torchrun … gputap run …), the
- * rank's own GPU rather than GPU 0: each rank's run samples the GPU it uses. */
+ * them saying DEVICE, the GPU the command uses when that is clear (local_rank_device: the one GPU
+ * CUDA_VISIBLE_DEVICES shows, or the rank's own under torchrun … gputap run …) rather than GPU 0:
+ * each rank's run samples the GPU it uses. */
 static int sampler_cfg(struct gt_sampler_cfg *c, const struct gt_tool_req *t, int idx,
 		       const char *(*getenv_fn)(const char *), char *err, size_t errlen)
 {

@@ -224,11 +224,14 @@ for v in lib env; do
 	grep -q '^[0-9]*,0,123.456,0.000,' "$T/nf$v/gpu_samples.csv" && ok no-fields-$v-energy || notok no-fields-$v-energy "$(head -n 3 "$T/nf$v/gpu_samples.csv")"
 done
 
-# Under a launcher that sets LOCAL_RANK (torchrun … gputap run …) and no DEVICE: the rank's GPU, through a
-# numeric CUDA_VISIBLE_DEVICES; a DEVICE given wins; GPUs named by UUID keep the default (GPU 0).
+# No DEVICE given: the one GPU a numeric CUDA_VISIBLE_DEVICES shows; under a launcher that gives the
+# process its rank on the machine (torchrun's LOCAL_RANK, Open MPI's, srun's SLURM_LOCALID) the rank's
+# GPU, through a numeric CUDA_VISIBLE_DEVICES; a DEVICE given wins; GPUs named by UUID, or fewer
+# visible GPUs than the rank, keep the default (GPU 0).
 lr() { # NAME WANT-DEVICE WANT-FROM ENV...
 	local n=$1 want=$2 from=$3; shift 3
-	env -u DEVICE "$@" SAMPLING_RATE=0.05 "$GPUTAP" run -o "$T/lr-$n" --tools power -- true 2>"$T/lr-$n.err"
+	env -u DEVICE -u LOCAL_RANK -u OMPI_COMM_WORLD_LOCAL_RANK -u MV2_COMM_WORLD_LOCAL_RANK -u SLURM_LOCALID \
+		-u CUDA_VISIBLE_DEVICES "$@" SAMPLING_RATE=0.05 "$GPUTAP" run -o "$T/lr-$n" --tools power -- true 2>"$T/lr-$n.err"
 	local got
 	got=$(jget "$T/lr-$n/run.json" '(j["tools"][0]["settings"]["DEVICE"], j["tools"][0]["settings"].get("DEVICE_from", "-"), j["tools"][0]["devices"])')
 	[ "$got" = "('$want', '$from', [$want])" ] && ok "local-rank-$n" || notok "local-rank-$n" "$got" "$(cat "$T/lr-$n.err")"
@@ -237,6 +240,10 @@ lr plain 2 LOCAL_RANK=2 LOCAL_RANK=2
 lr visible 0 "LOCAL_RANK=1, CUDA_VISIBLE_DEVICES=2,0" LOCAL_RANK=1 CUDA_VISIBLE_DEVICES=2,0
 lr uuid 0 - LOCAL_RANK=1 CUDA_VISIBLE_DEVICES=GPU-aaaa,GPU-bbbb
 lr none 0 - LOCAL_RANK=
+lr one-visible 2 CUDA_VISIBLE_DEVICES=2 CUDA_VISIBLE_DEVICES=2 LOCAL_RANK=0
+lr openmpi 1 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_RANK=1 SLURM_LOCALID=2
+lr srun 2 SLURM_LOCALID=2 SLURM_LOCALID=2
+lr beyond-visible 0 - LOCAL_RANK=3 CUDA_VISIBLE_DEVICES=0,1
 env LOCAL_RANK=1 DEVICE=all SAMPLING_RATE=0.05 "$GPUTAP" run -o "$T/lr-given" --tools power -- true 2>/dev/null
 [ "$(jget "$T/lr-given/run.json" '(j["tools"][0]["settings"]["DEVICE"], "DEVICE_from" in j["tools"][0]["settings"])')" = "('all', False)" ] &&
 	ok local-rank-device-given-wins || notok local-rank-device-given-wins "$(jget "$T/lr-given/run.json" 'j["tools"][0]["settings"]')"
