@@ -912,6 +912,10 @@ int gt_run_execute(const struct gt_run_opts *o)
 	gt_child_signals_install();
 	setups(r);
 	run_command(r);
+	/* the command's processes are gone: the counter's name goes now (the samplers keep their mapping
+	 * until the tear-down), so that a gputap stopped later leaves nothing in /dev/shm */
+	gt_memgen_remove(r->memgen_name, NULL);
+	r->memgen_name[0] = '\0';
 	/* From here a Ctrl-C ends gputap; the traces stay for 'gputap convert'. */
 	gt_child_signals_restore();
 	teardowns(r);
