@@ -576,12 +576,16 @@ static void tick(struct gt_sampler *s)
 			s->energy_cells++;
 		}
 		int d = s->dev[i];
-		/* a cell not asked for this tick (skipped, or cut for the energy reader) holds the last
-		 * value in madengine's CSVs, which have one on every row; a failed read stays empty */
+		/* a tool's cell not asked for this tick (skipped, or cut for the energy reader) holds the
+		 * last value read, in madengine's CSVs and gpu_samples.csv, which have one on every row; a
+		 * failed read stays empty; the trace has a point where a value was read */
+		int pw_hold = !(g.valid & GT_S_POWER) && s->pw_have[i] && !(want & GT_S_POWER);
+		int mem_hold = !(g.valid & GT_S_MEM) && (s->outputs & GT_SO_VRAM) && s->mem_have[i] && s->mem_total[i] &&
+			       !(want & GT_S_MEM);
 		put_ch(pw, ',');
 		if (g.valid & GT_S_POWER)
 			put_fixed(pw, g.power_w, 3);
-		else if (s->pw_have[i] && !(want & GT_S_POWER)) {
+		else if (pw_hold) {
 			put_fixed(pw, s->pw_last[i], 3);
 			s->pw_rows_held++;
 		}
@@ -589,7 +593,7 @@ static void tick(struct gt_sampler *s)
 		put_ch(vr, ',');
 		if (mem_ok)
 			put_fixed(vr, 100.0 * (double)g.mem_used / (double)g.mem_total, 2);
-		else if (s->mem_have[i] && s->mem_total[i] && !(want & GT_S_MEM)) {
+		else if (mem_hold) {
 			put_fixed(vr, 100.0 * (double)s->mem_used[i] / (double)s->mem_total[i], 2);
 			s->mem_rows_held++;
 		}
@@ -608,16 +612,20 @@ static void tick(struct gt_sampler *s)
 		put_ch(rich, ',');
 		put_u64(rich, (uint64_t)d);
 		put_ch(rich, ',');
-		if (g.valid & GT_S_POWER)
-			put_fixed(rich, g.power_w, 3);
+		if (g.valid & GT_S_POWER || pw_hold)
+			put_fixed(rich, g.valid & GT_S_POWER ? g.power_w : s->pw_last[i], 3);
 		put_ch(rich, ',');
 		if (g.valid & GT_S_ENERGY)
 			put_fixed(rich, energy_j, 3);
 		put_ch(rich, ',');
-		if (g.valid & GT_S_MEM)
+		if (mem_hold) {
+			used_mib = (double)s->mem_used[i] / 1048576.0;
+			total_mib = (double)s->mem_total[i] / 1048576.0;
+		}
+		if (g.valid & GT_S_MEM || mem_hold)
 			put_fixed(rich, used_mib, 1);
 		put_ch(rich, ',');
-		if (g.valid & GT_S_MEM)
+		if (g.valid & GT_S_MEM || mem_hold)
 			put_fixed(rich, total_mib, 1);
 		put_ch(rich, ',');
 		if (g.valid & GT_S_UTIL)

@@ -39,7 +39,7 @@
  * the tick thread only try-locks `emu` (it never waits for the reader, which
  * holds it for a few stores, never across NVML) and writes the energy cell and
  * counter record on the first tick after a new value; otherwise the cell is
- * empty.  Cells not read on a tick are empty.
+ * empty.  Other cells not read on a tick are empty (below: the tools' own).
  *
  * The vram tool's memory above 10 Hz (NVML's memory query is the costliest of
  * the tick's: ~23-53 us a GPU paced, measured on H200s): a device's memory is
@@ -48,10 +48,10 @@
  * moved since its last read, (b) its value changed within the last
  * slow_every reads (a change is followed tick by tick), or (c) slow_every
  * ticks have passed since its last read (10 Hz: what the tap cannot see,
- * other processes, the driver's own).  Otherwise madengine's vram CSV holds
- * the last value read (a value on every row, at most 100 ms old and read again
- * on the tick after any allocation or free the tap saw), while gpu_samples.csv
- * and the trace carry memory only on the rows where it was read.
+ * other processes, the driver's own).  Otherwise madengine's vram CSV and
+ * gpu_samples.csv hold the last value read (a value on every row, at most
+ * 100 ms old and read again on the tick after any allocation or free the tap
+ * saw); the trace has a point where it was read.
  *
  * The power tool's power above 10 Hz: the driver refreshes a GPU's power
  * about every 100 ms (measured on H100 and H200), so most reads 10 ms apart
@@ -60,17 +60,18 @@
  * after a change and start again lo - 1 ticks later, until the next change or
  * hi + 1 ticks after the last one (a refresh that brought the same value: the
  * next window is hi later); a device whose value changes less than 3 ticks
- * apart, or has not changed twice, is read on every tick.  The power CSV holds the last value
- * between reads; gpu_samples.csv and the trace have power where it was read.
+ * apart, or has not changed twice, is read on every tick.  The power CSV and
+ * gpu_samples.csv hold the last value between reads; the trace has a point
+ * where it was read.
  *
  * At 10 Hz and below, and with every_tick (GPUTAP_SAMPLE_EVERY_TICK=1), every
  * tick reads both.  With verify (GPUTAP_SAMPLE_VERIFY=1) every tick reads
  * both too, the rules run beside the reads, and run.json counts the rows where
  * the value the rules would have held differs from the one read (and by how
  * much): what the rules cost in information on this machine and workload.
- * A cell the tick did not ask for (skipped by these rules, or cut for the
- * energy reader) holds the last value in madengine's CSVs; a read that failed
- * stays empty.
+ * A tool's cell the tick did not ask for (skipped by these rules, or cut for
+ * the energy reader) holds the last value in madengine's CSVs and
+ * gpu_samples.csv; a read that failed stays empty.
  *
  * The clocks (one per thread) and the metric source are injected (struct
  * gt_sampler_clock, struct gt_sampler_source) so tests drive the loop with a

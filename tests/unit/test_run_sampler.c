@@ -469,6 +469,23 @@ static int read_ticks(const struct fake *f, int dev, unsigned bit, int *ticks)
 #define mem_read_ticks(f, dev, ticks) read_ticks(f, dev, GT_S_MEM, ticks)
 #define power_read_ticks(f, dev, ticks) read_ticks(f, dev, GT_S_POWER, ticks)
 
+/* The counter records named `name` in DIR/samplers/trace.gtr. */
+static int counter_points(const char *dir, const char *name)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/samplers/trace.gtr", dir);
+	struct gt_trace_reader r;
+	if (gt_tr_open(&r, p) != 0)
+		return -1;
+	const struct gt_rec_hdr *h;
+	int n = 0;
+	while (gt_tr_next(&r, &h) == 1)
+		n += h->type == GT_REC_COUNTER &&
+		     strcmp(gt_tr_str(&r, ((const struct gt_rec_counter *)(const void *)h)->name_id), name) == 0;
+	gt_tr_close(&r);
+	return n;
+}
+
 TEST(sampler_vram_memory_read_on_change_alloc_and_10hz)
 {
 	struct gt_sampler s;
@@ -503,18 +520,20 @@ TEST(sampler_vram_memory_read_on_change_alloc_and_10hz)
 	ASSERT_CONTAINS(t, "\n0.990000,25.00,37.50\n");
 	ASSERT(!strstr(t, ",\n") && !strstr(t, ",,"));
 	free(t);
-	/* gpu_samples.csv: memory on the rows read only, never a stale value */
+	/* gpu_samples.csv: memory on every row too (held between reads), device 1's new value from tick
+	 * 50 on; the trace has a counter point only where memory was read */
 	snprintf(p, sizeof(p), "%s/gpu_samples.csv", dir);
 	t = gt_test_read_file(p, NULL);
-	ASSERT_CONTAINS(t, "\n1800000000150000000,0,,,,,,,,\n");
+	ASSERT_CONTAINS(t, "\n1800000000150000000,0,,,20480.0,81920.0,,,,\n");
+	ASSERT_CONTAINS(t, "\n1800000000490000000,1,,,20480.0,81920.0,");
 	ASSERT_CONTAINS(t, "\n1800000000500000000,1,,,30720.0,81920.0,");
 	ASSERT_CONTAINS(t, "\n1800000000730000000,0,,,20480.0,81920.0,");
-	ASSERT_CONTAINS(t, "\n1800000000730000000,1,,,30720.0,81920.0,");
 	int cells = 0;
 	for (const char *q = t; (q = strstr(q, "81920.0")); q++)
 		cells++;
-	ASSERT_EQ_INT(cells, n0 + n1);
+	ASSERT_EQ_INT(cells, 200);
 	free(t);
+	ASSERT_EQ_INT(counter_points(dir, "mem_used_MiB"), n0 + n1);
 }
 
 /* Without the tap's counter the allocation at tick 72 is not seen: device 0 keeps its 10 Hz. */
@@ -590,6 +609,7 @@ TEST(sampler_power_read_around_the_refresh)
 	ASSERT_EQ_INT(n1, 14 + 8 * 2); /* 0-13, then 22-23, 32-33 ... 92-93 */
 	ASSERT_EQ_U64(s.pw_reads, (uint64_t)(n + n1));
 	ASSERT_EQ_U64(s.pw_rows_held, (uint64_t)(200 - n - n1));
+	ASSERT_EQ_INT(counter_points(gt_test_tmpdir(), "power_W"), n + n1); /* the trace: a point a read */
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/gpu_info_power_profiler_output.csv", gt_test_tmpdir());
 	char *t = gt_test_read_file(p, NULL);
@@ -601,6 +621,16 @@ TEST(sampler_power_read_around_the_refresh)
 		ASSERT_NEAR(a, f.pw_seq[0][r], 1e-9);
 		ASSERT_NEAR(b, f.pw_seq[1][r], 1e-9);
 		line = strchr(line, '\n') + 1;
+	}
+	free(t);
+	/* gpu_samples.csv: power on every row as well, each the value of its tick */
+	snprintf(p, sizeof(p), "%s/gpu_samples.csv", gt_test_tmpdir());
+	t = gt_test_read_file(p, NULL);
+	char want[96];
+	for (int r = 0; r < 100; r++) {
+		snprintf(want, sizeof(want), "\n%llu,1,%.3f,", (unsigned long long)(REAL0 + (uint64_t)r * 10000000ull),
+			 f.pw_seq[1][r]);
+		ASSERT_CONTAINS(t, want);
 	}
 	free(t);
 }
