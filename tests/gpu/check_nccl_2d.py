@@ -17,7 +17,7 @@ Prints "ok NAME" / "not ok NAME: why", then "N passed, N failed".
 import os
 import sys
 
-from checks import Checks, job_output, late_every_step
+from checks import Checks, fleet_run, job_output, late_every_step
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -37,12 +37,7 @@ def main():
         tp, dp = PAIRS["tp"][r // 2], PAIRS["dp"][r % 2]
         want[r] = float(sum(2 * sum(q + s for q in tp) * 4096 + sum(dp) for s in range(nstep)))
     check("results", sums == want, "checksums %s, want %s" % (sums, want))
-    from gputap import fleet
-
-    res = fleet.analyze([run], nvtx="train_step", workers=2, gputap=exe, progress=None)
-    s, c = res.summary, res.collectives
-    print("rows by match", s["collective_rows_by_match"], "warnings", s["warnings"])
-    check("ranks", s["ranks"] == 4 and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
+    s, c = fleet_run(check, run, exe, 4, workers=2)
     # with NCCL's plugin (a gputap run folder) every row by its records; in PyTorch-profiler traces by
     # the process group's name and order within it
     kineto = not os.path.exists(os.path.join(run, "run.json"))

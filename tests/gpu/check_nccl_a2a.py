@@ -14,7 +14,7 @@ Prints "ok NAME" / "not ok NAME: why", then "N passed, N failed".
 import os
 import sys
 
-from checks import Checks, job_output, late_every_step
+from checks import Checks, fleet_run, job_output, late_every_step
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -29,12 +29,7 @@ def main():
     world, nstep = len(sums), first + steps
     want = {r: float(sum((100 * q + s) * 4096 for s in range(nstep) for q in range(world))) for r in range(world)}
     check("results", sums == want, "received %s, want %s" % (sums, want))
-    from gputap import fleet
-
-    res = fleet.analyze([run], nvtx="train_step", workers=1, gputap=exe, progress=None)
-    s, c = res.summary, res.collectives
-    print("rows by match", s["collective_rows_by_match"], "warnings", s["warnings"])
-    check("ranks", s["ranks"] == world and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
+    s, c = fleet_run(check, run, exe, world)
     check("no-row-left-out", not [w for w in s["warnings"] if "left out" in w or "fewer ranks" in w], str(s["warnings"]))
     inside = c[c["iteration"] >= 0]
     ar = inside[inside["name"] == "AllReduce"]

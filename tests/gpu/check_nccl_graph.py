@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from checks import Checks, job_output, late_every_step
+from checks import Checks, fleet_run, job_output, late_every_step
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -29,12 +29,7 @@ def main():
     world, nstep = len(sums), int(reps[0])
     want = (2 * sum(r + 1 for r in range(world)) + 1) * nstep
     check("results", all(v == want for v in sums.values()), "checksums %s, want %g" % (sums, want))
-    from gputap import fleet
-
-    r = fleet.analyze([run], nvtx="train_step", workers=1, gputap=exe, progress=None)
-    s, c = r.summary, r.collectives
-    print("rows by match", s["collective_rows_by_match"], "iterations", s["iterations"])
-    check("ranks", s["ranks"] == world and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
+    s, c = fleet_run(check, run, exe, world)
     inside = c[c["iteration"] >= 0]
     check("one-all-reduce-a-step-on-every-rank", s["iterations"] == nstep and len(inside) == nstep and
           sorted(inside["iteration"]) == list(range(nstep)) and all(len(x) == world for x in inside["ranks"]) and

@@ -15,7 +15,7 @@ then "N passed, N failed".
 import os
 import sys
 
-from checks import Checks, job_output, late_every_step
+from checks import Checks, fleet_run, job_output, late_every_step
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -33,13 +33,8 @@ def main():
     world, nstep = len(sums), first + steps
     want = {r: (0.0 if r == 0 else float(sum(s + r - 1 for s in range(nstep)) * N)) for r in range(world)}
     check("results", sums == want, "received %s, want %s" % (sums, want))
-    from gputap import fleet
-
-    r = fleet.analyze([run], nvtx="train_step", workers=1, gputap=exe, progress=None)
-    s, c = r.summary, r.collectives
-    print("rows by match", s["collective_rows_by_match"], "iterations", s["iterations"], "warnings", s["warnings"])
+    s, c = fleet_run(check, run, exe, world)
     print(c[["iteration", "comm", "seq", "name", "ranks", "late_rank", "late_ms", "match"]].to_string()[:4000])
-    check("ranks", s["ranks"] == world and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
     inside = c[c["iteration"] >= 0]
     kinds = sorted(set(inside["name"]))
     check("kinds-kept-apart", all(k == "AllReduce" or k.startswith("SendRecv") for k in kinds) and

@@ -1,5 +1,6 @@
 """What the GPU checks' scripts share: "ok NAME" / "not ok NAME: why" lines and the closing
-"N passed, N failed", and the collectives `gputap analyze --collectives` finds in one rank's trace."""
+"N passed, N failed", the collectives `gputap analyze --collectives` finds in one rank's trace, the
+job's output, and `gputap fleet` over the run."""
 import json
 import os
 import re
@@ -55,3 +56,15 @@ def late_every_step(rows, slow, steps, sleep, lo=0.75, hi=1.25):
         if not len(r) or not lo * sleep <= r["late_ms"].max() <= hi * sleep:
             bad.append((it, float(r["late_ms"].max()) if len(r) else None))
     return bad
+
+
+def fleet_run(check, run, exe, world, workers=1):
+    """`gputap fleet` over RUN (iterations: NVTX "train_step"; the analyzer EXE), checked as "ranks" (all
+    `world` analysed, none failed); prints how its collectives were matched.  (summary, collectives)."""
+    from gputap import fleet
+
+    res = fleet.analyze([run], nvtx="train_step", workers=workers, gputap=exe, progress=None)
+    s = res.summary
+    print("rows by match", s["collective_rows_by_match"], "iterations", s["iterations"], "warnings", s["warnings"])
+    check("ranks", s["ranks"] == world and not s["failed"], "%d ranks, failed %s" % (s["ranks"], s["failed"]))
+    return s, res.collectives

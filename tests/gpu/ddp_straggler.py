@@ -30,14 +30,11 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import BATCH, WIDTH, fixed, init_ranks, profiled, say, say_plant  # noqa: E402
+from torchjob import BATCH, fixed, init_ranks, plant_settings, profiled, say, say_plant, WIDTH  # noqa: E402
 from torchjob import sleep_cycles, sleep_ms, step_range  # noqa: E402
 from torchjob import model as fixed_model  # noqa: E402
 
-STEPS = int(os.environ.get("GT_STEPS", "12"))
-SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "4"))
-SLOW_RANK = int(os.environ.get("GT_SLOW_RANK", "1"))
-SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "20"))
+STEPS, SLOW_FROM, SLOW_RANK, SLEEP_MS = plant_settings(12, 4, 1, 20)
 
 
 def setup():

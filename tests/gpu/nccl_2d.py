@@ -20,12 +20,9 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchjob import init_ranks, planted_sleep, profiled, say, step_range  # noqa: E402
+from torchjob import init_ranks, plant_settings, planted_sleep, profiled, say, step_range  # noqa: E402
 
-STEPS = int(os.environ.get("GT_STEPS", "10"))
-SLOW_FROM = int(os.environ.get("GT_SLOW_FROM", "3"))
-SLOW_RANK = int(os.environ.get("GT_SLOW_RANK", "3"))
-SLEEP_MS = float(os.environ.get("GT_SLEEP_MS", "10"))
+STEPS, SLOW_FROM, SLOW_RANK, SLEEP_MS = plant_settings(10, 3, 3, 10)
 
 
 def main():

@@ -21,6 +21,14 @@ def fixed(shape, k):
     return (torch.sin(torch.arange(n, dtype=torch.float64) * (0.37 + 0.01 * k)) * 0.02).reshape(shape).float()
 
 
+def plant_settings(steps, slow_from, slow_rank, sleep_ms):
+    """A job's STEPS, SLOW_FROM, SLOW_RANK, SLEEP_MS: GT_STEPS, GT_SLOW_FROM, GT_SLOW_RANK, GT_SLEEP_MS,
+    else the job's own defaults."""
+    e = os.environ.get
+    return (int(e("GT_STEPS", steps)), int(e("GT_SLOW_FROM", slow_from)), int(e("GT_SLOW_RANK", slow_rank)),
+            float(e("GT_SLEEP_MS", sleep_ms)))
+
+
 def sleep_cycles(ms):
     """Cycles of torch.cuda._sleep for `ms` on this GPU, measured with CUDA events."""
     n = 1_000_000

@@ -32,6 +32,19 @@ typedef int (*init5_t)(void **, uint64_t, int *, const char *, int, int, int, vo
 struct plugin { const char *name; void *init; int (*start)(void *, void **, void *); int (*stop)(void *);
 		int (*state)(void *, int, void *); int (*fin)(void *); };
 
+/* Start an event as NCCL of interface v hands it over: v5 with a 64-bit type, older ones the 8-bit layout. */
+static int start(const struct plugin *p, int v, void *ctx, void **ev, const struct d64 *d)
+{
+	if (v == 5)
+		return p->start(ctx, ev, (void *)(uintptr_t)d);
+	struct d8 e;
+	memset(&e, 0, sizeof(e));
+	e.type = (uint8_t)d->type;
+	e.rank = d->rank;
+	e.u = d->u;
+	return p->start(ctx, ev, &e);
+}
+
 int main(int argc, char **argv)
 {
 	const char *lib = getenv("NCCL_PROFILER_PLUGIN");
@@ -77,21 +90,10 @@ int main(int argc, char **argv)
 			default: u->d = (struct c4){(uint64_t)i, "AllReduce", 0, 0, 1024, -1, "ncclFloat32", 16, 8, "RING", "SIMPLE", 0}; break;
 			}
 			void *ev = (void *)1, *other = (void *)1;
-			if (v == 5) {
-				d.type = 1 << 1;
-				p->start(ctx[c], &ev, &d);
-				d.type = 1 << 3; /* a proxy operation: not recorded */
-				p->start(ctx[c], &other, &d);
-			} else {
-				struct d8 e;
-				memset(&e, 0, sizeof(e));
-				e.type = 1 << 1;
-				e.rank = 3;
-				e.u = d.u;
-				p->start(ctx[c], &ev, &e);
-				e.type = 1 << 3;
-				p->start(ctx[c], &other, &e);
-			}
+			d.type = 1 << 1;
+			start(p, v, ctx[c], &ev, &d);
+			d.type = 1 << 3; /* a proxy operation: not recorded */
+			start(p, v, ctx[c], &other, &d);
 			if (other != NULL)
 				return 5;
 			if (ev) { /* NCCL skips a NULL handle */
@@ -110,16 +112,7 @@ int main(int argc, char **argv)
 		d.rank = 3;
 		d.u.e = (struct p4){ops[i].func, 0, "ncclBfloat16", 4096 + i, ops[i].peer, 8, 0};
 		void *ev = (void *)1;
-		if (v == 5) {
-			p->start(ctx[ops[i].comm], &ev, &d);
-		} else {
-			struct d8 e;
-			memset(&e, 0, sizeof(e));
-			e.type = 1 << 2;
-			e.rank = 3;
-			e.u = d.u;
-			p->start(ctx[ops[i].comm], &ev, &e);
-		}
+		start(p, v, ctx[ops[i].comm], &ev, &d);
 		if (ev == (void *)1)
 			return 6;
 		if (ev) {
