@@ -56,7 +56,7 @@ TAP_PURE := $(wildcard $(addprefix src/tap/,ring.c ptrtab.c strtab.c env.c apis.
 TAP_PURE += src/tap/rangeagg.c
 TAP_PURE += src/tap/ticks.c
 TAP_PURE += src/tap/pcsamp_agg.c
-CLI_SRC := $(wildcard src/analyze/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
+CLI_SRC := $(wildcard src/analyze/*.c src/fleet/*.c src/run/*.c src/export/*.c src/report/*.c src/liblog/*.c src/libperf/*.c \
 	$(filter-out $(BOTH_SRC),$(wildcard src/gpu/*.c src/trace/*.c src/metrics/*.c)) src/cli/*.c)
 # the tap's reading of its environment: gputap run refuses (usage) what the library would only warn about
 CLI_SRC += src/tap/env.c

@@ -29,6 +29,7 @@ static inline void gt_sort(void *base, size_t n, size_t size, int (*cmp)(const v
 GT_SORT_ASCENDING(gt_cmp_int, int)
 GT_SORT_ASCENDING(gt_cmp_u32, uint32_t)
 GT_SORT_ASCENDING(gt_cmp_u64, uint64_t)
+GT_SORT_ASCENDING(gt_cmp_int64, int64_t)
 GT_SORT_ASCENDING(gt_cmp_float, float)
 GT_SORT_ASCENDING(gt_cmp_double, double)
 #undef GT_SORT_ASCENDING

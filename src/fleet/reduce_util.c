@@ -1,0 +1,159 @@
+/*
+ * fleet/reduce_util.c — the reduction's group arithmetic (reduce_int.h): a stable sort of row
+ * indices, medians and quantiles as numpy computes them, rows grouped by a dense id.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sort.h"
+#include "fleet/reduce_int.h"
+
+void fl_iota(int64_t *o, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		o[i] = (int64_t)i;
+}
+
+static void merge(int64_t *o, int64_t *t, size_t n, fl_cmp_fn cmp, const void *ctx)
+{
+	if (n < 2)
+		return;
+	if (n <= 12) { /* insertion sort: stable */
+		for (size_t i = 1; i < n; i++) {
+			int64_t x = o[i];
+			size_t j = i;
+			while (j > 0 && cmp(ctx, o[j - 1], x) > 0) {
+				o[j] = o[j - 1];
+				j--;
+			}
+			o[j] = x;
+		}
+		return;
+	}
+	size_t h = n / 2;
+	merge(o, t, h, cmp, ctx);
+	merge(o + h, t, n - h, cmp, ctx);
+	if (cmp(ctx, o[h - 1], o[h]) <= 0)
+		return;
+	memcpy(t, o, h * sizeof(int64_t));
+	size_t i = 0, j = h, k = 0;
+	while (i < h && j < n)
+		o[k++] = cmp(ctx, o[j], t[i]) < 0 ? o[j++] : t[i++];
+	while (i < h)
+		o[k++] = t[i++];
+}
+
+void fl_msort(int64_t *o, size_t n, fl_cmp_fn cmp, const void *ctx)
+{
+	if (n < 2)
+		return;
+	int64_t *t = malloc((n / 2 + 1) * sizeof(int64_t));
+	if (!t) { /* no memory for the merge: a stable insertion sort, slow but right */
+		for (size_t i = 1; i < n; i++) {
+			int64_t x = o[i];
+			size_t j = i;
+			while (j > 0 && cmp(ctx, o[j - 1], x) > 0) {
+				o[j] = o[j - 1];
+				j--;
+			}
+			o[j] = x;
+		}
+		return;
+	}
+	merge(o, t, n, cmp, ctx);
+	free(t);
+}
+
+static size_t gather(const double *v, const int64_t *idx, size_t n, double *tmp)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = v[idx ? idx[i] : (int64_t)i];
+		if (!isnan(x))
+			tmp[m++] = x;
+	}
+	gt_sort(tmp, m, sizeof(double), gt_cmp_double);
+	return m;
+}
+
+double fl_median_of(const double *v, const int64_t *idx, size_t n, double *tmp)
+{
+	size_t m = gather(v, idx, n, tmp);
+	if (!m)
+		return NAN;
+	if (m & 1)
+		return tmp[m / 2];
+	return (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+}
+
+double fl_quantile_of(const double *v, const int64_t *idx, size_t n, double q, double *tmp)
+{
+	size_t m = gather(v, idx, n, tmp);
+	if (!m)
+		return NAN;
+	double pos = (double)(m - 1) * q;
+	size_t lo = (size_t)floor(pos), hi = (size_t)ceil(pos);
+	double a = tmp[lo], b = tmp[hi], t = pos - (double)lo, d = b - a;
+	return t >= 0.5 ? b - d * (1 - t) : a + d * t; /* numpy's _lerp */
+}
+
+void fl_group_index(const int64_t *gid, size_t n, size_t ng, int64_t *o, int64_t *start)
+{
+	memset(start, 0, (ng + 1) * sizeof(int64_t));
+	for (size_t i = 0; i < n; i++)
+		start[gid[i] + 1]++;
+	for (size_t g = 0; g < ng; g++)
+		start[g + 1] += start[g];
+	int64_t *fill = malloc((ng + 1) * sizeof(int64_t));
+	if (fill) {
+		memcpy(fill, start, (ng + 1) * sizeof(int64_t));
+		for (size_t i = 0; i < n; i++)
+			o[fill[gid[i]]++] = (int64_t)i;
+		free(fill);
+		return;
+	}
+	size_t k = 0; /* no memory: one pass per group */
+	for (size_t g = 0; g < ng; g++)
+		for (size_t i = 0; i < n; i++)
+			if ((size_t)gid[i] == g)
+				o[k++] = (int64_t)i;
+}
+
+static int cmp_iter_num(const void *ctx, int64_t a, int64_t b)
+{
+	const struct iter *t = ctx;
+	FL_CMP(t[a].iteration, t[b].iteration);
+	return 0;
+}
+
+size_t fl_dense_ids_i64(struct red *r, const struct iter *it, size_t n, int64_t *gid)
+{
+	int64_t *o = fl_xcalloc(r, n, sizeof(int64_t));
+	if (!o)
+		return 0;
+	fl_iota(o, n);
+	fl_msort(o, n, cmp_iter_num, it);
+	int64_t g = -1;
+	for (size_t q = 0; q < n; q++) {
+		if (!q || it[o[q]].iteration != it[o[q - 1]].iteration)
+			g++;
+		gid[o[q]] = g;
+	}
+	free(o);
+	return (size_t)(g + 1);
+}
+
+int fl_cmp_iter_task(const void *ctx, int64_t a, int64_t b)
+{
+	const fl_iterrow *t = ctx;
+	FL_CMP(t[a].task, t[b].task);
+	return 0;
+}
+
+int fl_cmp_coll_task(const void *ctx, int64_t a, int64_t b)
+{
+	const fl_collrow *t = ctx;
+	FL_CMP(t[a].task, t[b].task);
+	return 0;
+}
