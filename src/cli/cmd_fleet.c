@@ -1,5 +1,18 @@
-/* gputap fleet — many ranks on a Dask cluster: runs the Python package's `python3 -m gputap.fleet`. */
+/*
+ * gputap fleet — the ranks of a job reduced to one answer (fleet/fleet.h does the work).
+ *
+ * On this machine without -o the command is C only: the plan, --workers analyzer processes at a time
+ * (threads wait for them), the reduction and the text.  With -o (Parquet files, report.html) or a
+ * Dask cluster it runs the Python package (`python3 -m gputap.fleet`), which calls this command
+ * back for the parts in C: `--plan` (the tasks), `--task` (one batch's rows, on a worker),
+ * `--reduce PLAN` (the rows of every batch on stdin) and `--result` (all of it on this machine);
+ * docs/fleet.md describes them.
+ */
 #include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "fleet/fleet.h"
 #include "metrics/rmcache.h" /* gputap's cache folder */
 
 const char cmd_fleet_help[] =
@@ -20,12 +34,12 @@ const char cmd_fleet_help[] =
 	"                 [--quiet] INPUT...\n"
 	"\n"
 	"DESCRIPTION\n"
-	"    Analyses the ranks on this machine (--workers analyzer processes at a time, by default)\n"
-	"    or on a Dask cluster (an existing scheduler with --scheduler or --scheduler-file, or the\n"
+	"    Analyses the ranks on this machine (--workers analyzer processes at a time, by default;\n"
+	"    without -o gputap does it all, no Python) or on a Dask cluster (an existing scheduler with --scheduler or --scheduler-file, or the\n"
 	"    one named by DASK_SCHEDULER_ADDRESS unless --workers is given); each task runs one\n"
 	"    'gputap analyze' over a few ranks of one machine, on the worker that can read their\n"
 	"    files, so memory per worker is bounded by the largest rank.  The results come back as\n"
-	"    small tables of numpy columns and are reduced, with numpy alone, into: the stragglers\n"
+	"    rows of binary columns and are reduced, in C, into: the stragglers\n"
 	"    (for each rank, how long the others waited for it alone in collectives, in total and\n"
 	"    per iteration, whether its lateness is consistent or one-off, and its cause: compute,\n"
 	"    memory copies, host/launch or data loading, or waiting for rank N when it passes on\n"
@@ -58,8 +72,9 @@ const char cmd_fleet_help[] =
 	"    The text summary goes to standard output.  docs/fleet.md defines every number and column.\n"
 	"\n"
 	"REQUIREMENTS\n"
-	"    The Python package with its fleet extra: pip install './python[fleet]' (dask.distributed,\n"
-	"    numpy, pyarrow, pandas), on this machine and on every worker; gputap on each worker's PATH (or\n"
+	"    On this machine without -o: gputap alone (no Python).  With -o or a Dask cluster: the Python\n"
+	"    package with its fleet extra: pip install './python[fleet]' (dask.distributed, numpy,\n"
+	"    pyarrow, pandas), on this machine and on every worker; gputap on each worker's PATH (or\n"
 	"    GPUTAP).  GPUTAP_PYTHON names the Python interpreter; the 'gputap' command pip installs\n"
 	"    sets it to its own interpreter; otherwise the package's own interpreter when this binary\n"
 	"    is the one inside an installed package, else python3 from PATH.\n"
@@ -131,7 +146,7 @@ static char boot[] =
 	"    sys.exit(1)\n"
 	"sys.exit(main(sys.argv[1:]))\n";
 
-int cmd_fleet(int argc, char **argv)
+static int run_python(int argc, char **argv)
 {
 	const char *py = getenv("GPUTAP_PYTHON");
 	char exe[PATH_MAX], own_py[PATH_MAX];
@@ -195,4 +210,444 @@ int cmd_fleet(int argc, char **argv)
 		 py, strerror(errno));
 	free(args);
 	return 1;
+}
+
+/* ---- this machine, in C -------------------------------------------------------------------------- */
+
+struct pool {
+	const char *exe, *nvtx;
+	const fl_plan *p;
+	const fl_batch *b;
+	size_t nb;
+	fl_rows *rows; /* one per batch */
+	atomic_size_t next;
+	pthread_mutex_t mu;
+	size_t done, failed, total;
+	int quiet, tty, oom;
+	struct timespec t0;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* "gputap fleet: 512/1024 ranks analysed, 2 failed (1.3 s)": on a terminal one line rewritten, else
+ * a line every tenth of the ranks and at the end. */
+static void progress(struct pool *w, int final)
+{
+	if (w->quiet)
+		return;
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "gputap fleet: %zu/%zu ranks analysed", w->done, w->total);
+	if (w->failed)
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, ", %zu failed", w->failed);
+	snprintf(msg + n, sizeof(msg) - (size_t)n, " (%.1f s)", since(&w->t0));
+	size_t step = w->total / 10 ? w->total / 10 : 1;
+	if (w->tty)
+		fprintf(stderr, "\r%s%s", msg, final ? "\n" : "");
+	else if (final || (w->done < w->total && w->done % step == 0))
+		fprintf(stderr, "%s\n", msg);
+	fflush(stderr);
+}
+
+static void *pool_worker(void *arg)
+{
+	struct pool *w = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&w->next, 1);
+		if (i >= w->nb)
+			return NULL;
+		int rc = fl_task_run(w->exe, w->p, w->b[i].task, w->b[i].n, w->nvtx, &w->rows[i]);
+		pthread_mutex_lock(&w->mu);
+		w->oom |= rc != 0;
+		w->done += w->b[i].n;
+		for (size_t k = 0; k < w->rows[i].nranks; k++)
+			w->failed += w->rows[i].ranks[k].status == FL_FAILED;
+		progress(w, 0);
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+/* Every batch of the plan, `workers` analyzer processes at a time; their rows into *all. */
+static int run_batches(const char *exe, const char *nvtx, const fl_plan *p, int workers, int quiet, fl_rows *all,
+		       size_t *ntasks)
+{
+	fl_batch *b = NULL;
+	size_t nb = 0;
+	if (fl_plan_batches(p, workers, 256, (int64_t)32 << 20, 0, &b, &nb))
+		return -1;
+	struct pool w = {.exe = exe, .nvtx = nvtx, .p = p, .b = b, .nb = nb, .total = p->ntasks, .quiet = quiet,
+			 .tty = isatty(2)};
+	atomic_init(&w.next, 0);
+	pthread_mutex_init(&w.mu, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &w.t0);
+	w.rows = calloc(nb + 1, sizeof(fl_rows));
+	pthread_t *th = calloc((size_t)workers, sizeof(pthread_t));
+	int rc = -1, started = 0;
+	if (!w.rows || !th)
+		goto out;
+	for (size_t i = 0; i < nb; i++)
+		fl_rows_init(&w.rows[i]);
+	if (p->ntasks)
+		progress(&w, 0);
+	for (int i = 0; i < workers && (size_t)i < nb; i++) {
+		if (pthread_create(&th[i], NULL, pool_worker, &w) != 0)
+			break;
+		started++;
+	}
+	if (!started && nb)
+		pool_worker(&w); /* no thread could start: this one does the work */
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (p->ntasks)
+		progress(&w, 1);
+	rc = w.oom ? -1 : 0;
+	for (size_t i = 0; i < nb && !rc; i++)
+		rc = fl_rows_append(all, &w.rows[i]);
+	*ntasks = nb;
+out:
+	if (w.rows)
+		for (size_t i = 0; i < nb; i++)
+			fl_rows_free(&w.rows[i]);
+	free(w.rows);
+	free(th);
+	fl_batches_free(b, nb);
+	pthread_mutex_destroy(&w.mu);
+	return rc;
+}
+
+/* The summary with what only the command knows: the inputs (absolute), the cluster, the tasks. */
+static char *summary_with_run(const char *summary, char **inputs, int ninputs, int workers, size_t ntasks)
+{
+	size_t len = strlen(summary) + 256;
+	char **abs = calloc((size_t)ninputs + 1, sizeof(char *));
+	if (!abs)
+		return NULL;
+	for (int i = 0; i < ninputs; i++) {
+		abs[i] = fl_abspath(inputs[i]);
+		len += (abs[i] ? 2 * strlen(abs[i]) : 0) + 8;
+	}
+	char *out = malloc(len), *o = out;
+	if (out) {
+		size_t n = strlen(summary);
+		memcpy(o, summary, n - 1); /* without its closing brace */
+		o += n - 1;
+		o += sprintf(o, ",\"inputs\":[");
+		for (int i = 0; i < ninputs; i++) {
+			*o++ = i ? ',' : '"';
+			if (i)
+				*o++ = '"';
+			for (const char *s = abs[i] ? abs[i] : ""; *s; s++) {
+				if (*s == '"' || *s == '\\')
+					*o++ = '\\';
+				if ((unsigned char)*s < 0x20)
+					o += sprintf(o, "\\u%04x", *s);
+				else
+					*o++ = *s;
+			}
+			*o++ = '"';
+		}
+		o += sprintf(o, "],\"cluster\":{\"kind\":\"local\",\"workers\":%d},\"tasks\":%zu}", workers, ntasks);
+	}
+	for (int i = 0; i < ninputs; i++)
+		free(abs[i]);
+	free(abs);
+	return out;
+}
+
+/* The whole analysis on this machine: the text (result == 0) or the result for the Python package
+ * (result == 1) on stdout. */
+static int run_local(char **inputs, int ninputs, int workers, const char *exe, const char *nvtx, int quiet, int result)
+{
+	fl_plan p = {0};
+	fl_rows all;
+	fl_result res;
+	size_t ntasks = 0;
+	int rc = 1;
+	fl_rows_init(&all);
+	memset(&res, 0, sizeof(res));
+	if (fl_plan_expand(&p, inputs, ninputs) || run_batches(exe, nvtx, &p, workers, quiet, &all, &ntasks) ||
+	    fl_reduce(&p, &all, &res)) {
+		gt_error("fleet: out of memory");
+		goto out;
+	}
+	if (result) {
+		char *s = summary_with_run(res.summary_json, inputs, ninputs, workers, ntasks);
+		if (!s) {
+			gt_error("fleet: out of memory");
+			goto out;
+		}
+		free(res.summary_json);
+		res.summary_json = s;
+		rc = fl_result_write(&res, stdout) ? 1 : 0;
+		if (rc)
+			gt_error("fleet: cannot write the result: %s", strerror(errno));
+		goto out;
+	}
+	char *text = fl_text_summary(res.summary_json, &res.ranks);
+	if (!text) {
+		gt_error("fleet: out of memory");
+		goto out;
+	}
+	fputs(text, stdout);
+	free(text);
+	if (!res.ranks.rows) {
+		fflush(stdout);
+		fprintf(stderr, "gputap fleet: error: no rank could be analysed\n");
+		goto out;
+	}
+	rc = 0;
+out:
+	fl_result_free(&res);
+	fl_rows_free(&all);
+	fl_plan_free(&p);
+	return gt_finish_stdout(rc);
+}
+
+/* ---- the parts the Python package calls ------------------------------------------------------ */
+
+static unsigned char *read_all(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	unsigned char *b = malloc(cap);
+	while (b) {
+		size_t got = fread(b + n, 1, cap - n, f);
+		n += got;
+		if (n < cap) {
+			if (ferror(f)) {
+				free(b);
+				return NULL;
+			}
+			break;
+		}
+		unsigned char *nb = realloc(b, cap * 2);
+		if (!nb)
+			free(b);
+		b = nb;
+		cap *= 2;
+	}
+	*len = n;
+	return b;
+}
+
+/* --plan: the tasks of the inputs and their batches, as JSON. */
+static int part_plan(char **inputs, int n, int workers, int by_host)
+{
+	fl_plan p = {0};
+	fl_batch *b = NULL;
+	size_t nb = 0;
+	int rc = 1;
+	char *js = NULL;
+	if (fl_plan_expand(&p, inputs, n) || fl_plan_batches(&p, workers, 256, (int64_t)32 << 20, by_host, &b, &nb) ||
+	    !(js = fl_plan_json(&p))) {
+		gt_error("fleet: out of memory");
+		goto out;
+	}
+	/* {"tasks": ..., "failed": ..., "batches": [[i, ...], ...]} */
+	size_t len = strlen(js);
+	fwrite(js, 1, len - 1, stdout);
+	fputs(",\"batches\":[", stdout);
+	for (size_t i = 0; i < nb; i++) {
+		fputs(i ? ",[" : "[", stdout);
+		for (size_t k = 0; k < b[i].n; k++)
+			printf("%s%d", k ? "," : "", b[i].task[k]);
+		fputs("]", stdout);
+	}
+	fputs("]}\n", stdout);
+	rc = 0;
+out:
+	free(js);
+	fl_batches_free(b, nb);
+	fl_plan_free(&p);
+	return gt_finish_stdout(rc);
+}
+
+/* --task: the plan (JSON, stdin) of one batch, its rows on stdout. */
+static int part_task(const char *exe, const char *nvtx)
+{
+	size_t len;
+	unsigned char *in = read_all(stdin, &len);
+	fl_plan p = {0};
+	fl_rows rows;
+	char err[256];
+	int rc = 1;
+	fl_rows_init(&rows);
+	if (!in || fl_plan_from_json(&p, (const char *)in, len, err, sizeof(err))) {
+		gt_error("fleet --task: the tasks on stdin: %s", in ? err : "cannot read");
+		goto out;
+	}
+	int *idx = calloc(p.ntasks + 1, sizeof(int));
+	if (!idx)
+		goto out;
+	for (size_t i = 0; i < p.ntasks; i++)
+		idx[i] = (int)i;
+	if (fl_task_run(exe, &p, idx, p.ntasks, nvtx, &rows) || fl_rows_write(&rows, stdout))
+		gt_error("fleet --task: out of memory or cannot write");
+	else
+		rc = 0;
+	free(idx);
+out:
+	free(in);
+	fl_rows_free(&rows);
+	fl_plan_free(&p);
+	return gt_finish_stdout(rc);
+}
+
+/* --reduce PLAN: the rows of every batch (stdin, blocks one after the other) reduced; the result on
+ * stdout.  A task of the plan with no row came back from no worker: failed, with the plan's "lost"
+ * message when it has one. */
+static int part_reduce(const char *planfile)
+{
+	size_t plen = 0, len = 0;
+	FILE *pf = fopen(planfile, "rb");
+	unsigned char *pj = pf ? read_all(pf, &plen) : NULL;
+	if (pf)
+		fclose(pf);
+	unsigned char *in = read_all(stdin, &len);
+	fl_plan p = {0};
+	fl_rows rows;
+	fl_result res;
+	char err[256];
+	int rc = 1;
+	fl_rows_init(&rows);
+	memset(&res, 0, sizeof(res));
+	if (!pj || fl_plan_from_json(&p, (const char *)pj, plen, err, sizeof(err))) {
+		gt_error("fleet --reduce: %s: %s", planfile, pj ? err : strerror(errno));
+		goto out;
+	}
+	if (!in || fl_rows_read(&rows, in, len, err, sizeof(err))) {
+		gt_error("fleet --reduce: the rows on stdin: %s", in ? err : "cannot read");
+		goto out;
+	}
+	char *seen = calloc(p.ntasks + 1, 1);
+	if (!seen)
+		goto out;
+	for (size_t i = 0; i < rows.nranks; i++)
+		if (rows.ranks[i].task >= 0 && (size_t)rows.ranks[i].task < p.ntasks)
+			seen[rows.ranks[i].task] = 1;
+	for (size_t i = 0; i < p.ntasks; i++)
+		if (!seen[i])
+			fl_rows_fail(&rows, (int)i, FL_FAILED, "no result came back for this rank");
+	free(seen);
+	if (fl_reduce(&p, &rows, &res) || fl_result_write(&res, stdout)) {
+		gt_error("fleet --reduce: out of memory or cannot write");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(pj);
+	free(in);
+	fl_result_free(&res);
+	fl_rows_free(&rows);
+	fl_plan_free(&p);
+	return gt_finish_stdout(rc);
+}
+
+static int usage(const char *msg)
+{
+	fprintf(stderr, "usage: gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--workers N] [--nvtx TAG] "
+			"[--quiet] INPUT...\ngputap fleet: error: %s\n",
+		msg);
+	return 2;
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	enum { O_SCHED = 256, O_SFILE, O_WORKERS, O_NVTX, O_GPUTAP, O_QUIET, O_PLAN, O_TASK, O_REDUCE, O_RESULT, O_BYHOST };
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'}, {"scheduler", required_argument, NULL, O_SCHED},
+		{"scheduler-file", required_argument, NULL, O_SFILE}, {"workers", required_argument, NULL, O_WORKERS},
+		{"nvtx", required_argument, NULL, O_NVTX}, {"gputap", required_argument, NULL, O_GPUTAP},
+		{"quiet", no_argument, NULL, O_QUIET}, {"help", no_argument, NULL, 'h'},
+		{"plan", no_argument, NULL, O_PLAN}, {"task", no_argument, NULL, O_TASK},
+		{"reduce", required_argument, NULL, O_REDUCE}, {"result", no_argument, NULL, O_RESULT},
+		{"by-host", no_argument, NULL, O_BYHOST}, {0, 0, 0, 0}};
+	const char *out = NULL, *sched = NULL, *sfile = NULL, *nvtx = NULL, *exe_opt = NULL, *reduce_plan = NULL;
+	int workers = 0, quiet = 0, mode = 0, by_host = 0, ch;
+	char **args = calloc((size_t)argc + 1, sizeof(char *));
+	if (!args)
+		return 1;
+	memcpy(args, argv, (size_t)argc * sizeof(char *));
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, args, "+ho:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			free(args);
+			gt_print_command_help("fleet");
+			return 0;
+		case 'o': out = optarg; break;
+		case O_SCHED: sched = optarg; break;
+		case O_SFILE: sfile = optarg; break;
+		case O_NVTX: nvtx = optarg; break;
+		case O_GPUTAP: exe_opt = optarg; break;
+		case O_QUIET: quiet = 1; break;
+		case O_BYHOST: by_host = 1; break;
+		case O_PLAN:
+		case O_TASK:
+		case O_RESULT: mode = ch; break;
+		case O_REDUCE:
+			mode = ch;
+			reduce_plan = optarg;
+			break;
+		case O_WORKERS: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 4096) {
+				free(args);
+				return usage("--workers wants a positive integer");
+			}
+			workers = (int)v;
+			break;
+		}
+		default: {
+			char m[160];
+			snprintf(m, sizeof(m), "unrecognised option or missing value: %s", argv[optind - 1]);
+			free(args);
+			return usage(m);
+		}
+		}
+	}
+	char **inputs = args + optind;
+	int ninputs = argc - optind;
+	if (sched && sfile) {
+		free(args);
+		return usage("argument --scheduler-file: not allowed with argument --scheduler");
+	}
+	if ((sched || sfile) && workers) {
+		free(args);
+		return usage("--workers is for this machine: not with --scheduler or --scheduler-file");
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	const char *exe = exe_opt ? exe_opt : getenv("GPUTAP") && getenv("GPUTAP")[0] ? getenv("GPUTAP") : self;
+	int rc;
+	const char *env_sched = getenv("DASK_SCHEDULER_ADDRESS");
+	int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int local_workers = workers ? workers : cores < 4 && cores > 0 ? cores : 4;
+	if (mode == O_TASK)
+		rc = part_task(exe, nvtx);
+	else if (mode == O_REDUCE)
+		rc = part_reduce(reduce_plan);
+	else if (!ninputs)
+		rc = usage("the following arguments are required: INPUT");
+	else if (mode == O_PLAN)
+		rc = part_plan(inputs, ninputs, local_workers, by_host);
+	else if (mode == O_RESULT)
+		rc = run_local(inputs, ninputs, local_workers, exe, nvtx, quiet, 1);
+	else if (out || sched || sfile || (env_sched && env_sched[0] && !workers))
+		rc = run_python(argc, argv); /* files, or a cluster: the Python package */
+	else {
+		if (env_sched && env_sched[0])
+			fprintf(stderr, "gputap fleet: --workers %d: %d analyzer processes on this machine; "
+					"DASK_SCHEDULER_ADDRESS (%s) is not used\n",
+				workers, workers, env_sched);
+		rc = run_local(inputs, ninputs, local_workers, exe, nvtx, quiet, 0);
+	}
+	free(args);
+	return rc;
 }

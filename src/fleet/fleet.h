@@ -65,6 +65,9 @@ int fl_plan_batches(const fl_plan *p, int workers, int max_ranks, int64_t max_by
 		    size_t *nout);
 void fl_batches_free(fl_batch *b, size_t n);
 void fl_plan_free(fl_plan *p);
+/* os.path.abspath: joined to the working folder when relative, "." and ".." resolved in the text
+ * (no link followed); malloc'd, NULL: no memory. */
+char *fl_abspath(const char *p);
 /* The plan as JSON ({"tasks": [...], "failed": [...]}), and read back: 0 or -1 with *err set. */
 char *fl_plan_json(const fl_plan *p);
 int fl_plan_from_json(fl_plan *p, const char *json, size_t len, char *err, size_t errlen);

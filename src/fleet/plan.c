@@ -103,7 +103,7 @@ static char *normpath(const char *p)
 }
 
 /* os.path.abspath: joined to the working folder when relative, then normpath. */
-static char *abspath(const char *p)
+char *fl_abspath(const char *p)
 {
 	if (p[0] == '/')
 		return normpath(p);
@@ -748,7 +748,7 @@ int fl_plan_expand(fl_plan *p, char *const *inputs, int n)
 	int rc = 0;
 	for (int i = 0; !rc && i < n; i++) {
 		size_t before = p->ntasks + p->nfailed;
-		char *abs = abspath(inputs[i]);
+		char *abs = fl_abspath(inputs[i]);
 		rc = abs ? walk(&w, abs, 0) : -1;
 		free(abs);
 		if (!rc && p->ntasks + p->nfailed == before)

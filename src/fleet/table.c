@@ -67,10 +67,13 @@ int fl_table_init(fl_table *t, size_t rows, const char *const *names, const int 
 
 fl_col *fl_table_colw(fl_table *t, const char *name)
 {
-	return (fl_col *)fl_table_col(t, name);
+	for (size_t i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return &t->cols[i];
+	return NULL;
 }
 
-const char *fl_table_str(fl_table *t, const char *s)
+char *fl_table_str(fl_table *t, const char *s)
 {
 	if (t->npool == t->cap_pool) {
 		size_t cap = t->cap_pool ? 2 * t->cap_pool : 64;
@@ -90,9 +93,9 @@ const char *fl_table_str(fl_table *t, const char *s)
 int fl_table_set_str(fl_table *t, const char *col, size_t row, const char *s)
 {
 	fl_col *c = fl_table_colw(t, col);
-	const char *d = fl_table_str(t, s);
+	char *d = fl_table_str(t, s);
 	if (!c || !d)
 		return -1;
-	c->s[row] = (char *)d;
+	c->s[row] = d;
 	return 0;
 }

@@ -13,7 +13,7 @@ int fl_table_init(fl_table *t, size_t rows, const char *const *names, const int 
 /* The column of that name, to fill in. */
 fl_col *fl_table_colw(fl_table *t, const char *name);
 /* A copy of s in the table's pool (NULL: out of memory). */
-const char *fl_table_str(fl_table *t, const char *s);
+char *fl_table_str(fl_table *t, const char *s);
 /* Row `row` of string column `col` is a copy of s; 0 or -1. */
 int fl_table_set_str(fl_table *t, const char *col, size_t row, const char *s);
 
