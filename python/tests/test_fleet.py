@@ -184,7 +184,7 @@ def test_older_nccl_machine_matched_by_order(result):
     assert len(c) == 12 and set(c["comm"]) == {"0x%016x" % generate.WORLD_COMM}
     assert all(len(r) == 62 for r in c["ranks"])
     assert any("matched by order" in w for w in res.summary["warnings"])
-    assert "NCCL's profiler plugin 648 rows, order 96 rows" in output.headline(res.summary)
+    assert "NCCL's profiler plugin 648 rows, order 96 rows" in res.headline
 
 
 def _analyze_json(paths):
@@ -250,14 +250,14 @@ def test_two_ranks(tmp_path):
     assert [x["rank"] for x in s["stragglers"]] == [1, 0]  # every step's straggler first, the one-off after
     c = res.collectives
     assert len(c[c["is_late"]]) == 12
-    assert "2 ranks on 1 host" in output.text_summary(res)
+    assert "2 ranks on 1 host" in res.text
 
 
 def test_text_output_is_capped(tmp_path):
     d = str(tmp_path / "long")
     generate.write_gtr(d, ranks=4, gpus_per_host=4, iterations=60, plants=False)
     res = fleet.analyze([d], workers=1, gputap=GPUTAP, progress=None)
-    text = output.text_summary(res)
+    text = res.text
     assert res.summary["iterations"] == 60 and len(res.summary["per_iteration"]) == 60
     assert len(text.splitlines()) < 80, len(text.splitlines())
     assert "40 more in summary.json (per_iteration)" in text
@@ -265,7 +265,7 @@ def test_text_output_is_capped(tmp_path):
     k = str(tmp_path / "k")
     generate.write_kineto(k, ranks=2, gpus_per_host=2, iterations=3, plants=False)
     res = fleet.analyze([k], workers=1, gputap=GPUTAP, progress=None)
-    assert "0 hosts" not in output.text_summary(res) and "do not name their machines" in output.text_summary(res)
+    assert "0 hosts" not in res.text and "do not name their machines" in res.text
 
 
 def test_report_bars_stay_inside_the_chart():
@@ -350,7 +350,7 @@ def test_separately_started_scheduler_and_workers_through_the_cli(tmp_path):
 def _shim(tmp_path, *mods):
     """A PYTHONPATH on which importing each of `mods` fails as when it is not installed."""
     shim = tmp_path / ("shim-" + "-".join(mods))
-    shim.mkdir()
+    shim.mkdir(parents=True)
     for m in mods:
         (shim / (m + ".py")).write_text("raise ImportError(\"No module named '%s'\")\n" % m)
     return dict(os.environ, PYTHONPATH=str(shim) + os.pathsep + PYDIR)
@@ -359,8 +359,11 @@ def _shim(tmp_path, *mods):
 def test_cli_says_what_to_install_when_the_extra_is_missing(tmp_path):
     job = str(tmp_path / "job")
     generate.write_gtr(job, ranks=2, gpus_per_host=2, iterations=2, plants=False)
-    # numpy missing: nothing can be reduced; pyarrow missing: the Parquet files of -o cannot be written
-    for mod, args in (("numpy", [job]), ("pyarrow", ["-o", str(tmp_path / "out"), job])):
+    # without -o the command needs no Python at all: numpy missing changes nothing
+    cp = subprocess.run([GPUTAP, "fleet", "--quiet", job], env=_shim(tmp_path / "c", "numpy"), capture_output=True)
+    assert cp.returncode == 0 and b"2 ranks on 1 host" in cp.stdout, cp.stderr
+    # with -o: numpy missing, no tables; pyarrow missing, the Parquet files cannot be written
+    for mod, args in (("numpy", ["-o", str(tmp_path / "out"), job]), ("pyarrow", ["-o", str(tmp_path / "out"), job])):
         cp = subprocess.run([GPUTAP, "fleet"] + args, env=_shim(tmp_path, mod), capture_output=True)
         assert cp.returncode == 1, (mod, cp.stderr)
         err = cp.stderr.decode()
@@ -467,7 +470,7 @@ def test_workers_option_wins_over_the_scheduler_variable_and_says_so(tmp_path):
 
 
 def test_bytecode_kept_in_gputaps_cache_when_python_may_not_write_it(tmp_path):
-    """PYTHONDONTWRITEBYTECODE=1 (containers): `gputap fleet`'s client keeps its bytecode under gputap's
+    """PYTHONDONTWRITEBYTECODE=1 (containers): `gputap fleet -o`'s client keeps its bytecode under gputap's
     own cache folder, so the next run does not compile numpy again; nothing is written beside the
     sources.  A PYTHONPYCACHEPREFIX the user set wins; without PYTHONDONTWRITEBYTECODE nothing changes."""
     job = str(tmp_path / "job")
@@ -475,26 +478,26 @@ def test_bytecode_kept_in_gputaps_cache_when_python_may_not_write_it(tmp_path):
     cache = tmp_path / "cache"
     env = dict(os.environ, PYTHONPATH=PYDIR, XDG_CACHE_HOME=str(cache), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPYCACHEPREFIX", None)
-    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", job], env=env, capture_output=True, timeout=120)
+    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", "-o", str(tmp_path / "out"), job], env=env, capture_output=True, timeout=120)
     assert cp.returncode == 0, cp.stderr
     got = {p.name for p in (cache / "gputap" / "pycache").rglob("*.pyc")}
-    assert any(n.startswith("reduce.") for n in got) and any(n.startswith("_methods.") or n.startswith("numeric.")
+    assert any(n.startswith("columns.") for n in got) and any(n.startswith("_methods.") or n.startswith("numeric.")
                                                               for n in got), sorted(got)[:20]
     mine = tmp_path / "mine"
-    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", job], env=dict(env, PYTHONPYCACHEPREFIX=str(mine),
+    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", "-o", str(tmp_path / "out"), job], env=dict(env, PYTHONPYCACHEPREFIX=str(mine),
                         XDG_CACHE_HOME=str(tmp_path / "c2")), capture_output=True, timeout=120)
     assert cp.returncode == 0, cp.stderr
     assert not (tmp_path / "c2").exists()
     env3 = dict(env, XDG_CACHE_HOME=str(tmp_path / "c3"))
     env3.pop("PYTHONDONTWRITEBYTECODE")
-    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", job], env=env3, capture_output=True, timeout=120)
+    cp = subprocess.run([GPUTAP, "fleet", "--workers", "1", "--quiet", "-o", str(tmp_path / "out"), job], env=env3, capture_output=True, timeout=120)
     assert cp.returncode == 0, cp.stderr
     assert not (tmp_path / "c3").exists()
 
 
 def test_the_package_interpreter_runs_fleet_not_python3_from_path(tmp_path):
     """An installed package: <prefix>/lib/pythonX.Y/site-packages/gputap/_bin/gputap.  With no python3
-    on PATH, `gputap fleet` runs <prefix>/bin/python3; the `gputap` command pip installs names its own
+    on PATH, `gputap fleet -o` runs <prefix>/bin/python3; the `gputap` command pip installs names its own
     interpreter in GPUTAP_PYTHON."""
     prefix = tmp_path / "venv"
     b = prefix / "lib" / "python3.99" / "site-packages" / "gputap" / "_bin"
@@ -508,7 +511,7 @@ def test_the_package_interpreter_runs_fleet_not_python3_from_path(tmp_path):
     job = str(tmp_path / "job")
     generate.write_gtr(job, ranks=2, gpus_per_host=2, iterations=2, plants=False)
     env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "GPUTAP": GPUTAP}
-    cp = subprocess.run([str(b / "gputap"), "fleet", "--workers", "1", "--quiet", job], env=env, capture_output=True,
+    cp = subprocess.run([str(b / "gputap"), "fleet", "--workers", "1", "--quiet", "-o", str(tmp_path / "out"), job], env=env, capture_output=True,
                         timeout=120)
     assert cp.returncode == 0, cp.stderr
     assert mark.exists() and b"2 ranks on 1 host" in cp.stdout
@@ -615,10 +618,12 @@ def test_collectives_of_each_kind_are_matched_apart(tmp_path):
 
 
 def _counting_gputap(d):
-    """A gputap that records how many of its analyzer runs overlap (then runs the real one)."""
+    """A gputap that records how many of its analyzer runs overlap (then runs the real one); its other
+    commands (the fleet command that starts the analyzers) run as they are."""
     exe = os.path.join(d, "gputap")
     with open(exe, "w") as f:
         f.write("#!/bin/sh\n"
+                "[ \"$1\" = analyze ] || exec %s \"$@\"\n"
                 "d=%s\n"
                 "echo x >> \"$d/started\"\n"
                 "n=$(( $(cat \"$d\"/running.* 2>/dev/null | wc -l) + 1 ))\n"
@@ -626,7 +631,7 @@ def _counting_gputap(d):
                 "sleep 0.05\n"
                 "%s \"$@\"; rc=$?\n"
                 "rm -f \"$d/running.$$\"\n"
-                "exit $rc\n" % (d, GPUTAP))
+                "exit $rc\n" % (GPUTAP, d, GPUTAP))
     os.chmod(exe, 0o755)
     return exe
 
@@ -740,7 +745,7 @@ def test_the_straggler_of_every_step_before_a_late_start(tmp_path):
         assert abs(x["cost_per_late_iteration_ms"] - inside / x["iterations_late"]) < 1e-9
         assert "%.3f ms of it in the iterations" % inside in x["reason"]
     assert (one["pattern"], one["cause"]) == ("consistent", "memory copies")
-    text = output.text_summary(res)
+    text = res.text
     rows = [ln.split() for ln in text.splitlines() if ln.strip().startswith(("1 ", "0 "))][:2]
     assert [r[0] for r in rows] == ["1", "0"] and float(rows[0][3]) == round(one["cost_in_iterations_ms"], 3)
 

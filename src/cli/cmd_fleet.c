@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include <yajl/yajl_tree.h>
+
 #include "core/log.h"
 #include "fleet/fleet.h"
 #include "metrics/rmcache.h" /* gputap's cache folder */
@@ -525,12 +527,34 @@ static int part_reduce(const char *planfile)
 	char *seen = calloc(p.ntasks + 1, 1);
 	if (!seen)
 		goto out;
-	for (size_t i = 0; i < rows.nranks; i++)
-		if (rows.ranks[i].task >= 0 && (size_t)rows.ranks[i].task < p.ntasks)
-			seen[rows.ranks[i].task] = 1;
-	for (size_t i = 0; i < p.ntasks; i++)
-		if (!seen[i])
-			fl_rows_fail(&rows, (int)i, FL_FAILED, "no result came back for this rank");
+	for (size_t i = 0; i < rows.nranks; i++) {
+		int t = rows.ranks[i].task;
+		if (t >= 0 && (size_t)t < p.ntasks && p.tasks[t].index == t)
+			seen[t] = 1;
+		else
+			for (size_t k = 0; k < p.ntasks; k++)
+				if (p.tasks[k].index == t) {
+					seen[k] = 1;
+					break;
+				}
+	}
+	/* the plan's "lost": why the client got nothing back for that task */
+	yajl_val root = yajl_tree_parse((const char *)pj, NULL, 0);
+	const char *tk[] = {"tasks", NULL}, *lk[] = {"lost", NULL};
+	yajl_val tasks = root ? yajl_tree_get(root, tk, yajl_t_array) : NULL;
+	for (size_t i = 0; i < p.ntasks; i++) {
+		if (seen[i])
+			continue;
+		yajl_val l = tasks && i < tasks->u.array.len ? yajl_tree_get(tasks->u.array.values[i], lk, yajl_t_string)
+							     : NULL;
+		if (fl_rows_fail(&rows, p.tasks[i].index, FL_FAILED,
+				 l ? YAJL_GET_STRING(l) : "no result came back for this rank")) {
+			yajl_tree_free(root);
+			free(seen);
+			goto out;
+		}
+	}
+	yajl_tree_free(root);
 	free(seen);
 	if (fl_reduce(&p, &rows, &res) || fl_result_write(&res, stdout)) {
 		gt_error("fleet --reduce: out of memory or cannot write");
@@ -573,7 +597,7 @@ int cmd_fleet(int argc, char **argv)
 	memcpy(args, argv, (size_t)argc * sizeof(char *));
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, args, "+ho:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, args, "ho:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			free(args);

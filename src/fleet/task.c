@@ -900,6 +900,7 @@ static int run_part(struct batch *b, struct queue *q, const int *part, size_t n,
 		err = e.s;
 	}
 	int bad = n > 1 ? named(err, b->p, part, n) : 0;
+	rc = 0;
 	if (bad < 0) {
 		for (size_t i = 0; i < n && !rc; i++)
 			rc = queue_push(q, &part[i], 1);

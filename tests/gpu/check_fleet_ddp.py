@@ -62,7 +62,7 @@ def main():
 
     res = fleet.analyze([run], nvtx=os.environ.get("GT_NVTX", "train_step") or None, workers=2, gputap=exe, progress=None)
     s = res.summary
-    print(output.text_summary(res))
+    print(res.text)
     # one run folder (gputap run around torchrun), or one per rank (torchrun around gputap run -o
     # RUN/rank%q{RANK}), or the ranks' PyTorch-profiler traces
     runs = [run] if os.path.exists(os.path.join(run, "run.json")) else [

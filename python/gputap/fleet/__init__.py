@@ -5,12 +5,13 @@
     res.ranks, res.iterations, res.collectives   # pandas DataFrames
     res.summary                                  # dict, as summary.json
 
-One task per few ranks runs the C analyzer where the ranks' files can be read: on this machine,
-`workers` analyzer processes at a time, by default; on a Dask cluster given by scheduler address,
-scheduler file or client, on the worker of the ranks' machine.  The tasks return small tables of numpy
-columns; the client concatenates them and reduces them with numpy column arithmetic (pandas is imported only
-when a result's `ranks`, `iterations` or `collectives` DataFrame is asked for); see docs/fleet.md.  Needs the
-`fleet` extra: `pip install 'gputap[fleet]'` (dask.distributed, pyarrow, pandas).
+The analysis is the gputap command's, in C (docs/fleet.md): on this machine one `gputap fleet --result`
+(`workers` analyzer processes at a time); on a Dask cluster given by scheduler address, scheduler file or
+client, `gputap fleet --plan` here, one `gputap fleet --task` per few ranks on the worker of the ranks'
+machine, and `gputap fleet --reduce` here over the rows they return.  This package holds the cluster,
+the tables as numpy columns and pandas DataFrames (pandas imported only when a DataFrame is asked for),
+the Parquet files and report.html.  Needs the `fleet` extra: `pip install 'gputap[fleet]'`
+(dask.distributed, pyarrow, pandas).
 """
 import os
 import socket
@@ -55,10 +56,12 @@ class FleetError(RuntimeError):
 
 class FleetResult:
     """`ranks`, `iterations`, `collectives`: pandas DataFrames (made on first use); `tables`: the same
-    as dicts of numpy columns; `summary`: the dict of summary.json; `out`: the folder written."""
+    as dicts of numpy columns; `summary`: the dict of summary.json; `text`: the text summary that
+    `gputap fleet` prints, `headline` its first line; `out`: the folder written."""
 
-    def __init__(self, tables, summary, out=None):
+    def __init__(self, tables, summary, out=None, text="", headline=""):
         self.tables, self.summary, self.out = tables, summary, out
+        self.text, self.headline = text, headline
         self._frames = {}
 
     def _frame(self, name):
@@ -141,8 +144,6 @@ def _gather(client, futs, total, progress, t0, lost_after):
     with FleetError when the scheduler is lost or no worker is left for `lost_after` seconds."""
     from dask.distributed import wait
 
-    from gputap.fleet.worker import failed_batch
-
     parts, ndone, nfail = [], 0, 0
     pending = set(futs)
     alone_since = None
@@ -162,15 +163,16 @@ def _gather(client, futs, total, progress, t0, lost_after):
                 got = client.gather(ok) if ok else []
             except Exception as e:  # noqa: BLE001
                 raise FleetError("lost the Dask scheduler while fetching results: %s" % e) from e
+            got = list(zip(ok, got))
             for f in done:
                 if f.status != "finished":
                     why = (str(f.exception()).strip().splitlines() or [""])[0]
-                    got.append(failed_batch(futs[f], "task failed: %s" % why))
-            for r in got:
-                st = r["ranks"]["status"].tolist()
-                ndone += len(st)
-                nfail += st.count("failed")
-                parts.append(r)
+                    got.append((f, {"rows": b"", "ranks": len(futs[f]), "failed": len(futs[f]),
+                                    "error": "task failed: %s" % why}))
+            for f, r in got:
+                ndone += r["ranks"]
+                nfail += r["failed"]
+                parts.append((futs[f], r))
             for f in done:
                 pending.discard(f)
                 del futs[f]
@@ -210,43 +212,20 @@ def _close(client, cluster):
         lg.setLevel(was)
 
 
-def _start_local(batches, n, exe, opts):
-    """Start the batches on this machine, `n` analyzer processes at a time: they run while the caller
-    imports numpy (and pyarrow's Parquet writer).  n + 1 threads wait for them, the processes bounded by a semaphore, so
-    that one thread reads a finished batch's output while the next batch's analyzer runs."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
+def _command(exe, args, stdin=None, progress=None):
+    """Run `gputap fleet ARGS`; its stdout.  Its progress goes to our stderr when `progress` is the
+    process's stderr, else it is asked to be quiet."""
+    import subprocess
 
-    from gputap.fleet.worker import analyze_batch
-
-    gate = threading.BoundedSemaphore(n)
-    ex = ThreadPoolExecutor(max_workers=n + 1)
-    return ex, {ex.submit(analyze_batch, b, exe, opts, gate=gate): b for b in batches}
-
-
-def _local(ex, futs, total, progress, t0):
-    """The started batches' results, as they finish."""
-    from concurrent.futures import as_completed
-
-    from gputap.fleet.worker import failed_batch
-
-    parts, ndone, nfail = [], 0, 0
-    _progress(progress, 0, total, 0, t0)
-    try:
-        for f in as_completed(futs):
-            try:
-                r = f.result()
-            except Exception as e:  # noqa: BLE001 - one batch's failure is its ranks' failure
-                r = failed_batch(futs[f], "task failed: %s" % e)
-            st = r["ranks"]["status"].tolist()
-            ndone += len(st)
-            nfail += st.count("failed")
-            parts.append(r)
-            _progress(progress, ndone, total, nfail, t0)
-    finally:
-        ex.shutdown(wait=True)
-    _progress(progress, ndone, total, nfail, t0, final=True)
-    return parts
+    quiet = progress is not sys.stderr
+    cmd = [exe, "fleet"] + (["--quiet"] if quiet else []) + args
+    cp = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None,
+                        check=False)
+    if cp.returncode != 0 or not cp.stdout:
+        err = (cp.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+        raise FleetError("%s fleet %s failed (status %d)%s" % (exe, args[0], cp.returncode,
+                                                               (": " + "; ".join(err[-3:])) if err else ""))
+    return cp.stdout
 
 
 def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None, gputap=None, progress=sys.stderr,
@@ -254,43 +233,32 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
     """Analyse many ranks.  Returns a FleetResult; writes ranks.parquet, iterations.parquet,
     collectives.parquet, summary.json, summary.txt and report.html into `out` when given.  Raises
     FleetError when the cluster is lost before every rank was analysed."""
+    import json
+    import tempfile
+
     local = client is None and not scheduler and not scheduler_file
     _require(dask=not local, load=False, files=bool(out))
-    from gputap.fleet import inputs as inp
-    from gputap.fleet.worker import analyze_batch, failed_batch, find_gputap
+    from gputap.fleet.worker import analyze_batch, find_gputap
 
     if lost_after is None:
         lost_after = float(os.environ.get("GPUTAP_FLEET_LOST_AFTER") or 60)
     t0 = time.time()
-    tasks, failed = inp.expand(list(inputs))
     exe = find_gputap(gputap)
-    opts = ("--nvtx", nvtx) if nvtx else ()
-    parts = []
-    cluster = {"kind": "none"}
-    started = None
-    if tasks and local:
-        # one machine: a Dask scheduler would add a second of start-up and nothing else; threads wait for
-        # `workers` analyzer processes at a time, started before numpy and pyarrow are imported (time that
-        # the analyzer then spends working)
+    if not exe:
+        raise FleetError("the gputap command was not found (set GPUTAP, put gputap on PATH, or pip install gputap)")
+    opts = ["--nvtx", nvtx] if nvtx else []
+    paths = [str(p) for p in inputs]  # as given: the command names an input that is not there as given
+    if local:
+        # one machine: the command does it all; a Dask scheduler would add a second of start-up and nothing else
         n = workers or min(4, os.cpu_count() or 1)
-        started = _start_local(inp.batches(tasks, n, by_host=False), n, exe, opts)
-        cluster = {"kind": "local", "workers": n}
-    try:
-        _load(files=bool(out))
-    except ImportError:
-        if started:
-            started[0].shutdown(wait=True)
-        raise
-    from gputap.fleet import columns, output, reduce, worker
-
-    if started:
-        parts = _local(*started, len(tasks), progress, t0)
-    elif tasks:
+        raw = _command(exe, ["--result", "--workers", str(n), "--gputap", exe] + opts + ["--"] + paths,
+                       progress=progress)
+    else:
         from dask.distributed import Client
 
-        made = client is None
         if scheduler and scheduler_file:
             raise ValueError("give a scheduler address or a scheduler file, not both")
+        made = client is None
         if client is not None:
             cluster = {"kind": "client", "address": getattr(client.scheduler, "address", "")}
         elif scheduler:
@@ -300,32 +268,42 @@ def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None,
             client = Client(scheduler_file=scheduler_file, timeout=30)
             cluster = {"kind": "scheduler", "address": client.scheduler.address}
         try:
-            batches = inp.batches(tasks, max(1, _nworkers(client)))
+            plan = json.loads(_command(exe, ["--plan", "--by-host", "--workers", str(max(1, _nworkers(client))),
+                                             "--"] + paths))
+            tasks = plan["tasks"]
+            batches = [[tasks[i] for i in b] for b in plan.pop("batches")]
             futs = {}
             for b, w in zip(batches, _locality(client, batches)):
                 kw = {"workers": w, "allow_other_workers": True} if w else {}
-                f = client.submit(analyze_batch, [dict(t) for t in b], exe, opts, pure=False,
+                f = client.submit(analyze_batch, b, exe, opts, pure=False,
                                   key="gputap-ranks-%s" % os.urandom(6).hex(), **kw)
                 futs[f] = b
-            parts = _gather(client, futs, len(tasks), progress, t0, lost_after)
+            parts = _gather(client, futs, len(tasks), progress, t0, lost_after) if tasks else []
         finally:
             if made:
                 _close(client, None)
-    if not parts:
-        parts = [failed_batch([], "")]
+        for b, r in parts:
+            if r.get("error"):
+                for t in b:
+                    tasks[t["index"]]["lost"] = r["error"]
+        with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="gputap-fleet-plan-") as pf:
+            json.dump(plan, pf)
+            pf.flush()
+            raw = _command(exe, ["--reduce", pf.name], stdin=b"".join(r["rows"] for _, r in parts))
+    _load(files=bool(out))
+    from gputap.fleet import output
+    from gputap.fleet.columns import parse_result
 
-    rk, it, co = (columns.concat([p[k] for p in parts], names, strs) for k, names, strs in (
-        ("ranks", worker.RANK_FIELDS, ()), ("iterations", worker.ITER_FIELDS, ()),
-        ("collectives", worker.COLL_FIELDS, worker.COLL_STR)))
-    ranks, iters, colls, summary = reduce.reduce(tasks, rk, it, co, failed)
-    summary["inputs"] = [os.path.abspath(p) for p in inputs]
-    summary["cluster"] = cluster
-    summary["tasks"] = len(parts) if tasks else 0
+    tables, summary, headline, text = parse_result(raw)
+    if not local:
+        summary["inputs"] = [os.path.abspath(p) for p in paths]
+        summary["cluster"] = cluster
+        summary["tasks"] = len(parts)
     summary["seconds"] = time.time() - t0
     import resource
 
     summary["memory"] = {"client_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
-    res = FleetResult({"ranks": ranks, "iterations": iters, "collectives": colls}, summary, out)
+    res = FleetResult(tables, summary, out, text=text, headline=headline)
     if out:
         output.write_all(res, out)
     return res

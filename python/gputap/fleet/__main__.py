@@ -63,9 +63,7 @@ def main(argv=None):
     except (OSError, ValueError, TimeoutError, ImportError, fleet.FleetError) as e:
         print("gputap fleet: error: %s" % e, file=sys.stderr)
         return 1
-    from gputap.fleet.output import text_summary
-
-    sys.stdout.write(text_summary(res))
+    sys.stdout.write(res.text)
     if a.output:
         sys.stdout.write("\nwritten: %s/{ranks,iterations,collectives}.parquet, summary.json, summary.txt, "
                          "report.html\n" % a.output)

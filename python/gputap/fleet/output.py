@@ -91,122 +91,7 @@ def collectives_schema():
     ])
 
 
-TEXT_ROWS = 20  # rows per table of the text summary; summary.json and the Parquet files hold the rest
-
-
-def _size(x):
-    """A collective's message: bytes when the records give the data type, else elements ("" unknown)."""
-    b, n = x.get("bytes") or 0, x.get("count") or 0
-    if b:
-        for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-            if b >= scale:
-                return "%.1f %s" % (b / scale, unit)
-        return "%d B" % b
-    return "%d el" % n if n else "-"
-
-
-def _more(n, shown, where):
-    return ["  ... %d more in %s" % (n - shown, where)] if n > shown else []
-
-
-def headline(s):
-    if s["hosts"]:
-        where = "on %d host%s" % (len(s["hosts"]), "" if len(s["hosts"]) == 1 else "s")
-    else:
-        where = "(the traces do not name their machines: each rank is its own clock)"
-    by = s.get("collective_rows_by_match") or {}
-    how = {"nccl": "NCCL's profiler plugin", "trace": "the trace's sequence numbers", "order": "order"}
-    m = ", ".join("%s %d rows" % (how.get(k, k), v) for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
-    return "gputap fleet: %d ranks %s, %d iterations, %d collectives matched across ranks%s" % (
-        s["ranks"], where, s["iterations"], s["collectives"], (" (by %s)" % m) if m else "")
-
-
-def text_summary(res):
-    s = res.summary
-    r = res.tables["ranks"]
-    lines = [headline(s)]
-    if s["collectives"]:
-        lines.append("late = arriving more than %.3f ms after the others (%.0f x their usual scatter of %.3f ms, "
-                     "at least %.1f ms)" % (s["late_threshold_ms"], 6, s["arrival_noise_ms"], 0.1))
-    for w in s.get("warnings") or []:
-        lines.append("warning: " + w)
-    if s["failed"]:
-        lines += ["", "Left out (%d):" % len(s["failed"])]
-        lines += ["  %s: %s" % (f["path"], f["error"]) for f in s["failed"][:TEXT_ROWS]]
-        lines += _more(len(s["failed"]), TEXT_ROWS, "summary.json")
-    if s.get("partial"):
-        lines += ["", "Partial traces, left out of the statistics (%d):" % len(s["partial"])]
-        lines += ["  %s: %s" % (f["path"], f["reason"]) for f in s["partial"][:TEXT_ROWS]]
-        lines += _more(len(s["partial"]), TEXT_ROWS, "summary.json")
-    if s.get("skipped"):
-        lines += ["", "Skipped, no GPU work (a launcher) (%d): %s%s" % (
-            len(s["skipped"]), ", ".join(x["path"] for x in s["skipped"][:5]), " ..." if len(s["skipped"]) > 5 else "")]
-    st = s.get("stragglers") or []
-    if st:
-        its = bool(s.get("iterations"))
-        lines += ["", "Stragglers, costliest first (cost: time the others waited for the rank alone%s):" % (
-                      "; ranked by its part in the iterations" if its else ""),
-                  "  %6s %-14s %11s %11s %13s %11s %10s %-12s %-18s %11s" % (
-                      "rank", "host", "cost ms", "in its. ms", "per late it.", "late colls", "late its", "pattern",
-                      "cause", "max late ms")]
-        for x in st[:TEXT_ROWS]:
-            lines.append("  %6d %-14s %11.3f %11s %13.3f %11s %10s %-12s %-18s %11.3f" % (
-                x["rank"], (x["host"] or "-")[:14], x["cost_ms"],
-                "%.3f" % x["cost_in_iterations_ms"] if its else "-", x["cost_per_late_iteration_ms"],
-                "%d/%d" % (x["late_collectives"], x["collectives"]), "%d/%d" % (x["iterations_late"], x["iterations"]),
-                x["pattern"] or "-", x["cause"] or "-", x["max_late_ms"]))
-        lines += _more(len(st), TEXT_ROWS, "summary.json (stragglers) and ranks.parquet")
-    lc = s["late_collectives"]
-    if lc:
-        lines += ["", "Late collectives, longest hold first (%d in all; each in collectives.parquet):"
-                  % s.get("late_collectives_total", len(lc)),
-                  "  %5s %-20s %7s %-14s %10s %6s %9s %9s %-18s %s" % (
-                      "iter", "comm", "seq", "collective", "size", "rank", "late ms", "held ms", "cause",
-                      "also late (rank: ms)")]
-        for x in lc[:TEXT_ROWS]:
-            also = " ".join("%d:%.3f" % (a, b) for a, b in x["late_ranks"][1:4])
-            lines.append("  %5d %-20s %7d %-14s %10s %6d %9.3f %9.3f %-18s %s" % (
-                x["iteration"], x["comm"][:20], x["seq"], x["name"][:14], _size(x), x["late_rank"], x["late_ms"],
-                x["held_ms"], x["cause"] or "-", also))
-        lines += _more(s.get("late_collectives_total", len(lc)), TEXT_ROWS, "collectives.parquet (is_late)")
-    pi = s["per_iteration"]
-    if pi:
-        shown = pi
-        if len(pi) > TEXT_ROWS:
-            keep = sorted(pi, key=lambda x: -x["cost_ms"])[:TEXT_ROWS]
-            shown = sorted(keep, key=lambda x: x["iteration"])
-        host = dict(zip(r["rank"].tolist(), r["host"].tolist())) if nrows(r) else {}
-        lines += ["", "Per iteration (time not waiting for other ranks, ms)%s:" % (
-            "; the %d with the most waiting" % TEXT_ROWS if len(pi) > TEXT_ROWS else ""),
-            "  %5s %6s %-14s %9s %-18s %7s %10s %7s %10s %10s" % (
-                "iter", "late", "host", "late ms", "cause", "slowest", "ms", "fastest", "ms", "spread")]
-        for x in shown:
-            lr = x["late_rank"]
-            lines.append("  %5d %6s %-14s %9.3f %-18s %7d %10.3f %7d %10.3f %10.3f" % (
-                x["iteration"], lr if lr >= 0 else "-", (host.get(lr) or "-")[:14] if lr >= 0 else "-", x["late_ms"],
-                x["cause"] or "-", x["slowest_rank"], x["slowest_ms"], x["fastest_rank"], x["fastest_ms"],
-                x["spread_ms"]))
-        lines += _more(len(pi), len(shown), "summary.json (per_iteration) and iterations.parquet")
-    if nrows(r):
-        lines += ["", "Per rank (ms)       median        min        max"]
-        for col in ("span_ms", "busy_ms", "idle_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "wait_ms", "work_ms"):
-            v = np.asarray(r[col], dtype=float)
-            lines.append("  %-16s %10.3f %10.3f %10.3f" % (col[:-3], np.nanmedian(v), np.nanmin(v), np.nanmax(v)))
-    if s["clock"] and len(s["clock"]) > 1:
-        cl = s["clock"]
-        shown = cl[:1] + sorted(cl[1:], key=lambda c: -c.get("p95_us", 0))[:TEXT_ROWS // 2 - 1]
-        lines += ["", "Clocks (offset from %s; fit = residual of the collectives' common completion; worst fits):"
-                  % cl[0]["host"]]
-        for c in shown:
-            fit = ("rms %.1f us, p95 %.1f us over %d collective ends" % (c["rms_us"], c["p95_us"], c["collectives"])
-                   if "rms_us" in c else c["source"])
-            lines.append("  %-20s %+12.3f ms  %s" % (c["host"] or "?", c["offset_ms"], fit))
-        lines += _more(len(cl), len(shown), "summary.json (clock)")
-    if s["outliers"]:
-        lines += ["", "Outliers:"]
-        lines += ["  rank %d %s: %s" % (o["rank"], o["gpu"], o["reason"]) for o in s["outliers"][:TEXT_ROWS]]
-        lines += _more(len(s["outliers"]), TEXT_ROWS, "summary.json (outliers)")
-    return "\n".join(lines) + "\n"
+TEXT_ROWS = 20  # rows per table of the text summary (the C command's); summary.json and the Parquet files hold the rest
 
 
 def _bars(ranks, width=760):
@@ -246,7 +131,7 @@ def report_html(res):
         out.append("</table>")
         return "".join(out)
 
-    body = ["<h2>Fleet</h2>", "<p>%s</p>" % html.escape(headline(s)[len("gputap fleet: "):])]
+    body = ["<h2>Fleet</h2>", "<p>%s</p>" % html.escape(res.headline[len("gputap fleet: "):])]
     body.append("<h3>Time per rank: not waiting (dark) and waiting in collectives (light)</h3>" + _bars(res.tables["ranks"]))
     if s["stragglers"]:
         body.append("<h3>Stragglers</h3>" + table(s["stragglers"], ["rank", "host", "cost_ms", "pattern", "cause",
@@ -288,7 +173,7 @@ def write_all(res, out):
             f.write("\n")
 
     _atomic(os.path.join(out, "summary.json"), wj)
-    text = text_summary(res)
+    text = res.text
 
     def wt(p):
         with open(p, "w") as f:
