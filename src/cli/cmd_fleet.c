@@ -601,7 +601,7 @@ int cmd_fleet(int argc, char **argv)
 		switch (ch) {
 		case 'h':
 			free(args);
-			gt_print_command_help("fleet");
+			fputs(cmd_fleet_help, stdout);
 			return 0;
 		case 'o': out = optarg; break;
 		case O_SCHED: sched = optarg; break;
