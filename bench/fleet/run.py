@@ -105,9 +105,11 @@ def main():
                     label, name, med, min(w), max(w), med / base, max(x["rss"] for x in got[name]) / 1024,
                     "%.1f" % (max(cl) / 1024) if cl else "-"), flush=True)
             # one fleet task's analyzer alone: the largest batch of 2 workers' split (what bounds a worker)
-            from gputap.fleet import inputs
-            tasks, _ = inputs.expand([job])
-            big = max(inputs.batches(tasks, 2, by_host=False), key=lambda b: sum(os.path.getsize(t["path"]) for t in b))
+            plan = json.loads(subprocess.run([exe, "fleet", "--plan", "--workers", "2", job], capture_output=True,
+                                             check=True).stdout)
+            tasks = plan["tasks"]
+            big = max(([tasks[i] for i in b] for b in plan["batches"]),
+                      key=lambda b: sum(os.path.getsize(t["path"]) for t in b))
             r = run_one([exe, "analyze", "--format", "columns", "--collectives"] + [t["path"] for t in big], env)
             print("%-22s %-14s %9.3f %17s %8s %10.1f %10s" % (label, "task (%d ranks)" % len(big), r["wall"], "", "",
                                                                 r["rss"] / 1024, "-"), flush=True)

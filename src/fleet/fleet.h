@@ -95,7 +95,7 @@ typedef struct {
 	int gpus;
 	int64_t iterations, first_ns, last_ns;
 	char *iteration_source;  /* "" */
-	double w[FL_NWIN];       /* sums over the rank's GPUs, rounded to 1e-6 ms */
+	double w[FL_NWIN];       /* sums over the rank's GPUs of their totals (6 decimals each) */
 } fl_rankrow;
 
 typedef struct {

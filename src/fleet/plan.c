@@ -34,7 +34,8 @@
 #define KINETO_HEAD 65536
 #define RUN_JSON_MAX (64 << 20)
 
-static const char *const TRACE_SUFFIXES[] = {".json", ".json.gz", ".sqlite", ".nsys-rep", ".gtr", ".gtr.partial"};
+static const char *const TRACE_SUFFIXES[] = {".json",	  ".json.gz", ".sqlite",
+					     ".nsys-rep", ".gtr",     ".gtr.partial"};
 static const char *const LABEL_SUFFIXES[] = {".json.gz", ".json", ".sqlite", ".nsys-rep"};
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -325,9 +326,9 @@ static int read_run_json(const char *dir, struct run_info *ri)
 				}
 			} else if (!strcmp(k, "start_ns")) {
 				ri->has_anchor = YAJL_IS_INTEGER(x) || YAJL_IS_DOUBLE(x);
-				ri->anchor_ns = YAJL_IS_INTEGER(x) ? (int64_t)YAJL_GET_INTEGER(x)
-					      : YAJL_IS_DOUBLE(x) ? (int64_t)YAJL_GET_DOUBLE(x)
-								 : 0;
+				ri->anchor_ns = YAJL_IS_INTEGER(x)  ? (int64_t)YAJL_GET_INTEGER(x)
+						: YAJL_IS_DOUBLE(x) ? (int64_t)YAJL_GET_DOUBLE(x)
+								    : 0;
 			}
 		}
 	}
@@ -343,7 +344,7 @@ struct seen {
 		dev_t dev;
 		ino_t ino;
 		char *path;
-	} *k;
+	} * k;
 	size_t n, cap;
 	size_t *slot; /* index + 1 into k; 0: empty */
 	size_t nslot;
@@ -496,7 +497,8 @@ static int add_failed(struct walk *w, const char *path, const char *error)
 }
 
 /* A new task (strings copied; host NULL: none). */
-static int make_task(fl_task *t, const char *path, const char *label, const struct run_info *ri, int with_host)
+static int make_task(fl_task *t, const char *path, const char *label, const struct run_info *ri,
+		     int with_host)
 {
 	memset(t, 0, sizeof(*t));
 	t->size = -1;
@@ -714,8 +716,10 @@ static int walk_dir(struct walk *w, const char *p, int depth)
 						break;
 					}
 					const char *e = names[i];
-					if (is_dir(sub) || (has_trace_suffix(e) && !((ends_with(e, ".json") || ends_with(e, ".json.gz")) &&
-										    !looks_like_kineto(sub))))
+					if (is_dir(sub) ||
+					    (has_trace_suffix(e) &&
+					     !((ends_with(e, ".json") || ends_with(e, ".json.gz")) &&
+					       !looks_like_kineto(sub))))
 						rc = walk(w, sub, depth + 1);
 					free(sub);
 				}
@@ -803,8 +807,8 @@ struct group {
 	size_t n, cap;
 };
 
-int fl_plan_batches(const fl_plan *p, int workers, int max_ranks, int64_t max_bytes, int by_host, fl_batch **out,
-		    size_t *nout)
+int fl_plan_batches(const fl_plan *p, int workers, int max_ranks, int64_t max_bytes, int by_host,
+		    fl_batch **out, size_t *nout)
 {
 	*out = NULL;
 	*nout = 0;
@@ -828,7 +832,8 @@ int fl_plan_batches(const fl_plan *p, int workers, int max_ranks, int64_t max_by
 		size_t kl;
 		const char *kind = kind_of(t->path, &kl);
 		size_t j = 0;
-		while (j < ng && !(strcmp(g[j].host, host) == 0 && g[j].kindlen == kl && !memcmp(g[j].kind, kind, kl)))
+		while (j < ng &&
+		       !(strcmp(g[j].host, host) == 0 && g[j].kindlen == kl && !memcmp(g[j].kind, kind, kl)))
 			j++;
 		if (j == ng) {
 			struct group *ngr = realloc(g, (ng + 1) * sizeof(*g));
@@ -855,9 +860,12 @@ int fl_plan_batches(const fl_plan *p, int workers, int max_ranks, int64_t max_by
 			if (k < g[j].n) {
 				const fl_task *t = &p->tasks[g[j].task[k]];
 				struct stat st;
-				bytes = t->size >= 0 ? t->size : stat(t->path, &st) == 0 ? (int64_t)st.st_size : 0;
+				bytes = t->size >= 0		  ? t->size
+					: stat(t->path, &st) == 0 ? (int64_t)st.st_size
+								  : 0;
 			}
-			if (k > start && (k == g[j].n || (int64_t)(k - start) >= per || size + bytes > max_bytes)) {
+			if (k > start &&
+			    (k == g[j].n || (int64_t)(k - start) >= per || size + bytes > max_bytes)) {
 				if (nb == capb) {
 					size_t nc = capb ? capb * 2 : 8;
 					fl_batch *nbv = realloc(b, nc * sizeof(*nbv));
@@ -1005,7 +1013,8 @@ int fl_plan_from_json(fl_plan *p, const char *json, size_t len, char *err, size_
 		return -1;
 	}
 	char yerr[256];
-	yajl_val root = gt_json_too_deep(text, len, GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
+	yajl_val root =
+	    gt_json_too_deep(text, len, GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
 	free(text);
 	if (!root || !YAJL_IS_OBJECT(root)) {
 		snprintf(err, errlen, "plan: not a JSON object");
@@ -1032,14 +1041,18 @@ int fl_plan_from_json(fl_plan *p, const char *json, size_t len, char *err, size_
 			t->label = jdup_str(o, "label", 1, &bad, &oom);
 			t->host = jdup_str(o, "host", 0, &bad, &oom);
 			int a = jint(o, "anchor_ns", &anchor);
-			bad |= jint(o, "rank", &rank) < 0 || jint(o, "size", &size) < 0 || jint(o, "index", &index) < 0 || a < 0;
+			bad |= jint(o, "rank", &rank) < 0 || jint(o, "size", &size) < 0 ||
+			       jint(o, "index", &index) < 0 || a < 0;
 			t->has_anchor = a > 0;
 		}
 		p->ntasks = i + 1;
 		if (bad || oom) {
 			if (!oom)
-				snprintf(err, errlen, "plan: task %zu: needs a string path and label; rank, host, anchor_ns, "
-						      "size and index null or of their type", i);
+				snprintf(
+				    err, errlen,
+				    "plan: task %zu: needs a string path and label; rank, host, anchor_ns, "
+				    "size and index null or of their type",
+				    i);
 			break;
 		}
 		t->rank = (long)rank;
@@ -1062,7 +1075,8 @@ int fl_plan_from_json(fl_plan *p, const char *json, size_t len, char *err, size_
 			break;
 	}
 	if (bad)
-		snprintf(err, errlen, "plan: failed input %zu: needs a string path and error", p->nfailed ? p->nfailed - 1 : 0);
+		snprintf(err, errlen, "plan: failed input %zu: needs a string path and error",
+			 p->nfailed ? p->nfailed - 1 : 0);
 	int rc = oom || bad || bad_task ? -1 : 0;
 	if (oom)
 		snprintf(err, errlen, "plan: out of memory");

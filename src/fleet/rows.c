@@ -150,20 +150,20 @@ int fl_rows_intern(fl_rows *r, const char *s)
 }
 
 /* Room for one more zeroed row at the end of a growing array; NULL: out of memory. */
-#define PUSH_FN(fn, T, arr, n, cap)                                                                        \
-	static T *fn(fl_rows *r)                                                                           \
-	{                                                                                                  \
-		if (r->n == r->cap) {                                                                      \
-			size_t nc = r->cap ? r->cap * 2 : 16;                                              \
-			T *nv = realloc(r->arr, nc * sizeof(*nv));                                         \
-			if (!nv)                                                                           \
-				return NULL;                                                               \
-			r->arr = nv;                                                                       \
-			r->cap = nc;                                                                       \
-		}                                                                                          \
-		T *at = &r->arr[r->n++];                                                                   \
-		memset(at, 0, sizeof(*at));                                                                \
-		return at;                                                                                 \
+#define PUSH_FN(fn, T, arr, n, cap)                                                                          \
+	static T *fn(fl_rows *r)                                                                             \
+	{                                                                                                    \
+		if (r->n == r->cap) {                                                                        \
+			size_t nc = r->cap ? r->cap * 2 : 16;                                                \
+			T *nv = realloc(r->arr, nc * sizeof(*nv));                                           \
+			if (!nv)                                                                             \
+				return NULL;                                                                 \
+			r->arr = nv;                                                                         \
+			r->cap = nc;                                                                         \
+		}                                                                                            \
+		T *at = &r->arr[r->n++];                                                                     \
+		memset(at, 0, sizeof(*at));                                                                  \
+		return at;                                                                                   \
 	}
 PUSH_FN(rank_push, fl_rankrow, ranks, nranks, cap_ranks)
 PUSH_FN(iter_push, fl_iterrow, iters, niters, cap_iters)
@@ -261,8 +261,9 @@ static const char *const RANK_INT[RK_NINT] = {"task",	 "status",  "gpus",  "iter
 enum { IT_TASK, IT_ITER, IT_START, IT_FIRST, IT_LAST, IT_NINT };
 static const char *const ITER_INT[IT_NINT] = {"task", "iteration", "start_ns", "first_ns", "last_ns"};
 #define FL_CN(n) #n,
-static const char *const COLL_INT[] = {"task", FL_COLL_STR(FL_CN) "device", "seq", "count", "bytes",
-				       "iteration", "start_ns", "end_ns", "launch_ns"};
+static const char *const COLL_INT[] = {
+    "task",	FL_COLL_STR(FL_CN) "device", "seq", "count", "bytes", "iteration", "start_ns", "end_ns",
+    "launch_ns"};
 #undef FL_CN
 #define COLL_NINT (sizeof(COLL_INT) / sizeof(COLL_INT[0]))
 #define NSTRCOL 6
@@ -271,42 +272,87 @@ static const char *const COLL_INT[] = {"task", FL_COLL_STR(FL_CN) "device", "seq
 static int64_t coll_get(const fl_collrow *c, size_t col)
 {
 	switch (col) {
-	case 0: return c->task;
-	case 1: return c->comm;
-	case 2: return c->name;
-	case 3: return c->algo;
-	case 4: return c->proto;
-	case 5: return c->match;
-	case 6: return c->dtype;
-	case 7: return c->device;
-	case 8: return c->seq;
-	case 9: return c->count;
-	case 10: return c->bytes;
-	case 11: return c->iteration;
-	case 12: return c->start_ns;
-	case 13: return c->end_ns;
-	default: return c->launch_ns;
+	case 0:
+		return c->task;
+	case 1:
+		return c->comm;
+	case 2:
+		return c->name;
+	case 3:
+		return c->algo;
+	case 4:
+		return c->proto;
+	case 5:
+		return c->match;
+	case 6:
+		return c->dtype;
+	case 7:
+		return c->device;
+	case 8:
+		return c->seq;
+	case 9:
+		return c->count;
+	case 10:
+		return c->bytes;
+	case 11:
+		return c->iteration;
+	case 12:
+		return c->start_ns;
+	case 13:
+		return c->end_ns;
+	default:
+		return c->launch_ns;
 	}
 }
 
 static void coll_set(fl_collrow *c, size_t col, int64_t v)
 {
 	switch (col) {
-	case 0: c->task = (int)v; break;
-	case 1: c->comm = (int)v; break;
-	case 2: c->name = (int)v; break;
-	case 3: c->algo = (int)v; break;
-	case 4: c->proto = (int)v; break;
-	case 5: c->match = (int)v; break;
-	case 6: c->dtype = (int)v; break;
-	case 7: c->device = v; break;
-	case 8: c->seq = v; break;
-	case 9: c->count = v; break;
-	case 10: c->bytes = v; break;
-	case 11: c->iteration = v; break;
-	case 12: c->start_ns = v; break;
-	case 13: c->end_ns = v; break;
-	default: c->launch_ns = v; break;
+	case 0:
+		c->task = (int)v;
+		break;
+	case 1:
+		c->comm = (int)v;
+		break;
+	case 2:
+		c->name = (int)v;
+		break;
+	case 3:
+		c->algo = (int)v;
+		break;
+	case 4:
+		c->proto = (int)v;
+		break;
+	case 5:
+		c->match = (int)v;
+		break;
+	case 6:
+		c->dtype = (int)v;
+		break;
+	case 7:
+		c->device = v;
+		break;
+	case 8:
+		c->seq = v;
+		break;
+	case 9:
+		c->count = v;
+		break;
+	case 10:
+		c->bytes = v;
+		break;
+	case 11:
+		c->iteration = v;
+		break;
+	case 12:
+		c->start_ns = v;
+		break;
+	case 13:
+		c->end_ns = v;
+		break;
+	default:
+		c->launch_ns = v;
+		break;
 	}
 }
 
@@ -361,7 +407,8 @@ static void jtable(yajl_gen g, const char *name, size_t rows, const char *const 
 }
 
 /* Writes n cells of column col (get(row, col) each) as 8-byte little-endian words. */
-static int write_col(FILE *f, size_t n, uint64_t (*get)(const void *, size_t, size_t), const void *rows, size_t col)
+static int write_col(FILE *f, size_t n, uint64_t (*get)(const void *, size_t, size_t), const void *rows,
+		     size_t col)
 {
 	unsigned char buf[8 * 512];
 	size_t k = 0;
@@ -386,16 +433,24 @@ static uint64_t rank_cell(const void *v, size_t i, size_t col)
 	const struct rank_view *rv = v;
 	const fl_rankrow *k = &rv->r->ranks[i];
 	switch (col) {
-	case RK_TASK: return (uint64_t)(int64_t)k->task;
-	case RK_STATUS: return (uint64_t)(int64_t)k->status;
-	case RK_GPUS: return (uint64_t)(int64_t)k->gpus;
-	case RK_ITERS: return (uint64_t)k->iterations;
-	case RK_FIRST: return (uint64_t)k->first_ns;
-	case RK_LAST: return (uint64_t)k->last_ns;
+	case RK_TASK:
+		return (uint64_t)(int64_t)k->task;
+	case RK_STATUS:
+		return (uint64_t)(int64_t)k->status;
+	case RK_GPUS:
+		return (uint64_t)(int64_t)k->gpus;
+	case RK_ITERS:
+		return (uint64_t)k->iterations;
+	case RK_FIRST:
+		return (uint64_t)k->first_ns;
+	case RK_LAST:
+		return (uint64_t)k->last_ns;
 	case RK_MSG:
 	case RK_LABEL:
-	case RK_ISRC: return (uint64_t)(int64_t)rv->text[3 * i + (col - RK_MSG)];
-	default: return f2u(k->w[col - RK_NINT]);
+	case RK_ISRC:
+		return (uint64_t)(int64_t)rv->text[3 * i + (col - RK_MSG)];
+	default:
+		return f2u(k->w[col - RK_NINT]);
 	}
 }
 
@@ -403,12 +458,18 @@ static uint64_t iter_cell(const void *v, size_t i, size_t col)
 {
 	const fl_iterrow *k = &((const fl_rows *)v)->iters[i];
 	switch (col) {
-	case IT_TASK: return (uint64_t)(int64_t)k->task;
-	case IT_ITER: return (uint64_t)k->iteration;
-	case IT_START: return (uint64_t)k->start_ns;
-	case IT_FIRST: return (uint64_t)k->first_ns;
-	case IT_LAST: return (uint64_t)k->last_ns;
-	default: return f2u(k->w[col - IT_NINT]);
+	case IT_TASK:
+		return (uint64_t)(int64_t)k->task;
+	case IT_ITER:
+		return (uint64_t)k->iteration;
+	case IT_START:
+		return (uint64_t)k->start_ns;
+	case IT_FIRST:
+		return (uint64_t)k->first_ns;
+	case IT_LAST:
+		return (uint64_t)k->last_ns;
+	default:
+		return f2u(k->w[col - IT_NINT]);
 	}
 }
 
@@ -463,8 +524,9 @@ int fl_rows_write(const fl_rows *r, FILE *f)
 	yajl_gen_map_close(g);
 	const unsigned char *buf;
 	size_t len;
-	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || fwrite(MAGIC, 1, MAGIC_LEN, f) != MAGIC_LEN ||
-	    fwrite(buf, 1, len, f) != len || fputc('\n', f) == EOF)
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok ||
+	    fwrite(MAGIC, 1, MAGIC_LEN, f) != MAGIC_LEN || fwrite(buf, 1, len, f) != len ||
+	    fputc('\n', f) == EOF)
 		goto done;
 	struct rank_view rv = {r, text};
 	for (size_t c = 0; c < RK_NINT + FL_NWIN; c++)
@@ -497,7 +559,8 @@ static yajl_val jget(yajl_val o, const char *k)
 }
 
 /* The table's row count when its columns are the expected ones; -1 otherwise. */
-static long long check_table(yajl_val tables, const char *name, const char *const *ints, size_t nint, int wins)
+static long long check_table(yajl_val tables, const char *name, const char *const *ints, size_t nint,
+			     int wins)
 {
 	yajl_val t = jget(tables, name), rows = jget(t, "rows"), cols = jget(t, "columns");
 	if (!YAJL_IS_INTEGER(rows) || YAJL_GET_INTEGER(rows) < 0 || !YAJL_IS_ARRAY(cols) ||
@@ -545,22 +608,28 @@ static int read_block(fl_rows *r, const unsigned char *buf, size_t len, int bloc
 		return -1;
 	}
 	char yerr[256] = "nests too deep";
-	yajl_val h = gt_json_too_deep(htext, hlen, GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(htext, yerr, sizeof(yerr));
+	yajl_val h = gt_json_too_deep(htext, hlen, GT_JSON_MAX_DEPTH)
+			 ? NULL
+			 : yajl_tree_parse(htext, yerr, sizeof(yerr));
 	free(htext);
 	int rc = -1;
 	int *smap = NULL;
-	yajl_val bo = jget(h, "byteorder"), strs = jget(h, "strings"), texts = jget(h, "texts"), tables = jget(h, "tables");
+	yajl_val bo = jget(h, "byteorder"), strs = jget(h, "strings"), texts = jget(h, "texts"),
+		 tables = jget(h, "tables");
 	long long nr = -1, ni = -1, nc = -1;
 	if (!h || !YAJL_IS_OBJECT(h)) {
 		snprintf(err, errlen, "rows block %d: bad header (%s)", block, h ? "not an object" : yerr);
 		goto done;
 	}
-	if (!YAJL_IS_STRING(bo) || strcmp(bo->u.string, "little") || !all_strings(strs) || !strs->u.array.len ||
-	    !all_strings(texts) || (nr = check_table(tables, "ranks", RANK_INT, RK_NINT, 1)) < 0 ||
+	if (!YAJL_IS_STRING(bo) || strcmp(bo->u.string, "little") || !all_strings(strs) ||
+	    !strs->u.array.len || !all_strings(texts) ||
+	    (nr = check_table(tables, "ranks", RANK_INT, RK_NINT, 1)) < 0 ||
 	    (ni = check_table(tables, "iterations", ITER_INT, IT_NINT, 1)) < 0 ||
 	    (nc = check_table(tables, "collectives", COLL_INT, COLL_NINT, 0)) < 0) {
-		snprintf(err, errlen, "rows block %d: bad header (byteorder, strings, texts or a table's rows and "
-				      "columns)", block);
+		snprintf(err, errlen,
+			 "rows block %d: bad header (byteorder, strings, texts or a table's rows and "
+			 "columns)",
+			 block);
 		goto done;
 	}
 	const unsigned char *col = nl + 1;
@@ -568,8 +637,9 @@ static int read_block(fl_rows *r, const unsigned char *buf, size_t len, int bloc
 	unsigned long long cells = 0;
 	const unsigned long long lim = avail / 8 + 1;
 	if ((unsigned long long)nr > lim || (unsigned long long)ni > lim || (unsigned long long)nc > lim ||
-	    (cells = (unsigned long long)nr * (RK_NINT + FL_NWIN) + (unsigned long long)ni * (IT_NINT + FL_NWIN) +
-		     (unsigned long long)nc * COLL_NINT) > avail / 8) {
+	    (cells = (unsigned long long)nr * (RK_NINT + FL_NWIN) +
+		     (unsigned long long)ni * (IT_NINT + FL_NWIN) + (unsigned long long)nc * COLL_NINT) >
+		avail / 8) {
 		snprintf(err, errlen, "rows block %d: cut short", block);
 		goto done;
 	}
@@ -584,14 +654,17 @@ static int read_block(fl_rows *r, const unsigned char *buf, size_t len, int bloc
 		for (int c = RK_MSG; c <= RK_ISRC; c++)
 			ok &= CELL(rk, nr, c, i) < ntext;
 		if (!ok) {
-			snprintf(err, errlen, "rows block %d: rank row %zu: status or text number out of range", block, i);
+			snprintf(err, errlen,
+				 "rows block %d: rank row %zu: status or text number out of range", block, i);
 			goto done;
 		}
 	}
 	for (size_t i = 0; i < (size_t)nc; i++)
 		for (int c = 1; c <= NSTRCOL; c++)
 			if (CELL(co, nc, c, i) >= nstr) {
-				snprintf(err, errlen, "rows block %d: collective %zu: string number out of range", block, i);
+				snprintf(err, errlen,
+					 "rows block %d: collective %zu: string number out of range", block,
+					 i);
 				goto done;
 			}
 	smap = malloc(nstr * sizeof(*smap));
@@ -602,8 +675,9 @@ static int read_block(fl_rows *r, const unsigned char *buf, size_t len, int bloc
 			goto oom;
 	for (size_t i = 0; i < (size_t)nr; i++) {
 		yajl_val *tv = texts->u.array.values;
-		fl_rankrow *k = rank_add(r, tv[CELL(rk, nr, RK_MSG, i)]->u.string, tv[CELL(rk, nr, RK_LABEL, i)]->u.string,
-					 tv[CELL(rk, nr, RK_ISRC, i)]->u.string);
+		fl_rankrow *k =
+		    rank_add(r, tv[CELL(rk, nr, RK_MSG, i)]->u.string,
+			     tv[CELL(rk, nr, RK_LABEL, i)]->u.string, tv[CELL(rk, nr, RK_ISRC, i)]->u.string);
 		if (!k)
 			goto oom;
 		k->task = (int)(int64_t)CELL(rk, nr, RK_TASK, i);

@@ -41,8 +41,8 @@ extern char **environ;
 #define TIMEOUT_S 3600 /* worker.py's default */
 #define NO_GPU "no GPU activity"
 #define SKIP_REASON "no GPU work in this process (e.g. a launcher)"
-#define NOT_FOUND                                                                                          \
-	"the gputap command was not found on this worker (set GPUTAP, put gputap on PATH, or pip install "  \
+#define NOT_FOUND                                                                                            \
+	"the gputap command was not found on this worker (set GPUTAP, put gputap on PATH, or pip install "   \
 	"the gputap package there)"
 
 static const char COLUMNS_MAGIC[] = "gputap-columns 1\n";
@@ -72,7 +72,10 @@ static int buf_add(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
-static int buf_str(struct buf *b, const char *s) { return buf_add(b, s, strlen(s)); }
+static int buf_str(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
 
 __attribute__((format(printf, 2, 3))) static int buf_printf(struct buf *b, const char *fmt, ...)
 {
@@ -124,7 +127,10 @@ static int utf8_replace(struct buf *b, const unsigned char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t need = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+		size_t need = c >= 0xC2 && c <= 0xDF   ? 1
+			      : c >= 0xE0 && c <= 0xEF ? 2
+			      : c >= 0xF0 && c <= 0xF4 ? 3
+						       : 0;
 		size_t k = 1;
 		for (; k <= need && i + k < n; k++) {
 			unsigned char lo = 0x80, hi = 0xBF, d = s[i + k];
@@ -146,11 +152,20 @@ static int utf8_replace(struct buf *b, const unsigned char *s, size_t n)
 	return b->s || !buf_add(b, "", 0) ? 0 : -1;
 }
 
-static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+static int starts_with(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
 
 /* Python's str.strip() and str.splitlines() boundaries, for the ASCII ones. */
-static int py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
-static int py_linebreak(unsigned char c) { return c == '\n' || c == '\r' || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1e); }
+static int py_space(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+static int py_linebreak(unsigned char c)
+{
+	return c == '\n' || c == '\r' || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1e);
+}
 
 /* worker.py's _run, the error: stderr decoded, stripped, its lines without warnings and with the
  * "gputap: error: " prefix taken off, the last three joined with "; ". */
@@ -194,9 +209,11 @@ static char *error_message(const char *exe, const unsigned char *err, size_t ner
 	}
 	int rc = line ? 0 : -1;
 	if (!rc && status == 2 && format_old)
-		rc = buf_printf(&out, "%s", "") || buf_str(&out, exe) ||
-		     buf_str(&out, " does not write --format columns: a gputap older than this package; install the "
-				   "same gputap on every worker");
+		rc =
+		    buf_printf(&out, "%s", "") || buf_str(&out, exe) ||
+		    buf_str(&out,
+			    " does not write --format columns: a gputap older than this package; install the "
+			    "same gputap on every worker");
 	else if (!rc && nl)
 		for (size_t i = nl > 3 ? nl - 3 : 0; !rc && i < nl; i++)
 			rc = (i > (nl > 3 ? nl - 3 : 0) && buf_str(&out, "; ")) || buf_str(&out, line[i]);
@@ -233,7 +250,8 @@ static int exe_found(const char *exe)
 		const char *q = strchr(p, ':');
 		size_t n = q ? (size_t)(q - p) : strlen(p);
 		char cand[4096];
-		if (snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", exe) < (int)sizeof(cand) &&
+		if (snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", exe) <
+			(int)sizeof(cand) &&
 		    access(cand, X_OK) == 0)
 			return 1;
 		if (!q)
@@ -393,7 +411,9 @@ static int parse_columns(const unsigned char *out, size_t len, struct parsed *p,
 	size_t ml = sizeof(COLUMNS_MAGIC) - 1;
 	if (len < ml || memcmp(out, COLUMNS_MAGIC, ml)) {
 		return buf_str(why, "not the analyzer's columns (first bytes ") ||
-		       py_repr(why, out, len < 20 ? len : 20, 1) || buf_str(why, ")") ? 1 : -1;
+			       py_repr(why, out, len < 20 ? len : 20, 1) || buf_str(why, ")")
+			   ? 1
+			   : -1;
 	}
 	const unsigned char *nl = memchr(out + ml, '\n', len - ml);
 	if (!nl)
@@ -403,7 +423,8 @@ static int parse_columns(const unsigned char *out, size_t len, struct parsed *p,
 	if (!text)
 		return 1;
 	char yerr[256] = "nests too deep";
-	p->hdr = gt_json_too_deep(text, hl, GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
+	p->hdr =
+	    gt_json_too_deep(text, hl, GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
 	free(text);
 	if (!p->hdr) {
 		char *e = strchr(yerr, '\n');
@@ -419,7 +440,8 @@ static int parse_columns(const unsigned char *out, size_t len, struct parsed *p,
 	static const char *const TNAME[2] = {"iterations", "collectives"};
 	struct table *tt[2] = {&p->it, &p->co};
 	for (int t = 0; t < 2; t++) {
-		yajl_val spec = jget(tables, TNAME[t]), rows = jget(spec, "rows"), cols = jget(spec, "columns");
+		yajl_val spec = jget(tables, TNAME[t]), rows = jget(spec, "rows"),
+			 cols = jget(spec, "columns");
 		if (!YAJL_IS_INTEGER(rows) || YAJL_GET_INTEGER(rows) < 0 || !YAJL_IS_ARRAY(cols))
 			return buf_printf(why, "'%s': rows and columns", TNAME[t]) ? 1 : -1;
 		size_t n = (size_t)YAJL_GET_INTEGER(rows);
@@ -429,10 +451,13 @@ static int parse_columns(const unsigned char *out, size_t len, struct parsed *p,
 			return 1;
 		for (size_t i = 0; i < cols->u.array.len; i++) {
 			yajl_val c = cols->u.array.values[i];
-			const char *name = YAJL_IS_ARRAY(c) && c->u.array.len == 2 && YAJL_IS_STRING(c->u.array.values[0])
-						   ? c->u.array.values[0]->u.string
-						   : NULL;
-			const char *typ = name && YAJL_IS_STRING(c->u.array.values[1]) ? c->u.array.values[1]->u.string : "";
+			const char *name =
+			    YAJL_IS_ARRAY(c) && c->u.array.len == 2 && YAJL_IS_STRING(c->u.array.values[0])
+				? c->u.array.values[0]->u.string
+				: NULL;
+			const char *typ = name && YAJL_IS_STRING(c->u.array.values[1])
+					      ? c->u.array.values[1]->u.string
+					      : "";
 			if (!name)
 				return buf_printf(why, "'%s': column %zu", TNAME[t], i) ? 1 : -1;
 			int known = !strcmp(typ, "i8") || !strcmp(typ, "f8");
@@ -441,9 +466,9 @@ static int parse_columns(const unsigned char *out, size_t len, struct parsed *p,
 					return 1;
 				return (known ? buf_str(why, "cut short")
 					      : buf_str(why, "unknown type ") ||
-							py_repr(why, (const unsigned char *)typ, strlen(typ), 0))
-					       ? 1
-					       : -1;
+						    py_repr(why, (const unsigned char *)typ, strlen(typ), 0))
+					   ? 1
+					   : -1;
 			}
 			tt[t]->cols[tt[t]->ncols++] = (struct col){name, typ[0] == 'f', out + pos};
 			pos += 8 * n;
@@ -456,12 +481,17 @@ static int parse_columns(const unsigned char *out, size_t len, struct parsed *p,
 
 /* ---- one run's rows, per task ---------------------------------------------------------------- */
 
-static double round6(double x) { return rint(x * 1e6) / 1e6; } /* numpy's round(x, 6) */
+static double round6(double x)
+{
+	return rint(x * 1e6) / 1e6;
+} /* numpy's round(x, 6) */
 
 static int64_t jint_or(yajl_val o, const char *k, int64_t dflt)
 {
 	yajl_val v = jget(o, k);
-	return YAJL_IS_INTEGER(v) ? (int64_t)YAJL_GET_INTEGER(v) : YAJL_IS_DOUBLE(v) ? (int64_t)YAJL_GET_DOUBLE(v) : dflt;
+	return YAJL_IS_INTEGER(v)  ? (int64_t)YAJL_GET_INTEGER(v)
+	       : YAJL_IS_DOUBLE(v) ? (int64_t)YAJL_GET_DOUBLE(v)
+				   : dflt;
 }
 
 static double jnum0(yajl_val o, const char *k)
@@ -476,20 +506,20 @@ static const char *jstr_or(yajl_val o, const char *k, const char *dflt)
 	return YAJL_IS_STRING(v) ? v->u.string : dflt;
 }
 
-#define PUSH_FN(fn, T, arr, n, cap)                                                                        \
-	static T *fn(fl_rows *r)                                                                           \
-	{                                                                                                  \
-		if (r->n == r->cap) {                                                                      \
-			size_t nc = r->cap ? r->cap * 2 : 16;                                              \
-			T *nv = realloc(r->arr, nc * sizeof(*nv));                                         \
-			if (!nv)                                                                           \
-				return NULL;                                                               \
-			r->arr = nv;                                                                       \
-			r->cap = nc;                                                                       \
-		}                                                                                          \
-		T *at = &r->arr[r->n++];                                                                   \
-		memset(at, 0, sizeof(*at));                                                                \
-		return at;                                                                                 \
+#define PUSH_FN(fn, T, arr, n, cap)                                                                          \
+	static T *fn(fl_rows *r)                                                                             \
+	{                                                                                                    \
+		if (r->n == r->cap) {                                                                        \
+			size_t nc = r->cap ? r->cap * 2 : 16;                                                \
+			T *nv = realloc(r->arr, nc * sizeof(*nv));                                           \
+			if (!nv)                                                                             \
+				return NULL;                                                                 \
+			r->arr = nv;                                                                         \
+			r->cap = nc;                                                                         \
+		}                                                                                            \
+		T *at = &r->arr[r->n++];                                                                     \
+		memset(at, 0, sizeof(*at));                                                                  \
+		return at;                                                                                   \
 	}
 PUSH_FN(iter_push, fl_iterrow, iters, niters, cap_iters)
 PUSH_FN(coll_push, fl_collrow, colls, ncolls, cap_colls)
@@ -501,7 +531,10 @@ struct batch {
 	fl_rows *out;
 };
 
-static int task_no(const struct batch *b, int i) { return b->p->tasks[i].index; }
+static int task_no(const struct batch *b, int i)
+{
+	return b->p->tasks[i].index;
+}
 
 static int fail(struct batch *b, int i, int status, const char *msg)
 {
@@ -514,8 +547,9 @@ struct need {
 	const struct col *src, *ci[15];
 };
 
-static const char *const COLL_NAMES[15] = {"comm", "name", "algo", "proto", "match", "dtype", "device", "seq",
-					   "count", "bytes", "iteration", "start_ns", "end_ns", "launch_ns", "source"};
+static const char *const COLL_NAMES[15] = {"comm",	"name",	    "algo",   "proto",	   "match",
+					   "dtype",	"device",   "seq",    "count",	   "bytes",
+					   "iteration", "start_ns", "end_ns", "launch_ns", "source"};
 
 /* The columns _collect reads; 0, or -1 with the missing one named in why. */
 static int need_cols(const struct parsed *pr, struct need *nd, struct buf *why)
@@ -626,7 +660,9 @@ static int collect(struct batch *b, const struct parsed *pr, const int *part, si
 		int status = FL_OK;
 		const char *msg = "";
 		for (size_t i = 0; YAJL_IS_ARRAY(notes) && i < notes->u.array.len; i++) {
-			const char *note = YAJL_IS_STRING(notes->u.array.values[i]) ? notes->u.array.values[i]->u.string : "";
+			const char *note = YAJL_IS_STRING(notes->u.array.values[i])
+					       ? notes->u.array.values[i]->u.string
+					       : "";
 			if (!strncmp(note, path, pl) && note[pl] == ':' && strstr(note, "partial")) {
 				status = FL_PARTIAL;
 				msg = strlen(note) > pl + 2 ? note + pl + 2 : "";
@@ -679,7 +715,8 @@ static int collect(struct batch *b, const struct parsed *pr, const int *part, si
 			goto done;
 		if (nit == 0 || one_each)
 			continue;
-		/* several GPUs: per iteration the first start, the last end, the sums of those that have it */
+		/* several GPUs: per iteration the first start, the last end, the sums of those that have it
+		 */
 		for (int64_t j = 0; j < nit; j++) {
 			fl_iterrow *row = iter_push(out);
 			if (!row)
@@ -692,7 +729,8 @@ static int collect(struct batch *b, const struct parsed *pr, const int *part, si
 				if (j >= nrow[g])
 					continue;
 				size_t r = start[g] + (size_t)j;
-				int64_t st = geti(pr, nd.start, r), fi = geti(pr, nd.first, r), la = geti(pr, nd.last, r);
+				int64_t st = geti(pr, nd.start, r), fi = geti(pr, nd.first, r),
+					la = geti(pr, nd.last, r);
 				row->start_ns = !any || st < row->start_ns ? st : row->start_ns;
 				row->first_ns = !any || fi < row->first_ns ? fi : row->first_ns;
 				row->last_ns = !any || la > row->last_ns ? la : row->last_ns;
@@ -773,7 +811,8 @@ static int named(const char *msg, const fl_plan *p, const int *part, size_t n)
 
 /* worker.py's _run: the analyzer over the paths of part[0..n); its parsed output (0), or why it gave
  * none in *err (1).  -1: out of memory. */
-static int run_batch(struct batch *b, const int *part, size_t n, const char *nvtx, struct parsed *pr, char **err)
+static int run_batch(struct batch *b, const int *part, size_t n, const char *nvtx, struct parsed *pr,
+		     char **err)
 {
 	*err = NULL;
 	const char **argv = calloc(n + 9, sizeof(*argv));
@@ -800,7 +839,9 @@ static int run_batch(struct batch *b, const int *part, size_t n, const char *nvt
 		rc = buf_str(&why, "the analyzer could not run: ");
 		if (c.spawn_err) {
 			char eb[256];
-			rc = rc || buf_printf(&why, "[Errno %d] %s: ", c.spawn_err, strerror_r(c.spawn_err, eb, sizeof(eb))) ||
+			rc = rc ||
+			     buf_printf(&why, "[Errno %d] %s: ", c.spawn_err,
+					strerror_r(c.spawn_err, eb, sizeof(eb))) ||
 			     py_repr(&why, (const unsigned char *)b->exe, strlen(b->exe), 0);
 		} else {
 			rc = rc || buf_str(&why, "Command '[");
@@ -822,7 +863,10 @@ static int run_batch(struct batch *b, const int *part, size_t n, const char *nvt
 			rc = 0;
 		} else {
 			parsed_free(pr);
-			rc = prc > 0 || buf_str(&why, "unreadable analyzer output: ") || buf_str(&why, pw.s ? pw.s : "") ? -1 : 1;
+			rc = prc > 0 || buf_str(&why, "unreadable analyzer output: ") ||
+				     buf_str(&why, pw.s ? pw.s : "")
+				 ? -1
+				 : 1;
 		}
 		free(pw.s);
 	}
@@ -911,7 +955,8 @@ static int run_part(struct batch *b, struct queue *q, const int *part, size_t n,
 	size_t pl = strlen(path);
 	if (!strncmp(err, path, pl) && err[pl] == ':')
 		m = strlen(err) >= pl + 2 ? err + pl + 2 : "";
-	rc = strstr(m, NO_GPU) ? fail(b, part[bad], FL_SKIPPED, SKIP_REASON) : fail(b, part[bad], FL_FAILED, m);
+	rc = strstr(m, NO_GPU) ? fail(b, part[bad], FL_SKIPPED, SKIP_REASON)
+			       : fail(b, part[bad], FL_FAILED, m);
 	free(err);
 	if (rc)
 		return -1;

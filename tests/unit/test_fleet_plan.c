@@ -72,7 +72,8 @@ TEST(fleet_plan_job_folder)
 	ASSERT_EQ_STR(p.tasks[0].path, path_of("job/rank1/trace.gtr.partial"));
 	ASSERT_EQ_INT(p.tasks[0].size, 3);
 	ASSERT_EQ_STR(p.tasks[1].path, path_of("job/rank2/trace.gtr"));
-	ASSERT_EQ_STR(p.tasks[2].path, path_of("job/rank3")); /* no trace: the folder, for the analysis to fail */
+	ASSERT_EQ_STR(p.tasks[2].path,
+		      path_of("job/rank3")); /* no trace: the folder, for the analysis to fail */
 	fl_plan_free(&p);
 }
 
@@ -86,7 +87,8 @@ TEST(fleet_plan_kineto_missing_duplicate)
 	put("k/prof.sqlite", "x");
 	put("k/readme.txt", "x");
 	put("k/sub/rank0/trace.gtr", "x");
-	char *in[] = {path_of("k"), path_of("nothere"), path_of("k/prof.sqlite"), path_of("k/sub/../sub/rank0")};
+	char *in[] = {path_of("k"), path_of("nothere"), path_of("k/prof.sqlite"),
+		      path_of("k/sub/../sub/rank0")};
 	fl_plan p;
 	ASSERT_EQ_INT(fl_plan_expand(&p, in, 4), 0);
 	ASSERT_EQ_INT(p.ntasks, 3);
@@ -106,8 +108,9 @@ TEST(fleet_plan_kineto_missing_duplicate)
 	ASSERT_EQ_STR(p.failed[0].path, path_of("nothere"));
 	ASSERT_EQ_STR(p.failed[0].error, "no such file or folder");
 	ASSERT_EQ_STR(p.failed[1].path, path_of("k/prof.sqlite"));
-	ASSERT_EQ_STR(p.failed[1].error, "no trace found (run folders, rank folders, trace.gtr, Kineto .json[.gz], "
-					 "nsys .sqlite/.nsys-rep)");
+	ASSERT_EQ_STR(p.failed[1].error,
+		      "no trace found (run folders, rank folders, trace.gtr, Kineto .json[.gz], "
+		      "nsys .sqlite/.nsys-rep)");
 	ASSERT_EQ_STR(p.failed[2].path, path_of("k/sub/../sub/rank0"));
 	fl_plan_free(&p);
 }
@@ -205,7 +208,8 @@ TEST(fleet_plan_json_round_trip)
 	ASSERT_EQ_INT(p.ntasks, 2);
 	char *j = fl_plan_json(&p);
 	ASSERT(j != NULL);
-	ASSERT_CONTAINS(j, "\"label\":\"solo\",\"rank\":null,\"host\":null,\"anchor_ns\":null,\"size\":1,\"index\":1");
+	ASSERT_CONTAINS(
+	    j, "\"label\":\"solo\",\"rank\":null,\"host\":null,\"anchor_ns\":null,\"size\":1,\"index\":1");
 	ASSERT_CONTAINS(j, "\"host\":\"h\\\"q\",\"anchor_ns\":-5");
 	char err[128] = "";
 	ASSERT_EQ_INT(fl_plan_from_json(&q, j, strlen(j), err, sizeof(err)), 0);

@@ -160,7 +160,8 @@ TEST(fleet_rows_wire_errors)
 	fl_rows_init(&r);
 	ASSERT_EQ_INT(fl_rows_read(&r, buf, 30, err, sizeof(err)), -1);
 	ASSERT_EQ_STR(err, "rows block 1: cut short");
-	ASSERT_EQ_INT(fl_rows_read(&r, (const unsigned char *)"gputap-columns 1\n{}\n", 20, err, sizeof(err)), -1);
+	ASSERT_EQ_INT(fl_rows_read(&r, (const unsigned char *)"gputap-columns 1\n{}\n", 20, err, sizeof(err)),
+		      -1);
 	ASSERT_EQ_STR(err, "rows block 1: not a rows block");
 	ASSERT_EQ_INT(r.nranks, 0);
 	ASSERT_EQ_INT(fl_rows_read(&r, buf, 0, err, sizeof(err)), 0);
@@ -183,14 +184,19 @@ TEST(fleet_rows_wire_errors)
 
 /* The columns of a run with no GPU: what the analyzer writes for a launcher. */
 static const char EMPTY_COLUMNS[] =
-	"gputap-columns 1\\n{\"byteorder\":\"little\",\"notes\":[],\"gpus\":[],\"tables\":{\"iterations\":{\"rows\":0,"
-	"\"columns\":[[\"gpu\",\"i8\"],[\"start_ns\",\"i8\"],[\"first_ns\",\"i8\"],[\"last_ns\",\"i8\"],[\"span_ms\",\"f8\"],"
-	"[\"busy_ms\",\"f8\"],[\"idle_ms\",\"f8\"],[\"compute_ms\",\"f8\"],[\"comm_ms\",\"f8\"],[\"exposed_comm_ms\",\"f8\"],"
-	"[\"overlap_ms\",\"f8\"],[\"memop_ms\",\"f8\"],[\"kernel_sum_ms\",\"f8\"],[\"non_compute_ms\",\"f8\"]]},"
-	"\"collectives\":{\"rows\":0,\"strings\":[\"\"],\"columns\":[[\"source\",\"i8\"],[\"comm\",\"i8\"],[\"name\",\"i8\"],"
-	"[\"algo\",\"i8\"],[\"proto\",\"i8\"],[\"match\",\"i8\"],[\"dtype\",\"i8\"],[\"device\",\"i8\"],[\"seq\",\"i8\"],"
-	"[\"count\",\"i8\"],[\"bytes\",\"i8\"],[\"iteration\",\"i8\"],[\"start_ns\",\"i8\"],[\"end_ns\",\"i8\"],"
-	"[\"launch_ns\",\"i8\"]]}}}\\n";
+    "gputap-columns "
+    "1\\n{\"byteorder\":\"little\",\"notes\":[],\"gpus\":[],\"tables\":{\"iterations\":{\"rows\":0,"
+    "\"columns\":[[\"gpu\",\"i8\"],[\"start_ns\",\"i8\"],[\"first_ns\",\"i8\"],[\"last_ns\",\"i8\"],[\"span_"
+    "ms\",\"f8\"],"
+    "[\"busy_ms\",\"f8\"],[\"idle_ms\",\"f8\"],[\"compute_ms\",\"f8\"],[\"comm_ms\",\"f8\"],[\"exposed_comm_"
+    "ms\",\"f8\"],"
+    "[\"overlap_ms\",\"f8\"],[\"memop_ms\",\"f8\"],[\"kernel_sum_ms\",\"f8\"],[\"non_compute_ms\",\"f8\"]]},"
+    "\"collectives\":{\"rows\":0,\"strings\":[\"\"],\"columns\":[[\"source\",\"i8\"],[\"comm\",\"i8\"],["
+    "\"name\",\"i8\"],"
+    "[\"algo\",\"i8\"],[\"proto\",\"i8\"],[\"match\",\"i8\"],[\"dtype\",\"i8\"],[\"device\",\"i8\"],[\"seq\","
+    "\"i8\"],"
+    "[\"count\",\"i8\"],[\"bytes\",\"i8\"],[\"iteration\",\"i8\"],[\"start_ns\",\"i8\"],[\"end_ns\",\"i8\"],"
+    "[\"launch_ns\",\"i8\"]]}}}\\n";
 
 static void add_task(fl_plan *p, const char *path)
 {
@@ -221,7 +227,8 @@ TEST(fleet_task_retry_and_messages)
 	snprintf(script, sizeof(script),
 		 "#!/bin/sh\n"
 		 "for a in \"$@\"; do case \"$a\" in\n"
-		 "*bad.json) echo 'gputap: warning: odd' >&2; echo \"gputap: error: $a: not a Kineto trace\" >&2; exit 1;;\n"
+		 "*bad.json) echo 'gputap: warning: odd' >&2; echo \"gputap: error: $a: not a Kineto trace\" "
+		 ">&2; exit 1;;\n"
 		 "*loud.json) printf 'one\\ntwo\\ngputap: error: three\\nfour\\n' >&2; exit 1;;\n"
 		 "esac; done\n"
 		 "printf '%s'\n",
