@@ -79,10 +79,9 @@ static int cmp_ct(const void *ctx, int64_t a, int64_t b)
 {
 	const struct red *r = ((void *const *)ctx)[0];
 	const struct ctrow *t = ((void *const *)ctx)[1], *x = &t[a], *y = &t[b];
+	(void)r;
 	FL_CMP(x->start_ns, y->start_ns);
-	int c = strcmp(r->voc[x->comm], r->voc[y->comm]);
-	if (c)
-		return c;
+	FL_CMP(x->comm, y->comm); /* the vocabulary is sorted: its numbers sort as the strings */
 	FL_CMP(x->seq, y->seq);
 	return 0;
 }
@@ -113,7 +112,7 @@ static int colls_table(struct red *r, fl_table *t, struct ctrow **rows_out)
 	size_t ng = r->ng;
 	struct ctrow *ct = fl_xcalloc(r, ng, sizeof(*ct));
 	int64_t *o = fl_xcalloc(r, ng, sizeof(int64_t)), *br = fl_xcalloc(r, r->nc, sizeof(int64_t));
-	int64_t *idx = fl_xcalloc(r, r->nc, sizeof(int64_t));
+	int64_t *idx = fl_xcalloc(r, r->nc, sizeof(int64_t)), *its = fl_xcalloc(r, r->nc, sizeof(int64_t));
 	double *v = fl_xcalloc(r, r->nc, sizeof(double)), *tmp = fl_xcalloc(r, r->nc, sizeof(double));
 	*rows_out = ct;
 	if (r->oom)
@@ -157,14 +156,18 @@ static int colls_table(struct red *r, fl_table *t, struct ctrow **rows_out)
 		nlate += (size_t)late;
 		/* the iteration most of its ranks launched it in (of equally many, the lowest) */
 		int64_t best_it = -1, best_n = 0;
-		for (size_t i = s; i < e; i++) {
-			int64_t k = 0;
-			for (size_t j = s; j < e; j++)
-				k += c[j].iteration == c[i].iteration;
-			if (k > best_n || (k == best_n && c[i].iteration < best_it)) {
-				best_n = k;
-				best_it = c[i].iteration;
+		for (size_t i = s; i < e; i++)
+			its[i - s] = c[i].iteration;
+		gt_sort(its, e - s, sizeof(int64_t), gt_cmp_int64);
+		for (size_t i = 0; i < e - s;) {
+			size_t j = i;
+			while (j < e - s && its[j] == its[i])
+				j++;
+			if ((int64_t)(j - i) > best_n) { /* ascending: of equally many, the lowest */
+				best_n = (int64_t)(j - i);
+				best_it = its[i];
 			}
+			i = j;
 		}
 		x->iteration = best_it;
 		x->late_rank = x->n < 2 ? -1 : f->rank;
@@ -185,8 +188,9 @@ static int colls_table(struct red *r, fl_table *t, struct ctrow **rows_out)
 	}
 	if (fl_table_init(t, ng, colls_names, colls_types, sizeof(colls_types) / sizeof(colls_types[0])))
 		goto oom;
-	fl_col *ranks = fl_table_colw(t, "ranks"), *arr = fl_table_colw(t, "arrival_ms");
-	fl_col *lr = fl_table_colw(t, "late_ranks"), *lb = fl_table_colw(t, "late_by_ms");
+	fl_col *col_algo = fl_table_colw(t, "algo"), *col_arrival_ms = fl_table_colw(t, "arrival_ms"), *col_bytes = fl_table_colw(t, "bytes"), *col_cause = fl_table_colw(t, "cause"), *col_comm = fl_table_colw(t, "comm"), *col_count = fl_table_colw(t, "count"), *col_dtype = fl_table_colw(t, "dtype"), *col_duration_ms = fl_table_colw(t, "duration_ms"), *col_end_spread_ms = fl_table_colw(t, "end_spread_ms"), *col_first_rank = fl_table_colw(t, "first_rank"), *col_held_ms = fl_table_colw(t, "held_ms"), *col_is_late = fl_table_colw(t, "is_late"), *col_iteration = fl_table_colw(t, "iteration"), *col_late_by_ms = fl_table_colw(t, "late_by_ms"), *col_late_ms = fl_table_colw(t, "late_ms"), *col_late_rank = fl_table_colw(t, "late_rank"), *col_late_ranks = fl_table_colw(t, "late_ranks"), *col_match = fl_table_colw(t, "match"), *col_name = fl_table_colw(t, "name"), *col_proto = fl_table_colw(t, "proto"), *col_ranks = fl_table_colw(t, "ranks"), *col_seq = fl_table_colw(t, "seq"), *col_skew_ms = fl_table_colw(t, "skew_ms"), *col_start_ns = fl_table_colw(t, "start_ns"), *col_wait_ms = fl_table_colw(t, "wait_ms");
+	fl_col *ranks = col_ranks, *arr = col_arrival_ms;
+	fl_col *lr = col_late_ranks, *lb = col_late_by_ms;
 	ranks->li = malloc((nlist + 1) * sizeof(int64_t));
 	arr->f = malloc((nlist + 1) * sizeof(double));
 	lr->li = malloc((nlate + 1) * sizeof(int64_t));
@@ -221,25 +225,25 @@ static int colls_table(struct red *r, fl_table *t, struct ctrow **rows_out)
 		char pb[48];
 		const char *name = pair_name(r->voc[x->name], rl, e - s, pb, sizeof(pb));
 		snprintf(x->pairname, sizeof(x->pairname), "%s", name);
-		if (fl_table_set_str(t, "comm", q, r->voc[x->comm]) || fl_table_set_str(t, "name", q, name) ||
-		    fl_table_set_str(t, "dtype", q, r->voc[x->dtype]) || fl_table_set_str(t, "algo", q, r->voc[x->algo]) ||
-		    fl_table_set_str(t, "proto", q, r->voc[x->proto]) || fl_table_set_str(t, "match", q, r->voc[x->match]) ||
-		    fl_table_set_str(t, "cause", q, x->cause))
+		if (fl_table_set_strc(t, col_comm, q, r->voc[x->comm]) || fl_table_set_strc(t, col_name, q, name) ||
+		    fl_table_set_strc(t, col_dtype, q, r->voc[x->dtype]) || fl_table_set_strc(t, col_algo, q, r->voc[x->algo]) ||
+		    fl_table_set_strc(t, col_proto, q, r->voc[x->proto]) || fl_table_set_strc(t, col_match, q, r->voc[x->match]) ||
+		    fl_table_set_strc(t, col_cause, q, x->cause))
 			goto oom;
-		fl_table_colw(t, "seq")->i[q] = x->seq;
-		fl_table_colw(t, "iteration")->i[q] = x->iteration;
-		fl_table_colw(t, "count")->i[q] = x->count;
-		fl_table_colw(t, "bytes")->i[q] = x->bytes;
-		fl_table_colw(t, "skew_ms")->f[q] = x->skew_ms;
-		fl_table_colw(t, "wait_ms")->f[q] = x->wait_ms;
-		fl_table_colw(t, "late_rank")->i[q] = x->late_rank;
-		fl_table_colw(t, "first_rank")->i[q] = x->first_rank;
-		fl_table_colw(t, "late_ms")->f[q] = x->late_ms;
-		fl_table_colw(t, "held_ms")->f[q] = x->held_ms;
-		fl_table_colw(t, "is_late")->i[q] = x->is_late;
-		fl_table_colw(t, "duration_ms")->f[q] = x->duration_ms;
-		fl_table_colw(t, "end_spread_ms")->f[q] = x->end_spread_ms;
-		fl_table_colw(t, "start_ns")->i[q] = x->start_ns + r->base;
+		col_seq->i[q] = x->seq;
+		col_iteration->i[q] = x->iteration;
+		col_count->i[q] = x->count;
+		col_bytes->i[q] = x->bytes;
+		col_skew_ms->f[q] = x->skew_ms;
+		col_wait_ms->f[q] = x->wait_ms;
+		col_late_rank->i[q] = x->late_rank;
+		col_first_rank->i[q] = x->first_rank;
+		col_late_ms->f[q] = x->late_ms;
+		col_held_ms->f[q] = x->held_ms;
+		col_is_late->i[q] = x->is_late;
+		col_duration_ms->f[q] = x->duration_ms;
+		col_end_spread_ms->f[q] = x->end_spread_ms;
+		col_start_ns->i[q] = x->start_ns + r->base;
 	}
 	/* the summary's rows in the table's order too */
 	struct ctrow *sorted = fl_xcalloc(r, ng, sizeof(*sorted));
@@ -256,6 +260,7 @@ out:
 	free(o);
 	free(br);
 	free(idx);
+	free(its);
 	free(v);
 	free(tmp);
 	return r->oom ? -1 : 0;
@@ -339,24 +344,28 @@ static int iters_table(struct red *r, fl_table *t)
 	r->nit = n ? nit : 0;
 	if (fl_table_init(t, n, iters_names, iters_types, sizeof(iters_types) / sizeof(iters_types[0])))
 		return r->oom = 1, -1;
+	fl_col *col_cause = fl_table_colw(t, "cause"), *col_cost_ms = fl_table_colw(t, "cost_ms"), *col_host = fl_table_colw(t, "host"), *col_iteration = fl_table_colw(t, "iteration"), *col_late_collectives = fl_table_colw(t, "late_collectives"), *col_late_ms = fl_table_colw(t, "late_ms"), *col_local_start_ns = fl_table_colw(t, "local_start_ns"), *col_rank = fl_table_colw(t, "rank"), *col_start_ns = fl_table_colw(t, "start_ns"), *col_wait_ms = fl_table_colw(t, "wait_ms"), *col_waited_for_ms = fl_table_colw(t, "waited_for_ms"), *col_work_ms = fl_table_colw(t, "work_ms");
+	fl_col *colw[FL_NWIN];
+	for (int q_ = 0; q_ < FL_NWIN; q_++)
+		colw[q_] = fl_table_colw(t, fl_window_names[q_]);
 	for (size_t i = 0; i < n; i++) {
 		struct iter *it = &r->it[i];
 		const struct rank *rk = &r->rk[it->ri];
 		double co = r->off[rk->clock] / 1e6;
-		fl_table_colw(t, "rank")->i[i] = it->rank;
-		if (fl_table_set_str(t, "host", i, rk->host) || fl_table_set_str(t, "cause", i, it->cause))
+		col_rank->i[i] = it->rank;
+		if (fl_table_set_strc(t, col_host, i, rk->host) || fl_table_set_strc(t, col_cause, i, it->cause))
 			return r->oom = 1, -1;
-		fl_table_colw(t, "iteration")->i[i] = it->iteration;
-		fl_table_colw(t, "start_ns")->i[i] = it->start_ns - (int64_t)nearbyint(co * 1e6);
-		fl_table_colw(t, "local_start_ns")->i[i] = it->start_ns;
+		col_iteration->i[i] = it->iteration;
+		col_start_ns->i[i] = it->start_ns - (int64_t)nearbyint(co * 1e6);
+		col_local_start_ns->i[i] = it->start_ns;
 		for (int k = 0; k < FL_NWIN; k++)
-			fl_table_colw(t, fl_window_names[k])->f[i] = it->w[k];
-		fl_table_colw(t, "wait_ms")->f[i] = it->wait_ms;
-		fl_table_colw(t, "work_ms")->f[i] = it->work_ms;
-		fl_table_colw(t, "late_ms")->f[i] = it->late_ms;
-		fl_table_colw(t, "late_collectives")->i[i] = it->nlate;
-		fl_table_colw(t, "cost_ms")->f[i] = it->cost_ms;
-		fl_table_colw(t, "waited_for_ms")->f[i] = it->waited_ms;
+			colw[k]->f[i] = it->w[k];
+		col_wait_ms->f[i] = it->wait_ms;
+		col_work_ms->f[i] = it->work_ms;
+		col_late_ms->f[i] = it->late_ms;
+		col_late_collectives->i[i] = it->nlate;
+		col_cost_ms->f[i] = it->cost_ms;
+		col_waited_for_ms->f[i] = it->waited_ms;
 	}
 	return 0;
 }
@@ -493,29 +502,33 @@ static int ranks_table(struct red *r, fl_table *t)
 		r->rk[i].steady = r->ni ? fmax(r->rk[i].in_its - r->rk[i].steady, 0.0) : 0.0;
 	if (fl_table_init(t, nr, ranks_names, ranks_types, sizeof(ranks_types) / sizeof(ranks_types[0])))
 		return r->oom = 1, -1;
+	fl_col *col_cause = fl_table_colw(t, "cause"), *col_clock = fl_table_colw(t, "clock"), *col_clock_offset_ms = fl_table_colw(t, "clock_offset_ms"), *col_collectives = fl_table_colw(t, "collectives"), *col_cost_ms = fl_table_colw(t, "cost_ms"), *col_first_ns = fl_table_colw(t, "first_ns"), *col_gpus = fl_table_colw(t, "gpus"), *col_host = fl_table_colw(t, "host"), *col_iterations = fl_table_colw(t, "iterations"), *col_iterations_late = fl_table_colw(t, "iterations_late"), *col_label = fl_table_colw(t, "label"), *col_last_count = fl_table_colw(t, "last_count"), *col_last_ns = fl_table_colw(t, "last_ns"), *col_late_count = fl_table_colw(t, "late_count"), *col_max_late_ms = fl_table_colw(t, "max_late_ms"), *col_path = fl_table_colw(t, "path"), *col_pattern = fl_table_colw(t, "pattern"), *col_rank = fl_table_colw(t, "rank"), *col_wait_ms = fl_table_colw(t, "wait_ms"), *col_waited_for_ms = fl_table_colw(t, "waited_for_ms"), *col_work_ms = fl_table_colw(t, "work_ms");
+	fl_col *colw[FL_NWIN];
+	for (int q_ = 0; q_ < FL_NWIN; q_++)
+		colw[q_] = fl_table_colw(t, fl_window_names[q_]);
 	for (size_t i = 0; i < nr; i++) {
 		const struct rank *k = &r->rk[i];
-		fl_table_colw(t, "rank")->i[i] = k->rank;
-		if (fl_table_set_str(t, "host", i, k->host) || fl_table_set_str(t, "path", i, k->path) ||
-		    fl_table_set_str(t, "clock", i, k->clock_name) || fl_table_set_str(t, "label", i, k->label) ||
-		    fl_table_set_str(t, "cause", i, k->cause) || fl_table_set_str(t, "pattern", i, k->pattern))
+		col_rank->i[i] = k->rank;
+		if (fl_table_set_strc(t, col_host, i, k->host) || fl_table_set_strc(t, col_path, i, k->path) ||
+		    fl_table_set_strc(t, col_clock, i, k->clock_name) || fl_table_set_strc(t, col_label, i, k->label) ||
+		    fl_table_set_strc(t, col_cause, i, k->cause) || fl_table_set_strc(t, col_pattern, i, k->pattern))
 			return r->oom = 1, -1;
-		fl_table_colw(t, "gpus")->i[i] = k->gpus;
-		fl_table_colw(t, "iterations")->i[i] = k->iterations;
-		fl_table_colw(t, "first_ns")->i[i] = k->first_ns;
-		fl_table_colw(t, "last_ns")->i[i] = k->last_ns;
+		col_gpus->i[i] = k->gpus;
+		col_iterations->i[i] = k->iterations;
+		col_first_ns->i[i] = k->first_ns;
+		col_last_ns->i[i] = k->last_ns;
 		for (int w = 0; w < FL_NWIN; w++)
-			fl_table_colw(t, fl_window_names[w])->f[i] = k->w[w];
-		fl_table_colw(t, "collectives")->i[i] = k->collectives;
-		fl_table_colw(t, "wait_ms")->f[i] = k->wait_ms;
-		fl_table_colw(t, "work_ms")->f[i] = k->work_ms;
-		fl_table_colw(t, "late_count")->i[i] = k->late_count;
-		fl_table_colw(t, "last_count")->i[i] = k->last_count;
-		fl_table_colw(t, "iterations_late")->i[i] = k->iterations_late;
-		fl_table_colw(t, "cost_ms")->f[i] = k->cost_ms;
-		fl_table_colw(t, "waited_for_ms")->f[i] = k->waited_ms;
-		fl_table_colw(t, "max_late_ms")->f[i] = k->max_late_ms;
-		fl_table_colw(t, "clock_offset_ms")->f[i] = r->off[k->clock] / 1e6;
+			colw[w]->f[i] = k->w[w];
+		col_collectives->i[i] = k->collectives;
+		col_wait_ms->f[i] = k->wait_ms;
+		col_work_ms->f[i] = k->work_ms;
+		col_late_count->i[i] = k->late_count;
+		col_last_count->i[i] = k->last_count;
+		col_iterations_late->i[i] = k->iterations_late;
+		col_cost_ms->f[i] = k->cost_ms;
+		col_waited_for_ms->f[i] = k->waited_ms;
+		col_max_late_ms->f[i] = k->max_late_ms;
+		col_clock_offset_ms->f[i] = r->off[k->clock] / 1e6;
 	}
 	return 0;
 }
@@ -643,6 +656,20 @@ static int cmp_late_first(const void *ctx, int64_t a, int64_t b)
 	return 0;
 }
 
+/* The position of iteration v among the sorted iterations u[0..n), -1 if none. */
+static int64_t iter_index(const int64_t *u, size_t n, int64_t v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (u[m] < v)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < n && u[lo] == v ? (int64_t)lo : -1;
+}
+
 static const char *const phase_names[] = {"compute", "memory copies", "idle (GPU waiting for the CPU)"};
 
 /* Per iteration: the slowest and the fastest rank, the phase the slowest spent more in than the
@@ -672,6 +699,46 @@ static int per_iteration(struct red *r, yajl_gen g, double *tmp)
 		if (r->c[i].late)
 			lt[nl++] = (int64_t)i;
 	fl_msort(lt, nl, cmp_late_first, r->c);
+	/* per iteration, in one pass: the first late row in that order, the cost of the late rows (in
+	 * row order), the collectives whose first late row is in it */
+	int64_t *uit = fl_xcalloc(r, ng, sizeof(int64_t)), *pi_top = fl_xcalloc(r, ng, sizeof(int64_t)),
+		*pi_n = fl_xcalloc(r, ng, sizeof(int64_t));
+	double *pi_cost = fl_xcalloc(r, ng, sizeof(double));
+	if (r->oom) {
+		free(uit);
+		free(pi_top);
+		free(pi_n);
+		free(pi_cost);
+		goto out;
+	}
+	for (size_t q = 0; q < ng; q++) {
+		uit[q] = r->it[o[start[q]]].iteration;
+		pi_top[q] = -1;
+	}
+#define ITER_AT(v) iter_index(uit, ng, (v))
+	for (size_t k = 0; k < nl; k++) {
+		int64_t j = ITER_AT(r->c[lt[k]].iteration);
+		if (j >= 0 && pi_top[j] < 0)
+			pi_top[j] = lt[k];
+	}
+	int64_t prevk = -1;
+	int seen_late = 0;
+	for (size_t i = 0; i < r->nc; i++) { /* a collective's rows are contiguous */
+		const struct coll *c = &r->c[i];
+		if (c->k != prevk) {
+			prevk = c->k;
+			seen_late = 0;
+		}
+		if (!c->late)
+			continue;
+		int64_t j = ITER_AT(c->iteration);
+		if (j >= 0) {
+			pi_cost[j] += c->cost_ms;
+			pi_n[j] += !seen_late;
+		}
+		seen_late = 1;
+	}
+#undef ITER_AT
 	for (size_t q = 0; q < ng; q++) {
 		size_t s = (size_t)start[q], cnt = (size_t)(start[q + 1] - start[q]);
 		int64_t iter = r->it[o[s]].iteration;
@@ -706,28 +773,15 @@ static int per_iteration(struct red *r, yajl_gen g, double *tmp)
 			}
 		}
 		/* the late arrival that cost most in this iteration; the late collectives; their cost */
-		int64_t lr = -1;
-		double lms = 0.0, cost = 0.0;
+		int64_t lr = -1, ncoll = pi_n[q];
+		double lms = 0.0, cost = pi_cost[q];
 		char cause[48] = "";
-		for (size_t k = 0; k < nl; k++)
-			if (r->c[lt[k]].iteration == iter) {
-				lr = r->c[lt[k]].rank;
-				lms = r->c[lt[k]].late_ms;
-				char b[48];
-				snprintf(cause, sizeof(cause), "%s", fl_cause_str(&r->c[lt[k]], b, sizeof(b)));
-				break;
-			}
-		int64_t ncoll = 0;
-		for (size_t i = 0; i < r->nc; i++) {
-			const struct coll *c = &r->c[i];
-			if (c->late && c->iteration == iter) {
-				cost += c->cost_ms;
-				/* the collective's first late row */
-				size_t f = (size_t)r->gstart[c->k];
-				while (!r->c[f].late)
-					f++;
-				ncoll += f == i;
-			}
+		if (pi_top[q] >= 0) {
+			const struct coll *t = &r->c[pi_top[q]];
+			char b[48];
+			lr = t->rank;
+			lms = t->late_ms;
+			snprintf(cause, sizeof(cause), "%s", fl_cause_str(t, b, sizeof(b)));
 		}
 		yajl_gen_map_open(g);
 		ki(g, "iteration", iter);
@@ -747,6 +801,10 @@ static int per_iteration(struct red *r, yajl_gen g, double *tmp)
 		kd(g, "cost_ms", cost);
 		yajl_gen_map_close(g);
 	}
+	free(uit);
+	free(pi_top);
+	free(pi_n);
+	free(pi_cost);
 out:
 	yajl_gen_array_close(g);
 	free(gid);
@@ -906,6 +964,13 @@ static void clocks(struct red *r, yajl_gen g)
 	yajl_gen_array_close(g);
 }
 
+static int cmp_comm_kind(const void *ctx, int64_t a, int64_t b)
+{
+	const struct ctrow *t = ctx;
+	FL_CMP(t[a].comm, t[b].comm);
+	return strcmp(t[a].pairname, t[b].pairname);
+}
+
 struct mcount {
 	int match;
 	int64_t n, first;
@@ -956,13 +1021,21 @@ int fl_reduce_out(struct red *r, fl_result *out)
 	if (r->ng && r->nr > 1) {
 		/* against the other collectives of the communicator, kind by kind */
 		size_t shorter = 0;
-		for (size_t q = 0; q < r->ng; q++) {
+		int64_t *so = fl_xcalloc(r, r->ng, sizeof(int64_t));
+		if (!so)
+			goto out;
+		fl_iota(so, r->ng);
+		fl_msort(so, r->ng, cmp_comm_kind, ct);
+		for (size_t a = 0; a < r->ng;) {
+			size_t b = a;
 			int64_t most = 0;
-			for (size_t k = 0; k < r->ng; k++)
-				if (ct[k].comm == ct[q].comm && strcmp(ct[k].pairname, ct[q].pairname) == 0 && ct[k].n > most)
-					most = ct[k].n;
-			shorter += ct[q].n < most;
+			while (b < r->ng && cmp_comm_kind(ct, so[a], so[b]) == 0)
+				most = ct[so[b++]].n > most ? ct[so[b - 1]].n : most;
+			for (size_t q = a; q < b; q++)
+				shorter += ct[so[q]].n < most;
+			a = b;
 		}
+		free(so);
 		if (shorter)
 			fl_warn(r, "%zu collectives were seen on fewer ranks than the others (a rank left out, or traces "
 				   "that start or end at different points)",

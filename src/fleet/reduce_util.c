@@ -77,14 +77,55 @@ static size_t gather(const double *v, const int64_t *idx, size_t n, double *tmp)
 	return m;
 }
 
+/* The k-th smallest of a[0..n) (a is reordered: below k the smaller ones), Hoare's selection. */
+static double select_k(double *a, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		double piv = a[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (a[i] < piv)
+				i++;
+			while (a[j] > piv)
+				j--;
+			if (i <= j) {
+				double t = a[i];
+				a[i] = a[j];
+				a[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return a[k];
+}
+
 double fl_median_of(const double *v, const int64_t *idx, size_t n, double *tmp)
 {
-	size_t m = gather(v, idx, n, tmp);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = v[idx ? idx[i] : (int64_t)i];
+		if (!isnan(x))
+			tmp[m++] = x;
+	}
 	if (!m)
 		return NAN;
+	double hi = select_k(tmp, m, m / 2);
 	if (m & 1)
-		return tmp[m / 2];
-	return (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+		return hi;
+	double lo = tmp[0]; /* the largest of those below m / 2 */
+	for (size_t i = 1; i < m / 2; i++)
+		lo = tmp[i] > lo ? tmp[i] : lo;
+	return (lo + hi) / 2;
 }
 
 double fl_quantile_of(const double *v, const int64_t *idx, size_t n, double q, double *tmp)

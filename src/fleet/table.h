@@ -16,5 +16,7 @@ fl_col *fl_table_colw(fl_table *t, const char *name);
 char *fl_table_str(fl_table *t, const char *s);
 /* Row `row` of string column `col` is a copy of s; 0 or -1. */
 int fl_table_set_str(fl_table *t, const char *col, size_t row, const char *s);
+/* The same, with the column in hand (rows of a table filled in a loop). */
+int fl_table_set_strc(fl_table *t, fl_col *c, size_t row, const char *s);
 
 #endif

@@ -24,22 +24,34 @@
 
 static const char *const type_names[] = {"i8", "f8", "str", "b1", "list_i8", "list_f8"};
 
-/* Strings of a string column: each distinct one once, in first-seen order; ids[row]. */
+/* Strings of a table: each distinct one once, in first-seen order; ids[row] per string column. */
 struct strs {
 	const char **s;
 	size_t n;
 	int64_t *ids;
+	size_t *slot; /* open addressing: string number + 1, 0 empty */
+	size_t cap;   /* a power of two */
 };
 
-static int find_or_add(struct strs *v, const char *s, size_t cap)
+static uint64_t hash(const char *s)
 {
-	/* the tables' strings repeat (hosts, causes, names): a small open-addressing index */
-	(void)cap;
-	for (size_t i = 0; i < v->n; i++)
-		if (strcmp(v->s[i], s) == 0)
-			return (int)i;
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int64_t find_or_add(struct strs *v, const char *s)
+{
+	size_t i = (size_t)hash(s) & (v->cap - 1);
+	while (v->slot[i]) {
+		if (strcmp(v->s[v->slot[i] - 1], s) == 0)
+			return (int64_t)v->slot[i] - 1;
+		i = (i + 1) & (v->cap - 1);
+	}
 	v->s[v->n] = s;
-	return (int)v->n++;
+	v->slot[i] = ++v->n;
+	return (int64_t)v->n - 1;
 }
 
 static void put64(FILE *f, const void *p, size_t n)
@@ -77,17 +89,22 @@ static int table_strings(const fl_table *t, struct strs *ss)
 	size_t nstr = 0;
 	for (size_t c = 0; c < t->ncols; c++)
 		nstr += t->cols[c].type == FL_STR;
+	size_t total = nstr * t->rows;
 	ss->n = 0;
-	ss->s = calloc(nstr * t->rows + 1, sizeof(char *));
-	ss->ids = calloc(nstr * t->rows + 1, sizeof(int64_t));
-	if (!ss->s || !ss->ids)
+	ss->cap = 16;
+	while (ss->cap < 2 * total + 2)
+		ss->cap *= 2;
+	ss->s = calloc(total + 1, sizeof(char *));
+	ss->ids = calloc(total + 1, sizeof(int64_t));
+	ss->slot = calloc(ss->cap, sizeof(size_t));
+	if (!ss->s || !ss->ids || !ss->slot)
 		return -1;
 	size_t k = 0;
 	for (size_t c = 0; c < t->ncols; c++) {
 		if (t->cols[c].type != FL_STR)
 			continue;
 		for (size_t i = 0; i < t->rows; i++)
-			ss->ids[k++] = find_or_add(ss, t->cols[c].s[i] ? t->cols[c].s[i] : "", 0);
+			ss->ids[k++] = find_or_add(ss, t->cols[c].s[i] ? t->cols[c].s[i] : "");
 	}
 	return 0;
 }
@@ -166,6 +183,7 @@ out:
 	for (int t = 0; t < 3; t++) {
 		free(ss[t].s);
 		free(ss[t].ids);
+		free(ss[t].slot);
 	}
 	if (g)
 		yajl_gen_free(g);
