@@ -130,6 +130,9 @@ void fl_rows_init(fl_rows *r);
 void fl_rows_free(fl_rows *r);
 /* The number of string s in r (added when new); -1 out of memory. */
 int fl_rows_intern(fl_rows *r, const char *s);
+/* Room for one more zeroed iteration or collective row at the end; NULL: out of memory. */
+fl_iterrow *fl_rows_iter_push(fl_rows *r);
+fl_collrow *fl_rows_coll_push(fl_rows *r);
 /* Append src's rows to dst (string numbers mapped); 0 or -1. */
 int fl_rows_append(fl_rows *dst, const fl_rows *src);
 /* A rank row for a task that has no analysis (failed or skipped with this message). */

@@ -15,20 +15,26 @@ void fl_iota(int64_t *o, size_t n)
 		o[i] = (int64_t)i;
 }
 
+/* A stable insertion sort: short runs, and the fallback without memory. */
+static void insertion(int64_t *o, size_t n, fl_cmp_fn cmp, const void *ctx)
+{
+	for (size_t i = 1; i < n; i++) {
+		int64_t x = o[i];
+		size_t j = i;
+		while (j > 0 && cmp(ctx, o[j - 1], x) > 0) {
+			o[j] = o[j - 1];
+			j--;
+		}
+		o[j] = x;
+	}
+}
+
 static void merge(int64_t *o, int64_t *t, size_t n, fl_cmp_fn cmp, const void *ctx)
 {
 	if (n < 2)
 		return;
-	if (n <= 12) { /* insertion sort: stable */
-		for (size_t i = 1; i < n; i++) {
-			int64_t x = o[i];
-			size_t j = i;
-			while (j > 0 && cmp(ctx, o[j - 1], x) > 0) {
-				o[j] = o[j - 1];
-				j--;
-			}
-			o[j] = x;
-		}
+	if (n <= 12) {
+		insertion(o, n, cmp, ctx);
 		return;
 	}
 	size_t h = n / 2;
@@ -49,16 +55,8 @@ void fl_msort(int64_t *o, size_t n, fl_cmp_fn cmp, const void *ctx)
 	if (n < 2)
 		return;
 	int64_t *t = malloc((n / 2 + 1) * sizeof(int64_t));
-	if (!t) { /* no memory for the merge: a stable insertion sort, slow but right */
-		for (size_t i = 1; i < n; i++) {
-			int64_t x = o[i];
-			size_t j = i;
-			while (j > 0 && cmp(ctx, o[j - 1], x) > 0) {
-				o[j] = o[j - 1];
-				j--;
-			}
-			o[j] = x;
-		}
+	if (!t) { /* no memory for the merge: slow but right */
+		insertion(o, n, cmp, ctx);
 		return;
 	}
 	merge(o, t, n, cmp, ctx);

@@ -168,6 +168,9 @@ int fl_rows_intern(fl_rows *r, const char *s)
 PUSH_FN(rank_push, fl_rankrow, ranks, nranks, cap_ranks)
 PUSH_FN(iter_push, fl_iterrow, iters, niters, cap_iters)
 PUSH_FN(coll_push, fl_collrow, colls, ncolls, cap_colls)
+
+fl_iterrow *fl_rows_iter_push(fl_rows *r) { return iter_push(r); }
+fl_collrow *fl_rows_coll_push(fl_rows *r) { return coll_push(r); }
 #undef PUSH_FN
 
 /* A rank row with copies of the three texts; NULL: out of memory (nothing added). */

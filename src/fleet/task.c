@@ -506,24 +506,6 @@ static const char *jstr_or(yajl_val o, const char *k, const char *dflt)
 	return YAJL_IS_STRING(v) ? v->u.string : dflt;
 }
 
-#define PUSH_FN(fn, T, arr, n, cap)                                                                          \
-	static T *fn(fl_rows *r)                                                                             \
-	{                                                                                                    \
-		if (r->n == r->cap) {                                                                        \
-			size_t nc = r->cap ? r->cap * 2 : 16;                                                \
-			T *nv = realloc(r->arr, nc * sizeof(*nv));                                           \
-			if (!nv)                                                                             \
-				return NULL;                                                                 \
-			r->arr = nv;                                                                         \
-			r->cap = nc;                                                                         \
-		}                                                                                            \
-		T *at = &r->arr[r->n++];                                                                     \
-		memset(at, 0, sizeof(*at));                                                                  \
-		return at;                                                                                   \
-	}
-PUSH_FN(iter_push, fl_iterrow, iters, niters, cap_iters)
-PUSH_FN(coll_push, fl_collrow, colls, ncolls, cap_colls)
-#undef PUSH_FN
 
 struct batch {
 	const char *exe;
@@ -639,7 +621,7 @@ static int collect(struct batch *b, const struct parsed *pr, const int *part, si
 			int64_t g = geti(pr, nd.gpu, r), s = src[g];
 			if (s < 0 || (uint64_t)s >= n)
 				continue;
-			fl_iterrow *k = iter_push(out);
+			fl_iterrow *k = fl_rows_iter_push(out);
 			if (!k)
 				goto done;
 			k->task = task_no(b, part[s]);
@@ -718,7 +700,7 @@ static int collect(struct batch *b, const struct parsed *pr, const int *part, si
 		/* several GPUs: per iteration the first start, the last end, the sums of those that have it
 		 */
 		for (int64_t j = 0; j < nit; j++) {
-			fl_iterrow *row = iter_push(out);
+			fl_iterrow *row = fl_rows_iter_push(out);
 			if (!row)
 				goto done;
 			row->task = task_no(b, part[s]);
@@ -758,7 +740,7 @@ static int collect(struct batch *b, const struct parsed *pr, const int *part, si
 		int64_t s = geti(pr, nd.src, r);
 		if (s < 0 || (uint64_t)s >= n)
 			continue;
-		fl_collrow *c = coll_push(out);
+		fl_collrow *c = fl_rows_coll_push(out);
 		if (!c) {
 			free(remap);
 			goto done;
