@@ -411,18 +411,20 @@ out:
 
 /* ---- the parts the Python package calls ------------------------------------------------------ */
 
+/* All of f, with a NUL after it (for the JSON parser); NULL on a read error or no memory. */
 static unsigned char *read_all(FILE *f, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	unsigned char *b = malloc(cap);
 	while (b) {
-		size_t got = fread(b + n, 1, cap - n, f);
+		size_t got = fread(b + n, 1, cap - 1 - n, f);
 		n += got;
-		if (n < cap) {
+		if (n < cap - 1) {
 			if (ferror(f)) {
 				free(b);
 				return NULL;
 			}
+			b[n] = '\0';
 			break;
 		}
 		unsigned char *nb = realloc(b, cap * 2);
