@@ -1182,6 +1182,7 @@ out:
 	free(r.it);
 	free(r.c);
 	free(r.gstart);
+	free(r.by_rank_iter);
 	free(r.off);
 	free(r.fit);
 	free_notes(&r.failed);

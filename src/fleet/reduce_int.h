@@ -78,6 +78,7 @@ struct red {
 	struct coll *c;
 	size_t nc, ng; /* rows, collectives */
 	int64_t *gstart; /* collective g's rows: gstart[g] .. gstart[g+1] */
+	int64_t *by_rank_iter; /* the collective rows by rank, iteration (row order within) */
 	size_t nclk;
 	double *off;
 	struct clockfit *fit;

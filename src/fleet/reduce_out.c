@@ -332,7 +332,7 @@ static int iters_table(struct red *r, fl_table *t)
 		it->wait_ms = nanmin2(wait, it->w[FL_W_COMM]);
 		it->work_ms = nanmax2(it->w[FL_W_SPAN] - it->wait_ms, 0.0);
 	}
-	free(o);
+	r->by_rank_iter = o; /* the ranks table wants the rows in this order too (ri follows rank) */
 	/* the number of distinct iterations */
 	{
 		int64_t *ids = fl_xcalloc(r, n, sizeof(int64_t));
@@ -428,15 +428,21 @@ static int ranks_table(struct red *r, fl_table *t)
 			k->max_late_ms = isnan(k->max_late_ms) ? c->late_ms : fmax(k->max_late_ms, c->late_ms);
 	}
 	/* distinct iterations per rank: with late rows, with any row */
-	int64_t *o = fl_xcalloc(r, r->nc, sizeof(int64_t));
+	int64_t *o = r->by_rank_iter; /* the iterations table's order (ri follows rank) */
 	struct csum *cs = fl_xcalloc(r, r->nc, sizeof(*cs));
+	int sorted = o != NULL;
+	r->by_rank_iter = NULL;
+	if (!o)
+		o = fl_xcalloc(r, r->nc, sizeof(int64_t));
 	if (r->oom) {
 		free(o);
 		free(cs);
 		return -1;
 	}
-	fl_iota(o, r->nc);
-	fl_msort(o, r->nc, cmp_coll_ri_iter, r->c);
+	if (!sorted) {
+		fl_iota(o, r->nc);
+		fl_msort(o, r->nc, cmp_coll_ri_iter, r->c);
+	}
 	for (size_t q = 0; q < r->nc;) {
 		size_t e = q;
 		const struct coll *c = &r->c[o[q]];
