@@ -891,3 +891,19 @@ def test_a_collective_twice_on_one_gpu_counts_once(tmp_path):
     assert list(late["seq"]) == [4] and list(late["late_rank"]) == [1]
     assert abs(float(late["late_ms"].iloc[0]) - 5.0) < 0.01
     assert res.summary["stragglers"][0]["rank"] == 1
+
+
+def test_progress_goes_to_the_stream_given(tmp_path):
+    """fleet.analyze(progress=stream): the command's progress lines reach that stream as they come
+    (the last one counting every rank); progress=None: none, and the result is the same."""
+    import io
+
+    job = str(tmp_path / "job")
+    generate.write_gtr(job, ranks=24, gpus_per_host=8, iterations=2, plants=False)
+    s = io.StringIO()
+    res = fleet.analyze([job], workers=2, gputap=GPUTAP, progress=s)
+    lines = s.getvalue().splitlines()
+    assert lines and all(x.startswith("gputap fleet: ") and "ranks analysed" in x for x in lines), lines
+    assert lines[-1].startswith("gputap fleet: 24/24 ranks analysed"), lines
+    quiet = fleet.analyze([job], workers=2, gputap=GPUTAP, progress=None)
+    assert quiet.text == res.text and quiet.summary["ranks"] == 24

@@ -32,7 +32,6 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 from checks import Checks  # noqa: E402
 from gputap import fleet  # noqa: E402
-from gputap.fleet import output  # noqa: E402
 
 COST_TOL = 0.15
 LATE_LO, LATE_HI = 0.75, 1.25

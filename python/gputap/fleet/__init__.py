@@ -213,19 +213,58 @@ def _close(client, cluster):
 
 
 def _command(exe, args, stdin=None, progress=None):
-    """Run `gputap fleet ARGS`; its stdout.  Its progress goes to our stderr when `progress` is the
-    process's stderr, else it is asked to be quiet."""
+    """Run `gputap fleet ARGS`; its stdout.  Its progress lines go to `progress`: the process's own
+    stderr as they are, another stream line by line as they come; None asks it to be quiet."""
     import subprocess
+    import threading
 
-    quiet = progress is not sys.stderr
-    cmd = [exe, "fleet"] + (["--quiet"] if quiet else []) + args
-    cp = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None,
-                        check=False)
-    if cp.returncode != 0 or not cp.stdout:
-        err = (cp.stderr or b"").decode("utf-8", "replace").strip().splitlines()
-        raise FleetError("%s fleet %s failed (status %d)%s" % (exe, args[0], cp.returncode,
-                                                               (": " + "; ".join(err[-3:])) if err else ""))
-    return cp.stdout
+    cmd = [exe, "fleet"] + (["--quiet"] if progress is None else []) + args
+    inherit = progress is sys.stderr
+    try:
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=None if inherit else subprocess.PIPE)
+    except OSError as e:
+        raise FleetError("%s fleet %s could not run: %s" % (exe, args[0], e)) from e
+    got = {}
+
+    def feed():  # stdin and stdout in a thread: the progress is read here as it comes
+        try:
+            got["out"] = p.communicate(stdin)[0] if inherit else _out_only(p, stdin)
+        except (OSError, ValueError) as e:
+            got["error"] = e
+
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    err = []
+    if not inherit:
+        for raw in iter(p.stderr.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            err.append(line.rstrip("\n"))
+            if progress is not None and line.startswith("gputap fleet: ") and "ranks analysed" in line:
+                progress.write(line)
+                progress.flush()
+        p.stderr.close()
+    t.join()
+    rc = p.wait()
+    out = got.get("out") or b""
+    if rc != 0 or not out:
+        msg = [e for e in err if "ranks analysed" not in e]
+        raise FleetError("%s fleet %s failed (status %d)%s" % (exe, args[0], rc,
+                                                               (": " + "; ".join(msg[-3:])) if msg else ""))
+    return out
+
+
+def _out_only(p, stdin):
+    """Write stdin and read all of stdout (stderr is read by the caller)."""
+    if stdin:
+        try:
+            p.stdin.write(stdin)
+        except BrokenPipeError:
+            pass
+    p.stdin.close()
+    out = p.stdout.read()
+    p.stdout.close()
+    return out
 
 
 def analyze(inputs, out=None, scheduler=None, scheduler_file=None, workers=None, gputap=None, progress=sys.stderr,

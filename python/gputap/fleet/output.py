@@ -8,7 +8,6 @@ import os
 
 import numpy as np
 
-from gputap.fleet.columns import nrows
 
 
 def _clean(o):
