@@ -29,7 +29,7 @@
 
 const char cmd_fleet_help[] =
 	"NAME\n"
-	"    gputap fleet - analyse the ranks of a large job on a Dask cluster, one answer for all\n"
+	"    gputap fleet - analyse the ranks of a large job at once, on this machine or a Dask cluster\n"
 	"\n"
 	"SYNOPSIS\n"
 	"    gputap fleet [-o DIR] [--scheduler ADDR | --scheduler-file F] [--workers N] [--nvtx TAG]\n"
@@ -37,8 +37,9 @@ const char cmd_fleet_help[] =
 	"\n"
 	"DESCRIPTION\n"
 	"    Analyses the ranks on this machine (--workers analyzer processes at a time, by default;\n"
-	"    without -o gputap does it all, no Python) or on a Dask cluster (an existing scheduler with --scheduler or --scheduler-file, or the\n"
-	"    one named by DASK_SCHEDULER_ADDRESS unless --workers is given); each task runs one\n"
+	"    without -o gputap does it all, no Python) or on a Dask cluster (an existing scheduler\n"
+	"    with --scheduler or --scheduler-file, or the one named by DASK_SCHEDULER_ADDRESS unless\n"
+	"    --workers is given); each task runs one\n"
 	"    'gputap analyze' over a few ranks of one machine, on the worker that can read their\n"
 	"    files, so memory per worker is bounded by the largest rank.  The results come back as\n"
 	"    rows of binary columns and are reduced, in C, into: the stragglers\n"
