@@ -29,7 +29,7 @@
 	X(convert, "turn a gputap trace into Chrome/Perfetto JSON, nsys-style CSVs, metrics/timeline logs")  \
 	X(libperf, "replay recorded GEMM/NCCL configs and time them")                            \
 	X(info, "GPUs, driver, CUDA/CUPTI versions, what is supported")                          \
-	X(fleet, "many ranks on a Dask cluster: skew, late ranks, clock offsets, outliers")       \
+	X(fleet, "many ranks at once: stragglers, late collectives, clock offsets, outliers")    \
 	X(trigger, "start a capture window in a program running under gputap run --capture")    \
 	X(diff, "two runs or traces compared: kernels added, removed, changed, per iteration")   \
 	X(advise, "findings: what is wrong, the evidence, the estimated gain and the fix")        \
