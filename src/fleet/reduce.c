@@ -369,6 +369,16 @@ static int cmp_launch(const void *ctx, int64_t a, int64_t b)
 	return 0;
 }
 
+static int cmp_launch_in_rank(const void *ctx, int64_t a, int64_t b)
+{
+	const struct coll *c = ctx, *x = &c[a], *y = &c[b];
+	int64_t tx = x->launch_ok ? x->launch : x->start, ty = y->launch_ok ? y->launch : y->start;
+	FL_CMP(x->device, y->device);
+	FL_CMP(tx, ty);
+	FL_CMP(x->seq, y->seq);
+	return 0;
+}
+
 static int cmp_known(const void *ctx, int64_t a, int64_t b)
 {
 	const struct coll *c = ctx, *x = &c[a], *y = &c[b];
@@ -403,17 +413,66 @@ static int cmp_key(const void *ctx, int64_t a, int64_t b)
 	return 0;
 }
 
+/* The rows by (comm, name, seq), stably: three counting sorts, the last key first (the keys are
+ * small: numbers into the vocabulary, and sequence numbers).  -1: a key's range is too wide or no
+ * memory (o unchanged: the caller sorts by comparison). */
+static int radix_key(struct red *r, int64_t *o, size_t n)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		lo = r->c[i].seq < lo ? r->c[i].seq : lo;
+		hi = r->c[i].seq > hi ? r->c[i].seq : hi;
+	}
+	if (!n || hi - lo > (int64_t)(4 * n + 1024))
+		return -1;
+	int64_t *key = malloc(n * sizeof(int64_t)), *keep = malloc(n * sizeof(int64_t));
+	int rc = -1;
+	if (!key || !keep)
+		goto out;
+	memcpy(keep, o, n * sizeof(int64_t));
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < n; i++)
+			key[i] = pass == 0 ? r->c[i].seq - lo : pass == 1 ? r->c[i].name : r->c[i].comm;
+		if (fl_bucket_sort(o, n, key, pass == 0 ? (size_t)(hi - lo + 1) : r->nvoc, NULL, NULL)) {
+			memcpy(o, keep, n * sizeof(int64_t));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(key);
+	free(keep);
+	return rc;
+}
+
 static int permute_colls(struct red *r, const int64_t *o, size_t n)
 {
-	struct coll *c = fl_xcalloc(r, n, sizeof(*c));
-	if (!c)
+	/* into the scratch rows, which then swap with the rows: no fresh memory per permutation */
+	if (!r->scratch && !(r->scratch = fl_xcalloc(r, r->nc, sizeof(struct coll))))
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		c[i] = r->c[o[i]];
-	free(r->c);
-	r->c = c;
+		r->scratch[i] = r->c[o[i]];
+	struct coll *c = r->c;
+	r->c = r->scratch;
+	r->scratch = c;
 	r->nc = n;
 	return 0;
+}
+
+/* o sorted stably by (the rows' key field, then cmp); falls back to one comparison sort. */
+static void sort_by(struct red *r, int64_t *o, size_t n, size_t nkeys, int which, fl_cmp_fn rest, fl_cmp_fn all)
+{
+	int64_t *key = malloc((n + 1) * sizeof(int64_t));
+	if (key) {
+		for (size_t i = 0; i < n; i++)
+			key[i] = which == 0 ? r->c[i].k : r->c[i].ri;
+		if (fl_bucket_sort(o, n, key, nkeys, rest, r->c) == 0) {
+			free(key);
+			return;
+		}
+		free(key);
+	}
+	fl_msort(o, n, all, r->c);
 }
 
 /* Every row gets a (comm, name, seq) key equal on every rank for one collective: rows from NCCL's
@@ -430,7 +489,7 @@ static int match_collectives(struct red *r)
 	if (!o)
 		return -1;
 	fl_iota(o, n);
-	fl_msort(o, n, cmp_launch, r->c);
+	sort_by(r, o, n, r->nr, 1, cmp_launch_in_rank, cmp_launch); /* ri follows rank */
 	if (permute_colls(r, o, n)) {
 		free(o);
 		return -1;
@@ -538,7 +597,8 @@ static int match_collectives(struct red *r)
 	}
 	/* k: the keys' number in sorted order */
 	fl_iota(o, n);
-	fl_msort(o, n, cmp_key, c);
+	if (radix_key(r, o, n))
+		fl_msort(o, n, cmp_key, c);
 	int64_t k = -1;
 	for (size_t q = 0; q < n; q++) {
 		if (!q || cmp_key(c, o[q - 1], o[q]) != 0)
@@ -547,6 +607,14 @@ static int match_collectives(struct red *r)
 	}
 	r->ng = (size_t)(k + 1);
 	free(o);
+	return 0;
+}
+
+static int cmp_rank_dev(const void *ctx, int64_t a, int64_t b)
+{
+	const struct coll *c = ctx, *x = &c[a], *y = &c[b];
+	FL_CMP(x->rank, y->rank);
+	FL_CMP(x->device, y->device);
 	return 0;
 }
 
@@ -574,7 +642,7 @@ static int once_per_gpu(struct red *r)
 		return -1;
 	}
 	fl_iota(o, n);
-	fl_msort(o, n, cmp_k_rank_dev, r->c);
+	sort_by(r, o, n, r->ng, 0, cmp_rank_dev, cmp_k_rank_dev);
 	size_t kept = 0;
 	for (size_t q = 0; q < n; q++)
 		if (!q || cmp_k_rank_dev(r->c, o[q - 1], o[q]) != 0) {
@@ -739,6 +807,13 @@ static void anchor_offsets(struct red *r)
 
 /* ---- arrivals ---------------------------------------------------------------------------------- */
 
+static int cmp_latest(const void *ctx, int64_t a, int64_t b)
+{
+	const struct coll *c = ctx, *x = &c[a], *y = &c[b];
+	FL_CMP(-x->a_start, -y->a_start);
+	return 0;
+}
+
 static int cmp_k_latest(const void *ctx, int64_t a, int64_t b)
 {
 	const struct coll *c = ctx, *x = &c[a], *y = &c[b];
@@ -766,7 +841,7 @@ static int arrivals(struct red *r)
 	if (r->oom)
 		goto out;
 	fl_iota(o, n);
-	fl_msort(o, n, cmp_k_latest, r->c);
+	sort_by(r, o, n, r->ng, 0, cmp_latest, cmp_k_latest);
 	if (permute_colls(r, o, n))
 		goto out;
 	struct coll *c = r->c;
@@ -1183,6 +1258,7 @@ out:
 	free(r.c);
 	free(r.gstart);
 	free(r.by_rank_iter);
+	free(r.scratch);
 	free(r.off);
 	free(r.fit);
 	free_notes(&r.failed);

@@ -79,6 +79,7 @@ struct red {
 	size_t nc, ng; /* rows, collectives */
 	int64_t *gstart; /* collective g's rows: gstart[g] .. gstart[g+1] */
 	int64_t *by_rank_iter; /* the collective rows by rank, iteration (row order within) */
+	struct coll *scratch;  /* room for the rows, to permute them into */
 	size_t nclk;
 	double *off;
 	struct clockfit *fit;
@@ -118,6 +119,9 @@ typedef int (*fl_cmp_fn)(const void *ctx, int64_t a, int64_t b);
 void fl_iota(int64_t *o, size_t n);
 /* Stable sort of the indices o[0..n) by cmp (a merge sort: equal rows keep their order). */
 void fl_msort(int64_t *o, size_t n, fl_cmp_fn cmp, const void *ctx);
+/* o (row indices) sorted stably by (key[row], then cmp): a counting sort by key (0 .. nkeys-1),
+ * then each key's rows by cmp (NULL: none).  0, or -1 without memory (o unchanged then). */
+int fl_bucket_sort(int64_t *o, size_t n, const int64_t *key, size_t nkeys, fl_cmp_fn cmp, const void *ctx);
 /* The median of v[idx[0..n)] that are not NaN (NaN when none), as numpy's: the mean of the two
  * middle values of an even count.  tmp: room for n doubles. */
 double fl_median_of(const double *v, const int64_t *idx, size_t n, double *tmp);

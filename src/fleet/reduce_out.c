@@ -284,6 +284,28 @@ static int cmp_coll_rank_iter(const void *ctx, int64_t a, int64_t b)
 	return 0;
 }
 
+static int cmp_coll_iter(const void *ctx, int64_t a, int64_t b)
+{
+	const struct coll *c = ctx;
+	FL_CMP(c[a].iteration, c[b].iteration);
+	return 0;
+}
+
+/* The collective rows by (rank, iteration), row order within: by rank in buckets (ri follows rank). */
+static void sort_rank_iter(struct red *r, int64_t *o)
+{
+	int64_t *key = malloc((r->nc + 1) * sizeof(int64_t));
+	if (key) {
+		for (size_t i = 0; i < r->nc; i++)
+			key[i] = r->c[i].ri;
+		int rc = fl_bucket_sort(o, r->nc, key, r->nr, cmp_coll_iter, r->c);
+		free(key);
+		if (rc == 0)
+			return;
+	}
+	fl_msort(o, r->nc, cmp_coll_rank_iter, r->c);
+}
+
 static double nanmin2(double a, double b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
 static double nanmax2(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
 
@@ -294,7 +316,7 @@ static int iters_table(struct red *r, fl_table *t)
 	if (!o)
 		return -1;
 	fl_iota(o, r->nc);
-	fl_msort(o, r->nc, cmp_coll_rank_iter, r->c);
+	sort_rank_iter(r, o);
 	/* a merge of the iterations (rank, iteration order) with the collective rows in that order */
 	size_t q = 0;
 	int64_t nit = 0;

@@ -3,6 +3,7 @@
  * indices, medians and quantiles as numpy computes them, rows grouped by a dense id.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,25 @@ static int cmp_iter_num(const void *ctx, int64_t a, int64_t b)
 
 size_t fl_dense_ids_i64(struct red *r, const struct iter *it, size_t n, int64_t *gid)
 {
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		lo = it[i].iteration < lo ? it[i].iteration : lo;
+		hi = it[i].iteration > hi ? it[i].iteration : hi;
+	}
+	if (n && hi - lo <= (int64_t)(4 * n + 1024)) { /* small numbers: which are there, no sort */
+		int64_t *id = calloc((size_t)(hi - lo + 1), sizeof(int64_t));
+		if (id) {
+			for (size_t i = 0; i < n; i++)
+				id[it[i].iteration - lo] = 1;
+			int64_t g = 0;
+			for (int64_t v = 0; v <= hi - lo; v++)
+				id[v] = id[v] ? g++ : -1;
+			for (size_t i = 0; i < n; i++)
+				gid[i] = id[it[i].iteration - lo];
+			free(id);
+			return (size_t)g;
+		}
+	}
 	int64_t *o = fl_xcalloc(r, n, sizeof(int64_t));
 	if (!o)
 		return 0;
@@ -194,5 +214,37 @@ int fl_cmp_coll_task(const void *ctx, int64_t a, int64_t b)
 {
 	const fl_collrow *t = ctx;
 	FL_CMP(t[a].task, t[b].task);
+	return 0;
+}
+
+int fl_bucket_sort(int64_t *o, size_t n, const int64_t *key, size_t nkeys, fl_cmp_fn cmp, const void *ctx)
+{
+	int64_t *start = calloc(nkeys + 2, sizeof(int64_t)), *in = malloc((n + 1) * sizeof(int64_t));
+	if (!start || !in) {
+		free(start);
+		free(in);
+		return -1;
+	}
+	memcpy(in, o, n * sizeof(int64_t));
+	for (size_t i = 0; i < n; i++)
+		start[key[in[i]] + 1]++;
+	for (size_t k = 0; k < nkeys; k++)
+		start[k + 1] += start[k];
+	int64_t *fill = in; /* reused below: o is the output */
+	int64_t *pos = malloc((nkeys + 1) * sizeof(int64_t));
+	if (!pos) {
+		free(start);
+		free(in);
+		return -1;
+	}
+	memcpy(pos, start, (nkeys + 1) * sizeof(int64_t));
+	for (size_t i = 0; i < n; i++)
+		o[pos[key[fill[i]]]++] = fill[i];
+	free(pos);
+	free(in);
+	if (cmp)
+		for (size_t k = 0; k < nkeys; k++)
+			fl_msort(o + start[k], (size_t)(start[k + 1] - start[k]), cmp, ctx);
+	free(start);
 	return 0;
 }
