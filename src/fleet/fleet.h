@@ -55,10 +55,10 @@ typedef struct {
 	size_t n;
 } fl_batch;
 
-/* Tasks for the inputs in a stable order (python/gputap/fleet/inputs.py's expand, exactly); the
+/* Tasks for the inputs in a stable order (the inputs' order, each folder's entries by length then name); the
  * inputs that are not there or hold no trace in p->failed.  0, or -1 (out of memory). */
 int fl_plan_expand(fl_plan *p, char *const *inputs, int n);
-/* Groups of tasks for one analyzer run each (inputs.py's batches): per host when by_host, and per
+/* Groups of tasks for one analyzer run each: per host when by_host, and per
  * format; at most max_ranks tasks and max_bytes of input a batch (a larger task alone), about four
  * batches per worker.  *out: an array of *nout batches (fl_batches_free).  0 or -1. */
 int fl_plan_batches(const fl_plan *p, int workers, int max_ranks, int64_t max_bytes, int by_host, fl_batch **out,
@@ -143,7 +143,7 @@ int fl_rows_write(const fl_rows *r, FILE *f);
 int fl_rows_read(fl_rows *r, const unsigned char *buf, size_t len, char *err, size_t errlen);
 
 /* One analyzer run over the tasks idx[0..n) of the plan (`exe analyze --format columns
- * --collectives [--nvtx TAG] PATH...`), as python's worker.analyze_batch: a missing file, a folder
+ * --collectives [--nvtx TAG] PATH...`): a missing file, a folder
  * without trace.gtr or a missing analyzer are failed rows; an input the analyzer refuses is named
  * in its error (else each input runs alone) and taken out, the rest run again; a process without
  * GPU work is "skipped", a trace the analyzer calls partial "partial".  Appends to out; never
@@ -176,19 +176,21 @@ void fl_table_free(fl_table *t);
 
 /* ---- the reduction ----------------------------------------------------------------------------- */
 
+#define FL_LATE_MIN_MS 0.1 /* an arrival less than this after the others' is never "late" */
+#define FL_LATE_NOISE 6.0  /* ... nor one within this many times the arrival noise */
+
 typedef struct {
 	fl_table ranks, iterations, collectives;
 	char *summary_json; /* summary.json's object, without "inputs", "cluster", "tasks", "seconds",
 			     * "memory" (the caller's; fl_summary_finish adds them) */
 } fl_result;
 
-/* The cross-rank answers from every task's rows (python's reduce.reduce, exactly).  0, -1 (out of
+/* The cross-rank answers from every task's rows (docs/fleet.md).  0, -1 (out of
  * memory). */
 int fl_reduce(const fl_plan *p, const fl_rows *rows, fl_result *out);
 void fl_result_free(fl_result *r);
 
-/* The text summary `gputap fleet` prints (output.py's text_summary, exactly), from summary.json's
- * text and the ranks table; NULL on bad JSON or no memory. */
+/* The text summary `gputap fleet` prints, from summary.json's text and the ranks table; NULL on bad JSON or no memory. */
 char *fl_text_summary(const char *summary_json, const fl_table *ranks);
 
 /* The result for the Python package (docs/fleet.md "result"): its summary and the three tables. */

@@ -1,7 +1,7 @@
 /*
  * fleet/plan.c — what `gputap fleet` is given, turned into one task per rank, and the tasks grouped
- * into batches for one analyzer run each (python/gputap/fleet/inputs.py's expand and batches,
- * exactly: the same tasks in the same order, the same labels, ranks, hosts and clock anchors).
+ * into batches for one analyzer run each: the tasks in a stable order (the inputs' order, each
+ * folder's entries by length then name), with their labels, ranks, hosts and clock anchors.
  *
  * An input may be a gputap run folder (run.json and <proc>/trace.gtr per process: one task per
  * <proc>, its host and clock anchor from run.json), a rank folder or a trace.gtr (one task), a
@@ -431,7 +431,7 @@ static void task_free(fl_task *t)
 	free(t->host);
 }
 
-/* inputs.py's add(): t (owned) becomes a task unless its file is one already.  st: the file's stat
+/* Adding a task: t (owned) becomes a task unless its file is one already.  st: the file's stat
  * when the caller has it.  0 or -1. */
 static int add_task(struct walk *w, fl_task *t, const struct stat *st)
 {
@@ -535,7 +535,7 @@ static char *trace_stat(const char *dir, struct stat *st, int *oom)
 	return NULL;
 }
 
-/* inputs.py's _proc_task: a process folder's task (its trace, else the folder itself); st: the
+/* A process folder's task (its trace, else the folder itself); st: the
  * trace's stat when found by the caller. */
 static int proc_task(struct walk *w, const char *pdir, const struct run_info *ri, const char *trace,
 		     const struct stat *st)

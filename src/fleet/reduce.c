@@ -1216,7 +1216,7 @@ int fl_reduce(const fl_plan *p, const fl_rows *rows, fl_result *out)
 			goto out;
 		r.noise = noise_ms(&r);
 	}
-	r.thr = fmax(LATE_MIN_MS, LATE_NOISE * r.noise);
+	r.thr = fmax(FL_LATE_MIN_MS, FL_LATE_NOISE * r.noise);
 	for (size_t i = 0; i < r.nc; i++)
 		r.c[i].late = r.c[i].late_ms > r.thr && r.c[i].n >= 2;
 	/* iterations in rank, iteration order: the phases' excess per rank and iteration */

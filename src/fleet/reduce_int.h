@@ -13,8 +13,6 @@
 #include "core/containers.h"
 #include "fleet/fleet.h"
 
-#define LATE_MIN_MS 0.1 /* an arrival less than this after the others' is never "late" */
-#define LATE_NOISE 6.0  /* ... nor one within this many times the arrival noise */
 #define Z_OUTLIER 3.5   /* robust z-score beyond which a rank is an outlier */
 #define REL_OUTLIER 0.05
 #define LIST_MAX 200    /* entries of the summary's lists (the tables hold every row) */

@@ -1,6 +1,5 @@
 /*
- * fleet/task.c — one analyzer run over a batch of tasks (python/gputap/fleet/worker.py's
- * analyze_batch, exactly): `EXE analyze --format columns --collectives [--nvtx TAG] PATH...` as a
+ * fleet/task.c — one analyzer run over a batch of tasks: `EXE analyze --format columns --collectives [--nvtx TAG] PATH...` as a
  * child process, its binary columns (docs/analyze.md "Columns output") split per task by each
  * GPU's "source".
  *
@@ -38,7 +37,7 @@
 
 extern char **environ;
 
-#define TIMEOUT_S 3600 /* worker.py's default */
+#define TIMEOUT_S 3600 /* a batch analysed longer than an hour is stuck: failed */
 #define NO_GPU "no GPU activity"
 #define SKIP_REASON "no GPU work in this process (e.g. a launcher)"
 #define NOT_FOUND                                                                                            \
@@ -167,7 +166,7 @@ static int py_linebreak(unsigned char c)
 	return c == '\n' || c == '\r' || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1e);
 }
 
-/* worker.py's _run, the error: stderr decoded, stripped, its lines without warnings and with the
+/* The error: stderr decoded, stripped, its lines without warnings and with the
  * "gputap: error: " prefix taken off, the last three joined with "; ". */
 static char *error_message(const char *exe, const unsigned char *err, size_t nerr, int status)
 {
@@ -404,7 +403,7 @@ static const struct col *tcol(const struct table *t, const char *name)
 	return NULL;
 }
 
-/* worker.py's parse_columns: 0, or -1 with the message in *why (1: out of memory). */
+/* The analyzer's columns: 0, or -1 with the message in *why (1: out of memory). */
 static int parse_columns(const unsigned char *out, size_t len, struct parsed *p, struct buf *why)
 {
 	memset(p, 0, sizeof(*p));
@@ -558,7 +557,7 @@ static int need_cols(const struct parsed *pr, struct need *nd, struct buf *why)
 	return -1;
 }
 
-/* worker.py's _collect: the rows of one analyzer result over the tasks part[0..n).  0, -1 out of
+/* the rows of one analyzer result over the tasks part[0..n).  0, -1 out of
  * memory, 1 with why set: the output does not hold together (the batch is then retried as an error). */
 static int collect(struct batch *b, const struct parsed *pr, const int *part, size_t n, struct buf *why)
 {
@@ -776,7 +775,7 @@ done:
 
 /* ---- the batch ------------------------------------------------------------------------------- */
 
-/* worker.py's _named: the task whose path the error names ("PATH: ..." or "... PATH: ..."); -1. */
+/* the task whose path the error names ("PATH: ..." or "... PATH: ..."); -1. */
 static int named(const char *msg, const fl_plan *p, const int *part, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -791,7 +790,7 @@ static int named(const char *msg, const fl_plan *p, const int *part, size_t n)
 	return -1;
 }
 
-/* worker.py's _run: the analyzer over the paths of part[0..n); its parsed output (0), or why it gave
+/* the analyzer over the paths of part[0..n); its parsed output (0), or why it gave
  * none in *err (1).  -1: out of memory. */
 static int run_batch(struct batch *b, const int *part, size_t n, const char *nvtx, struct parsed *pr,
 		     char **err)

@@ -1,13 +1,14 @@
 /*
  * fleet/text.c — the text summary `gputap fleet` prints and writes as summary.txt.
  *
- * Owns: python/gputap/fleet/output.py's text_summary() and headline(), byte for byte, from
- * summary.json's text and the ranks table: the headline, the late threshold, warnings, inputs left
+ * Owns: the text and its headline (the result's "text" and "headline"), from summary.json's object
+ * and the ranks table: the headline, the late threshold, warnings, inputs left
  * out, stragglers, late collectives, per iteration (the TEXT_ROWS with the most waiting when there
- * are more), per rank medians, clocks (the worst fits) and outliers.  Python's formatting is kept:
- * str() of a value is its JSON text (json.dumps writes repr), "%d" of a float truncates, a JSON
- * null stands for NaN in a number and None in a string, text is sliced and padded by characters,
- * sorts are stable, and the medians are numpy's nanmedian.
+ * are more), per rank medians, clocks (the worst fits) and outliers.  The text is the one the Python
+ * package printed before the analysis moved here, byte for byte (users' scripts read it): a value
+ * is printed as its JSON text, "%d" of a float truncates, a JSON null is "nan" in a number and
+ * "None" in a string, text is cut and padded by characters, sorts are stable, and a median skips
+ * NaN (and averages the two middle values of an even count).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -21,8 +22,6 @@
 #include "fleet/fleet.h"
 
 #define TEXT_ROWS 20       /* rows per table; summary.json and the tables hold the rest */
-#define LATE_NOISE 6.0     /* reduce.py's: late beyond this many times the arrival noise ... */
-#define LATE_MIN_MS 0.1    /* ... and never less than this */
 
 /* ---- the text, growing ------------------------------------------------------------------------- */
 
@@ -368,7 +367,7 @@ static void stragglers(tbuf *b, yajl_val s, yajl_val st)
 	more(b, alen(st), TEXT_ROWS, "summary.json (stragglers) and ranks.parquet");
 }
 
-/* output.py's _size: bytes when the records give the data type, else elements ("-" unknown) */
+/* A collective's message: bytes when the records give the data type, else elements ("-" unknown) */
 static void size_cell(tbuf *b, int width, yajl_val x)
 {
 	static const struct {
@@ -622,9 +621,9 @@ static void text(tbuf *b, yajl_val s, const fl_table *ranks)
 	if (truthy(get(s, "collectives"))) {
 		tb_puts(b, "late = arriving more than ");
 		fcell(b, 0, 3, 0, num(get(s, "late_threshold_ms")));
-		tb_printf(b, " ms after the others (%.0f x their usual scatter of ", LATE_NOISE);
+		tb_printf(b, " ms after the others (%.0f x their usual scatter of ", FL_LATE_NOISE);
 		fcell(b, 0, 3, 0, num(get(s, "arrival_noise_ms")));
-		tb_printf(b, " ms, at least %.1f ms)\n", LATE_MIN_MS);
+		tb_printf(b, " ms, at least %.1f ms)\n", FL_LATE_MIN_MS);
 	}
 	yajl_val w = get(s, "warnings");
 	for (size_t i = 0; truthy(w) && i < alen(w); i++)
