@@ -118,6 +118,13 @@ S="$T/r1/gpu_samples.csv"
 n=$(($(wc -l <"$P") - 1))
 [ "$n" -ge 85 ] && [ "$n" -le 110 ] && ok power-rows-at-rate || notok power-rows-at-rate "$n rows for 2 s at 20 ms"
 contains rich-header "$S" "time_ns,device,power_W,energy_J,mem_used_MiB,mem_total_MiB,sm_util_pct,mem_util_pct,sm_clock_MHz,temperature_C"
+# the report's power and memory plots draw gpu_samples.csv: a line per GPU with a value, a point per row
+"$GPUTAP" report "$T/r1" >"$T/r1.rep" 2>&1
+if "$PY" "$GT_TEST_SRCDIR/report/check_samples.py" "$T/r1" "$T/r1.rep" >"$T/r1.chk" 2>&1; then
+	ok report-plots-the-samples
+else
+	notok report-plots-the-samples "$(grep -v '^ok' "$T/r1.chk")"
+fi
 grep -q '^[0-9]*,2,,,12288.0,16384.0,,,,$' "$S" && ok rich-gpu2-empty-fields || notok rich-gpu2-empty-fields "$(head -n 5 "$S")"
 # utilisation, clock, temperature: every 5th tick at 20 ms (100 ms), empty in between
 grep -q '^[0-9]*,0,234.567,[0-9.]*,4096.0,16384.0,90,30,1500,50$' "$S" && ok rich-slow-metrics-read || notok rich-slow-metrics-read "$(head -n 8 "$S")"
