@@ -222,7 +222,7 @@ struct pool {
 	const fl_plan *p;
 	const fl_batch *b;
 	size_t nb;
-	fl_rows *rows; /* one per batch */
+	fl_rows *all; /* every batch's rows, appended as each finishes */
 	atomic_size_t next;
 	pthread_mutex_t mu;
 	size_t done, failed, total;
@@ -263,14 +263,19 @@ static void *pool_worker(void *arg)
 		size_t i = atomic_fetch_add(&w->next, 1);
 		if (i >= w->nb)
 			return NULL;
-		int rc = fl_task_run(w->exe, w->p, w->b[i].task, w->b[i].n, w->nvtx, &w->rows[i]);
+		fl_rows mine;
+		fl_rows_init(&mine);
+		int rc = fl_task_run(w->exe, w->p, w->b[i].task, w->b[i].n, w->nvtx, &mine);
 		pthread_mutex_lock(&w->mu);
-		w->oom |= rc != 0;
+		/* into the job's rows at once, in the order batches finish: the reduction sorts them by
+		 * task, so the answers do not depend on it, and a batch's rows are not held twice */
+		w->oom |= rc != 0 || fl_rows_append(w->all, &mine) != 0;
 		w->done += w->b[i].n;
-		for (size_t k = 0; k < w->rows[i].nranks; k++)
-			w->failed += w->rows[i].ranks[k].status == FL_FAILED;
+		for (size_t k = 0; k < mine.nranks; k++)
+			w->failed += mine.ranks[k].status == FL_FAILED;
 		progress(w, 0);
 		pthread_mutex_unlock(&w->mu);
+		fl_rows_free(&mine);
 	}
 }
 
@@ -282,21 +287,16 @@ static int run_batches(const char *exe, const char *nvtx, const fl_plan *p, int 
 	size_t nb = 0;
 	if (fl_plan_batches(p, workers, 256, (int64_t)32 << 20, 0, &b, &nb))
 		return -1;
-	struct pool w = {.exe = exe, .nvtx = nvtx, .p = p, .b = b, .nb = nb, .total = p->ntasks, .quiet = quiet,
-			 .tty = isatty(2)};
+	struct pool w = {.exe = exe, .nvtx = nvtx, .p = p, .b = b, .nb = nb, .all = all, .total = p->ntasks,
+			 .quiet = quiet, .tty = isatty(2)};
 	atomic_init(&w.next, 0);
 	pthread_mutex_init(&w.mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &w.t0);
-	w.rows = calloc(nb + 1, sizeof(fl_rows));
 	pthread_t *th = calloc((size_t)workers, sizeof(pthread_t));
-	int rc = -1, started = 0;
-	if (!w.rows || !th)
-		goto out;
-	for (size_t i = 0; i < nb; i++)
-		fl_rows_init(&w.rows[i]);
+	int started = 0;
 	if (p->ntasks)
 		progress(&w, 0);
-	for (int i = 0; i < workers && (size_t)i < nb; i++) {
+	for (int i = 0; th && i < workers && (size_t)i < nb; i++) {
 		if (pthread_create(&th[i], NULL, pool_worker, &w) != 0)
 			break;
 		started++;
@@ -307,19 +307,11 @@ static int run_batches(const char *exe, const char *nvtx, const fl_plan *p, int 
 		pthread_join(th[i], NULL);
 	if (p->ntasks)
 		progress(&w, 1);
-	rc = w.oom ? -1 : 0;
-	for (size_t i = 0; i < nb && !rc; i++)
-		rc = fl_rows_append(all, &w.rows[i]);
 	*ntasks = nb;
-out:
-	if (w.rows)
-		for (size_t i = 0; i < nb; i++)
-			fl_rows_free(&w.rows[i]);
-	free(w.rows);
 	free(th);
 	fl_batches_free(b, nb);
 	pthread_mutex_destroy(&w.mu);
-	return rc;
+	return w.oom ? -1 : 0;
 }
 
 /* The summary with what only the command knows: the inputs (absolute), the cluster, the tasks. */
