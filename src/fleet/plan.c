@@ -1014,7 +1014,7 @@ int fl_plan_from_json(fl_plan *p, const char *json, size_t len, char *err, size_
 	}
 	char yerr[256];
 	yajl_val root =
-	    gt_json_too_deep(text, len, GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
+	    gt_json_too_deep(text, strlen(text), GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
 	free(text);
 	if (!root || !YAJL_IS_OBJECT(root)) {
 		snprintf(err, errlen, "plan: not a JSON object");

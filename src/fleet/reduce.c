@@ -346,10 +346,10 @@ static int prepare_rows(struct red *r, const int *remap)
 	/* times relative to the first one: a double of ns since the epoch is only good to 256 ns */
 	for (size_t i = 0; i < r->nc; i++) {
 		struct coll *y = &r->c[i];
-		y->start -= r->base;
-		y->end -= r->base;
+		y->start = fl_sub(y->start, r->base);
+		y->end = fl_sub(y->end, r->base);
 		y->launch_ok = y->launch > 0;
-		y->launch = y->launch_ok ? y->launch - r->base : 0;
+		y->launch = y->launch_ok ? fl_sub(y->launch, r->base) : 0;
 	}
 	free(o);
 	free(of_task);
@@ -423,7 +423,7 @@ static int radix_key(struct red *r, int64_t *o, size_t n)
 		lo = r->c[i].seq < lo ? r->c[i].seq : lo;
 		hi = r->c[i].seq > hi ? r->c[i].seq : hi;
 	}
-	if (!n || hi - lo > (int64_t)(4 * n + 1024))
+	if (!n || (uint64_t)hi - (uint64_t)lo > 4 * n + 1024)
 		return -1;
 	int64_t *key = malloc(n * sizeof(int64_t)), *keep = malloc(n * sizeof(int64_t));
 	int rc = -1;
@@ -432,8 +432,8 @@ static int radix_key(struct red *r, int64_t *o, size_t n)
 	memcpy(keep, o, n * sizeof(int64_t));
 	for (int pass = 0; pass < 3; pass++) {
 		for (size_t i = 0; i < n; i++)
-			key[i] = pass == 0 ? r->c[i].seq - lo : pass == 1 ? r->c[i].name : r->c[i].comm;
-		if (fl_bucket_sort(o, n, key, pass == 0 ? (size_t)(hi - lo + 1) : r->nvoc, NULL, NULL)) {
+			key[i] = pass == 0 ? fl_sub(r->c[i].seq, lo) : pass == 1 ? r->c[i].name : r->c[i].comm;
+		if (fl_bucket_sort(o, n, key, pass == 0 ? (size_t)((uint64_t)hi - (uint64_t)lo + 1) : r->nvoc, NULL, NULL)) {
 			memcpy(o, keep, n * sizeof(int64_t));
 			goto out;
 		}
@@ -802,7 +802,7 @@ static void anchor_offsets(struct red *r)
 	int has_ref = fl_clock_anchor(r, ref, &aref);
 	for (size_t h = 0; h < r->nclk; h++)
 		if ((int)h != ref && !r->fit[h].have && has_ref && fl_clock_anchor(r, (int)h, &a))
-			r->off[h] = (double)(a - aref);
+			r->off[h] = (double)fl_sub(a, aref);
 }
 
 /* ---- arrivals ---------------------------------------------------------------------------------- */
@@ -972,7 +972,7 @@ static int iteration_excess(struct red *r)
 		ph[0][i] = it[i].w[FL_W_COMPUTE];
 		ph[1][i] = it[i].w[FL_W_MEMOP];
 		ph[2][i] = it[i].w[FL_W_IDLE];
-		ph[3][i] = fmax((double)(it[i].first_ns - prev), 0.0) / 1e6;
+		ph[3][i] = fmax((double)fl_sub(it[i].first_ns, prev), 0.0) / 1e6;
 	}
 	/* groups: the iterations' numbers, in sorted order */
 	size_t ng = fl_dense_ids_i64(r, it, n, gid);

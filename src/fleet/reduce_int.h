@@ -105,6 +105,13 @@ int fl_clock_anchor(const struct red *r, int clk, int64_t *a);
 int fl_reduce_out(struct red *r, fl_result *out);
 
 /* ---- reduce_util.c ---- */
+/* a - b for numbers that come from other machines' rows: wrapped, never undefined */
+static inline int64_t fl_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+/* A double as an int64_t: truncated, and clamped where it does not fit (NaN: 0). */
+static inline int64_t fl_i64(double v)
+{
+	return v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
+}
 /* compare two numbers for a comparator: return -1/1 when they differ */
 #define FL_CMP(a, b)                                                                               \
 	do {                                                                                       \

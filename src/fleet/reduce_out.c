@@ -146,9 +146,9 @@ static int colls_table(struct red *r, fl_table *t, struct ctrow **rows_out)
 			idx[i] = (int64_t)i;
 			v[i] = (c[i].a_end - c[i].a_start) / 1e6;
 		}
-		x->count = (int64_t)cnt;
-		x->bytes = (int64_t)byt;
-		x->dtype = (int)dt;
+		x->count = fl_i64(cnt);
+		x->bytes = fl_i64(byt);
+		x->dtype = (int)dt; /* one of the vocabulary's numbers */
 		x->skew_ms = skew;
 		x->wait_ms = wsum;
 		x->is_late = late > 0;
@@ -183,7 +183,7 @@ static int colls_table(struct red *r, fl_table *t, struct ctrow **rows_out)
 			}
 		x->duration_ms = fl_median_of(v, idx + s, e - s, tmp);
 		x->end_spread_ms = (emax - emin) / 1e6;
-		x->start_ns = (int64_t)amin;
+		x->start_ns = fl_i64(amin);
 		nlist += e - s;
 	}
 	if (fl_table_init(t, ng, colls_names, colls_types, sizeof(colls_types) / sizeof(colls_types[0])))
@@ -243,7 +243,7 @@ static int colls_table(struct red *r, fl_table *t, struct ctrow **rows_out)
 		col_is_late->i[q] = x->is_late;
 		col_duration_ms->f[q] = x->duration_ms;
 		col_end_spread_ms->f[q] = x->end_spread_ms;
-		col_start_ns->i[q] = x->start_ns + r->base;
+		col_start_ns->i[q] = (int64_t)((uint64_t)x->start_ns + (uint64_t)r->base);
 	}
 	/* the summary's rows in the table's order too */
 	struct ctrow *sorted = fl_xcalloc(r, ng, sizeof(*sorted));
@@ -378,7 +378,7 @@ static int iters_table(struct red *r, fl_table *t)
 		if (fl_table_set_strc(t, col_host, i, rk->host) || fl_table_set_strc(t, col_cause, i, it->cause))
 			return r->oom = 1, -1;
 		col_iteration->i[i] = it->iteration;
-		col_start_ns->i[i] = it->start_ns - (int64_t)nearbyint(co * 1e6);
+		col_start_ns->i[i] = fl_sub(it->start_ns, fl_i64(nearbyint(co * 1e6)));
 		col_local_start_ns->i[i] = it->start_ns;
 		for (int k = 0; k < FL_NWIN; k++)
 			colw[k]->f[i] = it->w[k];
@@ -980,7 +980,7 @@ static void clocks(struct red *r, yajl_gen g)
 						     : has && has_ref  ? "run.json"
 								       : "none");
 		if (has && has_ref)
-			kd(g, "anchor_offset_ms", (double)(a - aref) / 1e6);
+			kd(g, "anchor_offset_ms", (double)fl_sub(a, aref) / 1e6);
 		if (r->fit[h].have) {
 			ki(g, "collectives", r->fit[h].n);
 			kd(g, "rms_us", r->fit[h].rms_us);

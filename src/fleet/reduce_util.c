@@ -174,16 +174,16 @@ size_t fl_dense_ids_i64(struct red *r, const struct iter *it, size_t n, int64_t 
 		lo = it[i].iteration < lo ? it[i].iteration : lo;
 		hi = it[i].iteration > hi ? it[i].iteration : hi;
 	}
-	if (n && hi - lo <= (int64_t)(4 * n + 1024)) { /* small numbers: which are there, no sort */
-		int64_t *id = calloc((size_t)(hi - lo + 1), sizeof(int64_t));
+	if (n && (uint64_t)hi - (uint64_t)lo <= 4 * n + 1024) { /* small numbers: which are there, no sort */
+		int64_t *id = calloc((size_t)((uint64_t)hi - (uint64_t)lo + 1), sizeof(int64_t));
 		if (id) {
 			for (size_t i = 0; i < n; i++)
-				id[it[i].iteration - lo] = 1;
+				id[fl_sub(it[i].iteration, lo)] = 1;
 			int64_t g = 0;
-			for (int64_t v = 0; v <= hi - lo; v++)
+			for (int64_t v = 0; v <= fl_sub(hi, lo); v++)
 				id[v] = id[v] ? g++ : -1;
 			for (size_t i = 0; i < n; i++)
-				gid[i] = id[it[i].iteration - lo];
+				gid[i] = id[fl_sub(it[i].iteration, lo)];
 			free(id);
 			return (size_t)g;
 		}

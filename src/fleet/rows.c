@@ -605,13 +605,13 @@ static int read_block(fl_rows *r, const unsigned char *buf, size_t len, int bloc
 		return -1;
 	}
 	size_t hlen = (size_t)(nl - buf) - MAGIC_LEN;
-	char *htext = strndup((const char *)buf + MAGIC_LEN, hlen);
+	char *htext = strndup((const char *)buf + MAGIC_LEN, hlen); /* to a NUL at most: its own length below */
 	if (!htext) {
 		snprintf(err, errlen, "rows block %d: out of memory", block);
 		return -1;
 	}
 	char yerr[256] = "nests too deep";
-	yajl_val h = gt_json_too_deep(htext, hlen, GT_JSON_MAX_DEPTH)
+	yajl_val h = gt_json_too_deep(htext, strlen(htext), GT_JSON_MAX_DEPTH)
 			 ? NULL
 			 : yajl_tree_parse(htext, yerr, sizeof(yerr));
 	free(htext);

@@ -423,7 +423,7 @@ static int parse_columns(const unsigned char *out, size_t len, struct parsed *p,
 		return 1;
 	char yerr[256] = "nests too deep";
 	p->hdr =
-	    gt_json_too_deep(text, hl, GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
+	    gt_json_too_deep(text, strlen(text), GT_JSON_MAX_DEPTH) ? NULL : yajl_tree_parse(text, yerr, sizeof(yerr));
 	free(text);
 	if (!p->hdr) {
 		char *e = strchr(yerr, '\n');
