@@ -92,12 +92,13 @@ struct gt_ev {
 struct gt_launch {
 	uint64_t start;
 	uint32_t corr;
-	uint32_t source;
-	uint32_t dur; /* ns, saturated; 0 unknown */
-	uint32_t flags; /* GT_L_HTA: a call HTA's launch statistics count (cudaLaunchKernel[ExC],
-			 * cudaMemcpyAsync, cudaMemsetAsync); GT_L_OPS: an op of it was seen by the sweep (a
-			 * second op of one launch call is a CUDA graph's: counted once in the launch
-			 * statistics and the queue) */
+	uint32_t dur;    /* ns, saturated; 0 unknown */
+	uint32_t tid;    /* the calling thread, 0 unknown */
+	uint16_t source; /* inputs past 65,535 keep no API calls (gt_tl_launch2) */
+	uint16_t flags;  /* GT_L_HTA: a call HTA's launch statistics count (cudaLaunchKernel[ExC],
+			  * cudaMemcpyAsync, cudaMemsetAsync); GT_L_OPS: an op of it was seen by the sweep (a
+			  * second op of one launch call is a CUDA graph's: counted once in the launch
+			  * statistics and the queue) */
 };
 #define GT_L_HTA 1u
 #define GT_L_OPS 2u
@@ -167,8 +168,10 @@ int gt_tl_op(struct gt_tl *tl, uint32_t gpu, uint64_t start, uint64_t end, int c
 void gt_tl_op_xdur(struct gt_tl *tl, uint64_t ns);
 /* An API call of `source` that started at `start` with correlation id `corr` (0 is ignored). */
 int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr);
-/* The same with its end and its name (NULL: unknown), for the launch statistics. */
-int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, uint64_t corr, const char *name);
+/* The same with its end and its name (NULL: unknown), for the launch statistics, and the calling
+ * thread (0: unknown), for the NCCL records made on that thread (colls.c). */
+int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, uint64_t corr, const char *name,
+		  uint32_t tid);
 /* Name a source (copied); GPU rows are "<label>/gpu<device>". */
 int gt_tl_label(struct gt_tl *tl, int source, const char *label);
 int gt_tl_range(struct gt_tl *tl, int source, uint64_t start, uint64_t end);

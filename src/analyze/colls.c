@@ -8,11 +8,15 @@
  *    record starts next to the launch of the kernel that runs it, on the same host thread: on NCCL
  *    2.28 a few microseconds after the launch call returns (measured on real DDP runs: 0.3-7.6 us
  *    after, the next launch 130 us or more later); a record made before the launch (at the end of
- *    the NCCL group) is possible too.  So each record has two candidates: the last NCCL kernel of
- *    its process launched at or before the record's start (B_k: the largest correlation id of an API
- *    call that started at or before it; ids grow with launch time within a process, as for the
- *    iterations in timeline.c), and the first one launched at or after it (C_k: the smallest id of a
- *    call that started at or after it).  Per process the rule that agrees more often with the
+ *    the NCCL group) is possible too.  So each record has two candidates: the last NCCL kernel its
+ *    thread launched at or before the record's start (B_k: the largest correlation id of an API call
+ *    of that thread that started at or before it; ids grow with launch time within a process, as for
+ *    the iterations in timeline.c), and the first one its thread launched at or after it (C_k: the
+ *    smallest id of a call of that thread that started at or after it).  By thread: a program's
+ *    threads call NCCL at once (PyTorch's main thread in forward and autograd's in backward, seen on
+ *    every real DDP and FSDP run: the records and the launches of each on its own thread), and another
+ *    thread's launch between a record and its own would otherwise be taken for it.  A kernel whose
+ *    launch was not seen, or a trace that does not name threads, matches any.  Per process the rule that agrees more often with the
  *    kernels' own names (an AllReduce record on an ncclDevKernel_AllReduce_... kernel) wins; when
  *    the names cannot tell (a job of AllReduces only), the one whose kernels were launched closer to
  *    their records.  Several records of one group share one kernel: each is a row with the kernel's
@@ -45,6 +49,7 @@
 struct krow { /* an NCCL kernel */
 	struct gt_an_coll c;
 	uint64_t corr;
+	uint32_t tid; /* the thread that launched it (0: no launch seen, or the trace does not say) */
 	int has_seq;
 	int p2p;   /* a PyTorch-profiler send (1) or receive (2), 0 otherwise */
 	long peer; /* its other rank */
@@ -52,6 +57,8 @@ struct krow { /* an NCCL kernel */
 
 struct nrec { /* a plugin record */
 	int source;
+	uint32_t tid; /* the thread that called NCCL */
+	uint64_t key; /* source and thread: B_k and C_k are the calls of the record's own thread */
 	uint64_t start, bound; /* bound: C_k, UINT64_MAX when no API call followed */
 	uint64_t last;         /* B_k, 0 when no API call came before */
 	uint64_t comm, seq, count;
@@ -66,6 +73,7 @@ struct gt_colls {
 	size_t nrank;
 	struct nrec *n;
 	size_t nn, ncap;
+	size_t *ord; /* the records by (key, start): gt_colls_finish's launch scan */
 };
 
 struct gt_colls *gt_colls_new(void)
@@ -79,6 +87,7 @@ void gt_colls_free(struct gt_colls *cs)
 		return;
 	free(cs->k);
 	free(cs->n);
+	free(cs->ord);
 	free(cs->rank);
 	free(cs);
 }
@@ -206,6 +215,8 @@ int gt_colls_nccl(struct gt_colls *cs, int source, const struct gt_rec_nccl_coll
 	struct nrec *n = &cs->n[cs->nn++];
 	memset(n, 0, sizeof(*n));
 	n->source = source;
+	n->tid = rec->h.tid;
+	n->key = (uint64_t)(uint32_t)source << 32 | rec->h.tid;
 	n->start = rec->start_ns;
 	n->bound = UINT64_MAX;
 	n->comm = rec->comm_hash;
@@ -242,6 +253,40 @@ static int n_start_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+struct nord {
+	uint64_t key, start;
+	size_t i;
+};
+
+static int nord_cmp(const void *a, const void *b)
+{
+	const struct nord *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* cs->ord: the records (in their (source, start) order) by (source, thread, start). */
+static int order_by_thread(struct gt_colls *cs)
+{
+	free(cs->ord);
+	cs->ord = malloc((cs->nn ? cs->nn : 1) * sizeof(size_t));
+	struct nord *t = malloc((cs->nn ? cs->nn : 1) * sizeof(*t));
+	if (!cs->ord || !t) {
+		free(t);
+		return -1;
+	}
+	for (size_t i = 0; i < cs->nn; i++)
+		t[i] = (struct nord){cs->n[i].key, cs->n[i].start, i};
+	gt_sort(t, cs->nn, sizeof(*t), nord_cmp);
+	for (size_t i = 0; i < cs->nn; i++)
+		cs->ord[i] = t[i].i;
+	free(t);
+	return 0;
+}
+
 /* rows [lo, hi) of `source` in a (source, key)-sorted array */
 #define RANGE_OF(arr, n, field, src, lo, hi)                                                              \
 	do {                                                                                               \
@@ -265,7 +310,9 @@ static int n_start_cmp(const void *a, const void *b)
 		(hi) = a_;                                                                                 \
 	} while (0)
 
-/* The launch scan: launch time of each NCCL kernel, and C_k of each plugin record. */
+/* The launch scan: launch time and thread of each NCCL kernel, and B_k and C_k of each plugin
+ * record: the calls of the record's own thread (two threads that call NCCL at once, as a program's
+ * main thread in forward and autograd's in backward may, each have their own neighbours). */
 static void on_launch(void *arg, const struct gt_launch *l)
 {
 	struct gt_colls *cs = arg;
@@ -279,37 +326,63 @@ static void on_launch(void *arg, const struct gt_launch *l)
 		else
 			hi = m;
 	}
-	for (size_t i = lo; i < cs->nk && cs->k[i].c.source == src && cs->k[i].corr == l->corr; i++)
+	for (size_t i = lo; i < cs->nk && cs->k[i].c.source == src && cs->k[i].corr == l->corr; i++) {
 		if (!cs->k[i].c.launch_ns || l->start < cs->k[i].c.launch_ns)
 			cs->k[i].c.launch_ns = l->start;
+		cs->k[i].tid = l->tid;
+	}
 	if (!cs->nn)
 		return;
-	RANGE_OF(cs->n, cs->nn, source, src, lo, hi);
-	size_t a = lo, b = hi; /* records of src that started at or before this call */
+	uint64_t key = (uint64_t)(uint32_t)src << 32 | l->tid;
+	const size_t *o = cs->ord;
+	size_t a = 0, b = cs->nn; /* the records of this source and thread: o[lo .. hi) */
 	while (a < b) {
 		size_t m = a + (b - a) / 2;
-		if (cs->n[m].start <= l->start)
+		if (cs->n[o[m]].key < key)
 			a = m + 1;
 		else
 			b = m;
 	}
-	if (a > lo && l->corr < cs->n[a - 1].bound)
-		cs->n[a - 1].bound = l->corr;
-	a = lo, b = hi; /* the first record of src that started at or after this call */
-	while (a < b) {
+	lo = a;
+	for (b = cs->nn; a < b;) {
 		size_t m = a + (b - a) / 2;
-		if (cs->n[m].start < l->start)
+		if (cs->n[o[m]].key <= key)
 			a = m + 1;
 		else
 			b = m;
 	}
-	if (a < hi && l->corr > cs->n[a].last)
-		cs->n[a].last = l->corr;
+	hi = a;
+	a = lo, b = hi; /* records that started at or before this call */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (cs->n[o[m]].start <= l->start)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a > lo && l->corr < cs->n[o[a - 1]].bound)
+		cs->n[o[a - 1]].bound = l->corr;
+	a = lo, b = hi; /* the first record that started at or after this call */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (cs->n[o[m]].start < l->start)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a < hi && l->corr > cs->n[o[a]].last)
+		cs->n[o[a]].last = l->corr;
 }
 
-/* The NCCL kernel of `source` with the smallest id >= `id` (after = 1) or the largest id <= `id`
- * (after = 0); SIZE_MAX if none. */
-static size_t kernel_near(const struct gt_colls *cs, int source, uint64_t id, int after)
+/* A kernel launched by thread `tid`, or one whose thread is not known (either side). */
+static int same_thread(const struct krow *k, uint32_t tid)
+{
+	return !k->tid || !tid || k->tid == tid;
+}
+
+/* The NCCL kernel of `source` launched by thread `tid` with the smallest id >= `id` (after = 1) or
+ * the largest id <= `id` (after = 0); SIZE_MAX if none. */
+static size_t kernel_near(const struct gt_colls *cs, int source, uint32_t tid, uint64_t id, int after)
 {
 	size_t lo, hi;
 	RANGE_OF(cs->k, cs->nk, c.source, source, lo, hi);
@@ -321,8 +394,13 @@ static size_t kernel_near(const struct gt_colls *cs, int source, uint64_t id, in
 		else
 			hi = m;
 	}
-	if (after)
+	if (after) {
+		while (lo < end && !same_thread(&cs->k[lo], tid))
+			lo++;
 		return lo < end && cs->k[lo].corr ? lo : SIZE_MAX;
+	}
+	while (lo > first && !same_thread(&cs->k[lo - 1], tid))
+		lo--;
 	return lo > first && cs->k[lo - 1].corr ? lo - 1 : SIZE_MAX;
 }
 
@@ -348,8 +426,8 @@ static void pick_kernels(const struct gt_colls *cs, size_t *pick, size_t *after,
 {
 	for (size_t i = 0; i < cs->nn; i++) {
 		const struct nrec *n = &cs->n[i];
-		after[i] = n->bound == UINT64_MAX ? SIZE_MAX : kernel_near(cs, n->source, n->bound, 1);
-		before[i] = n->last ? kernel_near(cs, n->source, n->last, 0) : SIZE_MAX;
+		after[i] = n->bound == UINT64_MAX ? SIZE_MAX : kernel_near(cs, n->source, n->tid, n->bound, 1);
+		before[i] = n->last ? kernel_near(cs, n->source, n->tid, n->last, 0) : SIZE_MAX;
 	}
 	for (size_t lo = 0, hi; lo < cs->nn; lo = hi) {
 		long names = 0, closer = 0; /* > 0: the "after" rule fits better */
@@ -433,16 +511,19 @@ int gt_colls_finish(struct gt_colls *cs, struct gt_tl *tl, struct gt_an_result *
 {
 	gt_sort(cs->k, cs->nk, sizeof(*cs->k), k_corr_cmp);
 	gt_sort(cs->n, cs->nn, sizeof(*cs->n), n_start_cmp);
+	if (order_by_thread(cs) < 0)
+		return -1;
 	if (tl->nlaunches && gt_tl_each_launch(tl, on_launch, cs) < 0)
 		return -1;
-	/* C_k = the smallest id at or after record k: a minimum over the records after it too; B_k the
-	 * largest id at or before it: a maximum over the records before it too */
+	/* C_k = the smallest id at or after record k: a minimum over the thread's records after it too;
+	 * B_k the largest id at or before it: a maximum over the thread's records before it too */
+	const size_t *o = cs->ord;
 	for (size_t i = cs->nn; i-- > 1;)
-		if (cs->n[i - 1].source == cs->n[i].source && cs->n[i].bound < cs->n[i - 1].bound)
-			cs->n[i - 1].bound = cs->n[i].bound;
+		if (cs->n[o[i - 1]].key == cs->n[o[i]].key && cs->n[o[i]].bound < cs->n[o[i - 1]].bound)
+			cs->n[o[i - 1]].bound = cs->n[o[i]].bound;
 	for (size_t i = 1; i < cs->nn; i++)
-		if (cs->n[i - 1].source == cs->n[i].source && cs->n[i - 1].last > cs->n[i].last)
-			cs->n[i].last = cs->n[i - 1].last;
+		if (cs->n[o[i - 1]].key == cs->n[o[i]].key && cs->n[o[i - 1]].last > cs->n[o[i]].last)
+			cs->n[o[i]].last = cs->n[o[i - 1]].last;
 
 	struct gt_an_coll *out = NULL;
 	size_t nout = 0, cap = 0;

@@ -152,7 +152,7 @@ static int v_api(void *ctx, const struct gt_trace_reader *r, const struct gt_rec
 {
 	struct gtr *g = ctx;
 	if (bad_op(g->c->tl.err, sizeof(g->c->tl.err), 0, a->start_ns, a->end_ns) ||
-	    gt_tl_launch2(&g->c->tl, g->source, a->start_ns, a->end_ns, a->corr_id, NULL) < 0)
+	    gt_tl_launch2(&g->c->tl, g->source, a->start_ns, a->end_ns, a->corr_id, NULL, a->h.tid) < 0)
 		return fail(g, r);
 	if (g->c->fd &&
 	    gt_fd_api_id(g->c->fd, g->source, a->name_id, gt_tr_str(r, a->name_id), a->start_ns, a->end_ns) < 0)

@@ -335,7 +335,7 @@ static int handle_event(struct kst *k)
 			      : gt_fd_cpu_op(c->fd, k->source, k->name, k->ts, k->ts + k->dur)) < 0)
 		return fail(k, "out of memory");
 	if (k->corr && kc == KC_RUNTIME) {
-		if (k->has_ts && gt_tl_launch2(&c->tl, k->source, k->ts, k->ts + k->dur, k->corr, k->name) < 0)
+		if (k->has_ts && gt_tl_launch2(&c->tl, k->source, k->ts, k->ts + k->dur, k->corr, k->name, 0) < 0)
 			return fail(k, c->tl.err[0] ? c->tl.err : "out of memory");
 		return 1;
 	}

@@ -386,7 +386,7 @@ static int read_launches(struct sq *q)
 		corr = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? (uint64_t)sqlite3_column_int64(st, 1) : 0;
 		/* the call's end too: when the host was late to launch (launch delays, the findings' gaps) */
 		uint64_t end = ends ? col_or0(st, 2) : 0;
-		if (gt_tl_launch2(&q->c->tl, q->source, s, end > s ? end : s, corr, NULL) < 0) {
+		if (gt_tl_launch2(&q->c->tl, q->source, s, end > s ? end : s, corr, NULL, 0) < 0) {
 			snprintf(q->err, q->errlen, "%s: %s", q->path, q->c->tl.err[0] ? q->c->tl.err : "out of memory");
 			sqlite3_finalize(st);
 			sqlite3_finalize(ns);

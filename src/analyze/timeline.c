@@ -232,24 +232,28 @@ static int hta_launch_name(const char *n)
 		     strcmp(n, "cudaMemcpyAsync") == 0 || strcmp(n, "cudaMemsetAsync") == 0);
 }
 
-int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, uint64_t corr, const char *name)
+/* a launch per API call, millions of them, spilled to a file when many: kept at 24 bytes */
+_Static_assert(sizeof(struct gt_launch) == 24, "struct gt_launch grew");
+
+int gt_tl_launch2(struct gt_tl *tl, int source, uint64_t start, uint64_t end, uint64_t corr, const char *name,
+		  uint32_t tid)
 {
-	if (!corr || corr > UINT32_MAX || source < 0)
+	if (!corr || corr > UINT32_MAX || source < 0 || source > UINT16_MAX)
 		return 0;
 	if (!tl->lbuf && !(tl->lbuf = malloc(LBUF_N * sizeof(*tl->lbuf))))
 		return -1;
 	if (tl->nlbuf == LBUF_N && flush_launches(tl) < 0)
 		return -1;
 	uint64_t d = end > start ? end - start : 0;
-	tl->lbuf[tl->nlbuf++] = (struct gt_launch){start, (uint32_t)corr, (uint32_t)source,
-						   d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, hta_launch_name(name) ? GT_L_HTA : 0u};
+	tl->lbuf[tl->nlbuf++] = (struct gt_launch){start, (uint32_t)corr, d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, tid,
+						   (uint16_t)source, hta_launch_name(name) ? GT_L_HTA : 0u};
 	tl->nlaunches++;
 	return 0;
 }
 
 int gt_tl_launch(struct gt_tl *tl, int source, uint64_t start, uint64_t corr)
 {
-	return gt_tl_launch2(tl, source, start, start, corr, NULL);
+	return gt_tl_launch2(tl, source, start, start, corr, NULL, 0);
 }
 
 int gt_tl_label(struct gt_tl *tl, int source, const char *label)

@@ -122,4 +122,17 @@ rc=$?
 if [ $rc -eq 0 ] && grep -q '"label": "p7' "$T/runs.json" && grep -q '"label": "rank1' "$T/runs.json" &&
 	cmp -s "$T/runs1.json" "$T/runs.json"; then ok runs-folder; else
 	notok runs-folder "exit $rc" "$(head -3 "$T/runs.err")" "$(diff "$T/runs1.json" "$T/runs.json" | head -5)"; fi
+
+# NCCL profiler-plugin records matched to kernels by the record's own thread: two threads of one process
+# launch AllReduces a microsecond apart (each record just after its own launch, after the other's)
+python3 "$GT_TEST_SRCDIR/analyze-data/two_threads_nccl.py" "$T/tt.gtr" >"$T/tt.want" &&
+	"$GPUTAP" analyze --format json --collectives "$T/tt.gtr" >"$T/tt.json" 2>"$T/tt.err"
+if python3 -c '
+import json, sys
+want = json.load(open(sys.argv[1]))
+rows = json.load(open(sys.argv[2]))["results"][0]["collectives"]
+got = sorted((r["comm"], r["seq"], r["start_ns"], r["match"]) for r in rows)
+exp = sorted((w["comm"], w["seq"], w["start_ns"], "nccl") for w in want)
+assert got == exp, [g for g in got if g not in exp][:4]
+' "$T/tt.want" "$T/tt.json" 2>"$T/tt.chk"; then ok nccl-records-by-thread; else notok nccl-records-by-thread "$(cat "$T/tt.chk" "$T/tt.err")"; fi
 finish
