@@ -133,6 +133,7 @@ struct gt_tl {
 	size_t nlbuf;
 	FILE *lspill;
 	uint64_t nlaunches;
+	uint64_t launches_past_sources; /* API calls of sources past UINT16_MAX, left out */
 	/* per source: a label ("rank0", a file name); NULL: "rank<index>" */
 	char **labels;
 	size_t nlabels;

@@ -729,6 +729,11 @@ static int finish_timeline(struct gt_an_ctx *c, struct gt_an_result *r, size_t m
 		return -1;
 	}
 	c->tl.fd = c->fd;
+	if (c->tl.launches_past_sources)
+		gt_an_note(c, "%llu API calls of the traces past the 65,535th are left out of the launch statistics "
+			      "and of the NCCL collectives' matching: analyze at most 65,535 traces at once (gputap "
+			      "fleet takes any number)",
+			   (unsigned long long)c->tl.launches_past_sources);
 	if (gt_tl_finish(&c->tl, r, max_ranges ? 0 : o->iters, err, errlen) < 0)
 		return -1;
 	/* nsys sorts kernels by total time; do the same for names read from timelines (after the
