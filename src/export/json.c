@@ -418,7 +418,9 @@ static int memory_counters(struct gt_json *j, const struct gt_model *m)
 			gt_map_free(&cur);
 			return -1;
 		}
-		int64_t v = (int64_t)*c + e->delta;
+		int64_t v; /* *c <= INT64_MAX: set here only; each change at most 2^53 (model.c) */
+		if (__builtin_add_overflow((int64_t)*c, e->delta, &v))
+			v = INT64_MAX;
 		*c = v < 0 ? 0 : (uint64_t)v;
 		int cpu = e->device == UINT32_MAX;
 		route(j, e->ts);

@@ -392,6 +392,15 @@ static int gpu_op(struct gt_model *m, uint64_t corr, uint64_t start, uint64_t en
 	return 0;
 }
 
+/* Bytes of an allocation or free as a signed change: a size no GPU holds (a damaged record) is
+ * capped at 2^53, so that its negation and the running sums stay defined. */
+#define MEM_CAP ((int64_t)1 << 53)
+static int64_t mem_delta(uint64_t bytes, int freed)
+{
+	int64_t v = bytes > (uint64_t)MEM_CAP ? MEM_CAP : (int64_t)bytes;
+	return freed ? -v : v;
+}
+
 static int mem_event(struct gt_vec *v, uint64_t ts, int64_t delta, uint32_t dev)
 {
 	struct gt_m_memev *e = gt_vec_push(v);
@@ -434,7 +443,7 @@ static int on_api(struct gt_model *m, const struct gt_rec_api *a)
 		if (!b)
 			return -1;
 		*b = a->bytes;
-		return mem_event(&m->mem_api, a->end_ns, (int64_t)a->bytes, UINT32_MAX);
+		return mem_event(&m->mem_api, a->end_ns, mem_delta(a->bytes, 0), UINT32_MAX);
 	}
 	if (gt_api_is_free(name)) {
 		uint64_t *b = gt_map_get(&m->ptr_api, a->ptr);
@@ -442,7 +451,7 @@ static int on_api(struct gt_model *m, const struct gt_rec_api *a)
 		if (b)
 			*b = 0;
 		if (bytes)
-			return mem_event(&m->mem_api, a->start_ns, -(int64_t)bytes, UINT32_MAX);
+			return mem_event(&m->mem_api, a->start_ns, mem_delta(bytes, 1), UINT32_MAX);
 	}
 	return 0;
 }
@@ -454,14 +463,14 @@ static int on_memory(struct gt_model *m, const struct gt_rec_memory *r)
 		uint64_t *b = gt_map_put(&m->ptr_rec, r->address, NULL);
 		if (b)
 			*b = r->bytes;
-		return r->bytes ? mem_event(&m->mem_rec, r->ts_ns, (int64_t)r->bytes, r->device) : 0;
+		return r->bytes ? mem_event(&m->mem_rec, r->ts_ns, mem_delta(r->bytes, 0), r->device) : 0;
 	}
 	if (r->op == GT_MEM_FREE) {
 		uint64_t *b = gt_map_get(&m->ptr_rec, r->address);
 		uint64_t bytes = r->bytes ? r->bytes : b ? *b : 0;
 		if (b)
 			*b = 0;
-		return bytes ? mem_event(&m->mem_rec, r->ts_ns, -(int64_t)bytes, r->device) : 0;
+		return bytes ? mem_event(&m->mem_rec, r->ts_ns, mem_delta(bytes, 1), r->device) : 0;
 	}
 	return 0;
 }
@@ -641,7 +650,8 @@ static void finish(struct gt_model *m)
 	gt_sort(m->mem->v, m->mem->n, sizeof(struct gt_m_memev), cmp_memev);
 	int64_t cur = 0, peak = 0;
 	for (size_t i = 0; i < m->mem->n; i++) {
-		cur += GT_VEC_AT(m->mem, struct gt_m_memev, i).delta;
+		if (__builtin_add_overflow(cur, GT_VEC_AT(m->mem, struct gt_m_memev, i).delta, &cur))
+			cur = INT64_MAX; /* only damaged records get here: each change is at most 2^53 */
 		if (cur < 0)
 			cur = 0; /* a free of memory allocated before the tap started */
 		if (cur > peak)
