@@ -21,8 +21,10 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "core/csvio.h" /* gt_read_file */
 #include "core/log.h"
 #include "fleet/fleet.h"
 #include "metrics/rmcache.h" /* gputap's cache folder */
@@ -317,39 +319,41 @@ static int run_batches(const char *exe, const char *nvtx, const fl_plan *p, int 
 /* The summary with what only the command knows: the inputs (absolute), the cluster, the tasks. */
 static char *summary_with_run(const char *summary, char **inputs, int ninputs, int workers, size_t ntasks)
 {
-	size_t len = strlen(summary) + 256;
-	char **abs = calloc((size_t)ninputs + 1, sizeof(char *));
-	if (!abs)
+	yajl_gen g = yajl_gen_alloc(NULL);
+	if (!g)
 		return NULL;
+	/* the members to add, as a JSON object whose braces are dropped */
+	yajl_gen_map_open(g);
+	yajl_gen_string(g, (const unsigned char *)"inputs", 6);
+	yajl_gen_array_open(g);
 	for (int i = 0; i < ninputs; i++) {
-		abs[i] = fl_abspath(inputs[i]);
-		len += (abs[i] ? 2 * strlen(abs[i]) : 0) + 8;
+		char *abs = fl_abspath(inputs[i]);
+		const char *v = abs ? abs : inputs[i];
+		yajl_gen_string(g, (const unsigned char *)v, strlen(v));
+		free(abs);
 	}
-	char *out = malloc(len), *o = out;
-	if (out) {
-		size_t n = strlen(summary);
-		memcpy(o, summary, n - 1); /* without its closing brace */
-		o += n - 1;
-		o += sprintf(o, ",\"inputs\":[");
-		for (int i = 0; i < ninputs; i++) {
-			*o++ = i ? ',' : '"';
-			if (i)
-				*o++ = '"';
-			for (const char *s = abs[i] ? abs[i] : ""; *s; s++) {
-				if (*s == '"' || *s == '\\')
-					*o++ = '\\';
-				if ((unsigned char)*s < 0x20)
-					o += sprintf(o, "\\u%04x", *s);
-				else
-					*o++ = *s;
-			}
-			*o++ = '"';
-		}
-		o += sprintf(o, "],\"cluster\":{\"kind\":\"local\",\"workers\":%d},\"tasks\":%zu}", workers, ntasks);
+	yajl_gen_array_close(g);
+	yajl_gen_string(g, (const unsigned char *)"cluster", 7);
+	yajl_gen_map_open(g);
+	yajl_gen_string(g, (const unsigned char *)"kind", 4);
+	yajl_gen_string(g, (const unsigned char *)"local", 5);
+	yajl_gen_string(g, (const unsigned char *)"workers", 7);
+	yajl_gen_integer(g, workers);
+	yajl_gen_map_close(g);
+	yajl_gen_string(g, (const unsigned char *)"tasks", 5);
+	yajl_gen_integer(g, (long long)ntasks);
+	yajl_gen_map_close(g);
+	const unsigned char *add;
+	size_t alen, slen = strlen(summary);
+	char *out = NULL;
+	if (yajl_gen_get_buf(g, &add, &alen) == yajl_gen_status_ok && slen >= 2 && (out = malloc(slen + alen + 1))) {
+		/* the summary without its closing brace, a comma, the members without their opening brace */
+		memcpy(out, summary, slen - 1);
+		out[slen - 1] = ',';
+		memcpy(out + slen, add + 1, alen - 1);
+		out[slen + alen - 1] = '\0';
 	}
-	for (int i = 0; i < ninputs; i++)
-		free(abs[i]);
-	free(abs);
+	yajl_gen_free(g);
 	return out;
 }
 
@@ -404,32 +408,6 @@ out:
 
 /* ---- the parts the Python package calls ------------------------------------------------------ */
 
-/* All of f, with a NUL after it (for the JSON parser); NULL on a read error or no memory. */
-static unsigned char *read_all(FILE *f, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	unsigned char *b = malloc(cap);
-	while (b) {
-		size_t got = fread(b + n, 1, cap - 1 - n, f);
-		n += got;
-		if (n < cap - 1) {
-			if (ferror(f)) {
-				free(b);
-				return NULL;
-			}
-			b[n] = '\0';
-			break;
-		}
-		unsigned char *nb = realloc(b, cap * 2);
-		if (!nb)
-			free(b);
-		b = nb;
-		cap *= 2;
-	}
-	*len = n;
-	return b;
-}
-
 /* --plan: the tasks of the inputs and their batches, as JSON. */
 static int part_plan(char **inputs, int n, int workers, int by_host)
 {
@@ -466,13 +444,13 @@ out:
 static int part_task(const char *exe, const char *nvtx)
 {
 	size_t len;
-	unsigned char *in = read_all(stdin, &len);
+	char *in = gt_read_file("/dev/stdin", &len);
 	fl_plan p = {0};
 	fl_rows rows;
 	char err[256];
 	int rc = 1;
 	fl_rows_init(&rows);
-	if (!in || fl_plan_from_json(&p, (const char *)in, len, err, sizeof(err))) {
+	if (!in || fl_plan_from_json(&p, in, len, err, sizeof(err))) {
 		gt_error("fleet --task: the tasks on stdin: %s", in ? err : "cannot read");
 		goto out;
 	}
@@ -499,11 +477,8 @@ out:
 static int part_reduce(const char *planfile)
 {
 	size_t plen = 0, len = 0;
-	FILE *pf = fopen(planfile, "rb");
-	unsigned char *pj = pf ? read_all(pf, &plen) : NULL;
-	if (pf)
-		fclose(pf);
-	unsigned char *in = read_all(stdin, &len);
+	char *pj = gt_read_file(planfile, &plen); /* NUL-ended: parsed twice below */
+	char *in = gt_read_file("/dev/stdin", &len);
 	fl_plan p = {0};
 	fl_rows rows;
 	fl_result res;
@@ -511,11 +486,11 @@ static int part_reduce(const char *planfile)
 	int rc = 1;
 	fl_rows_init(&rows);
 	memset(&res, 0, sizeof(res));
-	if (!pj || fl_plan_from_json(&p, (const char *)pj, plen, err, sizeof(err))) {
+	if (!pj || fl_plan_from_json(&p, pj, plen, err, sizeof(err))) {
 		gt_error("fleet --reduce: %s: %s", planfile, pj ? err : strerror(errno));
 		goto out;
 	}
-	if (!in || fl_rows_read(&rows, in, len, err, sizeof(err))) {
+	if (!in || fl_rows_read(&rows, (const unsigned char *)in, len, err, sizeof(err))) {
 		gt_error("fleet --reduce: the rows on stdin: %s", in ? err : "cannot read");
 		goto out;
 	}
@@ -534,7 +509,7 @@ static int part_reduce(const char *planfile)
 				}
 	}
 	/* the plan's "lost": why the client got nothing back for that task */
-	yajl_val root = yajl_tree_parse((const char *)pj, NULL, 0);
+	yajl_val root = yajl_tree_parse(pj, NULL, 0);
 	const char *tk[] = {"tasks", NULL}, *lk[] = {"lost", NULL};
 	yajl_val tasks = root ? yajl_tree_get(root, tk, yajl_t_array) : NULL;
 	for (size_t i = 0; i < p.ntasks; i++) {

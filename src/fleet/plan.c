@@ -27,12 +27,12 @@
 #include <yajl/yajl_tree.h>
 #include <zlib.h>
 
+#include "core/csvio.h" /* gt_read_file */
 #include "core/jsondepth.h"
 #include "core/sort.h"
 #include "fleet/fleet.h"
 
 #define KINETO_HEAD 65536
-#define RUN_JSON_MAX (64 << 20)
 
 static const char *const TRACE_SUFFIXES[] = {".json",	  ".json.gz", ".sqlite",
 					     ".nsys-rep", ".gtr",     ".gtr.partial"};
@@ -258,39 +258,6 @@ static void run_free(struct run_info *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static char *slurp(const char *p, size_t *len)
-{
-	FILE *f = fopen(p, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap + 1);
-	while (b) {
-		size_t r = fread(b + n, 1, cap - n, f);
-		n += r;
-		if (n < cap)
-			break;
-		char *nb = cap < RUN_JSON_MAX ? realloc(b, cap * 2 + 1) : NULL;
-		if (!nb) {
-			free(b);
-			b = NULL;
-			break;
-		}
-		b = nb;
-		cap *= 2;
-	}
-	if (b && ferror(f)) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	if (b) {
-		b[n] = '\0';
-		*len = n;
-	}
-	return b;
-}
-
 /* The folder's run.json: present when it is a non-empty JSON object (anything else: none). */
 static int read_run_json(const char *dir, struct run_info *ri)
 {
@@ -299,7 +266,7 @@ static int read_run_json(const char *dir, struct run_info *ri)
 	if (!p)
 		return -1;
 	size_t len = 0;
-	char *text = slurp(p, &len);
+	char *text = gt_read_file(p, &len);
 	free(p);
 	if (!text || memchr(text, '\0', len) || gt_json_too_deep(text, len, GT_JSON_MAX_DEPTH)) {
 		free(text);

@@ -1082,7 +1082,7 @@ static int waiting_upstream(struct red *r)
 	if (!any)
 		return 0;
 	uint64_t *acc = fl_xcalloc(r, r->ng, sizeof(uint64_t)), *chan = fl_xcalloc(r, n, sizeof(uint64_t));
-	int64_t *o = fl_xcalloc(r, n, sizeof(int64_t)), *prevpos = fl_xcalloc(r, n, sizeof(int64_t));
+	int64_t *o = fl_xcalloc(r, n, sizeof(int64_t));
 	struct gt_vec todo;
 	gt_vec_init(&todo, sizeof(struct upstep));
 	if (r->oom)
@@ -1118,7 +1118,7 @@ static int waiting_upstream(struct red *r)
 					int64_t bestm = -1;
 					for (int64_t m = p + 1; m < (int64_t)k; m++) {
 						const struct coll *cm = &c[rows[m]];
-						if (chan[rows[m]] != chan[i] || 0) {
+						if (chan[rows[m]] != chan[i]) {
 							if (!(cm->a_end <= c[i].a_start))
 								continue;
 							if (p >= 0 && !(cm->a_start >= c[rows[p]].a_end))
@@ -1164,7 +1164,6 @@ out:
 	free(acc);
 	free(chan);
 	free(o);
-	free(prevpos);
 	gt_vec_free(&todo);
 	return r->oom ? -1 : 0;
 }

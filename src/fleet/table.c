@@ -98,13 +98,3 @@ int fl_table_set_strc(fl_table *t, fl_col *c, size_t row, const char *s)
 	c->s[row] = d;
 	return 0;
 }
-
-int fl_table_set_str(fl_table *t, const char *col, size_t row, const char *s)
-{
-	fl_col *c = fl_table_colw(t, col);
-	char *d = fl_table_str(t, s);
-	if (!c || !d)
-		return -1;
-	c->s[row] = d;
-	return 0;
-}

@@ -14,9 +14,7 @@ int fl_table_init(fl_table *t, size_t rows, const char *const *names, const int 
 fl_col *fl_table_colw(fl_table *t, const char *name);
 /* A copy of s in the table's pool (NULL: out of memory). */
 char *fl_table_str(fl_table *t, const char *s);
-/* Row `row` of string column `col` is a copy of s; 0 or -1. */
-int fl_table_set_str(fl_table *t, const char *col, size_t row, const char *s);
-/* The same, with the column in hand (rows of a table filled in a loop). */
+/* Row `row` of string column c is a copy of s; 0 or -1. */
 int fl_table_set_strc(fl_table *t, fl_col *c, size_t row, const char *s);
 
 #endif

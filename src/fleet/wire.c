@@ -24,35 +24,12 @@
 
 static const char *const type_names[] = {"i8", "f8", "str", "b1", "list_i8", "list_f8"};
 
-/* Strings of a table: each distinct one once, in first-seen order; ids[row] per string column. */
+/* Strings of a table: each distinct one once (the rows' table of strings, fl_rows_intern: "" is
+ * string 0); ids[row] per string column. */
 struct strs {
-	const char **s;
-	size_t n;
+	fl_rows pool;
 	int64_t *ids;
-	size_t *slot; /* open addressing: string number + 1, 0 empty */
-	size_t cap;   /* a power of two */
 };
-
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int64_t find_or_add(struct strs *v, const char *s)
-{
-	size_t i = (size_t)hash(s) & (v->cap - 1);
-	while (v->slot[i]) {
-		if (strcmp(v->s[v->slot[i] - 1], s) == 0)
-			return (int64_t)v->slot[i] - 1;
-		i = (i + 1) & (v->cap - 1);
-	}
-	v->s[v->n] = s;
-	v->slot[i] = ++v->n;
-	return (int64_t)v->n - 1;
-}
 
 static void put64(FILE *f, const void *p, size_t n)
 {
@@ -76,8 +53,8 @@ static int table_header(yajl_gen g, const fl_table *t, struct strs *ss)
 	yajl_gen_array_close(g);
 	GS(g, "strings");
 	yajl_gen_array_open(g);
-	for (size_t i = 0; i < ss->n; i++)
-		GS(g, ss->s[i]);
+	for (size_t i = 0; i < ss->pool.nstrings; i++)
+		GS(g, ss->pool.strings[i]);
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 	return 0;
@@ -89,22 +66,20 @@ static int table_strings(const fl_table *t, struct strs *ss)
 	size_t nstr = 0;
 	for (size_t c = 0; c < t->ncols; c++)
 		nstr += t->cols[c].type == FL_STR;
-	size_t total = nstr * t->rows;
-	ss->n = 0;
-	ss->cap = 16;
-	while (ss->cap < 2 * total + 2)
-		ss->cap *= 2;
-	ss->s = calloc(total + 1, sizeof(char *));
-	ss->ids = calloc(total + 1, sizeof(int64_t));
-	ss->slot = calloc(ss->cap, sizeof(size_t));
-	if (!ss->s || !ss->ids || !ss->slot)
+	fl_rows_init(&ss->pool);
+	ss->ids = calloc(nstr * t->rows + 1, sizeof(int64_t));
+	if (!ss->ids)
 		return -1;
 	size_t k = 0;
 	for (size_t c = 0; c < t->ncols; c++) {
 		if (t->cols[c].type != FL_STR)
 			continue;
-		for (size_t i = 0; i < t->rows; i++)
-			ss->ids[k++] = find_or_add(ss, t->cols[c].s[i] ? t->cols[c].s[i] : "");
+		for (size_t i = 0; i < t->rows; i++) {
+			int id = fl_rows_intern(&ss->pool, t->cols[c].s[i] ? t->cols[c].s[i] : "");
+			if (id < 0)
+				return -1;
+			ss->ids[k++] = id;
+		}
 	}
 	return 0;
 }
@@ -142,7 +117,8 @@ int fl_result_write(const fl_result *r, FILE *f)
 {
 	const fl_table *tabs[3] = {&r->ranks, &r->iterations, &r->collectives};
 	static const char *const names[3] = {"ranks", "iterations", "collectives"};
-	struct strs ss[3] = {{0}};
+	struct strs ss[3];
+	memset(ss, 0, sizeof(ss));
 	char *text = fl_text_summary(r->summary_json, &r->ranks);
 	yajl_gen g = yajl_gen_alloc(NULL);
 	int rc = -1;
@@ -181,9 +157,8 @@ int fl_result_write(const fl_result *r, FILE *f)
 	rc = ferror(f) ? -1 : 0;
 out:
 	for (int t = 0; t < 3; t++) {
-		free(ss[t].s);
+		fl_rows_free(&ss[t].pool);
 		free(ss[t].ids);
-		free(ss[t].slot);
 	}
 	if (g)
 		yajl_gen_free(g);
